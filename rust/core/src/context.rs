@@ -1,0 +1,161 @@
+//! `buildSessionContext` (hot-path §1.6): the messages on the path from the root to a leaf,
+//! with the latest compaction and branch summaries applied.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use crate::entry::{types, Entry};
+use crate::json::{is_truthy, object, to_js_string, JsonText};
+use crate::session::path_to_root;
+use crate::transcript::Transcript;
+
+/// Which leaf to build the context for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafSelector<'a> {
+    /// `leafId === null`: an empty context.
+    Null,
+    /// `leafId` undefined: the last entry of the array.
+    Last,
+    /// An id; an unknown (or empty) id falls back to the last entry, as in pi.
+    Id(&'a str),
+    /// An entry index (the session's own leaf pointer).
+    Index(usize),
+}
+
+/// The result of building a context.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    pub messages: Transcript,
+    /// `"off"` unless a `thinking_level_change` on the path says otherwise.
+    pub thinking_level: Value,
+    /// `{provider, modelId}` from the last model change or assistant message on the path.
+    pub model: Option<Value>,
+}
+
+impl SessionContext {
+    fn empty() -> Self {
+        SessionContext { messages: Transcript::default(), thinking_level: Value::from("off"), model: None }
+    }
+}
+
+/// Builds the context of `entries` (file order, header excluded) for `leaf`.
+pub fn build_session_context(entries: &[Entry], index: &HashMap<String, usize>, leaf: LeafSelector<'_>) -> SessionContext {
+    let leaf_index = match leaf {
+        LeafSelector::Null => return SessionContext::empty(),
+        LeafSelector::Index(i) if i < entries.len() => Some(i),
+        LeafSelector::Id(id) if !id.is_empty() => index.get(id).copied().or(entries.len().checked_sub(1)),
+        _ => entries.len().checked_sub(1),
+    };
+    let Some(leaf_index) = leaf_index else { return SessionContext::empty() };
+    let path = path_to_root(entries, index, leaf_index);
+
+    let mut thinking_level = Value::from("off");
+    let mut model: Option<Value> = None;
+    let mut compaction: Option<usize> = None;
+    for (position, &i) in path.iter().enumerate() {
+        let entry = &entries[i];
+        match entry.entry_type.as_deref() {
+            Some(types::THINKING_LEVEL_CHANGE) => {
+                thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
+            }
+            Some(types::MODEL_CHANGE) => {
+                model = Some(model_value(entry.field("provider").cloned(), entry.field("modelId").cloned()));
+            }
+            Some(types::MESSAGE) => {
+                if let Some(head) = entry.message().filter(|m| m.role.as_deref() == Some("assistant")) {
+                    model = Some(model_value(head.provider.clone(), head.model.clone()));
+                }
+            }
+            Some(types::COMPACTION) => compaction = Some(position),
+            _ => {}
+        }
+    }
+
+    let mut messages = Vec::new();
+    match compaction {
+        Some(position) => {
+            let entry = &entries[path[position]];
+            messages.push(compaction_summary_message(entry));
+            let first_kept = entry.field("firstKeptEntryId");
+            let mut found = false;
+            for &i in &path[..position] {
+                if !found && first_kept.is_some_and(|k| entries[i].id.as_deref().is_some_and(|id| Some(&Value::from(id)) == Some(k))) {
+                    found = true;
+                }
+                if found {
+                    push_entry_message(&entries[i], &mut messages);
+                }
+            }
+            for &i in &path[position + 1..] {
+                push_entry_message(&entries[i], &mut messages);
+            }
+        }
+        None => {
+            for &i in &path {
+                push_entry_message(&entries[i], &mut messages);
+            }
+        }
+    }
+    SessionContext { messages: Transcript::new(messages), thinking_level, model }
+}
+
+fn model_value(provider: Option<Value>, model_id: Option<Value>) -> Value {
+    let mut map = Map::new();
+    map.insert("provider".into(), provider.unwrap_or(Value::Null));
+    map.insert("modelId".into(), model_id.unwrap_or(Value::Null));
+    Value::Object(map)
+}
+
+/// `Date.parse(entry.timestamp)` as JSON (`null` where JavaScript would produce NaN, which
+/// `JSON.stringify` writes as `null`).
+fn timestamp_value(entry: &Entry) -> Value {
+    entry.timestamp_ms().map_or(Value::Null, Value::from)
+}
+
+/// Entry → message ("append", §1.6.27).
+fn push_entry_message(entry: &Entry, out: &mut Vec<JsonText>) {
+    match entry.entry_type.as_deref() {
+        // A `message` whose `message` is not an object has nothing to send; pi would pass the
+        // raw value along and fail later in convertToLlm.
+        Some(types::MESSAGE) => {
+            if let Some(head) = entry.message() {
+                out.push(head.json.clone());
+            }
+        }
+        Some(types::CUSTOM_MESSAGE) => {
+            let get = |k: &str| entry.field(k).cloned();
+            let message = object([
+                ("role", Some(Value::from("custom"))),
+                ("customType", get("customType")),
+                ("content", get("content")),
+                ("display", get("display")),
+                ("details", get("details")),
+                ("timestamp", Some(timestamp_value(entry))),
+            ]);
+            out.push(JsonText::owned(to_js_string(&message)));
+        }
+        Some(types::BRANCH_SUMMARY) => {
+            if let Some(summary) = entry.field("summary").filter(|s| is_truthy(s)) {
+                let message = object([
+                    ("role", Some(Value::from("branchSummary"))),
+                    ("summary", Some(summary.clone())),
+                    ("fromId", entry.field("fromId").cloned()),
+                    ("timestamp", Some(timestamp_value(entry))),
+                ]);
+                out.push(JsonText::owned(to_js_string(&message)));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn compaction_summary_message(entry: &Entry) -> JsonText {
+    let message = object([
+        ("role", Some(Value::from("compactionSummary"))),
+        ("summary", entry.field("summary").cloned()),
+        ("tokensBefore", entry.field("tokensBefore").cloned()),
+        ("timestamp", Some(timestamp_value(entry))),
+    ]);
+    JsonText::owned(to_js_string(&message))
+}

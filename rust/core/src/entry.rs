@@ -1,0 +1,168 @@
+//! Session entries (hot-path §1.2–§1.3): the record's original JSON text plus the few fields the
+//! hot path reads. Message bodies are not parsed beyond their role and model, so a 13 MB tool
+//! result costs one validation pass, not a tree of allocations.
+
+use serde_json::{Map, Value};
+
+use crate::json::{parse_value, to_js_string, JsonText, RawObject};
+
+/// The `type` strings of hot-path §1.3.
+pub mod types {
+    pub const SESSION: &str = "session";
+    pub const MESSAGE: &str = "message";
+    pub const THINKING_LEVEL_CHANGE: &str = "thinking_level_change";
+    pub const MODEL_CHANGE: &str = "model_change";
+    pub const COMPACTION: &str = "compaction";
+    pub const BRANCH_SUMMARY: &str = "branch_summary";
+    pub const CUSTOM: &str = "custom";
+    pub const CUSTOM_MESSAGE: &str = "custom_message";
+    pub const LABEL: &str = "label";
+    pub const SESSION_INFO: &str = "session_info";
+}
+
+/// The parts of a `message` entry's `message` the hot path needs without a full parse.
+#[derive(Debug, Clone)]
+pub struct MessageHead {
+    /// The message's exact JSON text (a slice of the entry text).
+    pub json: JsonText,
+    pub role: Option<String>,
+    /// `provider` and `model` of assistant messages (they set the session model, §1.6.26).
+    pub provider: Option<Value>,
+    pub model: Option<Value>,
+}
+
+/// What the entry carries beyond the common fields.
+#[derive(Debug, Clone)]
+pub enum EntryBody {
+    /// A `message` entry whose `message` is an object.
+    Message(MessageHead),
+    /// Any other entry: its fields, parsed (these entries are small).
+    Fields(Box<Map<String, Value>>),
+}
+
+/// One parsed record of a session file (header excluded).
+#[derive(Debug, Clone)]
+pub struct Entry {
+    /// The record's JSON text: original bytes for loaded, unmodified entries.
+    pub text: JsonText,
+    /// 1-based line of the file the record came from (several records share a line only when
+    /// they were salvaged from one damaged line).
+    pub line: usize,
+    pub entry_type: Option<String>,
+    pub id: Option<String>,
+    pub parent_id: Option<String>,
+    pub timestamp: Option<String>,
+    pub body: EntryBody,
+    /// Changed in memory (by migration) since it was read: its text is no longer the file's.
+    pub modified: bool,
+}
+
+impl Entry {
+    /// Parses a record. Returns `None` when the text is not a JSON object.
+    pub fn parse(text: JsonText, line: usize) -> Option<Entry> {
+        let source = text.clone();
+        let raw = RawObject::parse(source.as_str()).ok()?;
+        let entry_type = raw.get_str("type").map(|s| s.into_owned());
+        let id = raw.get_str("id").map(|s| s.into_owned());
+        let parent_id = raw.get_str("parentId").map(|s| s.into_owned());
+        let timestamp = raw.get_str("timestamp").map(|s| s.into_owned());
+        let body = match (entry_type.as_deref(), raw.get("message")) {
+            (Some(types::MESSAGE), Some(message)) if message.get().starts_with('{') => {
+                EntryBody::Message(parse_message_head(text.sub(message.get())))
+            }
+            _ => match parse_value(text.as_str()) {
+                Ok(Value::Object(map)) => EntryBody::Fields(Box::new(map)),
+                _ => return None,
+            },
+        };
+        Some(Entry { text, line, entry_type, id, parent_id, timestamp, body, modified: false })
+    }
+
+    /// Builds an entry from an object value (new or modified entries).
+    pub fn from_value(value: &Value, line: usize) -> Option<Entry> {
+        Entry::parse(JsonText::owned(to_js_string(value)), line)
+    }
+
+    pub fn is_type(&self, ty: &str) -> bool {
+        self.entry_type.as_deref() == Some(ty)
+    }
+
+    pub fn message(&self) -> Option<&MessageHead> {
+        match &self.body {
+            EntryBody::Message(head) => Some(head),
+            EntryBody::Fields(_) => None,
+        }
+    }
+
+    pub fn fields(&self) -> Option<&Map<String, Value>> {
+        match &self.body {
+            EntryBody::Fields(map) => Some(map),
+            EntryBody::Message(_) => None,
+        }
+    }
+
+    /// A field of a non-message entry.
+    pub fn field(&self, key: &str) -> Option<&Value> {
+        self.fields().and_then(|m| m.get(key))
+    }
+
+    /// A string field of a non-message entry.
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.field(key).and_then(Value::as_str)
+    }
+
+    /// The whole entry as a value (parses the text).
+    pub fn to_value(&self) -> Value {
+        self.text.to_value().unwrap_or(Value::Null)
+    }
+
+    /// The entry's `timestamp` as epoch milliseconds (`Date.parse`), if it parses.
+    pub fn timestamp_ms(&self) -> Option<i64> {
+        self.timestamp.as_deref().and_then(crate::json::iso_to_ms)
+    }
+}
+
+fn parse_message_head(json: JsonText) -> MessageHead {
+    let source = json.clone();
+    let mut head = MessageHead { json, role: None, provider: None, model: None };
+    if let Ok(raw) = RawObject::parse(source.as_str()) {
+        head.role = raw.get_str("role").map(|s| s.into_owned());
+        if head.role.as_deref() == Some("assistant") {
+            head.provider = raw.get("provider").and_then(|r| parse_value(r.get()).ok());
+            head.model = raw.get("model").and_then(|r| parse_value(r.get()).ok());
+        }
+    }
+    head
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn message_entry_keeps_message_slice() {
+        let line = r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"assistant","content":[],"provider":"anthropic","model":"m", "usage":{"x":1.0}},"extra":true}"#;
+        let e = Entry::parse(JsonText::owned(line.to_owned()), 2).unwrap();
+        assert_eq!(e.id.as_deref(), Some("a"));
+        assert_eq!(e.parent_id, None);
+        let m = e.message().unwrap();
+        assert_eq!(m.role.as_deref(), Some("assistant"));
+        assert_eq!(m.json.as_str(), r#"{"role":"assistant","content":[],"provider":"anthropic","model":"m", "usage":{"x":1.0}}"#);
+        assert_eq!(m.provider, Some(Value::from("anthropic")));
+    }
+
+    #[test]
+    fn other_entries_parse_fields_and_unknown_types() {
+        let e = Entry::parse(JsonText::owned(r#"{"type":"future_thing","id":"z","parentId":"a","payload":[1,2]}"#.into()), 3).unwrap();
+        assert_eq!(e.entry_type.as_deref(), Some("future_thing"));
+        assert_eq!(e.field("payload"), Some(&serde_json::json!([1, 2])));
+        assert!(Entry::parse(JsonText::owned("[1]".into()), 1).is_none());
+    }
+
+    #[test]
+    fn message_entry_with_non_object_message() {
+        let e = Entry::parse(JsonText::owned(r#"{"type":"message","id":"a","message":null}"#.into()), 1).unwrap();
+        assert!(e.message().is_none());
+        assert_eq!(e.field("message"), Some(&Value::Null));
+    }
+}

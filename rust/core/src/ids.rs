@@ -1,0 +1,93 @@
+//! Where new entry ids come from (hot-path §1.2.5). Injectable so tests and replays are
+//! reproducible; the default draws random UUIDs like pi does.
+
+/// A source of candidate entry ids. Collisions are handled by [`generate_entry_id`].
+pub trait IdSource {
+    fn next_id(&mut self) -> String;
+}
+
+/// pi's ids: the first 8 hex characters of a random v4 UUID.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RandomIds;
+
+impl IdSource for RandomIds {
+    fn next_id(&mut self) -> String {
+        let mut id = uuid::Uuid::new_v4().simple().to_string();
+        id.truncate(8);
+        id
+    }
+}
+
+/// Draws ids until one is free, up to 100 times, then falls back to a full random UUID
+/// (pi's `generateId`). Unlike pi's v1 migration, the caller always passes the real set of
+/// taken ids, so migrated files cannot get duplicate ids.
+pub fn generate_entry_id(source: &mut dyn IdSource, is_taken: impl Fn(&str) -> bool) -> String {
+    for _ in 0..100 {
+        let id = source.next_id();
+        if !id.is_empty() && !is_taken(&id) {
+            return id;
+        }
+    }
+    random_session_id()
+}
+
+/// A new session id: a random v4 UUID in its hyphenated form.
+pub fn random_session_id() -> String {
+    uuid::Uuid::new_v4().to_string()
+}
+
+/// A deterministic source for tests: `prefix` + a counter as 8 hex digits in total.
+#[derive(Debug, Clone)]
+pub struct SequentialIds {
+    next: u32,
+}
+
+impl SequentialIds {
+    pub fn new(start: u32) -> Self {
+        SequentialIds { next: start }
+    }
+}
+
+impl IdSource for SequentialIds {
+    fn next_id(&mut self) -> String {
+        let id = format!("{:08x}", self.next);
+        self.next = self.next.wrapping_add(1);
+        id
+    }
+}
+
+/// Milliseconds since the Unix epoch from the system clock.
+pub fn system_now_ms() -> i64 {
+    use std::time::{SystemTime, UNIX_EPOCH};
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_ids_are_8_hex() {
+        let id = RandomIds.next_id();
+        assert_eq!(id.len(), 8);
+        assert!(id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+    }
+
+    #[test]
+    fn collisions_are_redrawn_then_fall_back_to_uuid() {
+        let mut seq = SequentialIds::new(0);
+        let id = generate_entry_id(&mut seq, |id| id == "00000000");
+        assert_eq!(id, "00000001");
+        struct Always;
+        impl IdSource for Always {
+            fn next_id(&mut self) -> String {
+                "aaaaaaaa".into()
+            }
+        }
+        let id = generate_entry_id(&mut Always, |id| id == "aaaaaaaa");
+        assert_eq!(id.len(), 36);
+    }
+}

@@ -1,0 +1,29 @@
+//! clawctx-core: the pure-Rust hot path of clawctx.
+//!
+//! Pipeline stages, one module each, named after the spec (`../shared/spec/hot-path.md`):
+//! - [`lines`]: splitting files into lines, salvaging records from damaged lines;
+//! - [`entry`], [`session`]: parsing, migration, index, tree and appends (§1.1–§1.4, §1.9);
+//! - [`context`]: `buildSessionContext` (§1.6); [`convert`]: `convertToLlm` (§1.7);
+//! - [`repair`]: session file repair (§2);
+//! - [`transcript`]: the in-memory message list; [`json`]: JSON/JavaScript compatibility;
+//! - [`persist`]: locking, appends, backups and atomic replacement.
+
+pub mod context;
+pub mod convert;
+pub mod entry;
+pub mod error;
+pub mod ids;
+pub mod json;
+pub mod lines;
+pub mod persist;
+pub mod repair;
+pub mod session;
+pub mod transcript;
+
+pub use context::{build_session_context, LeafSelector, SessionContext};
+pub use convert::convert_to_llm;
+pub use entry::Entry;
+pub use error::{Error, Result};
+pub use repair::{repair_session_file, RepairOptions, RepairReport};
+pub use session::{Session, SkippedLine};
+pub use transcript::Transcript;

@@ -1,0 +1,825 @@
+//! A loaded session file (hot-path §1.1–§1.4, §1.9): header, entries in file order, the id
+//! index, the leaf, labels, migration, and appends.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::entry::{types, Entry};
+use crate::error::{Error, Result};
+use crate::ids::{generate_entry_id, random_session_id, IdSource};
+use crate::json::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText, RawObject};
+use crate::lines::{clean_record, is_blank, salvage_line, split_lines};
+use crate::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
+
+/// pi's `CURRENT_SESSION_VERSION`.
+pub const CURRENT_SESSION_VERSION: u64 = 3;
+
+/// The session header (first record).
+#[derive(Debug, Clone)]
+pub struct Header {
+    pub text: JsonText,
+    pub fields: Map<String, Value>,
+    pub line: usize,
+    pub modified: bool,
+}
+
+impl Header {
+    fn from_fields(fields: Map<String, Value>, line: usize, modified: bool) -> Header {
+        let text = JsonText::owned(to_js_string(&Value::Object(fields.clone())));
+        Header { text, fields, line, modified }
+    }
+
+    pub fn id(&self) -> Option<&str> {
+        self.fields.get("id").and_then(Value::as_str)
+    }
+
+    /// `header.version ?? 1` as a number (absent or non-numeric ⇒ 1).
+    pub fn version(&self) -> u64 {
+        match self.fields.get("version") {
+            Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)).unwrap_or(1),
+            Some(Value::String(s)) => s.trim().parse().unwrap_or(1),
+            _ => 1,
+        }
+    }
+}
+
+/// What the loader did with a line it could not take as it was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LineAction {
+    /// Nothing in the line could be used.
+    Skipped,
+    /// Some records were recovered from the line; the rest was dropped.
+    Salvaged,
+    /// The line was read after a lossless-enough fix (BOM, invalid UTF-8, lone surrogates).
+    Sanitized,
+    /// A valid record the session does not use (a second session header).
+    Ignored,
+}
+
+impl LineAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineAction::Skipped => "skipped",
+            LineAction::Salvaged => "salvaged",
+            LineAction::Sanitized => "sanitized",
+            LineAction::Ignored => "ignored",
+        }
+    }
+}
+
+/// A line the loader skipped or had to fix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SkippedLine {
+    pub line: usize,
+    pub action: LineAction,
+    pub reason: String,
+    /// Records recovered from the line.
+    pub records: usize,
+}
+
+/// What to do when the file has content but no valid session header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InvalidHeader {
+    /// Fail with [`Error::Format`].
+    #[default]
+    Error,
+    /// Start a fresh session in the same file, as pi does (§1.4.18), after backing the
+    /// original up next to it.
+    Reset,
+}
+
+/// Options for [`Session::open`].
+#[derive(Debug, Clone, Default)]
+pub struct OpenOptions {
+    pub on_invalid_header: InvalidHeader,
+    pub write: WriteOptions,
+    /// Write the migrated file back right away (atomically, with a backup).
+    pub rewrite_migrated: bool,
+}
+
+/// A session: header, entries, index and leaf, optionally bound to a file that appends go to.
+#[derive(Debug, Clone)]
+pub struct Session {
+    path: Option<PathBuf>,
+    header: Header,
+    entries: Vec<Entry>,
+    index: HashMap<String, usize>,
+    leaf: Option<usize>,
+    labels: Map<String, Value>,
+    file_version: u64,
+    skipped: Vec<SkippedLine>,
+    write: WriteOptions,
+    /// File length when loaded or last written by us (save_migrated checks it).
+    disk_len: u64,
+    /// Lines the file had when loaded or last written by us.
+    disk_lines: usize,
+    /// Backup written when the file was reset or rewritten.
+    backup_path: Option<PathBuf>,
+}
+
+/// The parsed records of a file before the header check.
+struct Scan {
+    records: Vec<(JsonText, usize)>,
+    skipped: Vec<SkippedLine>,
+    lines: usize,
+    has_content: bool,
+}
+
+/// Splits a file into records. Clean lines become slices of one shared buffer; damaged lines
+/// go through [`salvage_line`].
+fn scan_records(bytes: Vec<u8>) -> Scan {
+    // Keep invalid UTF-8 lines aside and blank them in the buffer, so the buffer is valid
+    // UTF-8 with unchanged offsets and every clean line can be a zero-copy slice.
+    let mut bytes = bytes;
+    let mut invalid: HashMap<usize, Vec<u8>> = HashMap::new();
+    if std::str::from_utf8(&bytes).is_err() {
+        let spans: Vec<(usize, usize, usize)> = split_lines(&bytes)
+            .filter(|l| std::str::from_utf8(l.bytes).is_err())
+            .map(|l| (l.number, l.offset, l.bytes.len()))
+            .collect();
+        for (number, offset, len) in spans {
+            invalid.insert(number, bytes[offset..offset + len].to_vec());
+            bytes[offset..offset + len].fill(b' ');
+        }
+    }
+    let text = String::from_utf8(bytes).expect("invalid UTF-8 lines were blanked");
+    let buf: Arc<str> = Arc::from(text);
+    let mut scan = Scan { records: Vec::new(), skipped: Vec::new(), lines: 0, has_content: false };
+    for line in split_lines(buf.as_bytes()) {
+        scan.lines = line.number;
+        let original = invalid.get(&line.number);
+        if original.is_none() && is_blank(line.bytes) {
+            continue;
+        }
+        scan.has_content = true;
+        if original.is_none() {
+            if let Some(record) = clean_record(line.bytes) {
+                let start = record.as_ptr() as usize - buf.as_ptr() as usize;
+                scan.records.push((JsonText::slice(&buf, start..start + record.len()), line.number));
+                continue;
+            }
+        }
+        let salvage = salvage_line(original.map_or(line.bytes, Vec::as_slice));
+        let count = salvage.records.len();
+        let action = if count == 0 {
+            LineAction::Skipped
+        } else if salvage.damage.garbage_bytes > 0 {
+            LineAction::Salvaged
+        } else {
+            LineAction::Sanitized
+        };
+        scan.skipped.push(SkippedLine { line: line.number, action, reason: salvage.damage.describe(), records: count });
+        for record in salvage.records {
+            scan.records.push((JsonText::owned(record), line.number));
+        }
+    }
+    scan
+}
+
+fn is_valid_header(text: &JsonText) -> bool {
+    RawObject::parse(text.as_str())
+        .map(|raw| raw.get_str("type").as_deref() == Some(types::SESSION) && raw.get_str("id").is_some())
+        .unwrap_or(false)
+}
+
+/// A new header, with pi's key order (§1.1.3).
+pub fn new_header_fields(session_id: &str, now_ms: i64, cwd: &str, parent_session: Option<&str>) -> Map<String, Value> {
+    let mut map = Map::new();
+    map.insert("type".into(), types::SESSION.into());
+    map.insert("version".into(), CURRENT_SESSION_VERSION.into());
+    map.insert("id".into(), session_id.into());
+    map.insert("timestamp".into(), ms_to_iso(now_ms).into());
+    map.insert("cwd".into(), cwd.into());
+    if let Some(parent) = parent_session {
+        map.insert("parentSession".into(), parent.into());
+    }
+    map
+}
+
+/// A new entry to append, with the fields pi writes for it (§1.3, §1.9).
+#[derive(Debug, Clone)]
+pub enum NewEntry {
+    Message(Value),
+    ThinkingLevelChange(String),
+    ModelChange { provider: String, model_id: String },
+    Compaction { summary: String, first_kept_entry_id: String, tokens_before: Value, details: Option<Value>, from_hook: Option<bool> },
+    Custom { custom_type: String, data: Option<Value> },
+    CustomMessage { custom_type: String, content: Value, display: bool, details: Option<Value> },
+    Label { target_id: String, label: Option<String> },
+    SessionInfo { name: String },
+    BranchSummary { from_id: String, summary: String, details: Option<Value>, from_hook: Option<bool> },
+}
+
+impl Session {
+    /// A new in-memory session that is not bound to a file.
+    pub fn in_memory(cwd: &str, session_id: Option<&str>, now_ms: i64) -> Session {
+        let id = session_id.map_or_else(random_session_id, str::to_owned);
+        let header = Header::from_fields(new_header_fields(&id, now_ms, cwd, None), 1, false);
+        Session::from_parts(None, header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), WriteOptions::default())
+    }
+
+    /// Creates a new session file at `path` and writes its header. Fails if the file exists
+    /// and is not empty.
+    pub fn create(
+        path: &Path,
+        cwd: &str,
+        session_id: Option<&str>,
+        parent_session: Option<&str>,
+        now_ms: i64,
+        write: WriteOptions,
+    ) -> Result<Session> {
+        let id = session_id.map_or_else(random_session_id, str::to_owned);
+        let header = Header::from_fields(new_header_fields(&id, now_ms, cwd, parent_session), 1, false);
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
+        }
+        let mut file = LockedFile::open(path, true, write.lock_timeout)?;
+        if !file.is_empty()? {
+            return Err(Error::AlreadyExists { path: path.to_path_buf() });
+        }
+        let mut line = header.text.as_str().as_bytes().to_vec();
+        line.push(b'\n');
+        file.append_lines(&line, write.fsync)?;
+        let mut session = Session::from_parts(Some(path.to_path_buf()), header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), write);
+        session.disk_len = line.len() as u64;
+        session.disk_lines = 1;
+        Ok(session)
+    }
+
+    /// Opens and parses a session file: salvage of damaged lines, header check, in-memory
+    /// migration to v3, index and leaf. The file is only written when it is empty (a header is
+    /// written, as pi does), when `on_invalid_header` is `Reset`, or with `rewrite_migrated`.
+    pub fn open(path: &Path, options: &OpenOptions, ids: &mut dyn IdSource, now_ms: i64) -> Result<Session> {
+        let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+        let disk_len = bytes.len() as u64;
+        let scan = scan_records(bytes);
+        let first = scan.records.first();
+        if first.is_none_or(|(text, _)| !is_valid_header(text)) {
+            if !scan.has_content {
+                // An empty (or blank) file: nothing to lose, so start it as pi does.
+                return Session::start_fresh(path, None, options.write, now_ms);
+            }
+            let (line, reason) = match first {
+                None => (0, "no valid JSON record in the file".to_owned()),
+                Some((text, line)) => (*line, describe_bad_header(text)),
+            };
+            return match options.on_invalid_header {
+                InvalidHeader::Error => Err(Error::Format { path: path.to_path_buf(), line, reason }),
+                InvalidHeader::Reset => {
+                    let backup = write_backup(path, now_ms).map_err(|e| Error::io(path, e))?;
+                    Session::start_fresh(path, Some(backup), options.write, now_ms)
+                }
+            };
+        }
+        let mut records = scan.records.into_iter();
+        let (header_text, header_line) = records.next().expect("checked above");
+        let header_fields = match header_text.to_value() {
+            Ok(Value::Object(map)) => map,
+            _ => unreachable!("a valid header parses as an object"),
+        };
+        let header = Header { text: header_text, fields: header_fields, line: header_line, modified: false };
+        let mut skipped = scan.skipped;
+        let mut entries = Vec::with_capacity(records.len());
+        for (text, line) in records {
+            match Entry::parse(text, line) {
+                Some(entry) if entry.is_type(types::SESSION) => skipped.push(SkippedLine {
+                    line,
+                    action: LineAction::Ignored,
+                    reason: "a second session header".into(),
+                    records: 1,
+                }),
+                Some(entry) => entries.push(entry),
+                None => {}
+            }
+        }
+        let file_version = header.version();
+        let mut session = Session::from_parts(Some(path.to_path_buf()), header, entries, file_version, skipped, options.write);
+        session.disk_len = disk_len;
+        session.disk_lines = scan.lines;
+        session.migrate(ids);
+        if options.rewrite_migrated {
+            session.save_migrated(now_ms)?;
+        }
+        Ok(session)
+    }
+
+    /// Builds a session from entries given as values (no file).
+    pub fn from_values(header: Option<Map<String, Value>>, entries: Vec<Value>, ids: &mut dyn IdSource) -> Session {
+        let header = header.unwrap_or_else(|| new_header_fields("", 0, "", None));
+        let header = Header::from_fields(header, 1, false);
+        let file_version = header.version();
+        let entries: Vec<Entry> = entries.iter().enumerate().filter_map(|(i, v)| Entry::from_value(v, i + 2)).collect();
+        let mut session = Session::from_parts(None, header, entries, file_version, Vec::new(), WriteOptions::default());
+        session.migrate(ids);
+        session
+    }
+
+    fn start_fresh(path: &Path, backup: Option<PathBuf>, write: WriteOptions, now_ms: i64) -> Result<Session> {
+        let id = random_session_id();
+        let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let header = Header::from_fields(new_header_fields(&id, now_ms, &cwd, None), 1, false);
+        let line = format!("{}\n", header.text.as_str());
+        {
+            let _lock = LockedFile::open(path, true, write.lock_timeout)?;
+            replace_atomically(path, "reset", now_ms, |w| w.write_all(line.as_bytes())).map_err(|e| Error::io(path, e))?;
+        }
+        let mut session = Session::from_parts(Some(path.to_path_buf()), header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), write);
+        session.disk_len = line.len() as u64;
+        session.disk_lines = 1;
+        session.backup_path = backup;
+        Ok(session)
+    }
+
+    fn from_parts(
+        path: Option<PathBuf>,
+        header: Header,
+        entries: Vec<Entry>,
+        file_version: u64,
+        skipped: Vec<SkippedLine>,
+        write: WriteOptions,
+    ) -> Session {
+        let mut session = Session {
+            path,
+            header,
+            entries,
+            index: HashMap::new(),
+            leaf: None,
+            labels: Map::new(),
+            file_version,
+            skipped,
+            write,
+            disk_len: 0,
+            disk_lines: 0,
+            backup_path: None,
+        };
+        session.rebuild_index();
+        session
+    }
+
+    /// `_buildIndex` (§1.4.21): id index (a later duplicate wins), leaf = last entry in file
+    /// order, labels in file order (last wins; a falsy label clears).
+    fn rebuild_index(&mut self) {
+        self.index.clear();
+        self.labels.clear();
+        self.leaf = None;
+        for i in 0..self.entries.len() {
+            self.index_entry(i);
+        }
+    }
+
+    fn index_entry(&mut self, i: usize) {
+        let entry = &self.entries[i];
+        if let Some(id) = &entry.id {
+            self.index.insert(id.clone(), i);
+        }
+        self.leaf = Some(i);
+        if entry.is_type(types::LABEL) {
+            if let Some(target) = entry.str_field("targetId") {
+                match entry.field("label") {
+                    Some(label) if is_truthy(label) => {
+                        self.labels.shift_remove(target);
+                        self.labels.insert(target.to_owned(), label.clone());
+                    }
+                    _ => {
+                        self.labels.shift_remove(target);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Migration v1→v2→v3 in memory (§1.4.20). Marks changed entries `modified`.
+    fn migrate(&mut self, ids: &mut dyn IdSource) {
+        let version = self.header.version();
+        if version >= CURRENT_SESSION_VERSION {
+            return;
+        }
+        let mut header = self.header.fields.clone();
+        let mut values: Vec<Option<Map<String, Value>>> = vec![None; self.entries.len()];
+        if version < 2 {
+            header.insert("version".into(), 2.into());
+            let original_ids: Vec<Option<String>> = self.entries.iter().map(|e| e.id.clone()).collect();
+            let mut taken: HashSet<String> = HashSet::new();
+            let mut new_ids: Vec<String> = Vec::with_capacity(self.entries.len());
+            let mut prev: Option<String> = None;
+            for (i, entry) in self.entries.iter().enumerate() {
+                let mut map = match entry.to_value() {
+                    Value::Object(map) => map,
+                    _ => continue,
+                };
+                let id = generate_entry_id(ids, |c| taken.contains(c));
+                taken.insert(id.clone());
+                map.insert("id".into(), id.clone().into());
+                map.insert("parentId".into(), prev.clone().map_or(Value::Null, Value::from));
+                if entry.is_type(types::COMPACTION) {
+                    if let Some(index) = map.get("firstKeptEntryIndex").and_then(Value::as_f64) {
+                        // The index counts the header as 0; a target at or after this entry
+                        // still has its pre-migration id (usually none), as in pi.
+                        if index.fract() == 0.0 && index >= 1.0 {
+                            let target = index as usize - 1;
+                            let target_id = if target < i { new_ids.get(target).cloned() } else { original_ids.get(target).cloned().flatten() };
+                            if let Some(target_id) = target_id {
+                                map.insert("firstKeptEntryId".into(), target_id.into());
+                            }
+                        }
+                        map.shift_remove("firstKeptEntryIndex");
+                    } else if map.get("firstKeptEntryIndex").is_some_and(Value::is_number) {
+                        map.shift_remove("firstKeptEntryIndex");
+                    }
+                }
+                new_ids.push(id.clone());
+                prev = Some(id);
+                values[i] = Some(map);
+            }
+        }
+        header.insert("version".into(), CURRENT_SESSION_VERSION.into());
+        for (i, entry) in self.entries.iter().enumerate() {
+            let is_hook = entry.message().is_some_and(|m| m.role.as_deref() == Some("hookMessage"));
+            if !is_hook {
+                continue;
+            }
+            let map = values[i].get_or_insert_with(|| match entry.to_value() {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            });
+            if let Some(Value::Object(message)) = map.get_mut("message") {
+                message.insert("role".into(), "custom".into());
+            }
+        }
+        for (i, value) in values.into_iter().enumerate() {
+            if let Some(map) = value {
+                let line = self.entries[i].line;
+                if let Some(mut entry) = Entry::from_value(&Value::Object(map), line) {
+                    entry.modified = true;
+                    self.entries[i] = entry;
+                }
+            }
+        }
+        self.header = Header::from_fields(header, self.header.line, true);
+        self.rebuild_index();
+    }
+
+    /// Whether the in-memory session differs from the file by migration.
+    pub fn needs_migration_rewrite(&self) -> bool {
+        self.header.modified
+    }
+
+    /// Writes the migrated session back (§1.4.20, only when asked): a backup of the original,
+    /// then an atomic replacement in which every line migration changed is rewritten and every
+    /// other line (including blank and damaged ones) keeps its bytes. Returns the backup path,
+    /// or `None` when there was nothing to write.
+    pub fn save_migrated(&mut self, now_ms: i64) -> Result<Option<PathBuf>> {
+        if !self.header.modified {
+            return Ok(None);
+        }
+        let path = self.path.clone().ok_or_else(|| Error::InvalidArgument("session is not bound to a file".into()))?;
+        let lock = LockedFile::open(&path, false, self.write.lock_timeout)?;
+        let bytes = lock.read_all()?;
+        if bytes.len() as u64 != self.disk_len {
+            return Err(Error::Conflict { path, reason: "the file changed since it was loaded; open it again before saving the migration".into() });
+        }
+        let mut replaced: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
+        replaced.entry(self.header.line).or_default().push(self.header.text.as_str());
+        for entry in &self.entries {
+            if entry.modified {
+                replaced.entry(entry.line).or_default().push(entry.text.as_str());
+            }
+        }
+        let backup = write_backup(&path, now_ms).map_err(|e| Error::io(&path, e))?;
+        replace_atomically(&path, "migrate", now_ms, |w| {
+            for line in split_lines(&bytes) {
+                match replaced.get(&line.number) {
+                    Some(texts) => {
+                        for text in texts {
+                            w.write_all(text.as_bytes())?;
+                            w.write_all(b"\n")?;
+                        }
+                    }
+                    None => {
+                        w.write_all(line.bytes)?;
+                        w.write_all(b"\n")?;
+                    }
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| Error::io(&path, e))?;
+        drop(lock);
+        self.disk_len = fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        self.header.modified = false;
+        for entry in &mut self.entries {
+            entry.modified = false;
+        }
+        self.file_version = CURRENT_SESSION_VERSION;
+        self.backup_path = Some(backup.clone());
+        Ok(Some(backup))
+    }
+
+    // ---- reading ------------------------------------------------------------------------
+
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    pub fn session_id(&self) -> Option<&str> {
+        self.header.id()
+    }
+
+    /// The version the file had before migration.
+    pub fn file_version(&self) -> u64 {
+        self.file_version
+    }
+
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    pub fn skipped_lines(&self) -> &[SkippedLine] {
+        &self.skipped
+    }
+
+    pub fn backup_path(&self) -> Option<&Path> {
+        self.backup_path.as_deref()
+    }
+
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.index.get(id).copied()
+    }
+
+    pub fn get_entry(&self, id: &str) -> Option<&Entry> {
+        self.index_of(id).map(|i| &self.entries[i])
+    }
+
+    /// Index of the leaf entry (`None` after [`Session::reset_leaf`] or with no entries).
+    pub fn leaf_index(&self) -> Option<usize> {
+        self.leaf
+    }
+
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.and_then(|i| self.entries[i].id.as_deref())
+    }
+
+    pub fn labels(&self) -> &Map<String, Value> {
+        &self.labels
+    }
+
+    pub fn label(&self, id: &str) -> Option<&Value> {
+        self.labels.get(id)
+    }
+
+    /// `getSessionName`: the name of the latest `session_info` entry with a truthy name.
+    pub fn session_name(&self) -> Option<String> {
+        self.entries.iter().rev().filter(|e| e.is_type(types::SESSION_INFO)).find_map(|e| match e.field("name") {
+            Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+            _ => None,
+        })
+    }
+
+    /// Entry indices from the root to `leaf` (§1.6.25, `getBranch`). Stops at a missing
+    /// parent, and at a repeated entry so a cyclic file cannot hang it.
+    pub fn path_to(&self, leaf: usize) -> Vec<usize> {
+        path_to_root(&self.entries, &self.index, leaf)
+    }
+
+    /// Indices of the entries whose `parentId` is `id`, in file order.
+    pub fn children(&self, id: &str) -> Vec<usize> {
+        self.entries
+            .iter()
+            .enumerate()
+            .filter(|(i, e)| e.parent_id.as_deref() == Some(id) && e.id.as_deref().and_then(|eid| self.index.get(eid)) == Some(i))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// `getTree` (§1.9.44): roots (null parent, self parent or unknown parent) and each
+    /// entry's children sorted by timestamp (oldest first; unparsable timestamps first, ties
+    /// in file order). Flat, so deep sessions cannot overflow a stack.
+    pub fn tree(&self) -> Tree {
+        let mut roots = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.entries.len()];
+        for (i, entry) in self.entries.iter().enumerate() {
+            let parent = match entry.parent_id.as_deref() {
+                None => None,
+                Some(p) if Some(p) == entry.id.as_deref() => None,
+                Some(p) => self.index.get(p).copied(),
+            };
+            match parent {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
+        }
+        let stamps: Vec<i64> = self.entries.iter().map(|e| e.timestamp_ms().unwrap_or(i64::MIN)).collect();
+        for list in &mut children {
+            list.sort_by_key(|&i| stamps[i]);
+        }
+        Tree { roots, children }
+    }
+
+    // ---- writing ------------------------------------------------------------------------
+
+    /// Moves the leaf to `id` (§1.9.43). Errors if unknown.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        let index = self.index_of(id).ok_or_else(|| Error::EntryNotFound(id.to_owned()))?;
+        self.leaf = Some(index);
+        Ok(())
+    }
+
+    /// Sets the leaf to none: the next append starts a new root.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+    }
+
+    /// Appends an entry as a child of the leaf and moves the leaf to it. The line is written
+    /// (under the lock) before the session changes in memory, so memory never runs ahead of
+    /// the file. Returns the new id.
+    pub fn append(&mut self, entry: NewEntry, ids: &mut dyn IdSource, now_ms: i64) -> Result<String> {
+        let parent = match &entry {
+            NewEntry::BranchSummary { from_id, .. } if from_id == "root" => None,
+            NewEntry::BranchSummary { from_id, .. } => Some(from_id.clone()),
+            _ => self.leaf_id().map(str::to_owned),
+        };
+        match &entry {
+            NewEntry::Label { target_id, .. } if !self.index.contains_key(target_id) => {
+                return Err(Error::EntryNotFound(target_id.clone()));
+            }
+            NewEntry::BranchSummary { from_id, .. } if from_id != "root" && !self.index.contains_key(from_id) => {
+                return Err(Error::EntryNotFound(from_id.clone()));
+            }
+            NewEntry::Message(message) => validate_message(message)?,
+            _ => {}
+        }
+        if self.header.modified && self.path.is_some() {
+            return Err(Error::Conflict {
+                path: self.path.clone().unwrap_or_default(),
+                reason: format!(
+                    "the file is a version {} session; call save_migrated() (or open with rewrite_migrated) before appending",
+                    self.file_version
+                ),
+            });
+        }
+        let id = generate_entry_id(ids, |c| self.index.contains_key(c));
+        let value = entry_value(entry, &id, parent, now_ms);
+        let text = to_js_string(&value);
+        let line = self.disk_lines + 1;
+        if let Some(path) = &self.path {
+            let mut file = LockedFile::open(path, false, self.write.lock_timeout)?;
+            let mut bytes = Vec::with_capacity(text.len() + 1);
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.push(b'\n');
+            file.append_lines(&bytes, self.write.fsync)?;
+            self.disk_len = file.len()?;
+        }
+        self.disk_lines = line;
+        let entry = Entry::parse(JsonText::owned(text), line).expect("a serialized object parses");
+        self.entries.push(entry);
+        let i = self.entries.len() - 1;
+        self.index_entry(i);
+        Ok(id)
+    }
+}
+
+fn describe_bad_header(text: &JsonText) -> String {
+    match RawObject::parse(text.as_str()) {
+        Ok(raw) => match raw.get_str("type") {
+            Some(t) if t == types::SESSION => "session header has no string \"id\"".to_owned(),
+            Some(t) => format!("first record is a {t:?} entry, not a session header"),
+            None => "first record has no \"type\"; expected a session header".to_owned(),
+        },
+        Err(_) => "first record is not a JSON object".to_owned(),
+    }
+}
+
+fn validate_message(message: &Value) -> Result<()> {
+    let Some(obj) = message.as_object() else {
+        return Err(Error::InvalidArgument("a message must be an object".into()));
+    };
+    match obj.get("role").and_then(Value::as_str).map(js_trim) {
+        Some("branchSummary" | "compactionSummary") => Err(Error::InvalidArgument(
+            "branchSummary and compactionSummary messages are synthesized from entries; use branch_with_summary() or append_compaction()".into(),
+        )),
+        Some(role) if !role.is_empty() => Ok(()),
+        _ => Err(Error::InvalidArgument("a message needs a non-empty string \"role\"".into())),
+    }
+}
+
+/// The entry object with pi's key order for each type (session-manager.ts).
+fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -> Value {
+    let head = |ty: &str| -> Vec<(&'static str, Option<Value>)> {
+        vec![
+            ("type", Some(Value::from(ty))),
+            ("id", Some(Value::from(id))),
+            ("parentId", Some(parent.clone().map_or(Value::Null, Value::from))),
+            ("timestamp", Some(Value::from(ms_to_iso(now_ms)))),
+        ]
+    };
+    let build = |fields: Vec<(&'static str, Option<Value>)>| -> Value {
+        let mut map = Map::new();
+        for (k, v) in fields {
+            if let Some(v) = v {
+                map.insert(k.to_owned(), v);
+            }
+        }
+        Value::Object(map)
+    };
+    match entry {
+        NewEntry::Message(message) => build([head(types::MESSAGE), vec![("message", Some(message))]].concat()),
+        NewEntry::ThinkingLevelChange(level) => {
+            build([head(types::THINKING_LEVEL_CHANGE), vec![("thinkingLevel", Some(level.into()))]].concat())
+        }
+        NewEntry::ModelChange { provider, model_id } => build(
+            [head(types::MODEL_CHANGE), vec![("provider", Some(provider.into())), ("modelId", Some(model_id.into()))]].concat(),
+        ),
+        NewEntry::Compaction { summary, first_kept_entry_id, tokens_before, details, from_hook } => build(
+            [
+                head(types::COMPACTION),
+                vec![
+                    ("summary", Some(summary.into())),
+                    ("firstKeptEntryId", Some(first_kept_entry_id.into())),
+                    ("tokensBefore", Some(tokens_before)),
+                    ("details", details),
+                    ("fromHook", from_hook.map(Value::from)),
+                ],
+            ]
+            .concat(),
+        ),
+        NewEntry::BranchSummary { from_id, summary, details, from_hook } => build(
+            [
+                head(types::BRANCH_SUMMARY),
+                vec![
+                    ("fromId", Some(from_id.into())),
+                    ("summary", Some(summary.into())),
+                    ("details", details),
+                    ("fromHook", from_hook.map(Value::from)),
+                ],
+            ]
+            .concat(),
+        ),
+        // custom and custom_message put their own fields before id/parentId/timestamp.
+        NewEntry::Custom { custom_type, data } => {
+            let mut fields = vec![("type", Some(Value::from(types::CUSTOM))), ("customType", Some(custom_type.into())), ("data", data)];
+            fields.extend(head(types::CUSTOM).into_iter().skip(1));
+            build(fields)
+        }
+        NewEntry::CustomMessage { custom_type, content, display, details } => {
+            let mut fields = vec![
+                ("type", Some(Value::from(types::CUSTOM_MESSAGE))),
+                ("customType", Some(custom_type.into())),
+                ("content", Some(content)),
+                ("display", Some(display.into())),
+                ("details", details),
+            ];
+            fields.extend(head(types::CUSTOM_MESSAGE).into_iter().skip(1));
+            build(fields)
+        }
+        NewEntry::Label { target_id, label } => {
+            build([head(types::LABEL), vec![("targetId", Some(target_id.into())), ("label", label.map(Value::from))]].concat())
+        }
+        NewEntry::SessionInfo { name } => {
+            build([head(types::SESSION_INFO), vec![("name", Some(js_trim(&name).to_owned().into()))]].concat())
+        }
+    }
+}
+
+/// Root→leaf entry indices, following `parentId` through `index`.
+pub fn path_to_root(entries: &[Entry], index: &HashMap<String, usize>, leaf: usize) -> Vec<usize> {
+    let mut path = Vec::new();
+    let mut seen = HashSet::new();
+    let mut current = Some(leaf);
+    while let Some(i) = current {
+        if !seen.insert(i) {
+            break;
+        }
+        path.push(i);
+        current = entries[i].parent_id.as_deref().filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
+    }
+    path.reverse();
+    path
+}
+
+/// The id index of a list of entries (a later duplicate wins, like `Map.set`).
+pub fn index_entries(entries: &[Entry]) -> HashMap<String, usize> {
+    let mut index = HashMap::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        if let Some(id) = &entry.id {
+            index.insert(id.clone(), i);
+        }
+    }
+    index
+}
+
+/// The session tree as flat lists of entry indices.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    pub roots: Vec<usize>,
+    /// `children[i]`: the children of entry `i`, sorted by timestamp.
+    pub children: Vec<Vec<usize>>,
+}

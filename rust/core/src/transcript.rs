@@ -1,0 +1,105 @@
+//! A transcript: an ordered list of AgentMessages, each kept as JSON text. Messages read from a
+//! file are slices of the file buffer, so serializing an unmodified transcript writes the
+//! original bytes.
+
+use serde_json::Value;
+
+use crate::json::{to_js_string, JsonText, RawObject};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    messages: Vec<JsonText>,
+}
+
+impl Transcript {
+    pub fn new(messages: Vec<JsonText>) -> Self {
+        Transcript { messages }
+    }
+
+    /// Parses a JSON array of message objects. Each element keeps its exact text.
+    pub fn from_json(text: &str) -> Result<Transcript, serde_json::Error> {
+        match Self::parse_array(JsonText::owned(text.to_owned())) {
+            Ok(t) => Ok(t),
+            // Lone surrogate escapes: read a sanitized copy instead (see json.rs).
+            Err(e) => match crate::json::replace_lone_surrogate_escapes(text) {
+                Some(fixed) => Self::parse_array(JsonText::owned(fixed)),
+                None => Err(e),
+            },
+        }
+    }
+
+    fn parse_array(owned: JsonText) -> Result<Transcript, serde_json::Error> {
+        let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(owned.as_str())?;
+        let mut messages = Vec::with_capacity(items.len());
+        for item in items {
+            if RawObject::parse(item.get()).is_err() {
+                return Err(serde::de::Error::custom("every transcript element must be a JSON object"));
+            }
+            messages.push(owned.sub(item.get()));
+        }
+        Ok(Transcript { messages })
+    }
+
+    /// Builds a transcript from message values (serialized like `JSON.stringify`).
+    pub fn from_values(values: &[Value]) -> Transcript {
+        Transcript { messages: values.iter().map(|v| JsonText::owned(to_js_string(v))).collect() }
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&JsonText> {
+        self.messages.get(i)
+    }
+
+    pub fn messages(&self) -> &[JsonText] {
+        &self.messages
+    }
+
+    pub fn into_messages(self) -> Vec<JsonText> {
+        self.messages
+    }
+
+    /// The JSON array: `[` + messages joined by `,` + `]`, each message from its own text.
+    pub fn to_json(&self) -> String {
+        let total: usize = self.messages.iter().map(|m| m.len() + 1).sum();
+        let mut out = String::with_capacity(total + 2);
+        out.push('[');
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(message.as_str());
+        }
+        out.push(']');
+        out
+    }
+
+    /// The `role` of message `i`, without parsing the rest of it.
+    pub fn role(&self, i: usize) -> Option<String> {
+        let raw = RawObject::parse(self.messages.get(i)?.as_str()).ok()?;
+        raw.get_str("role").map(|r| r.into_owned())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_round_trip_keeps_bytes() {
+        let text = r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#;
+        let t = Transcript::from_json(text).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.to_json(), r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#);
+        assert_eq!(t.role(1).as_deref(), Some("assistant"));
+        assert!(Transcript::from_json("[1]").is_err());
+        assert!(Transcript::from_json("{}").is_err());
+        assert_eq!(Transcript::from_json("[]").unwrap().to_json(), "[]");
+    }
+}
