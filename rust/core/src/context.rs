@@ -35,19 +35,31 @@ pub struct SessionContext {
 
 impl SessionContext {
     fn empty() -> Self {
-        SessionContext { messages: Transcript::default(), thinking_level: Value::from("off"), model: None }
+        SessionContext {
+            messages: Transcript::default(),
+            thinking_level: Value::from("off"),
+            model: None,
+        }
     }
 }
 
 /// Builds the context of `entries` (file order, header excluded) for `leaf`.
-pub fn build_session_context(entries: &[Entry], index: &HashMap<String, usize>, leaf: LeafSelector<'_>) -> SessionContext {
+pub fn build_session_context(
+    entries: &[Entry],
+    index: &HashMap<String, usize>,
+    leaf: LeafSelector<'_>,
+) -> SessionContext {
     let leaf_index = match leaf {
         LeafSelector::Null => return SessionContext::empty(),
         LeafSelector::Index(i) if i < entries.len() => Some(i),
-        LeafSelector::Id(id) if !id.is_empty() => index.get(id).copied().or(entries.len().checked_sub(1)),
+        LeafSelector::Id(id) if !id.is_empty() => {
+            index.get(id).copied().or(entries.len().checked_sub(1))
+        }
         _ => entries.len().checked_sub(1),
     };
-    let Some(leaf_index) = leaf_index else { return SessionContext::empty() };
+    let Some(leaf_index) = leaf_index else {
+        return SessionContext::empty();
+    };
     let path = path_to_root(entries, index, leaf_index);
 
     let mut thinking_level = Value::from("off");
@@ -60,10 +72,16 @@ pub fn build_session_context(entries: &[Entry], index: &HashMap<String, usize>, 
                 thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
             }
             Some(types::MODEL_CHANGE) => {
-                model = Some(model_value(entry.field("provider").cloned(), entry.field("modelId").cloned()));
+                model = Some(model_value(
+                    entry.field("provider").cloned(),
+                    entry.field("modelId").cloned(),
+                ));
             }
             Some(types::MESSAGE) => {
-                if let Some(head) = entry.message().filter(|m| m.role.as_deref() == Some("assistant")) {
+                if let Some(head) = entry
+                    .message()
+                    .filter(|m| m.role.as_deref() == Some("assistant"))
+                {
                     model = Some(model_value(head.provider.clone(), head.model.clone()));
                 }
             }
@@ -80,7 +98,14 @@ pub fn build_session_context(entries: &[Entry], index: &HashMap<String, usize>, 
             let first_kept = entry.field("firstKeptEntryId");
             let mut found = false;
             for &i in &path[..position] {
-                if !found && first_kept.is_some_and(|k| entries[i].id.as_deref().is_some_and(|id| Some(&Value::from(id)) == Some(k))) {
+                if !found
+                    && first_kept.is_some_and(|k| {
+                        entries[i]
+                            .id
+                            .as_deref()
+                            .is_some_and(|id| Some(&Value::from(id)) == Some(k))
+                    })
+                {
                     found = true;
                 }
                 if found {
@@ -97,7 +122,11 @@ pub fn build_session_context(entries: &[Entry], index: &HashMap<String, usize>, 
             }
         }
     }
-    SessionContext { messages: Transcript::new(messages), thinking_level, model }
+    SessionContext {
+        messages: Transcript::new(messages),
+        thinking_level,
+        model,
+    }
 }
 
 fn model_value(provider: Option<Value>, model_id: Option<Value>) -> Value {

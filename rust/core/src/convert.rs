@@ -7,7 +7,8 @@ use crate::json::{object, to_js_string, JsonText, RawObject};
 use crate::transcript::Transcript;
 
 /// §1.7.33 (note: no newline before `</summary>`).
-pub const BRANCH_SUMMARY_PREFIX: &str = "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+pub const BRANCH_SUMMARY_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
 /// §1.7.34.
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
@@ -17,11 +18,15 @@ pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
 pub fn convert_to_llm(messages: &Transcript) -> Transcript {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages.messages() {
-        let role = RawObject::parse(message.as_str()).ok().and_then(|raw| raw.get_str("role").map(|r| r.into_owned()));
+        let role = RawObject::parse(message.as_str())
+            .ok()
+            .and_then(|raw| raw.get_str("role").map(|r| r.into_owned()));
         match role.as_deref() {
             Some("user" | "assistant" | "toolResult") => out.push(message.clone()),
             Some(role @ ("bashExecution" | "custom" | "branchSummary" | "compactionSummary")) => {
-                let Ok(value) = message.to_value() else { continue };
+                let Ok(value) = message.to_value() else {
+                    continue;
+                };
                 if let Some(converted) = convert_message(role, &value) {
                     out.push(JsonText::owned(to_js_string(&converted)));
                 }
@@ -37,7 +42,11 @@ fn user_text(text: String, timestamp: Option<&Value>) -> Value {
 }
 
 fn user_content(content: Value, timestamp: Option<&Value>) -> Value {
-    object([("role", Some(Value::from("user"))), ("content", Some(content)), ("timestamp", timestamp.cloned())])
+    object([
+        ("role", Some(Value::from("user"))),
+        ("content", Some(content)),
+        ("timestamp", timestamp.cloned()),
+    ])
 }
 
 /// JavaScript string coercion of a template-literal operand.
@@ -50,7 +59,13 @@ fn js_string(value: Option<&Value>) -> String {
         Some(Value::Bool(b)) => b.to_string(),
         Some(Value::Array(items)) => items
             .iter()
-            .map(|v| if v.is_null() { String::new() } else { js_string(Some(v)) })
+            .map(|v| {
+                if v.is_null() {
+                    String::new()
+                } else {
+                    js_string(Some(v))
+                }
+            })
             .collect::<Vec<_>>()
             .join(","),
         Some(Value::Object(_)) => "[object Object]".to_owned(),
@@ -61,7 +76,10 @@ fn convert_message(role: &str, message: &Value) -> Option<Value> {
     let timestamp = message.get("timestamp");
     match role {
         "bashExecution" => {
-            if message.get("excludeFromContext").is_some_and(crate::json::is_truthy) {
+            if message
+                .get("excludeFromContext")
+                .is_some_and(crate::json::is_truthy)
+            {
                 return None;
             }
             Some(user_text(bash_execution_text(message), timestamp))
@@ -76,11 +94,17 @@ fn convert_message(role: &str, message: &Value) -> Option<Value> {
         }
         "branchSummary" => {
             let summary = js_string(message.get("summary"));
-            Some(user_text(format!("{BRANCH_SUMMARY_PREFIX}{summary}{BRANCH_SUMMARY_SUFFIX}"), timestamp))
+            Some(user_text(
+                format!("{BRANCH_SUMMARY_PREFIX}{summary}{BRANCH_SUMMARY_SUFFIX}"),
+                timestamp,
+            ))
         }
         "compactionSummary" => {
             let summary = js_string(message.get("summary"));
-            Some(user_text(format!("{COMPACTION_SUMMARY_PREFIX}{summary}{COMPACTION_SUMMARY_SUFFIX}"), timestamp))
+            Some(user_text(
+                format!("{COMPACTION_SUMMARY_PREFIX}{summary}{COMPACTION_SUMMARY_SUFFIX}"),
+                timestamp,
+            ))
         }
         _ => None,
     }
@@ -108,7 +132,10 @@ pub fn bash_execution_text(message: &Value) -> String {
         }
     }
     if message.get("truncated").is_some_and(crate::json::is_truthy) {
-        if let Some(path) = message.get("fullOutputPath").filter(|p| crate::json::is_truthy(p)) {
+        if let Some(path) = message
+            .get("fullOutputPath")
+            .filter(|p| crate::json::is_truthy(p))
+        {
             text.push_str("\n\n[Output truncated. Full output: ");
             text.push_str(&js_string(Some(path)));
             text.push(']');
@@ -135,8 +162,14 @@ mod tests {
             json!({"role":"bashExecution","command":"hidden","output":"x","exitCode":0,"excludeFromContext":true,"timestamp":8}),
         ]);
         assert_eq!(out.len(), 3);
-        assert_eq!(out[0], json!({"role":"user","content":[{"type":"text","text":"Ran `ls`\n```\na\nb\n```"}],"timestamp":5}));
-        assert_eq!(out[1]["content"][0]["text"], "Ran `false`\n(no output)\n\nCommand exited with code 1");
+        assert_eq!(
+            out[0],
+            json!({"role":"user","content":[{"type":"text","text":"Ran `ls`\n```\na\nb\n```"}],"timestamp":5})
+        );
+        assert_eq!(
+            out[1]["content"][0]["text"],
+            "Ran `false`\n(no output)\n\nCommand exited with code 1"
+        );
         assert_eq!(
             out[2]["content"][0]["text"],
             "Ran `sleep`\n```\nx\n```\n\n(command cancelled)\n\n[Output truncated. Full output: /tmp/o]"
@@ -161,13 +194,20 @@ mod tests {
             out[1]["content"][0]["text"],
             "The conversation history before this point was compacted into the following summary:\n\n<summary>\nC\n</summary>"
         );
-        assert_eq!(out[2], json!({"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":3}));
+        assert_eq!(
+            out[2],
+            json!({"role":"user","content":[{"type":"text","text":"hello"}],"timestamp":3})
+        );
         assert_eq!(out[3]["content"], json!([{"type":"text","text":"a"}]));
     }
 
     #[test]
     fn pass_through_keeps_bytes() {
-        let t = Transcript::from_json(r#"[{"role":"user","content":"x" ,"timestamp":1.0}]"#).unwrap();
-        assert_eq!(convert_to_llm(&t).to_json(), r#"[{"role":"user","content":"x" ,"timestamp":1.0}]"#);
+        let t =
+            Transcript::from_json(r#"[{"role":"user","content":"x" ,"timestamp":1.0}]"#).unwrap();
+        assert_eq!(
+            convert_to_llm(&t).to_json(),
+            r#"[{"role":"user","content":"x" ,"timestamp":1.0}]"#
+        );
     }
 }

@@ -75,7 +75,16 @@ impl Entry {
                 _ => return None,
             },
         };
-        Some(Entry { text, line, entry_type, id, parent_id, timestamp, body, modified: false })
+        Some(Entry {
+            text,
+            line,
+            entry_type,
+            id,
+            parent_id,
+            timestamp,
+            body,
+            modified: false,
+        })
     }
 
     /// Builds an entry from an object value (new or modified entries).
@@ -124,7 +133,12 @@ impl Entry {
 
 fn parse_message_head(json: JsonText) -> MessageHead {
     let source = json.clone();
-    let mut head = MessageHead { json, role: None, provider: None, model: None };
+    let mut head = MessageHead {
+        json,
+        role: None,
+        provider: None,
+        model: None,
+    };
     if let Ok(raw) = RawObject::parse(source.as_str()) {
         head.role = raw.get_str("role").map(|s| s.into_owned());
         if head.role.as_deref() == Some("assistant") {
@@ -147,13 +161,22 @@ mod tests {
         assert_eq!(e.parent_id, None);
         let m = e.message().unwrap();
         assert_eq!(m.role.as_deref(), Some("assistant"));
-        assert_eq!(m.json.as_str(), r#"{"role":"assistant","content":[],"provider":"anthropic","model":"m", "usage":{"x":1.0}}"#);
+        assert_eq!(
+            m.json.as_str(),
+            r#"{"role":"assistant","content":[],"provider":"anthropic","model":"m", "usage":{"x":1.0}}"#
+        );
         assert_eq!(m.provider, Some(Value::from("anthropic")));
     }
 
     #[test]
     fn other_entries_parse_fields_and_unknown_types() {
-        let e = Entry::parse(JsonText::owned(r#"{"type":"future_thing","id":"z","parentId":"a","payload":[1,2]}"#.into()), 3).unwrap();
+        let e = Entry::parse(
+            JsonText::owned(
+                r#"{"type":"future_thing","id":"z","parentId":"a","payload":[1,2]}"#.into(),
+            ),
+            3,
+        )
+        .unwrap();
         assert_eq!(e.entry_type.as_deref(), Some("future_thing"));
         assert_eq!(e.field("payload"), Some(&serde_json::json!([1, 2])));
         assert!(Entry::parse(JsonText::owned("[1]".into()), 1).is_none());
@@ -161,7 +184,11 @@ mod tests {
 
     #[test]
     fn message_entry_with_non_object_message() {
-        let e = Entry::parse(JsonText::owned(r#"{"type":"message","id":"a","message":null}"#.into()), 1).unwrap();
+        let e = Entry::parse(
+            JsonText::owned(r#"{"type":"message","id":"a","message":null}"#.into()),
+            1,
+        )
+        .unwrap();
         assert!(e.message().is_none());
         assert_eq!(e.field("message"), Some(&Value::Null));
     }

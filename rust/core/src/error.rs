@@ -7,7 +7,11 @@ use std::path::{Path, PathBuf};
 pub enum Error {
     /// The file is not a usable session file (missing or invalid header, …).
     #[error("{}: line {line}: {reason}", path.display())]
-    Format { path: PathBuf, line: usize, reason: String },
+    Format {
+        path: PathBuf,
+        line: usize,
+        reason: String,
+    },
 
     /// The advisory lock on a session file could not be taken in time.
     #[error("could not lock {} within {waited_ms} ms (another process holds it)", path.display())]
@@ -44,9 +48,14 @@ pub enum Error {
 impl Error {
     pub fn io(path: &Path, source: io::Error) -> Self {
         if source.kind() == io::ErrorKind::NotFound {
-            Error::NotFound { path: path.to_path_buf() }
+            Error::NotFound {
+                path: path.to_path_buf(),
+            }
         } else {
-            Error::Io { path: path.to_path_buf(), source }
+            Error::Io {
+                path: path.to_path_buf(),
+                source,
+            }
         }
     }
 }

@@ -73,7 +73,9 @@ mod tests {
     fn random_ids_are_8_hex() {
         let id = RandomIds.next_id();
         assert_eq!(id.len(), 8);
-        assert!(id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+        assert!(id
+            .chars()
+            .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
     }
 
     #[test]

@@ -31,13 +31,19 @@ impl JsonText {
     /// Wraps an owned JSON text.
     pub fn owned(text: String) -> Self {
         let len = text.len();
-        JsonText { buf: Arc::from(text), range: 0..len }
+        JsonText {
+            buf: Arc::from(text),
+            range: 0..len,
+        }
     }
 
     /// A slice `range` of a shared buffer. `range` must lie on char boundaries.
     pub fn slice(buf: &Arc<str>, range: Range<usize>) -> Self {
         debug_assert!(buf.is_char_boundary(range.start) && buf.is_char_boundary(range.end));
-        JsonText { buf: Arc::clone(buf), range }
+        JsonText {
+            buf: Arc::clone(buf),
+            range,
+        }
     }
 
     /// A sub-slice of this text, given as a `&str` that points into it (for example a
@@ -47,7 +53,10 @@ impl JsonText {
         let start = part.as_ptr() as usize;
         if start >= base && start + part.len() <= base + self.len() {
             let offset = self.range.start + (start - base);
-            JsonText { buf: Arc::clone(&self.buf), range: offset..offset + part.len() }
+            JsonText {
+                buf: Arc::clone(&self.buf),
+                range: offset..offset + part.len(),
+            }
         } else {
             JsonText::owned(part.to_owned())
         }
@@ -101,7 +110,11 @@ impl<'a> RawObject<'a> {
     }
 
     pub fn get(&self, key: &str) -> Option<&'a RawValue> {
-        self.fields.iter().rev().find(|(k, _)| k == key).map(|(_, v)| *v)
+        self.fields
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| *v)
     }
 
     /// The field as a string, if it is one.
@@ -191,7 +204,9 @@ pub fn replace_lone_surrogate_escapes(text: &str) -> Option<String> {
     let mut i = 0;
     while let Some(pos) = memchr::memchr(b'\\', &bytes[i..]) {
         let at = i + pos;
-        let Some(&next) = bytes.get(at + 1) else { break };
+        let Some(&next) = bytes.get(at + 1) else {
+            break;
+        };
         if next != b'u' {
             i = at + 2;
             continue;
@@ -326,7 +341,9 @@ pub fn iso_to_ms(s: &str) -> Option<i64> {
     }
     if s.len() == 10 {
         if let Ok(d) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
-            return d.and_hms_opt(0, 0, 0).map(|dt| dt.and_utc().timestamp_millis());
+            return d
+                .and_hms_opt(0, 0, 0)
+                .map(|dt| dt.and_utc().timestamp_millis());
         }
     }
     None
@@ -350,14 +367,23 @@ mod tests {
 
     #[test]
     fn js_number_formatting() {
-        assert_eq!(to_js_string(&json!({"a": 1.0, "b": 0.5, "c": 1e21, "d": 12})), r#"{"a":1,"b":0.5,"c":1e+21,"d":12}"#);
-        assert_eq!(to_js_string(&json!([1e-7, 123456789012345680000.0])), "[1e-7,123456789012345680000]");
+        assert_eq!(
+            to_js_string(&json!({"a": 1.0, "b": 0.5, "c": 1e21, "d": 12})),
+            r#"{"a":1,"b":0.5,"c":1e+21,"d":12}"#
+        );
+        assert_eq!(
+            to_js_string(&json!([1e-7, 123456789012345680000.0])),
+            "[1e-7,123456789012345680000]"
+        );
     }
 
     #[test]
     fn js_string_escaping_matches_json_stringify() {
         let v = json!("a\"b\\c\n\u{1}\u{1f}é😀\u{2028}/");
-        assert_eq!(to_js_string(&v), "\"a\\\"b\\\\c\\n\\u0001\\u001fé😀\u{2028}/\"");
+        assert_eq!(
+            to_js_string(&v),
+            "\"a\\\"b\\\\c\\n\\u0001\\u001fé😀\u{2028}/\""
+        );
     }
 
     #[test]
@@ -368,7 +394,8 @@ mod tests {
 
     #[test]
     fn lone_surrogates_become_replacement_chars() {
-        let v = parse_value(r#"{"t":"a\ud800b","u":"\udc00","ok":"\ud83d\ude00","bs":"\\ud800"}"#).unwrap();
+        let v = parse_value(r#"{"t":"a\ud800b","u":"\udc00","ok":"\ud83d\ude00","bs":"\\ud800"}"#)
+            .unwrap();
         assert_eq!(v["t"], "a\u{FFFD}b");
         assert_eq!(v["u"], "\u{FFFD}");
         assert_eq!(v["ok"], "😀");
@@ -378,7 +405,8 @@ mod tests {
 
     #[test]
     fn raw_object_keeps_last_duplicate_and_raw_text() {
-        let obj = RawObject::parse(r#" {"type":"a","n": 1.50 ,"type":"b","k\u0065y":"x"} "#).unwrap();
+        let obj =
+            RawObject::parse(r#" {"type":"a","n": 1.50 ,"type":"b","k\u0065y":"x"} "#).unwrap();
         assert_eq!(obj.get_str("type").as_deref(), Some("b"));
         assert_eq!(obj.get("n").unwrap().get(), "1.50");
         assert_eq!(obj.get_str("key").as_deref(), Some("x"));

@@ -18,6 +18,7 @@ pub mod lines;
 pub mod persist;
 pub mod repair;
 pub mod session;
+pub mod tokens;
 pub mod transcript;
 
 pub use context::{build_session_context, LeafSelector, SessionContext};

@@ -41,11 +41,21 @@ pub fn split_lines(buf: &[u8]) -> impl Iterator<Item = Line<'_>> {
         match memchr::memchr(b'\n', &buf[start..]) {
             Some(pos) => {
                 offset = start + pos + 1;
-                Some(Line { number, offset: start, bytes: &buf[start..start + pos], terminated: true })
+                Some(Line {
+                    number,
+                    offset: start,
+                    bytes: &buf[start..start + pos],
+                    terminated: true,
+                })
             }
             None => {
                 offset = buf.len();
-                Some(Line { number, offset: start, bytes: &buf[start..], terminated: false })
+                Some(Line {
+                    number,
+                    offset: start,
+                    bytes: &buf[start..],
+                    terminated: false,
+                })
             }
         }
     })
@@ -85,7 +95,10 @@ impl Damage {
     pub fn describe(&self) -> String {
         let mut parts: Vec<String> = Vec::new();
         if self.garbage_bytes > 0 {
-            parts.push(format!("torn or invalid JSON ({} bytes dropped)", self.garbage_bytes));
+            parts.push(format!(
+                "torn or invalid JSON ({} bytes dropped)",
+                self.garbage_bytes
+            ));
         }
         if self.not_object {
             parts.push("JSON value is not an object".to_owned());
@@ -113,15 +126,29 @@ pub struct Salvage {
 /// Content-block `type`s: an object with one of these types inside a torn line is part of a
 /// message, never an entry of its own.
 const BLOCK_TYPES: &[&str] = &[
-    "text", "image", "thinking", "redacted_thinking", "toolCall", "toolUse", "tool_use",
-    "tool_result", "functionCall", "function_call", "input_text", "output_text",
+    "text",
+    "image",
+    "thinking",
+    "redacted_thinking",
+    "toolCall",
+    "toolUse",
+    "tool_use",
+    "tool_result",
+    "functionCall",
+    "function_call",
+    "input_text",
+    "output_text",
 ];
 
 /// Does this object look like a session entry (so that it may be cut out of a torn line)?
 /// Every entry pi writes has a string `type` first and a string `timestamp`.
 fn looks_like_entry(value: &Value) -> bool {
-    let Some(obj) = value.as_object() else { return false };
-    let Some(ty) = obj.get("type").and_then(Value::as_str) else { return false };
+    let Some(obj) = value.as_object() else {
+        return false;
+    };
+    let Some(ty) = obj.get("type").and_then(Value::as_str) else {
+        return false;
+    };
     if ty == "session" {
         return true;
     }
@@ -162,7 +189,7 @@ pub fn salvage_line(bytes: &[u8]) -> Salvage {
 }
 
 fn salvage_piece(piece: &str, records: &mut Vec<String>, damage: &mut Damage) {
-    let trimmed = piece.trim_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n'));
+    let trimmed = piece.trim_matches(|c| [' ', '\t', '\r', '\n'].contains(&c));
     if trimmed.is_empty() {
         return;
     }
@@ -200,7 +227,9 @@ fn salvage_piece(piece: &str, records: &mut Vec<String>, damage: &mut Damage) {
 }
 
 fn leading_ws(s: &str) -> usize {
-    s.len() - s.trim_start_matches(|c| matches!(c, ' ' | '\t' | '\r' | '\n')).len()
+    s.len()
+        - s.trim_start_matches(|c| [' ', '\t', '\r', '\n'].contains(&c))
+            .len()
 }
 
 /// Parses `text` as exactly one JSON object. (Lone surrogate escapes pass: `RawValue` does not
@@ -216,7 +245,9 @@ fn take_records(text: &str, records: &mut Vec<String>) -> usize {
     loop {
         let rest = &text[consumed..];
         let ws = leading_ws(rest);
-        let Some((len, record)) = first_object(&rest[ws..]) else { return consumed };
+        let Some((len, record)) = first_object(&rest[ws..]) else {
+            return consumed;
+        };
         if !looks_like_entry(&parse_value(&record).unwrap_or(Value::Null)) && !records.is_empty() {
             // Glued records must each be an entry; anything else ends the run.
             return consumed;
@@ -231,7 +262,8 @@ fn first_object(text: &str) -> Option<(usize, String)> {
     if !text.starts_with('{') {
         return None;
     }
-    let mut stream = serde_json::Deserializer::from_str(text).into_iter::<&serde_json::value::RawValue>();
+    let mut stream =
+        serde_json::Deserializer::from_str(text).into_iter::<&serde_json::value::RawValue>();
     match stream.next() {
         Some(Ok(raw)) => Some((stream.byte_offset(), raw.get().to_owned())),
         _ => None,
@@ -246,7 +278,10 @@ fn next_entry_start(text: &str, from: usize) -> Option<usize> {
     while at < bytes.len() {
         let found = at + finder.find(&bytes[at..])?;
         if let Some((_, record)) = first_object(&text[found..]) {
-            if parse_value(&record).map(|v| looks_like_entry(&v)).unwrap_or(false) {
+            if parse_value(&record)
+                .map(|v| looks_like_entry(&v))
+                .unwrap_or(false)
+            {
                 return Some(found);
             }
         }
@@ -328,7 +363,10 @@ mod tests {
         line.push(0xFF);
         line.extend_from_slice(br#""}"#);
         let s = salvage_line(&line);
-        assert_eq!(s.records, vec!["{\"type\":\"session\",\"id\":\"x\",\"t\":\"a\u{FFFD}\"}".to_owned()]);
+        assert_eq!(
+            s.records,
+            vec!["{\"type\":\"session\",\"id\":\"x\",\"t\":\"a\u{FFFD}\"}".to_owned()]
+        );
         assert!(s.damage.bom && s.damage.invalid_utf8);
     }
 
@@ -338,7 +376,10 @@ mod tests {
         assert!(clean_record(line).is_some());
         let mut with_bom = BOM.to_vec();
         with_bom.extend_from_slice(line);
-        assert_eq!(salvage_line(&with_bom).records, vec![r#"{"type":"x","t":"\ud800"}"#.to_owned()]);
+        assert_eq!(
+            salvage_line(&with_bom).records,
+            vec![r#"{"type":"x","t":"\ud800"}"#.to_owned()]
+        );
     }
 
     #[test]

@@ -30,7 +30,10 @@ pub struct WriteOptions {
 
 impl Default for WriteOptions {
     fn default() -> Self {
-        WriteOptions { fsync: true, lock_timeout: Duration::from_secs(10) }
+        WriteOptions {
+            fsync: true,
+            lock_timeout: Duration::from_secs(10),
+        }
     }
 }
 
@@ -54,18 +57,27 @@ impl LockedFile {
                 .map_err(|e| Error::io(path, e))?;
             lock_with_timeout(&file, path, started, timeout)?;
             if same_file(&file, path) {
-                return Ok(LockedFile { file, path: path.to_path_buf() });
+                return Ok(LockedFile {
+                    file,
+                    path: path.to_path_buf(),
+                });
             }
             // Replaced while we waited (atomic repair or rewrite): lock the new file instead.
             drop(file);
             if started.elapsed() > timeout {
-                return Err(Error::Lock { path: path.to_path_buf(), waited_ms: millis(started.elapsed()) });
+                return Err(Error::Lock {
+                    path: path.to_path_buf(),
+                    waited_ms: millis(started.elapsed()),
+                });
             }
         }
     }
 
     pub fn len(&self) -> Result<u64> {
-        self.file.metadata().map(|m| m.len()).map_err(|e| Error::io(&self.path, e))
+        self.file
+            .metadata()
+            .map(|m| m.len())
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     pub fn is_empty(&self) -> Result<bool> {
@@ -77,8 +89,12 @@ impl LockedFile {
         let mut buf = Vec::new();
         let mut reader = &self.file;
         use std::io::Seek;
-        reader.seek(io::SeekFrom::Start(0)).map_err(|e| Error::io(&self.path, e))?;
-        reader.read_to_end(&mut buf).map_err(|e| Error::io(&self.path, e))?;
+        reader
+            .seek(io::SeekFrom::Start(0))
+            .map_err(|e| Error::io(&self.path, e))?;
+        reader
+            .read_to_end(&mut buf)
+            .map_err(|e| Error::io(&self.path, e))?;
         Ok(buf)
     }
 
@@ -102,9 +118,13 @@ impl LockedFile {
             buf.push(b'\n');
         }
         buf.extend_from_slice(data);
-        self.file.write_all(&buf).map_err(|e| Error::io(&self.path, e))?;
+        self.file
+            .write_all(&buf)
+            .map_err(|e| Error::io(&self.path, e))?;
         if fsync {
-            self.file.sync_data().map_err(|e| Error::io(&self.path, e))?;
+            self.file
+                .sync_data()
+                .map_err(|e| Error::io(&self.path, e))?;
         }
         Ok(())
     }
@@ -130,7 +150,10 @@ fn lock_with_timeout(file: &File, path: &Path, started: Instant, timeout: Durati
             Ok(()) => return Ok(()),
             Err(fs::TryLockError::WouldBlock) => {
                 if started.elapsed() >= timeout {
-                    return Err(Error::Lock { path: path.to_path_buf(), waited_ms: millis(started.elapsed()) });
+                    return Err(Error::Lock {
+                        path: path.to_path_buf(),
+                        waited_ms: millis(started.elapsed()),
+                    });
                 }
                 thread::sleep(pause);
                 pause = (pause * 2).min(Duration::from_millis(50));
@@ -191,11 +214,20 @@ pub fn replace_atomically(
     now_ms: i64,
     write: impl FnOnce(&mut io::BufWriter<&File>) -> io::Result<()>,
 ) -> io::Result<()> {
-    let dir = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    let base = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let base = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
     let temp = dir.join(format!(".{base}.{tag}-{}-{now_ms}.tmp", std::process::id()));
     let result = (|| {
-        let file = OpenOptions::new().write(true).create_new(true).open(&temp)?;
+        let file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)?;
         {
             let mut writer = io::BufWriter::with_capacity(1 << 20, &file);
             write(&mut writer)?;
@@ -244,7 +276,9 @@ mod tests {
         let _held = LockedFile::open(&p, false, Duration::from_secs(1)).unwrap();
         // flock locks belong to the open file description, so a second open conflicts even
         // within one process.
-        let err = LockedFile::open(&p, false, Duration::from_millis(30)).err().unwrap();
+        let err = LockedFile::open(&p, false, Duration::from_millis(30))
+            .err()
+            .unwrap();
         assert!(matches!(err, Error::Lock { .. }), "{err}");
     }
 
@@ -263,7 +297,10 @@ mod tests {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o640);
+            assert_eq!(
+                fs::metadata(&p).unwrap().permissions().mode() & 0o777,
+                0o640
+            );
         }
         let err = replace_atomically(&p, "t", 2, |_| Err(io::Error::other("boom")));
         assert!(err.is_err());

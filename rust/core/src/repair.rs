@@ -46,7 +46,11 @@ pub struct RepairOptions {
 
 impl Default for RepairOptions {
     fn default() -> Self {
-        RepairOptions { backup: BackupPolicy::Keep, lock_timeout: Duration::from_secs(10), now_ms: crate::ids::system_now_ms() }
+        RepairOptions {
+            backup: BackupPolicy::Keep,
+            lock_timeout: Duration::from_secs(10),
+            now_ms: crate::ids::system_now_ms(),
+        }
     }
 }
 
@@ -97,7 +101,10 @@ pub struct RepairReport {
 
 impl RepairReport {
     fn with_reason(reason: impl Into<String>) -> Self {
-        RepairReport { reason: Some(reason.into()), ..Default::default() }
+        RepairReport {
+            reason: Some(reason.into()),
+            ..Default::default()
+        }
     }
 
     /// Upstream's log summary: `"dropped N malformed line(s), rewrote N assistant message(s), …"`.
@@ -107,16 +114,28 @@ impl RepairReport {
             parts.push(format!("dropped {} malformed line(s)", self.dropped_lines));
         }
         if self.salvaged_records > 0 {
-            parts.push(format!("salvaged {} record(s) from damaged line(s)", self.salvaged_records));
+            parts.push(format!(
+                "salvaged {} record(s) from damaged line(s)",
+                self.salvaged_records
+            ));
         }
         if self.rewritten_assistant_messages > 0 {
-            parts.push(format!("rewrote {} assistant message(s)", self.rewritten_assistant_messages));
+            parts.push(format!(
+                "rewrote {} assistant message(s)",
+                self.rewritten_assistant_messages
+            ));
         }
         if self.dropped_blank_user_messages > 0 {
-            parts.push(format!("dropped {} blank user message(s)", self.dropped_blank_user_messages));
+            parts.push(format!(
+                "dropped {} blank user message(s)",
+                self.dropped_blank_user_messages
+            ));
         }
         if self.rewritten_user_messages > 0 {
-            parts.push(format!("rewrote {} user message(s)", self.rewritten_user_messages));
+            parts.push(format!(
+                "rewrote {} user message(s)",
+                self.rewritten_user_messages
+            ));
         }
         let other = self
             .changes
@@ -143,7 +162,14 @@ enum LineDecision {
     Blank,
     Keep,
     Drop(String),
-    Replace { texts: Vec<String>, kind: ChangeKind, reason: String, assistant: usize, user: usize, dropped: usize },
+    Replace {
+        texts: Vec<String>,
+        kind: ChangeKind,
+        reason: String,
+        assistant: usize,
+        user: usize,
+        dropped: usize,
+    },
 }
 
 struct Decided {
@@ -154,7 +180,10 @@ struct Decided {
 
 fn decide_line(bytes: &[u8]) -> Decided {
     if is_blank(bytes) {
-        return Decided { decision: LineDecision::Blank, first_record: None };
+        return Decided {
+            decision: LineDecision::Blank,
+            first_record: None,
+        };
     }
     if let Some(record) = clean_record(bytes) {
         let decision = match fix_record(record) {
@@ -177,12 +206,18 @@ fn decide_line(bytes: &[u8]) -> Decided {
                 dropped: 0,
             },
         };
-        return Decided { decision, first_record: Some(record.to_owned()) };
+        return Decided {
+            decision,
+            first_record: Some(record.to_owned()),
+        };
     }
     let salvage = salvage_line(bytes);
     let first_record = salvage.records.first().cloned();
     if salvage.records.is_empty() {
-        return Decided { decision: LineDecision::Drop(salvage.damage.describe()), first_record };
+        return Decided {
+            decision: LineDecision::Drop(salvage.damage.describe()),
+            first_record,
+        };
     }
     let mut texts = Vec::with_capacity(salvage.records.len());
     let (mut assistant, mut user, mut dropped) = (0, 0, 0);
@@ -200,14 +235,30 @@ fn decide_line(bytes: &[u8]) -> Decided {
             }
         }
     }
-    let kind = if salvage.damage.garbage_bytes > 0 { ChangeKind::Salvaged } else { ChangeKind::Rewritten };
+    let kind = if salvage.damage.garbage_bytes > 0 {
+        ChangeKind::Salvaged
+    } else {
+        ChangeKind::Rewritten
+    };
     let reason = salvage.damage.describe();
-    Decided { decision: LineDecision::Replace { texts, kind, reason, assistant, user, dropped }, first_record }
+    Decided {
+        decision: LineDecision::Replace {
+            texts,
+            kind,
+            reason,
+            assistant,
+            user,
+            dropped,
+        },
+        first_record,
+    }
 }
 
 /// G3's per-record checks (§2.2.5–§2.2.7).
 fn fix_record(text: &str) -> RecordFix {
-    let Ok(raw) = RawObject::parse(text) else { return RecordFix::Keep };
+    let Ok(raw) = RawObject::parse(text) else {
+        return RecordFix::Keep;
+    };
     if raw.get_str("type").as_deref() != Some(types::MESSAGE) {
         return RecordFix::Keep;
     }
@@ -225,7 +276,8 @@ fn fix_record(text: &str) -> RecordFix {
                 let errored = message_raw.get_str("stopReason").as_deref() == Some("error");
                 let empty = message_raw.get("content").is_some_and(is_empty_array);
                 if errored && empty {
-                    let content = serde_json::json!([{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]);
+                    let content =
+                        serde_json::json!([{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]);
                     RecordFix::RewriteAssistant(with_message_content(text, content))
                 } else {
                     RecordFix::Keep
@@ -241,26 +293,34 @@ fn fix_record(text: &str) -> RecordFix {
 }
 
 fn is_empty_array(raw: &RawValue) -> bool {
-    raw.get().starts_with('[') && serde_json::from_str::<Vec<&RawValue>>(raw.get()).is_ok_and(|v| v.is_empty())
+    raw.get().starts_with('[')
+        && serde_json::from_str::<Vec<&RawValue>>(raw.get()).is_ok_and(|v| v.is_empty())
 }
 
 /// The corrected content of a user message, or `None` when it is fine (§2.2.7).
 fn fixed_user_content(raw: &RawValue) -> Option<Value> {
     if let Some(text) = raw_as_str(raw) {
-        return js_trim(&text).is_empty().then(|| Value::from(BLANK_USER_FALLBACK_TEXT));
+        return js_trim(&text)
+            .is_empty()
+            .then(|| Value::from(BLANK_USER_FALLBACK_TEXT));
     }
     let blocks: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
     let is_blank_text = |block: &&RawValue| {
         RawObject::parse(block.get()).ok().is_some_and(|b| {
             b.get_str("type").as_deref() == Some("text")
-                && b.get("text").and_then(raw_as_str).is_some_and(|t| js_trim(&t).is_empty())
+                && b.get("text")
+                    .and_then(raw_as_str)
+                    .is_some_and(|t| js_trim(&t).is_empty())
         })
     };
     if !blocks.iter().any(is_blank_text) {
         return None;
     }
-    let kept: Vec<Value> =
-        blocks.iter().filter(|b| !is_blank_text(b)).filter_map(|b| parse_value(b.get()).ok()).collect();
+    let kept: Vec<Value> = blocks
+        .iter()
+        .filter(|b| !is_blank_text(b))
+        .filter_map(|b| parse_value(b.get()).ok())
+        .collect();
     if kept.is_empty() {
         Some(serde_json::json!([{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]))
     } else {
@@ -278,12 +338,16 @@ fn with_message_content(record: &str, content: Value) -> String {
 
 fn is_session_header(record: &str) -> bool {
     RawObject::parse(record).is_ok_and(|raw| {
-        raw.get_str("type").as_deref() == Some(types::SESSION) && raw.get_str("id").is_some_and(|id| !id.is_empty())
+        raw.get_str("type").as_deref() == Some(types::SESSION)
+            && raw.get_str("id").is_some_and(|id| !id.is_empty())
     })
 }
 
 /// Reads `"\n"`-terminated lines; `f(number, bytes_without_newline, terminated)`.
-fn for_each_line(file: &File, mut f: impl FnMut(usize, &[u8], bool) -> io::Result<()>) -> io::Result<()> {
+fn for_each_line(
+    file: &File,
+    mut f: impl FnMut(usize, &[u8], bool) -> io::Result<()>,
+) -> io::Result<()> {
     let mut reader = BufReader::with_capacity(1 << 20, file);
     reader.seek(io::SeekFrom::Start(0))?;
     let mut buf = Vec::new();
@@ -311,12 +375,20 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     }
     if path.is_dir() {
         let err = io::Error::from_raw_os_error(21);
-        return Ok(RepairReport::with_reason(format!("failed to read session file: {err}")));
+        return Ok(RepairReport::with_reason(format!(
+            "failed to read session file: {err}"
+        )));
     }
     let lock = match LockedFile::open(path, false, options.lock_timeout) {
         Ok(lock) => lock,
-        Err(Error::NotFound { .. }) => return Ok(RepairReport::with_reason("missing session file")),
-        Err(Error::Io { source, .. }) => return Ok(RepairReport::with_reason(format!("failed to read session file: {source}"))),
+        Err(Error::NotFound { .. }) => {
+            return Ok(RepairReport::with_reason("missing session file"))
+        }
+        Err(Error::Io { source, .. }) => {
+            return Ok(RepairReport::with_reason(format!(
+                "failed to read session file: {source}"
+            )))
+        }
         Err(other) => return Err(other),
     };
     let file = reopen_for_read(&lock)?;
@@ -341,15 +413,30 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
                 records_seen = true;
                 if !terminated {
                     needs_rewrite = true;
-                    report.changes.push(LineChange { line: number, kind: ChangeKind::Rewritten, reason: "missing final newline added".into() });
+                    report.changes.push(LineChange {
+                        line: number,
+                        kind: ChangeKind::Rewritten,
+                        reason: "missing final newline added".into(),
+                    });
                 }
             }
             LineDecision::Drop(reason) => {
                 needs_rewrite = true;
                 report.dropped_lines += 1;
-                report.changes.push(LineChange { line: number, kind: ChangeKind::Dropped, reason });
+                report.changes.push(LineChange {
+                    line: number,
+                    kind: ChangeKind::Dropped,
+                    reason,
+                });
             }
-            LineDecision::Replace { texts, kind, reason, assistant, user, dropped } => {
+            LineDecision::Replace {
+                texts,
+                kind,
+                reason,
+                assistant,
+                user,
+                dropped,
+            } => {
                 records_seen = records_seen || !texts.is_empty();
                 needs_rewrite = true;
                 report.rewritten_assistant_messages += assistant;
@@ -358,17 +445,30 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
                 if kind == ChangeKind::Salvaged {
                     report.salvaged_records += texts.len();
                 }
-                let kind = if texts.is_empty() { ChangeKind::Dropped } else { kind };
-                report.changes.push(LineChange { line: number, kind, reason });
+                let kind = if texts.is_empty() {
+                    ChangeKind::Dropped
+                } else {
+                    kind
+                };
+                report.changes.push(LineChange {
+                    line: number,
+                    kind,
+                    reason,
+                });
             }
         }
         Ok(())
     });
     if let Err(err) = scan {
-        return Ok(RepairReport::with_reason(format!("failed to read session file: {err}")));
+        return Ok(RepairReport::with_reason(format!(
+            "failed to read session file: {err}"
+        )));
     }
     if !records_seen && report.dropped_lines == 0 {
-        return Ok(RepairReport { reason: Some("empty session file".into()), ..Default::default() });
+        return Ok(RepairReport {
+            reason: Some("empty session file".into()),
+            ..Default::default()
+        });
     }
     if !header_ok {
         return Ok(RepairReport {
@@ -382,10 +482,17 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     }
 
     // Pass 2: write the repaired file next to the original and swap it in.
-    let backup = write_backup(path, options.now_ms).map_err(|source| Error::RepairFailed { path: path.to_path_buf(), source })?;
+    let backup = write_backup(path, options.now_ms).map_err(|source| Error::RepairFailed {
+        path: path.to_path_buf(),
+        source,
+    })?;
     let written = replace_atomically(path, "repair", options.now_ms, |out| {
         for_each_line(&file, |_, bytes, terminated| {
-            let eol: &[u8] = if bytes.ends_with(b"\r") { b"\r\n" } else { b"\n" };
+            let eol: &[u8] = if bytes.ends_with(b"\r") {
+                b"\r\n"
+            } else {
+                b"\n"
+            };
             match decide_line(bytes).decision {
                 LineDecision::Blank => {
                     out.write_all(bytes)?;
@@ -411,7 +518,10 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     drop(lock);
     if let Err(source) = written {
         let _ = std::fs::remove_file(&backup);
-        return Err(Error::RepairFailed { path: path.to_path_buf(), source });
+        return Err(Error::RepairFailed {
+            path: path.to_path_buf(),
+            source,
+        });
     }
     report.repaired = true;
     report.backup_path = match options.backup {

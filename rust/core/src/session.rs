@@ -31,7 +31,12 @@ pub struct Header {
 impl Header {
     fn from_fields(fields: Map<String, Value>, line: usize, modified: bool) -> Header {
         let text = JsonText::owned(to_js_string(&Value::Object(fields.clone())));
-        Header { text, fields, line, modified }
+        Header {
+            text,
+            fields,
+            line,
+            modified,
+        }
     }
 
     pub fn id(&self) -> Option<&str> {
@@ -41,7 +46,10 @@ impl Header {
     /// `header.version ?? 1` as a number (absent or non-numeric ⇒ 1).
     pub fn version(&self) -> u64 {
         match self.fields.get("version") {
-            Some(Value::Number(n)) => n.as_u64().or_else(|| n.as_f64().map(|f| f.max(0.0) as u64)).unwrap_or(1),
+            Some(Value::Number(n)) => n
+                .as_u64()
+                .or_else(|| n.as_f64().map(|f| f.max(0.0) as u64))
+                .unwrap_or(1),
             Some(Value::String(s)) => s.trim().parse().unwrap_or(1),
             _ => 1,
         }
@@ -100,6 +108,8 @@ pub struct OpenOptions {
     pub write: WriteOptions,
     /// Write the migrated file back right away (atomically, with a backup).
     pub rewrite_migrated: bool,
+    /// Never write: an empty file is an error instead of getting a header, and appends fail.
+    pub read_only: bool,
 }
 
 /// A session: header, entries, index and leaf, optionally bound to a file that appends go to.
@@ -120,6 +130,7 @@ pub struct Session {
     disk_lines: usize,
     /// Backup written when the file was reset or rewritten.
     backup_path: Option<PathBuf>,
+    read_only: bool,
 }
 
 /// The parsed records of a file before the header check.
@@ -149,7 +160,12 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
     }
     let text = String::from_utf8(bytes).expect("invalid UTF-8 lines were blanked");
     let buf: Arc<str> = Arc::from(text);
-    let mut scan = Scan { records: Vec::new(), skipped: Vec::new(), lines: 0, has_content: false };
+    let mut scan = Scan {
+        records: Vec::new(),
+        skipped: Vec::new(),
+        lines: 0,
+        has_content: false,
+    };
     for line in split_lines(buf.as_bytes()) {
         scan.lines = line.number;
         let original = invalid.get(&line.number);
@@ -160,7 +176,10 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
         if original.is_none() {
             if let Some(record) = clean_record(line.bytes) {
                 let start = record.as_ptr() as usize - buf.as_ptr() as usize;
-                scan.records.push((JsonText::slice(&buf, start..start + record.len()), line.number));
+                scan.records.push((
+                    JsonText::slice(&buf, start..start + record.len()),
+                    line.number,
+                ));
                 continue;
             }
         }
@@ -173,7 +192,12 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
         } else {
             LineAction::Sanitized
         };
-        scan.skipped.push(SkippedLine { line: line.number, action, reason: salvage.damage.describe(), records: count });
+        scan.skipped.push(SkippedLine {
+            line: line.number,
+            action,
+            reason: salvage.damage.describe(),
+            records: count,
+        });
         for record in salvage.records {
             scan.records.push((JsonText::owned(record), line.number));
         }
@@ -183,12 +207,19 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
 
 fn is_valid_header(text: &JsonText) -> bool {
     RawObject::parse(text.as_str())
-        .map(|raw| raw.get_str("type").as_deref() == Some(types::SESSION) && raw.get_str("id").is_some())
+        .map(|raw| {
+            raw.get_str("type").as_deref() == Some(types::SESSION) && raw.get_str("id").is_some()
+        })
         .unwrap_or(false)
 }
 
 /// A new header, with pi's key order (§1.1.3).
-pub fn new_header_fields(session_id: &str, now_ms: i64, cwd: &str, parent_session: Option<&str>) -> Map<String, Value> {
+pub fn new_header_fields(
+    session_id: &str,
+    now_ms: i64,
+    cwd: &str,
+    parent_session: Option<&str>,
+) -> Map<String, Value> {
     let mut map = Map::new();
     map.insert("type".into(), types::SESSION.into());
     map.insert("version".into(), CURRENT_SESSION_VERSION.into());
@@ -206,13 +237,42 @@ pub fn new_header_fields(session_id: &str, now_ms: i64, cwd: &str, parent_sessio
 pub enum NewEntry {
     Message(Value),
     ThinkingLevelChange(String),
-    ModelChange { provider: String, model_id: String },
-    Compaction { summary: String, first_kept_entry_id: String, tokens_before: Value, details: Option<Value>, from_hook: Option<bool> },
-    Custom { custom_type: String, data: Option<Value> },
-    CustomMessage { custom_type: String, content: Value, display: bool, details: Option<Value> },
-    Label { target_id: String, label: Option<String> },
-    SessionInfo { name: String },
-    BranchSummary { from_id: String, summary: String, details: Option<Value>, from_hook: Option<bool> },
+    ModelChange {
+        provider: String,
+        model_id: String,
+    },
+    Compaction {
+        summary: String,
+        first_kept_entry_id: String,
+        tokens_before: Value,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    },
+    Custom {
+        custom_type: String,
+        data: Option<Value>,
+    },
+    CustomMessage {
+        custom_type: String,
+        content: Value,
+        display: bool,
+        details: Option<Value>,
+    },
+    Label {
+        target_id: String,
+        label: Option<String>,
+    },
+    SessionInfo {
+        name: String,
+    },
+    /// `branchWithSummary` (§1.9.43): a child of `branch_from` (`None` = a new root), with
+    /// `fromId` = `branch_from` or `"root"`.
+    BranchSummary {
+        branch_from: Option<String>,
+        summary: String,
+        details: Option<Value>,
+        from_hook: Option<bool>,
+    },
 }
 
 impl Session {
@@ -220,7 +280,14 @@ impl Session {
     pub fn in_memory(cwd: &str, session_id: Option<&str>, now_ms: i64) -> Session {
         let id = session_id.map_or_else(random_session_id, str::to_owned);
         let header = Header::from_fields(new_header_fields(&id, now_ms, cwd, None), 1, false);
-        Session::from_parts(None, header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), WriteOptions::default())
+        Session::from_parts(
+            None,
+            header,
+            Vec::new(),
+            CURRENT_SESSION_VERSION,
+            Vec::new(),
+            WriteOptions::default(),
+        )
     }
 
     /// Creates a new session file at `path` and writes its header. Fails if the file exists
@@ -234,18 +301,31 @@ impl Session {
         write: WriteOptions,
     ) -> Result<Session> {
         let id = session_id.map_or_else(random_session_id, str::to_owned);
-        let header = Header::from_fields(new_header_fields(&id, now_ms, cwd, parent_session), 1, false);
+        let header = Header::from_fields(
+            new_header_fields(&id, now_ms, cwd, parent_session),
+            1,
+            false,
+        );
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
         }
         let mut file = LockedFile::open(path, true, write.lock_timeout)?;
         if !file.is_empty()? {
-            return Err(Error::AlreadyExists { path: path.to_path_buf() });
+            return Err(Error::AlreadyExists {
+                path: path.to_path_buf(),
+            });
         }
         let mut line = header.text.as_str().as_bytes().to_vec();
         line.push(b'\n');
         file.append_lines(&line, write.fsync)?;
-        let mut session = Session::from_parts(Some(path.to_path_buf()), header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), write);
+        let mut session = Session::from_parts(
+            Some(path.to_path_buf()),
+            header,
+            Vec::new(),
+            CURRENT_SESSION_VERSION,
+            Vec::new(),
+            write,
+        );
         session.disk_len = line.len() as u64;
         session.disk_lines = 1;
         Ok(session)
@@ -254,12 +334,24 @@ impl Session {
     /// Opens and parses a session file: salvage of damaged lines, header check, in-memory
     /// migration to v3, index and leaf. The file is only written when it is empty (a header is
     /// written, as pi does), when `on_invalid_header` is `Reset`, or with `rewrite_migrated`.
-    pub fn open(path: &Path, options: &OpenOptions, ids: &mut dyn IdSource, now_ms: i64) -> Result<Session> {
+    pub fn open(
+        path: &Path,
+        options: &OpenOptions,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+    ) -> Result<Session> {
         let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
         let disk_len = bytes.len() as u64;
         let scan = scan_records(bytes);
         let first = scan.records.first();
         if first.is_none_or(|(text, _)| !is_valid_header(text)) {
+            if !scan.has_content && options.read_only {
+                return Err(Error::Format {
+                    path: path.to_path_buf(),
+                    line: 0,
+                    reason: "the file is empty".into(),
+                });
+            }
             if !scan.has_content {
                 // An empty (or blank) file: nothing to lose, so start it as pi does.
                 return Session::start_fresh(path, None, options.write, now_ms);
@@ -269,7 +361,11 @@ impl Session {
                 Some((text, line)) => (*line, describe_bad_header(text)),
             };
             return match options.on_invalid_header {
-                InvalidHeader::Error => Err(Error::Format { path: path.to_path_buf(), line, reason }),
+                InvalidHeader::Error => Err(Error::Format {
+                    path: path.to_path_buf(),
+                    line,
+                    reason,
+                }),
                 InvalidHeader::Reset => {
                     let backup = write_backup(path, now_ms).map_err(|e| Error::io(path, e))?;
                     Session::start_fresh(path, Some(backup), options.write, now_ms)
@@ -282,7 +378,12 @@ impl Session {
             Ok(Value::Object(map)) => map,
             _ => unreachable!("a valid header parses as an object"),
         };
-        let header = Header { text: header_text, fields: header_fields, line: header_line, modified: false };
+        let header = Header {
+            text: header_text,
+            fields: header_fields,
+            line: header_line,
+            modified: false,
+        };
         let mut skipped = scan.skipped;
         let mut entries = Vec::with_capacity(records.len());
         for (text, line) in records {
@@ -298,9 +399,17 @@ impl Session {
             }
         }
         let file_version = header.version();
-        let mut session = Session::from_parts(Some(path.to_path_buf()), header, entries, file_version, skipped, options.write);
+        let mut session = Session::from_parts(
+            Some(path.to_path_buf()),
+            header,
+            entries,
+            file_version,
+            skipped,
+            options.write,
+        );
         session.disk_len = disk_len;
         session.disk_lines = scan.lines;
+        session.read_only = options.read_only;
         session.migrate(ids);
         if options.rewrite_migrated {
             session.save_migrated(now_ms)?;
@@ -309,26 +418,56 @@ impl Session {
     }
 
     /// Builds a session from entries given as values (no file).
-    pub fn from_values(header: Option<Map<String, Value>>, entries: Vec<Value>, ids: &mut dyn IdSource) -> Session {
+    pub fn from_values(
+        header: Option<Map<String, Value>>,
+        entries: Vec<Value>,
+        ids: &mut dyn IdSource,
+    ) -> Session {
         let header = header.unwrap_or_else(|| new_header_fields("", 0, "", None));
         let header = Header::from_fields(header, 1, false);
         let file_version = header.version();
-        let entries: Vec<Entry> = entries.iter().enumerate().filter_map(|(i, v)| Entry::from_value(v, i + 2)).collect();
-        let mut session = Session::from_parts(None, header, entries, file_version, Vec::new(), WriteOptions::default());
+        let entries: Vec<Entry> = entries
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Entry::from_value(v, i + 2))
+            .collect();
+        let mut session = Session::from_parts(
+            None,
+            header,
+            entries,
+            file_version,
+            Vec::new(),
+            WriteOptions::default(),
+        );
         session.migrate(ids);
         session
     }
 
-    fn start_fresh(path: &Path, backup: Option<PathBuf>, write: WriteOptions, now_ms: i64) -> Result<Session> {
+    fn start_fresh(
+        path: &Path,
+        backup: Option<PathBuf>,
+        write: WriteOptions,
+        now_ms: i64,
+    ) -> Result<Session> {
         let id = random_session_id();
-        let cwd = std::env::current_dir().map(|d| d.to_string_lossy().into_owned()).unwrap_or_default();
+        let cwd = std::env::current_dir()
+            .map(|d| d.to_string_lossy().into_owned())
+            .unwrap_or_default();
         let header = Header::from_fields(new_header_fields(&id, now_ms, &cwd, None), 1, false);
         let line = format!("{}\n", header.text.as_str());
         {
             let _lock = LockedFile::open(path, true, write.lock_timeout)?;
-            replace_atomically(path, "reset", now_ms, |w| w.write_all(line.as_bytes())).map_err(|e| Error::io(path, e))?;
+            replace_atomically(path, "reset", now_ms, |w| w.write_all(line.as_bytes()))
+                .map_err(|e| Error::io(path, e))?;
         }
-        let mut session = Session::from_parts(Some(path.to_path_buf()), header, Vec::new(), CURRENT_SESSION_VERSION, Vec::new(), write);
+        let mut session = Session::from_parts(
+            Some(path.to_path_buf()),
+            header,
+            Vec::new(),
+            CURRENT_SESSION_VERSION,
+            Vec::new(),
+            write,
+        );
         session.disk_len = line.len() as u64;
         session.disk_lines = 1;
         session.backup_path = backup;
@@ -356,6 +495,7 @@ impl Session {
             disk_len: 0,
             disk_lines: 0,
             backup_path: None,
+            read_only: false,
         };
         session.rebuild_index();
         session
@@ -403,7 +543,8 @@ impl Session {
         let mut values: Vec<Option<Map<String, Value>>> = vec![None; self.entries.len()];
         if version < 2 {
             header.insert("version".into(), 2.into());
-            let original_ids: Vec<Option<String>> = self.entries.iter().map(|e| e.id.clone()).collect();
+            let original_ids: Vec<Option<String>> =
+                self.entries.iter().map(|e| e.id.clone()).collect();
             let mut taken: HashSet<String> = HashSet::new();
             let mut new_ids: Vec<String> = Vec::with_capacity(self.entries.len());
             let mut prev: Option<String> = None;
@@ -415,14 +556,21 @@ impl Session {
                 let id = generate_entry_id(ids, |c| taken.contains(c));
                 taken.insert(id.clone());
                 map.insert("id".into(), id.clone().into());
-                map.insert("parentId".into(), prev.clone().map_or(Value::Null, Value::from));
+                map.insert(
+                    "parentId".into(),
+                    prev.clone().map_or(Value::Null, Value::from),
+                );
                 if entry.is_type(types::COMPACTION) {
                     if let Some(index) = map.get("firstKeptEntryIndex").and_then(Value::as_f64) {
                         // The index counts the header as 0; a target at or after this entry
                         // still has its pre-migration id (usually none), as in pi.
                         if index.fract() == 0.0 && index >= 1.0 {
                             let target = index as usize - 1;
-                            let target_id = if target < i { new_ids.get(target).cloned() } else { original_ids.get(target).cloned().flatten() };
+                            let target_id = if target < i {
+                                new_ids.get(target).cloned()
+                            } else {
+                                original_ids.get(target).cloned().flatten()
+                            };
                             if let Some(target_id) = target_id {
                                 map.insert("firstKeptEntryId".into(), target_id.into());
                             }
@@ -439,7 +587,9 @@ impl Session {
         }
         header.insert("version".into(), CURRENT_SESSION_VERSION.into());
         for (i, entry) in self.entries.iter().enumerate() {
-            let is_hook = entry.message().is_some_and(|m| m.role.as_deref() == Some("hookMessage"));
+            let is_hook = entry
+                .message()
+                .is_some_and(|m| m.role.as_deref() == Some("hookMessage"));
             if !is_hook {
                 continue;
             }
@@ -477,17 +627,26 @@ impl Session {
         if !self.header.modified {
             return Ok(None);
         }
-        let path = self.path.clone().ok_or_else(|| Error::InvalidArgument("session is not bound to a file".into()))?;
+        let path = self
+            .path
+            .clone()
+            .ok_or_else(|| Error::InvalidArgument("session is not bound to a file".into()))?;
         let lock = LockedFile::open(&path, false, self.write.lock_timeout)?;
         let bytes = lock.read_all()?;
         if bytes.len() as u64 != self.disk_len {
             return Err(Error::Conflict { path, reason: "the file changed since it was loaded; open it again before saving the migration".into() });
         }
         let mut replaced: BTreeMap<usize, Vec<&str>> = BTreeMap::new();
-        replaced.entry(self.header.line).or_default().push(self.header.text.as_str());
+        replaced
+            .entry(self.header.line)
+            .or_default()
+            .push(self.header.text.as_str());
         for entry in &self.entries {
             if entry.modified {
-                replaced.entry(entry.line).or_default().push(entry.text.as_str());
+                replaced
+                    .entry(entry.line)
+                    .or_default()
+                    .push(entry.text.as_str());
             }
         }
         let backup = write_backup(&path, now_ms).map_err(|e| Error::io(&path, e))?;
@@ -578,10 +737,14 @@ impl Session {
 
     /// `getSessionName`: the name of the latest `session_info` entry with a truthy name.
     pub fn session_name(&self) -> Option<String> {
-        self.entries.iter().rev().filter(|e| e.is_type(types::SESSION_INFO)).find_map(|e| match e.field("name") {
-            Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
-            _ => None,
-        })
+        self.entries
+            .iter()
+            .rev()
+            .filter(|e| e.is_type(types::SESSION_INFO))
+            .find_map(|e| match e.field("name") {
+                Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+                _ => None,
+            })
     }
 
     /// Entry indices from the root to `leaf` (§1.6.25, `getBranch`). Stops at a missing
@@ -595,7 +758,10 @@ impl Session {
         self.entries
             .iter()
             .enumerate()
-            .filter(|(i, e)| e.parent_id.as_deref() == Some(id) && e.id.as_deref().and_then(|eid| self.index.get(eid)) == Some(i))
+            .filter(|(i, e)| {
+                e.parent_id.as_deref() == Some(id)
+                    && e.id.as_deref().and_then(|eid| self.index.get(eid)) == Some(i)
+            })
             .map(|(i, _)| i)
             .collect()
     }
@@ -617,7 +783,11 @@ impl Session {
                 None => roots.push(i),
             }
         }
-        let stamps: Vec<i64> = self.entries.iter().map(|e| e.timestamp_ms().unwrap_or(i64::MIN)).collect();
+        let stamps: Vec<i64> = self
+            .entries
+            .iter()
+            .map(|e| e.timestamp_ms().unwrap_or(i64::MIN))
+            .collect();
         for list in &mut children {
             list.sort_by_key(|&i| stamps[i]);
         }
@@ -628,7 +798,9 @@ impl Session {
 
     /// Moves the leaf to `id` (§1.9.43). Errors if unknown.
     pub fn branch(&mut self, id: &str) -> Result<()> {
-        let index = self.index_of(id).ok_or_else(|| Error::EntryNotFound(id.to_owned()))?;
+        let index = self
+            .index_of(id)
+            .ok_or_else(|| Error::EntryNotFound(id.to_owned()))?;
         self.leaf = Some(index);
         Ok(())
     }
@@ -638,21 +810,54 @@ impl Session {
         self.leaf = None;
     }
 
+    fn check_writable(&self) -> Result<()> {
+        if self.read_only {
+            return Err(Error::InvalidArgument(
+                "the session was opened read-only".into(),
+            ));
+        }
+        Ok(())
+    }
+
+    /// A fresh entry id not used in this session, drawn from `ids` (§1.2.5).
+    pub fn next_entry_id(&self, ids: &mut dyn IdSource) -> String {
+        generate_entry_id(ids, |c| self.index.contains_key(c))
+    }
+
     /// Appends an entry as a child of the leaf and moves the leaf to it. The line is written
     /// (under the lock) before the session changes in memory, so memory never runs ahead of
     /// the file. Returns the new id.
-    pub fn append(&mut self, entry: NewEntry, ids: &mut dyn IdSource, now_ms: i64) -> Result<String> {
+    pub fn append(
+        &mut self,
+        entry: NewEntry,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+    ) -> Result<String> {
+        let id = self.next_entry_id(ids);
+        self.append_with_id(entry, id, now_ms)
+    }
+
+    /// [`Session::append`] with an id drawn beforehand by [`Session::next_entry_id`].
+    pub fn append_with_id(&mut self, entry: NewEntry, id: String, now_ms: i64) -> Result<String> {
+        self.check_writable()?;
+        if self.index.contains_key(&id) || id.is_empty() {
+            return Err(Error::InvalidArgument(format!(
+                "entry id {id:?} is empty or already used"
+            )));
+        }
         let parent = match &entry {
-            NewEntry::BranchSummary { from_id, .. } if from_id == "root" => None,
-            NewEntry::BranchSummary { from_id, .. } => Some(from_id.clone()),
+            NewEntry::BranchSummary { branch_from, .. } => branch_from.clone(),
             _ => self.leaf_id().map(str::to_owned),
         };
         match &entry {
             NewEntry::Label { target_id, .. } if !self.index.contains_key(target_id) => {
                 return Err(Error::EntryNotFound(target_id.clone()));
             }
-            NewEntry::BranchSummary { from_id, .. } if from_id != "root" && !self.index.contains_key(from_id) => {
-                return Err(Error::EntryNotFound(from_id.clone()));
+            NewEntry::BranchSummary {
+                branch_from: Some(from),
+                ..
+            } if !self.index.contains_key(from) => {
+                return Err(Error::EntryNotFound(from.clone()));
             }
             NewEntry::Message(message) => validate_message(message)?,
             _ => {}
@@ -666,7 +871,6 @@ impl Session {
                 ),
             });
         }
-        let id = generate_entry_id(ids, |c| self.index.contains_key(c));
         let value = entry_value(entry, &id, parent, now_ms);
         let text = to_js_string(&value);
         let line = self.disk_lines + 1;
@@ -717,7 +921,10 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
         vec![
             ("type", Some(Value::from(ty))),
             ("id", Some(Value::from(id))),
-            ("parentId", Some(parent.clone().map_or(Value::Null, Value::from))),
+            (
+                "parentId",
+                Some(parent.clone().map_or(Value::Null, Value::from)),
+            ),
             ("timestamp", Some(Value::from(ms_to_iso(now_ms)))),
         ]
     };
@@ -731,14 +938,33 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
         Value::Object(map)
     };
     match entry {
-        NewEntry::Message(message) => build([head(types::MESSAGE), vec![("message", Some(message))]].concat()),
-        NewEntry::ThinkingLevelChange(level) => {
-            build([head(types::THINKING_LEVEL_CHANGE), vec![("thinkingLevel", Some(level.into()))]].concat())
+        NewEntry::Message(message) => {
+            build([head(types::MESSAGE), vec![("message", Some(message))]].concat())
         }
-        NewEntry::ModelChange { provider, model_id } => build(
-            [head(types::MODEL_CHANGE), vec![("provider", Some(provider.into())), ("modelId", Some(model_id.into()))]].concat(),
+        NewEntry::ThinkingLevelChange(level) => build(
+            [
+                head(types::THINKING_LEVEL_CHANGE),
+                vec![("thinkingLevel", Some(level.into()))],
+            ]
+            .concat(),
         ),
-        NewEntry::Compaction { summary, first_kept_entry_id, tokens_before, details, from_hook } => build(
+        NewEntry::ModelChange { provider, model_id } => build(
+            [
+                head(types::MODEL_CHANGE),
+                vec![
+                    ("provider", Some(provider.into())),
+                    ("modelId", Some(model_id.into())),
+                ],
+            ]
+            .concat(),
+        ),
+        NewEntry::Compaction {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details,
+            from_hook,
+        } => build(
             [
                 head(types::COMPACTION),
                 vec![
@@ -751,11 +977,19 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
             ]
             .concat(),
         ),
-        NewEntry::BranchSummary { from_id, summary, details, from_hook } => build(
+        NewEntry::BranchSummary {
+            branch_from,
+            summary,
+            details,
+            from_hook,
+        } => build(
             [
                 head(types::BRANCH_SUMMARY),
                 vec![
-                    ("fromId", Some(from_id.into())),
+                    (
+                        "fromId",
+                        Some(branch_from.unwrap_or_else(|| "root".to_owned()).into()),
+                    ),
                     ("summary", Some(summary.into())),
                     ("details", details),
                     ("fromHook", from_hook.map(Value::from)),
@@ -765,11 +999,20 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
         ),
         // custom and custom_message put their own fields before id/parentId/timestamp.
         NewEntry::Custom { custom_type, data } => {
-            let mut fields = vec![("type", Some(Value::from(types::CUSTOM))), ("customType", Some(custom_type.into())), ("data", data)];
+            let mut fields = vec![
+                ("type", Some(Value::from(types::CUSTOM))),
+                ("customType", Some(custom_type.into())),
+                ("data", data),
+            ];
             fields.extend(head(types::CUSTOM).into_iter().skip(1));
             build(fields)
         }
-        NewEntry::CustomMessage { custom_type, content, display, details } => {
+        NewEntry::CustomMessage {
+            custom_type,
+            content,
+            display,
+            details,
+        } => {
             let mut fields = vec![
                 ("type", Some(Value::from(types::CUSTOM_MESSAGE))),
                 ("customType", Some(custom_type.into())),
@@ -780,12 +1023,23 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
             fields.extend(head(types::CUSTOM_MESSAGE).into_iter().skip(1));
             build(fields)
         }
-        NewEntry::Label { target_id, label } => {
-            build([head(types::LABEL), vec![("targetId", Some(target_id.into())), ("label", label.map(Value::from))]].concat())
-        }
-        NewEntry::SessionInfo { name } => {
-            build([head(types::SESSION_INFO), vec![("name", Some(js_trim(&name).to_owned().into()))]].concat())
-        }
+        NewEntry::Label { target_id, label } => build(
+            [
+                head(types::LABEL),
+                vec![
+                    ("targetId", Some(target_id.into())),
+                    ("label", label.map(Value::from)),
+                ],
+            ]
+            .concat(),
+        ),
+        NewEntry::SessionInfo { name } => build(
+            [
+                head(types::SESSION_INFO),
+                vec![("name", Some(js_trim(&name).to_owned().into()))],
+            ]
+            .concat(),
+        ),
     }
 }
 
@@ -799,7 +1053,11 @@ pub fn path_to_root(entries: &[Entry], index: &HashMap<String, usize>, leaf: usi
             break;
         }
         path.push(i);
-        current = entries[i].parent_id.as_deref().filter(|p| !p.is_empty()).and_then(|p| index.get(p).copied());
+        current = entries[i]
+            .parent_id
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .and_then(|p| index.get(p).copied());
     }
     path.reverse();
     path

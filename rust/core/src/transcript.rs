@@ -33,7 +33,9 @@ impl Transcript {
         let mut messages = Vec::with_capacity(items.len());
         for item in items {
             if RawObject::parse(item.get()).is_err() {
-                return Err(serde::de::Error::custom("every transcript element must be a JSON object"));
+                return Err(serde::de::Error::custom(
+                    "every transcript element must be a JSON object",
+                ));
             }
             messages.push(owned.sub(item.get()));
         }
@@ -42,7 +44,12 @@ impl Transcript {
 
     /// Builds a transcript from message values (serialized like `JSON.stringify`).
     pub fn from_values(values: &[Value]) -> Transcript {
-        Transcript { messages: values.iter().map(|v| JsonText::owned(to_js_string(v))).collect() }
+        Transcript {
+            messages: values
+                .iter()
+                .map(|v| JsonText::owned(to_js_string(v)))
+                .collect(),
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -93,10 +100,14 @@ mod tests {
 
     #[test]
     fn json_round_trip_keeps_bytes() {
-        let text = r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#;
+        let text =
+            r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#;
         let t = Transcript::from_json(text).unwrap();
         assert_eq!(t.len(), 2);
-        assert_eq!(t.to_json(), r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#);
+        assert_eq!(
+            t.to_json(),
+            r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#
+        );
         assert_eq!(t.role(1).as_deref(), Some("assistant"));
         assert!(Transcript::from_json("[1]").is_err());
         assert!(Transcript::from_json("{}").is_err());

@@ -1,0 +1,7 @@
+"""``python -m clawctx``."""
+
+import sys
+
+from clawctx.cli import main
+
+sys.exit(main())

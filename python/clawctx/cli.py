@@ -1,0 +1,192 @@
+"""The ``clawctx`` command line: ``inspect`` a session, ``repair`` session files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from clawctx import _core
+from clawctx.demo import demo_session_path
+
+#: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
+#: provider-shaped variants real OpenClaw files contain, spec §1.5).
+TOOL_CALL_BLOCK_TYPES = frozenset({"toolCall", "toolUse", "functionCall"})
+
+
+def _tool_call_ids(message: dict[str, Any]) -> list[str]:
+    content = message.get("content")
+    if not isinstance(content, list):
+        return []
+    ids = []
+    for block in content:
+        if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCK_TYPES:
+            block_id = block.get("id")
+            if isinstance(block_id, str) and block_id:
+                ids.append(block_id)
+    return ids
+
+
+def _tool_result_id(message: dict[str, Any]) -> str | None:
+    for key in ("toolCallId", "toolUseId"):
+        value = message.get(key)
+        if isinstance(value, str) and value:
+            return value
+    return None
+
+
+def inspect_session(path: Path) -> dict[str, Any]:
+    """Everything ``clawctx inspect`` reports about one session file, as plain data.
+
+    Opens the file read-only: inspecting never writes, migrates or repairs.
+    """
+    session = _core.Session.open(path, read_only=True)
+    context = session.context()
+    messages = context.messages.to_list()
+    calls: list[str] = []
+    results: list[str] = []
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            calls.extend(_tool_call_ids(message))
+        elif role == "toolResult":
+            result_id = _tool_result_id(message)
+            if result_id is not None:
+                results.append(result_id)
+    result_set, call_set = set(results), set(calls)
+    types = Counter(t if t is not None else "(no type)" for t in session.entry_types())
+    roles = Counter(r if r is not None else "(no role)" for r in context.messages.roles())
+    return {
+        "path": str(path),
+        "header": session.header,
+        "session_id": session.session_id,
+        "name": session.name,
+        "file_version": session.file_version,
+        "version": session.version,
+        "migration_needed": session.needs_migration,
+        "entries": len(session),
+        "entry_counts": dict(sorted(types.items())),
+        "leaf_id": session.leaf_id,
+        "leaf_path_entries": len(session.branch_path()),
+        "thinking_level": context.thinking_level,
+        "model": context.model,
+        "context_messages": len(context.messages),
+        "context_roles": dict(sorted(roles.items())),
+        "labels": session.labels,
+        "skipped_lines": [
+            {"line": s.line, "action": s.action, "reason": s.reason, "records": s.records}
+            for s in session.skipped_lines
+        ],
+        "tool_calls_without_results": [c for c in calls if c not in result_set],
+        "tool_results_without_calls": [r for r in results if r not in call_set],
+        "estimated_tokens": sum(_core.estimate_tokens(m) for m in messages),
+    }
+
+
+def _format_report(report: dict[str, Any]) -> str:
+    lines = [f"session  {report['path']}"]
+    header = report["header"]
+    lines.append("header   " + ", ".join(f"{k}={v}" for k, v in header.items() if k != "type"))
+    if report["migration_needed"]:
+        version = f"{report['file_version']} (migration to v{report['version']} would apply)"
+    else:
+        version = f"{report['file_version']} (current)"
+    lines.append(f"version  {version}")
+    if report["name"]:
+        lines.append(f"name     {report['name']}")
+    lines.append(f"entries  {report['entries']}")
+    for entry_type, count in report["entry_counts"].items():
+        lines.append(f"  {entry_type:<24}{count:>7}")
+    lines.append(f"leaf     {report['leaf_id']} ({report['leaf_path_entries']} entries on its path)")
+    model = report["model"]
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    lines.append(f"model    {model_text}, thinking level {report['thinking_level']}")
+    lines.append(f"context  {report['context_messages']} messages")
+    for role, count in report["context_roles"].items():
+        lines.append(f"  {role:<24}{count:>7}")
+    lines.append(f"tokens   ~{report['estimated_tokens']} (chars/4 estimate)")
+    skipped = report["skipped_lines"]
+    lines.append(f"damaged  {len(skipped)} line(s)")
+    for s in skipped:
+        lines.append(f"  line {s['line']}: {s['action']} ({s['reason']}), {s['records']} record(s) kept")
+    orphans = report["tool_calls_without_results"]
+    lines.append(f"tool calls without results on the leaf path: {len(orphans)}")
+    lines.extend(f"  {c}" for c in orphans)
+    stray = report["tool_results_without_calls"]
+    lines.append(f"tool results without calls on the leaf path: {len(stray)}")
+    lines.extend(f"  {r}" for r in stray)
+    return "\n".join(lines)
+
+
+def _cmd_inspect(args: argparse.Namespace) -> int:
+    path = Path(args.session) if args.session else demo_session_path()
+    try:
+        report = inspect_session(path)
+    except (OSError, _core.ClawctxError) as err:
+        print(f"clawctx inspect: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(report, indent=2, ensure_ascii=False))
+    else:
+        print(_format_report(report))
+    return 0
+
+
+def _cmd_repair(args: argparse.Namespace) -> int:
+    status = 0
+    for name in args.sessions:
+        try:
+            report = _core.repair_session_file(
+                name, backup="delete" if args.delete_backup else "keep"
+            )
+        except (OSError, _core.ClawctxError) as err:
+            print(f"{name}: failed: {err}")
+            status = 1
+            continue
+        if report.repaired:
+            backup = f"; backup {report.backup_path}" if report.backup_path else ""
+            print(f"{name}: repaired: {report.summary()}{backup}")
+        elif report.reason is None:
+            print(f"{name}: ok: nothing to repair")
+        elif report.reason == "empty session file":
+            print(f"{name}: ok: empty session file")
+        else:
+            print(f"{name}: skipped: {report.reason}")
+            status = 1
+    return status
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of the ``clawctx`` command."""
+    parser = argparse.ArgumentParser(prog="clawctx", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"clawctx {_core.__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+    inspect = commands.add_parser(
+        "inspect", help="summarize a session file (the bundled demo session by default)"
+    )
+    inspect.add_argument("session", nargs="?", help="session .jsonl file")
+    inspect.add_argument("--json", action="store_true", help="print the report as JSON")
+    inspect.set_defaults(handler=_cmd_inspect)
+    repair = commands.add_parser("repair", help="repair session files in place (with a backup)")
+    repair.add_argument("sessions", nargs="+", help="session .jsonl files")
+    repair.add_argument(
+        "--delete-backup", action="store_true", help="delete the backup after a successful repair"
+    )
+    repair.set_defaults(handler=_cmd_repair)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``clawctx`` command; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    handler = args.handler
+    status: int = handler(args)
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""The demo session shipped inside the package."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+
+def demo_session_path() -> Path:
+    """Path of the bundled demo session: a multi-turn coding session with tool calls, an
+    abandoned branch with a branch summary, and a compaction."""
+    resource = resources.files("clawctx") / "data" / "demo-session.jsonl"
+    return Path(str(resource))

@@ -1,0 +1,74 @@
+//! Python exception classes and the mapping from core errors to them.
+
+use clawctx_core::Error;
+use pyo3::create_exception;
+use pyo3::exceptions::{
+    PyException, PyFileExistsError, PyFileNotFoundError, PyKeyError, PyOSError, PyValueError,
+};
+use pyo3::prelude::*;
+
+create_exception!(
+    clawctx._core,
+    ClawctxError,
+    PyException,
+    "Base class of every clawctx error."
+);
+create_exception!(
+    clawctx._core,
+    SessionFormatError,
+    ClawctxError,
+    "The file is not a usable session file. Attributes: path, line (1-based; 0 when the file has no record), reason."
+);
+create_exception!(
+    clawctx._core,
+    SessionLockError,
+    ClawctxError,
+    "The advisory lock on a session file could not be taken in time (another process holds it)."
+);
+create_exception!(
+    clawctx._core,
+    RepairError,
+    ClawctxError,
+    "Rewriting a damaged session file failed; the original file is untouched."
+);
+
+/// Converts a core error into the matching Python exception.
+pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
+    let message = err.to_string();
+    match err {
+        Error::Format { path, line, reason } => {
+            let e = SessionFormatError::new_err(message);
+            let value = e.value(py);
+            let _ = value.setattr("path", path.to_string_lossy().into_owned());
+            let _ = value.setattr("line", line);
+            let _ = value.setattr("reason", reason);
+            e
+        }
+        Error::Lock { .. } => SessionLockError::new_err(message),
+        Error::NotFound { path } => {
+            PyFileNotFoundError::new_err((2, message, path.to_string_lossy().into_owned()))
+        }
+        Error::AlreadyExists { path } => {
+            PyFileExistsError::new_err((17, message, path.to_string_lossy().into_owned()))
+        }
+        Error::Conflict { .. } => ClawctxError::new_err(message),
+        Error::EntryNotFound(_) => PyKeyError::new_err(message),
+        Error::InvalidArgument(_) => PyValueError::new_err(message),
+        Error::RepairFailed { .. } => RepairError::new_err(message),
+        Error::Io { source, path } => match source.raw_os_error() {
+            Some(code) => PyOSError::new_err((code, message, path.to_string_lossy().into_owned())),
+            None => PyOSError::new_err(message),
+        },
+    }
+}
+
+/// `Result` mapping for use with `?`.
+pub trait IntoPyResult<T> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, Error> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, e))
+    }
+}

@@ -1,0 +1,589 @@
+//! `Session`, `SessionContext` and `SkippedLine`.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clawctx_core::context::LeafSelector;
+use clawctx_core::entry::Entry;
+use clawctx_core::ids::RandomIds;
+use clawctx_core::persist::WriteOptions;
+use clawctx_core::session::{InvalidHeader, NewEntry, OpenOptions, Session};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use serde_json::Value;
+
+use crate::convert::{from_py, json_text_to_py, to_py, Clock, PyIdSource};
+use crate::errors::IntoPyResult;
+use crate::transcript::PyTranscript;
+
+/// The context built for a leaf (spec §1.6).
+#[pyclass(module = "clawctx._core", frozen, get_all)]
+pub struct SessionContext {
+    /// The messages on the path, as a `Transcript`.
+    pub messages: Py<PyTranscript>,
+    /// `"off"` unless a thinking_level_change on the path says otherwise.
+    pub thinking_level: Py<PyAny>,
+    /// `{"provider": ..., "modelId": ...}` or `None`.
+    pub model: Py<PyAny>,
+}
+
+impl SessionContext {
+    pub fn from_core(py: Python<'_>, context: clawctx_core::SessionContext) -> PyResult<Self> {
+        Ok(SessionContext {
+            messages: Py::new(py, PyTranscript::new(context.messages))?,
+            thinking_level: to_py(py, &context.thinking_level)?,
+            model: match &context.model {
+                Some(m) => to_py(py, m)?,
+                None => py.None(),
+            },
+        })
+    }
+}
+
+#[pymethods]
+impl SessionContext {
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "SessionContext(messages={}, thinking_level={}, model={})",
+            self.messages.get().inner.len(),
+            self.thinking_level
+                .bind(py)
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_default(),
+            self.model
+                .bind(py)
+                .repr()
+                .map(|r| r.to_string())
+                .unwrap_or_default()
+        )
+    }
+}
+
+/// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
+#[pyclass(module = "clawctx._core", frozen, get_all, skip_from_py_object)]
+#[derive(Clone)]
+pub struct SkippedLine {
+    pub line: usize,
+    pub action: String,
+    pub reason: String,
+    pub records: usize,
+}
+
+#[pymethods]
+impl SkippedLine {
+    fn __repr__(&self) -> String {
+        format!(
+            "SkippedLine(line={}, action={:?}, reason={:?}, records={})",
+            self.line, self.action, self.reason, self.records
+        )
+    }
+}
+
+fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
+    if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
+        return Err(PyValueError::new_err(
+            "lock_timeout must be a non-negative number of seconds",
+        ));
+    }
+    Ok(WriteOptions {
+        fsync,
+        lock_timeout: Duration::from_secs_f64(lock_timeout),
+    })
+}
+
+/// A pi/OpenClaw session: header, entries, tree and leaf, bound to its JSONL file.
+#[pyclass(name = "Session", module = "clawctx._core")]
+pub struct PySession {
+    inner: Session,
+    clock: Clock,
+    id_factory: Option<Py<PyAny>>,
+}
+
+impl PySession {
+    fn entry_dict(&self, py: Python<'_>, entry: &Entry) -> PyResult<Py<PyAny>> {
+        json_text_to_py(py, entry.text.as_str())
+    }
+
+    fn entry_list<'py>(
+        &self,
+        py: Python<'py>,
+        indices: impl IntoIterator<Item = usize>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let entries = self.inner.entries();
+        let items: PyResult<Vec<Py<PyAny>>> = indices
+            .into_iter()
+            .map(|i| self.entry_dict(py, &entries[i]))
+            .collect();
+        PyList::new(py, items?)
+    }
+
+    fn append(&mut self, py: Python<'_>, entry: NewEntry) -> PyResult<String> {
+        let now = self.clock.now_ms(py)?;
+        let mut ids = PyIdSource::new(py, self.id_factory.as_ref());
+        let id = self.inner.next_entry_id(&mut ids);
+        ids.finish()?;
+        let inner = &mut self.inner;
+        // File lock and write (possibly an fsync) without the GIL.
+        py.detach(move || inner.append_with_id(entry, id, now))
+            .py_err(py)
+    }
+}
+
+#[pymethods]
+impl PySession {
+    /// Opens a session file (spec §1.4): damaged lines are salvaged or skipped (see
+    /// `skipped_lines`), the header is checked, v1/v2 files are migrated to v3 in memory (the
+    /// file is rewritten only with `rewrite_migrated=True` or `save_migrated()`).
+    ///
+    /// Raises `FileNotFoundError` for a missing file and `SessionFormatError` for a file with
+    /// content but no valid header, unless `on_invalid_header="reset"`, which backs the file up
+    /// and starts a fresh session in it as pi does. An empty file gets a new header, except with
+    /// `read_only=True`, which never writes (an empty file is then a `SessionFormatError` and
+    /// appends raise `ValueError`).
+    #[staticmethod]
+    #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        on_invalid_header: &str,
+        rewrite_migrated: bool,
+        read_only: bool,
+        fsync: bool,
+        lock_timeout: f64,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        id_factory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let on_invalid_header = match on_invalid_header {
+            "error" => InvalidHeader::Error,
+            "reset" => InvalidHeader::Reset,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "on_invalid_header must be \"error\" or \"reset\", not {other:?}"
+                )))
+            }
+        };
+        let options = OpenOptions {
+            on_invalid_header,
+            write: write_options(fsync, lock_timeout)?,
+            rewrite_migrated,
+            read_only,
+        };
+        let clock = Clock::from_arg(now_ms)?;
+        let now = clock.now_ms(py)?;
+        let id_factory = id_factory
+            .filter(|f| !f.is_none())
+            .map(|f| f.clone().unbind());
+        let inner = match &id_factory {
+            // A Python id factory needs the GIL during migration.
+            Some(factory) => {
+                let mut ids = PyIdSource::new(py, Some(factory));
+                let session = Session::open(&path, &options, &mut ids, now).py_err(py)?;
+                ids.finish()?;
+                session
+            }
+            None => py
+                .detach(|| Session::open(&path, &options, &mut RandomIds, now))
+                .py_err(py)?,
+        };
+        Ok(PySession {
+            inner,
+            clock,
+            id_factory,
+        })
+    }
+
+    /// Creates a new session file with a v3 header (written immediately). Fails with
+    /// `FileExistsError` if the file exists and is not empty.
+    #[staticmethod]
+    #[pyo3(signature = (path, *, cwd, session_id = None, parent_session = None, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create(
+        py: Python<'_>,
+        path: PathBuf,
+        cwd: String,
+        session_id: Option<String>,
+        parent_session: Option<String>,
+        fsync: bool,
+        lock_timeout: f64,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        id_factory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let clock = Clock::from_arg(now_ms)?;
+        let now = clock.now_ms(py)?;
+        let write = write_options(fsync, lock_timeout)?;
+        let inner = py
+            .detach(|| {
+                Session::create(
+                    &path,
+                    &cwd,
+                    session_id.as_deref(),
+                    parent_session.as_deref(),
+                    now,
+                    write,
+                )
+            })
+            .py_err(py)?;
+        let id_factory = id_factory
+            .filter(|f| !f.is_none())
+            .map(|f| f.clone().unbind());
+        Ok(PySession {
+            inner,
+            clock,
+            id_factory,
+        })
+    }
+
+    /// A session that lives only in memory (appends write nothing).
+    #[staticmethod]
+    #[pyo3(signature = (*, cwd = String::new(), session_id = None, now_ms = None, id_factory = None))]
+    fn in_memory(
+        py: Python<'_>,
+        cwd: String,
+        session_id: Option<String>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        id_factory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        let clock = Clock::from_arg(now_ms)?;
+        let now = clock.now_ms(py)?;
+        let inner = Session::in_memory(&cwd, session_id.as_deref(), now);
+        let id_factory = id_factory
+            .filter(|f| !f.is_none())
+            .map(|f| f.clone().unbind());
+        Ok(PySession {
+            inner,
+            clock,
+            id_factory,
+        })
+    }
+
+    /// The file this session reads and appends to (`None` for in-memory sessions).
+    #[getter]
+    fn path(&self) -> Option<PathBuf> {
+        self.inner.path().map(PathBuf::from)
+    }
+
+    /// The header as a dict (after in-memory migration; unknown fields kept).
+    #[getter]
+    fn header(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &Value::Object(self.inner.header().fields.clone()))
+    }
+
+    /// The header's version in memory (3 after migration).
+    #[getter]
+    fn version(&self) -> u64 {
+        self.inner.header().version()
+    }
+
+    /// The version the file has on disk (1 when the header has none).
+    #[getter]
+    fn file_version(&self) -> u64 {
+        self.inner.file_version()
+    }
+
+    /// True when the file is an older version migrated in memory and not yet saved.
+    #[getter]
+    fn needs_migration(&self) -> bool {
+        self.inner.needs_migration_rewrite()
+    }
+
+    #[getter]
+    fn session_id(&self) -> Option<String> {
+        self.inner.session_id().map(str::to_owned)
+    }
+
+    /// The current leaf's id (the last entry in file order after opening).
+    #[getter]
+    fn leaf_id(&self) -> Option<String> {
+        self.inner.leaf_id().map(str::to_owned)
+    }
+
+    /// The session name from the latest `session_info` entry with a name.
+    #[getter]
+    fn name(&self) -> Option<String> {
+        self.inner.session_name()
+    }
+
+    /// Resolved labels: `{target_id: label}`.
+    #[getter]
+    fn labels(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &Value::Object(self.inner.labels().clone()))
+    }
+
+    /// Lines the loader could not take as they were.
+    #[getter]
+    fn skipped_lines(&self) -> Vec<SkippedLine> {
+        self.inner
+            .skipped_lines()
+            .iter()
+            .map(|s| SkippedLine {
+                line: s.line,
+                action: s.action.as_str().to_owned(),
+                reason: s.reason.clone(),
+                records: s.records,
+            })
+            .collect()
+    }
+
+    /// The backup written by a reset or `save_migrated()`, if any.
+    #[getter]
+    fn backup_path(&self) -> Option<PathBuf> {
+        self.inner.backup_path().map(PathBuf::from)
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.entries().len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Session(path={:?}, session_id={:?}, entries={}, leaf_id={:?})",
+            self.inner.path().map(|p| p.display().to_string()),
+            self.inner.session_id(),
+            self.inner.entries().len(),
+            self.inner.leaf_id()
+        )
+    }
+
+    /// Every entry (header excluded) as dicts, in file order.
+    fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.entry_list(py, 0..self.inner.entries().len())
+    }
+
+    /// The `type` of every entry in file order (no dicts built).
+    fn entry_types(&self) -> Vec<Option<String>> {
+        self.inner
+            .entries()
+            .iter()
+            .map(|e| e.entry_type.clone())
+            .collect()
+    }
+
+    /// The entry with this id as a dict, or `None`.
+    fn get_entry(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
+        self.inner
+            .get_entry(id)
+            .map(|e| self.entry_dict(py, e))
+            .transpose()
+    }
+
+    /// The label of an entry, or `None`.
+    fn get_label(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
+        self.inner.label(id).map(|v| to_py(py, v)).transpose()
+    }
+
+    /// Entries from the root to `leaf_id` (default: the current leaf), as dicts.
+    #[pyo3(signature = (leaf_id = None))]
+    fn branch_path<'py>(
+        &self,
+        py: Python<'py>,
+        leaf_id: Option<&str>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let leaf = match leaf_id {
+            Some(id) => self.inner.index_of(id),
+            None => self.inner.leaf_index(),
+        };
+        match leaf {
+            Some(i) => self.entry_list(py, self.inner.path_to(i)),
+            None => Ok(PyList::empty(py)),
+        }
+    }
+
+    /// The entries whose parent is `id`, in file order.
+    fn children<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Bound<'py, PyList>> {
+        self.entry_list(py, self.inner.children(id))
+    }
+
+    /// The tree (spec §1.9.44): a list of root nodes `{"entry", "children", "label"}`, children
+    /// sorted by timestamp. Built without recursion, so any depth works.
+    fn tree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let tree = self.inner.tree();
+        let entries = self.inner.entries();
+        let mut nodes = Vec::with_capacity(entries.len());
+        let mut child_lists = Vec::with_capacity(entries.len());
+        for entry in entries {
+            let node = PyDict::new(py);
+            node.set_item("entry", self.entry_dict(py, entry)?)?;
+            let children = PyList::empty(py);
+            node.set_item("children", &children)?;
+            let label = match entry.id.as_deref().and_then(|id| self.inner.label(id)) {
+                Some(v) => to_py(py, v)?,
+                None => py.None(),
+            };
+            node.set_item("label", label)?;
+            nodes.push(node);
+            child_lists.push(children);
+        }
+        for (parent, kids) in tree.children.iter().enumerate() {
+            for &kid in kids {
+                child_lists[parent].append(&nodes[kid])?;
+            }
+        }
+        PyList::new(py, tree.roots.iter().map(|&r| nodes[r].clone()))
+    }
+
+    /// `buildSessionContext` for `leaf_id` (default: the current leaf; an unknown id falls
+    /// back to the last entry, as in pi).
+    #[pyo3(signature = (leaf_id = None))]
+    fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<SessionContext> {
+        let inner = &self.inner;
+        let context = py.detach(|| {
+            let index = clawctx_core::session::index_entries(inner.entries());
+            let selector = match (leaf_id, inner.leaf_index()) {
+                (Some(id), _) => LeafSelector::Id(id),
+                (None, Some(i)) => LeafSelector::Index(i),
+                (None, None) => LeafSelector::Null,
+            };
+            clawctx_core::build_session_context(inner.entries(), &index, selector)
+        });
+        SessionContext::from_core(py, context)
+    }
+
+    /// Writes the in-memory migration back to the file (atomically, after a backup). Returns
+    /// the backup path, or `None` when the file needed no migration.
+    fn save_migrated(&mut self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
+        let now = self.clock.now_ms(py)?;
+        let inner = &mut self.inner;
+        py.detach(move || inner.save_migrated(now)).py_err(py)
+    }
+
+    // ---- appends (spec §1.9): each returns the new entry id -------------------------------
+
+    /// Appends a message (user, assistant, toolResult, bashExecution, custom, …).
+    fn append_message(&mut self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
+        let value = from_py(message)?;
+        self.append(py, NewEntry::Message(value))
+    }
+
+    fn append_thinking_level_change(
+        &mut self,
+        py: Python<'_>,
+        thinking_level: String,
+    ) -> PyResult<String> {
+        self.append(py, NewEntry::ThinkingLevelChange(thinking_level))
+    }
+
+    fn append_model_change(
+        &mut self,
+        py: Python<'_>,
+        provider: String,
+        model_id: String,
+    ) -> PyResult<String> {
+        self.append(py, NewEntry::ModelChange { provider, model_id })
+    }
+
+    #[pyo3(signature = (summary, first_kept_entry_id, tokens_before, details = None, from_hook = None))]
+    fn append_compaction(
+        &mut self,
+        py: Python<'_>,
+        summary: String,
+        first_kept_entry_id: String,
+        tokens_before: &Bound<'_, PyAny>,
+        details: Option<&Bound<'_, PyAny>>,
+        from_hook: Option<bool>,
+    ) -> PyResult<String> {
+        let tokens_before = from_py(tokens_before)?;
+        if !tokens_before.is_number() {
+            return Err(PyTypeError::new_err("tokens_before must be a number"));
+        }
+        let details = details.map(from_py).transpose()?;
+        self.append(
+            py,
+            NewEntry::Compaction {
+                summary,
+                first_kept_entry_id,
+                tokens_before,
+                details,
+                from_hook,
+            },
+        )
+    }
+
+    #[pyo3(signature = (custom_type, data = None))]
+    fn append_custom_entry(
+        &mut self,
+        py: Python<'_>,
+        custom_type: String,
+        data: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let data = data.map(from_py).transpose()?;
+        self.append(py, NewEntry::Custom { custom_type, data })
+    }
+
+    #[pyo3(signature = (custom_type, content, display, details = None))]
+    fn append_custom_message(
+        &mut self,
+        py: Python<'_>,
+        custom_type: String,
+        content: &Bound<'_, PyAny>,
+        display: bool,
+        details: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<String> {
+        let content = from_py(content)?;
+        if !(content.is_string() || content.is_array()) {
+            return Err(PyTypeError::new_err(
+                "content must be a str or a list of text/image blocks",
+            ));
+        }
+        let details = details.map(from_py).transpose()?;
+        self.append(
+            py,
+            NewEntry::CustomMessage {
+                custom_type,
+                content,
+                display,
+                details,
+            },
+        )
+    }
+
+    /// Sets (or with `None`/`""` clears) the label of an existing entry.
+    #[pyo3(signature = (target_id, label = None))]
+    fn append_label(
+        &mut self,
+        py: Python<'_>,
+        target_id: String,
+        label: Option<String>,
+    ) -> PyResult<String> {
+        self.append(py, NewEntry::Label { target_id, label })
+    }
+
+    fn append_session_info(&mut self, py: Python<'_>, name: String) -> PyResult<String> {
+        self.append(py, NewEntry::SessionInfo { name })
+    }
+
+    /// Moves the leaf to an existing entry; the next append branches from there.
+    fn branch(&mut self, py: Python<'_>, entry_id: &str) -> PyResult<()> {
+        self.inner.branch(entry_id).py_err(py)
+    }
+
+    /// Sets the leaf to none: the next append starts a new root.
+    fn reset_leaf(&mut self) {
+        self.inner.reset_leaf();
+    }
+
+    /// Moves the leaf to `branch_from_id` (`None`: before the first entry) and appends a
+    /// `branch_summary` there (`fromId` = the id, or `"root"`).
+    #[pyo3(signature = (branch_from_id, summary, details = None, from_hook = None))]
+    fn branch_with_summary(
+        &mut self,
+        py: Python<'_>,
+        branch_from_id: Option<String>,
+        summary: String,
+        details: Option<&Bound<'_, PyAny>>,
+        from_hook: Option<bool>,
+    ) -> PyResult<String> {
+        let details = details.map(from_py).transpose()?;
+        self.append(
+            py,
+            NewEntry::BranchSummary {
+                branch_from: branch_from_id,
+                summary,
+                details,
+                from_hook,
+            },
+        )
+    }
+}

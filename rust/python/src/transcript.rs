@@ -1,0 +1,205 @@
+//! `Transcript` and the functions over plain message data.
+
+use std::sync::Arc;
+
+use clawctx_core::context::LeafSelector;
+use clawctx_core::session::index_entries;
+use clawctx_core::{Entry, Transcript};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyList, PySlice};
+
+use crate::convert::{from_py, json_text_to_py};
+use crate::session::SessionContext;
+
+/// An ordered list of agent messages owned by Rust.
+///
+/// Indexing and iteration give dicts, built on request. Messages read from a session file keep
+/// their exact bytes: `to_json()` of an unmodified transcript reproduces them.
+#[pyclass(name = "Transcript", module = "clawctx._core", frozen, sequence)]
+pub struct PyTranscript {
+    pub inner: Arc<Transcript>,
+}
+
+impl PyTranscript {
+    pub fn new(inner: Transcript) -> Self {
+        PyTranscript {
+            inner: Arc::new(inner),
+        }
+    }
+
+    fn message_at(&self, py: Python<'_>, index: isize) -> PyResult<Py<PyAny>> {
+        let len = self.inner.len() as isize;
+        let i = if index < 0 { index + len } else { index };
+        if i < 0 || i >= len {
+            return Err(PyIndexError::new_err("transcript index out of range"));
+        }
+        json_text_to_py(py, self.inner.messages()[i as usize].as_str())
+    }
+}
+
+/// Accepts a `Transcript` (shared, no copy) or a list of message dicts.
+pub fn transcript_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
+    if let Ok(t) = obj.cast::<PyTranscript>() {
+        return Ok(Arc::clone(&t.get().inner));
+    }
+    let list = obj
+        .try_iter()
+        .map_err(|_| PyTypeError::new_err("expected a Transcript or a list of message dicts"))?;
+    let mut values = Vec::new();
+    for item in list {
+        let value = from_py(&item?)?;
+        if !value.is_object() {
+            return Err(PyTypeError::new_err("every message must be a dict"));
+        }
+        values.push(value);
+    }
+    Ok(Arc::new(Transcript::from_values(&values)))
+}
+
+#[pymethods]
+impl PyTranscript {
+    #[new]
+    #[pyo3(signature = (messages = None))]
+    fn py_new(messages: Option<&Bound<'_, PyAny>>) -> PyResult<Self> {
+        match messages {
+            None => Ok(PyTranscript::new(Transcript::default())),
+            Some(obj) => Ok(PyTranscript {
+                inner: transcript_arg(obj)?,
+            }),
+        }
+    }
+
+    /// A transcript from a list of message dicts.
+    #[staticmethod]
+    fn from_list(messages: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyTranscript {
+            inner: transcript_arg(messages)?,
+        })
+    }
+
+    /// A transcript from a JSON array (bytes or str); each message keeps its exact text.
+    #[staticmethod]
+    fn from_json(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let text: String = if let Ok(b) = data.cast::<PyBytes>() {
+            String::from_utf8(b.as_bytes().to_vec())
+                .map_err(|e| PyValueError::new_err(format!("invalid UTF-8: {e}")))?
+        } else {
+            data.extract::<String>()
+                .map_err(|_| PyTypeError::new_err("from_json takes bytes or str"))?
+        };
+        let parsed = py.detach(move || Transcript::from_json(&text));
+        parsed
+            .map(PyTranscript::new)
+            .map_err(|e| PyValueError::new_err(format!("invalid transcript JSON: {e}")))
+    }
+
+    /// The JSON array as bytes.
+    fn to_json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        let inner = Arc::clone(&self.inner);
+        let text = py.detach(move || inner.to_json());
+        PyBytes::new(py, text.as_bytes())
+    }
+
+    /// Every message as a dict.
+    fn to_list<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items: PyResult<Vec<Py<PyAny>>> = self
+            .inner
+            .messages()
+            .iter()
+            .map(|m| json_text_to_py(py, m.as_str()))
+            .collect();
+        PyList::new(py, items?)
+    }
+
+    /// The `role` of every message (`None` where missing), without building message dicts.
+    fn roles(&self) -> Vec<Option<String>> {
+        (0..self.inner.len()).map(|i| self.inner.role(i)).collect()
+    }
+
+    fn __len__(&self) -> usize {
+        self.inner.len()
+    }
+
+    fn __getitem__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        if let Ok(slice) = key.cast::<PySlice>() {
+            let indices = slice.indices(self.inner.len() as isize)?;
+            let mut picked = Vec::with_capacity(indices.slicelength);
+            let mut i = indices.start;
+            for _ in 0..indices.slicelength {
+                picked.push(self.inner.messages()[i as usize].clone());
+                i += indices.step;
+            }
+            return Ok(Py::new(py, PyTranscript::new(Transcript::new(picked)))?.into_any());
+        }
+        let index: isize = key
+            .extract()
+            .map_err(|_| PyTypeError::new_err("transcript indices must be integers or slices"))?;
+        self.message_at(py, index)
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.to_list(py)?.into_any().try_iter()?.into_any())
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        match other.cast::<PyTranscript>() {
+            Ok(o) => *o.get().inner == *self.inner,
+            Err(_) => false,
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Transcript({} messages)", self.inner.len())
+    }
+}
+
+/// `buildSessionContext` over plain entry dicts. `leaf_given=False` means "last entry";
+/// otherwise `leaf_id=None` means the empty context and an unknown id falls back to the last
+/// entry. (The Python facade turns an omitted argument into `leaf_given=False`.)
+#[pyfunction]
+#[pyo3(signature = (entries, leaf_id, leaf_given))]
+pub fn build_session_context(
+    py: Python<'_>,
+    entries: &Bound<'_, PyAny>,
+    leaf_id: Option<String>,
+    leaf_given: bool,
+) -> PyResult<SessionContext> {
+    let mut values = Vec::new();
+    for item in entries.try_iter()? {
+        values.push(from_py(&item?)?);
+    }
+    let context = py.detach(move || {
+        let entries: Vec<Entry> = values
+            .iter()
+            .enumerate()
+            .filter_map(|(i, v)| Entry::from_value(v, i + 1))
+            .collect();
+        let index = index_entries(&entries);
+        let selector = match (&leaf_id, leaf_given) {
+            (_, false) => LeafSelector::Last,
+            (None, true) => LeafSelector::Null,
+            (Some(id), true) => LeafSelector::Id(id),
+        };
+        clawctx_core::build_session_context(&entries, &index, selector)
+    });
+    SessionContext::from_core(py, context)
+}
+
+/// `convertToLlm` (spec §1.7): bashExecution, custom, branchSummary and compactionSummary
+/// messages become user messages with pi's exact texts; user, assistant and toolResult pass
+/// through byte for byte; unknown roles are dropped.
+#[pyfunction]
+pub fn convert_to_llm(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<PyTranscript> {
+    let transcript = transcript_arg(messages)?;
+    let converted = py.detach(move || clawctx_core::convert_to_llm(&transcript));
+    Ok(PyTranscript::new(converted))
+}
+
+/// pi's `estimateTokens(message)` (spec §5.1): `ceil(chars / 4)` with per-role rules and
+/// JavaScript UTF-16 lengths.
+#[pyfunction]
+pub fn estimate_tokens(message: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let value = from_py(message)?;
+    Ok(clawctx_core::tokens::estimate_tokens(&value))
+}
