@@ -101,7 +101,8 @@ def _format_report(report: dict[str, Any]) -> str:
     lines.append(f"entries  {report['entries']}")
     for entry_type, count in report["entry_counts"].items():
         lines.append(f"  {entry_type:<24}{count:>7}")
-    lines.append(f"leaf     {report['leaf_id']} ({report['leaf_path_entries']} entries on its path)")
+    on_path = report["leaf_path_entries"]
+    lines.append(f"leaf     {report['leaf_id']} ({on_path} entries on its path)")
     model = report["model"]
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
     lines.append(f"model    {model_text}, thinking level {report['thinking_level']}")
@@ -112,7 +113,8 @@ def _format_report(report: dict[str, Any]) -> str:
     skipped = report["skipped_lines"]
     lines.append(f"damaged  {len(skipped)} line(s)")
     for s in skipped:
-        lines.append(f"  line {s['line']}: {s['action']} ({s['reason']}), {s['records']} record(s) kept")
+        kept = f"{s['records']} record(s) kept"
+        lines.append(f"  line {s['line']}: {s['action']} ({s['reason']}), {kept}")
     orphans = report["tool_calls_without_results"]
     lines.append(f"tool calls without results on the leaf path: {len(orphans)}")
     lines.extend(f"  {c}" for c in orphans)

@@ -20,7 +20,7 @@ _OMITTED: Final = _Omitted()
 
 def build_session_context(
     entries: Iterable[Mapping[str, Any]],
-    leaf_id: str | None | _Omitted = _OMITTED,
+    leaf_id: str | _Omitted | None = _OMITTED,
 ) -> _core.SessionContext:
     """Build the context (messages, thinking level, model) of a list of session entries.
 

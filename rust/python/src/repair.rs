@@ -30,16 +30,25 @@ impl LineChange {
 }
 
 /// What `repair_session_file` did (OpenClaw's report plus the changed lines).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
+#[pyclass(module = "clawctx._core", frozen)]
 pub struct RepairReport {
+    #[pyo3(get)]
     pub repaired: bool,
+    #[pyo3(get)]
     pub dropped_lines: usize,
+    #[pyo3(get)]
     pub rewritten_assistant_messages: usize,
+    #[pyo3(get)]
     pub dropped_blank_user_messages: usize,
+    #[pyo3(get)]
     pub rewritten_user_messages: usize,
+    #[pyo3(get)]
     pub salvaged_records: usize,
+    #[pyo3(get)]
     pub backup_path: Option<PathBuf>,
+    #[pyo3(get)]
     pub reason: Option<String>,
+    #[pyo3(get)]
     pub changes: Vec<LineChange>,
     summary_text: String,
 }

@@ -238,17 +238,17 @@ impl PySession {
 
     /// A session that lives only in memory (appends write nothing).
     #[staticmethod]
-    #[pyo3(signature = (*, cwd = String::new(), session_id = None, now_ms = None, id_factory = None))]
+    #[pyo3(signature = (*, cwd = None, session_id = None, now_ms = None, id_factory = None))]
     fn in_memory(
         py: Python<'_>,
-        cwd: String,
+        cwd: Option<String>,
         session_id: Option<String>,
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
-        let inner = Session::in_memory(&cwd, session_id.as_deref(), now);
+        let inner = Session::in_memory(cwd.as_deref().unwrap_or(""), session_id.as_deref(), now);
         let id_factory = id_factory
             .filter(|f| !f.is_none())
             .map(|f| f.clone().unbind());
