@@ -340,6 +340,13 @@ impl Session {
         ids: &mut dyn IdSource,
         now_ms: i64,
     ) -> Result<Session> {
+        if options.read_only
+            && (options.rewrite_migrated || options.on_invalid_header == InvalidHeader::Reset)
+        {
+            return Err(Error::InvalidArgument(
+                "a read-only open cannot rewrite or reset the file".into(),
+            ));
+        }
         let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
         let disk_len = bytes.len() as u64;
         let scan = scan_records(bytes);

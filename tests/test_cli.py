@@ -1,0 +1,112 @@
+"""The clawctx command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+import clawctx
+from clawctx.cli import main
+
+
+def demo_records() -> list[dict[str, object]]:
+    text = clawctx.demo_session_path().read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_inspect_demo_json_matches_the_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    records = demo_records()
+    assert report["header"] == records[0]
+    assert report["entries"] == len(records) - 1
+    assert report["entry_counts"] == dict(Counter(str(r["type"]) for r in records[1:]))
+    assert report["file_version"] == 3 and report["migration_needed"] is False
+    assert report["leaf_id"] == records[-1]["id"]
+    # The demo has an abandoned branch and a compaction, so the leaf path is shorter than the
+    # file and the context starts with the compaction summary.
+    assert report["leaf_path_entries"] < report["entries"]
+    assert report["context_roles"]["compactionSummary"] == 1
+    assert report["skipped_lines"] == []
+    assert report["tool_calls_without_results"] == []
+    assert report["estimated_tokens"] > 0
+
+
+def test_inspect_text_output(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect"]) == 0
+    out = capsys.readouterr().out
+    assert "version  3 (current)" in out
+    assert "tool calls without results on the leaf path: 0" in out
+    assert "compactionSummary" in out
+
+
+def test_inspect_reports_damage_and_orphans(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "s.jsonl"
+    session = clawctx.Session.create(path, cwd="/", now_ms=0)
+    session.append_message({"role": "user", "content": "go", "timestamp": 1})
+    session.append_message(
+        {
+            "role": "assistant",
+            "content": [{"type": "toolCall", "id": "call_1", "name": "read", "arguments": {}}],
+            "provider": "p",
+            "model": "m",
+            "stopReason": "toolUse",
+            "timestamp": 2,
+        }
+    )
+    session.append_message(
+        {"role": "toolResult", "toolCallId": "call_9", "toolName": "read", "content": [], "timestamp": 3}
+    )
+    with path.open("a") as f:
+        f.write('{"type":"message","id":"torn"\n')
+    before = path.read_bytes()
+    assert main(["inspect", str(path), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["tool_calls_without_results"] == ["call_1"]
+    assert report["tool_results_without_calls"] == ["call_9"]
+    assert [s["line"] for s in report["skipped_lines"]] == [5]
+    assert path.read_bytes() == before  # inspect never writes
+
+
+def test_inspect_migration_notice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "v1.jsonl"
+    path.write_text('{"type":"session","id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n')
+    assert main(["inspect", str(path)]) == 0
+    assert "version  1 (migration to v3 would apply)" in capsys.readouterr().out
+
+
+def test_inspect_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["inspect", str(tmp_path / "missing.jsonl")]) == 1
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    assert main(["inspect", str(bad)]) == 1
+    assert "bad.jsonl" in capsys.readouterr().err
+
+
+def test_repair_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = tmp_path / "good.jsonl"
+    clawctx.Session.create(good, cwd="/")
+    torn = tmp_path / "torn.jsonl"
+    torn.write_bytes(good.read_bytes() + b'{"type":"message"')
+    headerless = tmp_path / "headerless.jsonl"
+    headerless.write_text('{"type":"message","id":"1"}\n')
+    status = main(["repair", str(good), str(torn), str(headerless)])
+    out = capsys.readouterr().out.splitlines()
+    assert status == 1
+    assert out[0] == f"{good}: ok: nothing to repair"
+    assert out[1].startswith(f"{torn}: repaired: dropped 1 malformed line(s); backup ")
+    assert out[2] == f"{headerless}: skipped: invalid session header"
+    assert torn.read_bytes() == good.read_bytes()
+    assert main(["repair", str(torn)]) == 0
+
+
+def test_console_script_entry_point() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "clawctx", "inspect", "--json"], capture_output=True, text=True, check=True
+    )
+    assert json.loads(result.stdout)["session_id"] == demo_records()[0]["id"]
