@@ -1,0 +1,204 @@
+//! Loading, migration and context building (hot-path §1), through the public core API.
+
+mod common;
+
+use std::fs;
+
+use clawctx_core::context::{build_session_context, LeafSelector};
+use clawctx_core::ids::SequentialIds;
+use clawctx_core::session::{index_entries, InvalidHeader, OpenOptions, Session};
+use clawctx_core::{Entry, Error};
+use common::{header, msg, pi_fixture, to_lines};
+use serde_json::{json, Value};
+
+fn open(text: &str) -> (tempfile::TempDir, Session) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    fs::write(&path, text).unwrap();
+    let session = Session::open(
+        &path,
+        &OpenOptions::default(),
+        &mut SequentialIds::new(1),
+        0,
+    )
+    .unwrap();
+    (dir, session)
+}
+
+fn texts(session: &Session, leaf: LeafSelector<'_>) -> Vec<String> {
+    let index = index_entries(session.entries());
+    let ctx = build_session_context(session.entries(), &index, leaf);
+    ctx.messages
+        .messages()
+        .iter()
+        .map(|m| {
+            let v = m.to_value().unwrap();
+            v["content"][0]["text"]
+                .as_str()
+                .or(v["summary"].as_str())
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn compaction_keeps_from_first_kept_entry() {
+    let mut lines = vec![
+        header(),
+        msg("1", None, "user", "first"),
+        msg("2", Some("1"), "assistant", "response1"),
+    ];
+    lines.push(msg("3", Some("2"), "user", "second"));
+    lines.push(msg("4", Some("3"), "assistant", "response2"));
+    lines.push(
+        json!({"type":"compaction","id":"5","parentId":"4","timestamp":"2026-01-01T00:00:05.000Z",
+        "summary":"Summary of first two turns","firstKeptEntryId":"3","tokensBefore":100}),
+    );
+    lines.push(msg("6", Some("5"), "user", "third"));
+    lines.push(msg("7", Some("6"), "assistant", "response3"));
+    let (_dir, session) = open(&to_lines(&lines));
+    assert_eq!(
+        texts(&session, LeafSelector::Last),
+        [
+            "Summary of first two turns",
+            "second",
+            "response2",
+            "third",
+            "response3"
+        ]
+    );
+    let index = index_entries(session.entries());
+    let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+    assert_eq!(
+        ctx.messages.messages()[0].as_str(),
+        r#"{"role":"compactionSummary","summary":"Summary of first two turns","tokensBefore":100,"timestamp":1767225605000}"#
+    );
+    assert_eq!(
+        ctx.model,
+        Some(json!({"provider":"anthropic","modelId":"claude-test"}))
+    );
+}
+
+#[test]
+fn leaf_selection_and_cycles() {
+    let lines = vec![
+        header(),
+        msg("1", Some("2"), "user", "a"),
+        msg("2", Some("1"), "assistant", "b"),
+    ];
+    let (_dir, session) = open(&to_lines(&lines));
+    // A parentId cycle must not hang: the walk stops at the repeated entry.
+    assert_eq!(texts(&session, LeafSelector::Last), ["a", "b"]);
+    assert!(texts(&session, LeafSelector::Null).is_empty());
+    assert_eq!(texts(&session, LeafSelector::Id("nope")), ["a", "b"]);
+    assert_eq!(texts(&session, LeafSelector::Id("1")), ["b", "a"]);
+}
+
+#[test]
+fn branch_summary_needs_a_truthy_summary() {
+    let lines = vec![
+        header(),
+        msg("1", None, "user", "u"),
+        json!({"type":"branch_summary","id":"2","parentId":"1","timestamp":"2026-01-01T00:00:02.000Z","fromId":"1","summary":""}),
+        json!({"type":"branch_summary","id":"3","parentId":"2","timestamp":"bad","fromId":"1","summary":"kept"}),
+    ];
+    let (_dir, session) = open(&to_lines(&lines));
+    let index = index_entries(session.entries());
+    let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+    assert_eq!(ctx.messages.len(), 2);
+    // An unparsable timestamp is NaN in JavaScript, which JSON.stringify writes as null.
+    assert_eq!(
+        ctx.messages.messages()[1].as_str(),
+        r#"{"role":"branchSummary","summary":"kept","fromId":"1","timestamp":null}"#
+    );
+}
+
+#[test]
+fn v1_migration_assigns_ids_and_converts_compaction_index() {
+    let text = to_lines(&[
+        json!({"type":"session","id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}),
+        json!({"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}}),
+        json!({"type":"message","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"hookMessage","content":"h","timestamp":2}}),
+        json!({"type":"compaction","timestamp":"2025-01-01T00:00:03.000Z","summary":"S","firstKeptEntryIndex":2,"tokensBefore":5}),
+        json!({"type":"compaction","timestamp":"2025-01-01T00:00:04.000Z","summary":"T","firstKeptEntryIndex":9,"tokensBefore":5}),
+    ]);
+    let (_dir, session) = open(&text);
+    assert_eq!(session.file_version(), 1);
+    assert_eq!(session.header().version(), 3);
+    let values: Vec<Value> = session.entries().iter().map(Entry::to_value).collect();
+    let ids: Vec<&str> = values.iter().map(|v| v["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["00000001", "00000002", "00000003", "00000004"]);
+    assert_eq!(values[0]["parentId"], Value::Null);
+    assert_eq!(values[3]["parentId"], "00000003");
+    assert_eq!(values[1]["message"]["role"], "custom");
+    assert_eq!(values[2]["firstKeptEntryId"], "00000002");
+    assert!(values[2].get("firstKeptEntryIndex").is_none());
+    assert!(
+        values[3].get("firstKeptEntryId").is_none(),
+        "out-of-range index leaves it unset"
+    );
+    assert!(session.entries().iter().all(|e| e.modified));
+}
+
+#[test]
+fn invalid_header_is_an_error_or_a_backed_up_reset() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    fs::write(&path, "garbage\n{\"type\":\"message\",\"id\":\"1\"}\n").unwrap();
+    let err = Session::open(
+        &path,
+        &OpenOptions::default(),
+        &mut SequentialIds::new(1),
+        0,
+    )
+    .unwrap_err();
+    match err {
+        Error::Format { line, reason, .. } => {
+            assert_eq!(line, 2);
+            assert!(reason.contains("not a session header"), "{reason}");
+        }
+        other => panic!("unexpected {other}"),
+    }
+    let options = OpenOptions {
+        on_invalid_header: InvalidHeader::Reset,
+        ..Default::default()
+    };
+    let session = Session::open(&path, &options, &mut SequentialIds::new(1), 1_000).unwrap();
+    let backup = session.backup_path().unwrap();
+    assert_eq!(
+        fs::read_to_string(backup).unwrap(),
+        "garbage\n{\"type\":\"message\",\"id\":\"1\"}\n"
+    );
+    let written = fs::read_to_string(&path).unwrap();
+    assert_eq!(written.lines().count(), 1);
+    assert!(written.contains(session.session_id().unwrap()));
+}
+
+#[test]
+fn real_fixtures_load_without_skips() {
+    for name in ["large-session.jsonl", "before-compaction.jsonl"] {
+        let Some(path) = pi_fixture(name) else { return };
+        let original = fs::read(&path).unwrap();
+        let session = Session::open(
+            &path,
+            &OpenOptions {
+                read_only: true,
+                ..Default::default()
+            },
+            &mut SequentialIds::new(1),
+            0,
+        )
+        .unwrap();
+        let lines = original
+            .split(|b| *b == b'\n')
+            .filter(|l| !l.is_empty())
+            .count();
+        assert_eq!(session.entries().len(), lines - 1, "{name}");
+        assert!(session.skipped_lines().is_empty());
+        let index = index_entries(session.entries());
+        let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+        assert!(ctx.messages.len() > 100, "{name}");
+        assert_eq!(fs::read(&path).unwrap(), original);
+    }
+}
