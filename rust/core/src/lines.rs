@@ -66,16 +66,20 @@ pub fn is_blank(bytes: &[u8]) -> bool {
     bytes.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
+/// The line as text with surrounding JSON whitespace trimmed, if it is valid UTF-8 without a
+/// BOM (the precondition of the fast path; the caller still has to parse it).
+pub fn clean_text(bytes: &[u8]) -> Option<&str> {
+    if bytes.starts_with(BOM) {
+        return None;
+    }
+    let text = std::str::from_utf8(bytes).ok()?;
+    Some(text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r')))
+}
+
 /// The fast path: the line is valid UTF-8 without BOM and parses as one JSON object.
 /// Returns the record text (the line with surrounding whitespace trimmed).
 pub fn clean_record(bytes: &[u8]) -> Option<&str> {
-    let text = std::str::from_utf8(bytes).ok()?;
-    let text = text.trim_matches(|c| matches!(c, ' ' | '\t' | '\r'));
-    if RawObject::parse(text).is_ok() {
-        Some(text)
-    } else {
-        None
-    }
+    clean_text(bytes).filter(|text| RawObject::parse(text).is_ok())
 }
 
 /// What was wrong with a line that did not pass [`clean_record`].

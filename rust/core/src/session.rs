@@ -12,8 +12,8 @@ use serde_json::{Map, Value};
 use crate::entry::{types, Entry};
 use crate::error::{Error, Result};
 use crate::ids::{generate_entry_id, random_session_id, IdSource};
-use crate::json::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText, RawObject};
-use crate::lines::{clean_record, is_blank, salvage_line, split_lines};
+use crate::json::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText};
+use crate::lines::{clean_text, is_blank, salvage_line, split_lines};
 use crate::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
 
 /// pi's `CURRENT_SESSION_VERSION`.
@@ -135,7 +135,7 @@ pub struct Session {
 
 /// The parsed records of a file before the header check.
 struct Scan {
-    records: Vec<(JsonText, usize)>,
+    records: Vec<Entry>,
     skipped: Vec<SkippedLine>,
     lines: usize,
     has_content: bool,
@@ -173,13 +173,14 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
             continue;
         }
         scan.has_content = true;
-        if original.is_none() {
-            if let Some(record) = clean_record(line.bytes) {
-                let start = record.as_ptr() as usize - buf.as_ptr() as usize;
-                scan.records.push((
-                    JsonText::slice(&buf, start..start + record.len()),
-                    line.number,
-                ));
+        // Fast path: one parse per line; only lines that fail it go through salvage.
+        if let Some(text) = clean_text(line.bytes).filter(|_| original.is_none()) {
+            let start = text.as_ptr() as usize - buf.as_ptr() as usize;
+            if let Some(entry) = Entry::parse(
+                JsonText::slice(&buf, start..start + text.len()),
+                line.number,
+            ) {
+                scan.records.push(entry);
                 continue;
             }
         }
@@ -198,19 +199,18 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
             reason: salvage.damage.describe(),
             records: count,
         });
-        for record in salvage.records {
-            scan.records.push((JsonText::owned(record), line.number));
-        }
+        scan.records.extend(
+            salvage
+                .records
+                .into_iter()
+                .filter_map(|r| Entry::parse(JsonText::owned(r), line.number)),
+        );
     }
     scan
 }
 
-fn is_valid_header(text: &JsonText) -> bool {
-    RawObject::parse(text.as_str())
-        .map(|raw| {
-            raw.get_str("type").as_deref() == Some(types::SESSION) && raw.get_str("id").is_some()
-        })
-        .unwrap_or(false)
+fn is_valid_header(entry: &Entry) -> bool {
+    entry.is_type(types::SESSION) && entry.id.is_some()
 }
 
 /// A new header, with pi's key order (§1.1.3).
@@ -351,7 +351,7 @@ impl Session {
         let disk_len = bytes.len() as u64;
         let scan = scan_records(bytes);
         let first = scan.records.first();
-        if first.is_none_or(|(text, _)| !is_valid_header(text)) {
+        if first.is_none_or(|entry| !is_valid_header(entry)) {
             if !scan.has_content && options.read_only {
                 return Err(Error::Format {
                     path: path.to_path_buf(),
@@ -365,7 +365,7 @@ impl Session {
             }
             let (line, reason) = match first {
                 None => (0, "no valid JSON record in the file".to_owned()),
-                Some((text, line)) => (*line, describe_bad_header(text)),
+                Some(entry) => (entry.line, describe_bad_header(entry)),
             };
             return match options.on_invalid_header {
                 InvalidHeader::Error => Err(Error::Format {
@@ -380,29 +380,25 @@ impl Session {
             };
         }
         let mut records = scan.records.into_iter();
-        let (header_text, header_line) = records.next().expect("checked above");
-        let header_fields = match header_text.to_value() {
-            Ok(Value::Object(map)) => map,
-            _ => unreachable!("a valid header parses as an object"),
-        };
+        let first = records.next().expect("checked above");
         let header = Header {
-            text: header_text,
-            fields: header_fields,
-            line: header_line,
+            fields: first.fields().cloned().unwrap_or_default(),
+            text: first.text,
+            line: first.line,
             modified: false,
         };
         let mut skipped = scan.skipped;
         let mut entries = Vec::with_capacity(records.len());
-        for (text, line) in records {
-            match Entry::parse(text, line) {
-                Some(entry) if entry.is_type(types::SESSION) => skipped.push(SkippedLine {
-                    line,
+        for entry in records {
+            if entry.is_type(types::SESSION) {
+                skipped.push(SkippedLine {
+                    line: entry.line,
                     action: LineAction::Ignored,
                     reason: "a second session header".into(),
                     records: 1,
-                }),
-                Some(entry) => entries.push(entry),
-                None => {}
+                });
+            } else {
+                entries.push(entry);
             }
         }
         let file_version = header.version();
@@ -898,14 +894,11 @@ impl Session {
     }
 }
 
-fn describe_bad_header(text: &JsonText) -> String {
-    match RawObject::parse(text.as_str()) {
-        Ok(raw) => match raw.get_str("type") {
-            Some(t) if t == types::SESSION => "session header has no string \"id\"".to_owned(),
-            Some(t) => format!("first record is a {t:?} entry, not a session header"),
-            None => "first record has no \"type\"; expected a session header".to_owned(),
-        },
-        Err(_) => "first record is not a JSON object".to_owned(),
+fn describe_bad_header(entry: &Entry) -> String {
+    match entry.entry_type.as_deref() {
+        Some(types::SESSION) => "session header has no string \"id\"".to_owned(),
+        Some(t) => format!("first record is a {t:?} entry, not a session header"),
+        None => "first record has no \"type\"; expected a session header".to_owned(),
     }
 }
 
