@@ -94,7 +94,7 @@ def test_repair_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     torn = tmp_path / "torn.jsonl"
     torn.write_bytes(good.read_bytes() + b'{"type":"message"')
     headerless = tmp_path / "headerless.jsonl"
-    headerless.write_text('{"type":"message","id":"1"}\n')
+    headerless.write_text('{"type":"custom","customType":"x","id":"1","parentId":null}\n')
     status = main(["repair", str(good), str(torn), str(headerless)])
     out = capsys.readouterr().out.splitlines()
     assert status == 1

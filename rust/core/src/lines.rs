@@ -252,8 +252,9 @@ fn take_records(text: &str, records: &mut Vec<String>) -> usize {
         let Some((len, record)) = first_object(&rest[ws..]) else {
             return consumed;
         };
-        if !looks_like_entry(&parse_value(&record).unwrap_or(Value::Null)) && !records.is_empty() {
-            // Glued records must each be an entry; anything else ends the run.
+        if !looks_like_entry(&parse_value(&record).unwrap_or(Value::Null)) {
+            // Records cut out of a damaged line must each look like an entry; a bare object
+            // (`{"a":1}xyz`) is not one, and anything else ends the run.
             return consumed;
         }
         records.push(record);
@@ -391,6 +392,13 @@ mod tests {
         let s = salvage_line(b"[1,2]");
         assert!(s.records.is_empty());
         assert!(s.damage.not_object);
+    }
+
+    #[test]
+    fn a_non_entry_object_in_a_damaged_line_is_not_a_record() {
+        let s = salvage_line(br#"{"a":1}xyz"#);
+        assert!(s.records.is_empty());
+        assert_eq!(s.damage.garbage_bytes, 10);
     }
 
     #[test]

@@ -223,11 +223,12 @@ pub fn replace_atomically(
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
     let temp = dir.join(format!(".{base}.{tag}-{}-{now_ms}.tmp", std::process::id()));
+    // A name that is taken is not ours to remove: fail before the cleanup below applies.
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&temp)?;
     let result = (|| {
-        let file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&temp)?;
         {
             let mut writer = io::BufWriter::with_capacity(1 << 20, &file);
             write(&mut writer)?;
@@ -306,6 +307,14 @@ mod tests {
         assert!(err.is_err());
         assert_eq!(fs::read(&p).unwrap(), b"new\n");
         assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 1);
+        // A file already at the temp name is someone else's: left alone, replace fails.
+        let taken = dir
+            .path()
+            .join(format!(".s.jsonl.t-{}-3.tmp", std::process::id()));
+        fs::write(&taken, b"theirs").unwrap();
+        assert!(replace_atomically(&p, "t", 3, |w| w.write_all(b"x\n")).is_err());
+        assert_eq!(fs::read(&taken).unwrap(), b"theirs");
+        assert_eq!(fs::read(&p).unwrap(), b"new\n");
     }
 
     #[test]

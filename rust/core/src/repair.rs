@@ -464,8 +464,11 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
             "failed to read session file: {err}"
         )));
     }
-    if !records_seen && report.dropped_lines == 0 {
+    // No usable record at all (even if malformed lines were dropped): upstream reports an
+    // empty file before looking at the header (§2.2.8).
+    if !records_seen {
         return Ok(RepairReport {
+            dropped_lines: report.dropped_lines,
             reason: Some("empty session file".into()),
             ..Default::default()
         });
