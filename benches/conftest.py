@@ -22,7 +22,13 @@ def scaled_session(target_bytes: int, directory: Path) -> Path:
         if '"type":"message"' in line[:40]
     ]
     path = directory / f"scaled-{target_bytes}.jsonl"
-    header = {"type": "session", "version": 3, "id": "bench", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/"}
+    header = {
+        "type": "session",
+        "version": 3,
+        "id": "bench",
+        "timestamp": "2026-01-01T00:00:00.000Z",
+        "cwd": "/",
+    }
     size = 0
     parent = None
     with path.open("w", encoding="utf-8") as out:

@@ -9,9 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 import clawctx
+import orjson
 
 
 def clawctx_open_context_json(path: Path) -> bytes:

@@ -8,9 +8,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import pytest
-
 import clawctx
+import pytest
 from clawctx.cli import main
 
 
@@ -45,7 +44,9 @@ def test_inspect_text_output(capsys: pytest.CaptureFixture[str]) -> None:
     assert "compactionSummary" in out
 
 
-def test_inspect_reports_damage_and_orphans(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_inspect_reports_damage_and_orphans(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "s.jsonl"
     session = clawctx.Session.create(path, cwd="/", now_ms=0)
     session.append_message({"role": "user", "content": "go", "timestamp": 1})
@@ -60,7 +61,13 @@ def test_inspect_reports_damage_and_orphans(tmp_path: Path, capsys: pytest.Captu
         }
     )
     session.append_message(
-        {"role": "toolResult", "toolCallId": "call_9", "toolName": "read", "content": [], "timestamp": 3}
+        {
+            "role": "toolResult",
+            "toolCallId": "call_9",
+            "toolName": "read",
+            "content": [],
+            "timestamp": 3,
+        }
     )
     with path.open("a") as f:
         f.write('{"type":"message","id":"torn"\n')
@@ -75,7 +82,9 @@ def test_inspect_reports_damage_and_orphans(tmp_path: Path, capsys: pytest.Captu
 
 def test_inspect_migration_notice(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = tmp_path / "v1.jsonl"
-    path.write_text('{"type":"session","id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n')
+    path.write_text(
+        '{"type":"session","id":"x","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n'
+    )
     assert main(["inspect", str(path)]) == 0
     assert "version  1 (migration to v3 would apply)" in capsys.readouterr().out
 
@@ -107,6 +116,9 @@ def test_repair_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
 
 def test_console_script_entry_point() -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "clawctx", "inspect", "--json"], capture_output=True, text=True, check=True
+        [sys.executable, "-m", "clawctx", "inspect", "--json"],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(result.stdout)["session_id"] == demo_records()[0]["id"]

@@ -16,7 +16,9 @@ import clawctx
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def raw_message_texts(path: Path) -> list[str]:
@@ -37,7 +39,9 @@ def raw_message_texts(path: Path) -> list[str]:
 def expected_context_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """buildSessionContext for a migrated linear v1 file, computed directly from the records."""
     entries = records[1:]
-    last_compaction = max((i for i, e in enumerate(entries) if e["type"] == "compaction"), default=None)
+    last_compaction = max(
+        (i for i, e in enumerate(entries) if e["type"] == "compaction"), default=None
+    )
 
     def as_messages(slice_: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [e["message"] for e in slice_ if e["type"] == "message"]
@@ -47,7 +51,11 @@ def expected_context_v1(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     comp = entries[last_compaction]
     # firstKeptEntryIndex counts the header as index 0.
     kept_from = comp["firstKeptEntryIndex"] - 1
-    summary = {"role": "compactionSummary", "summary": comp["summary"], "tokensBefore": comp["tokensBefore"]}
+    summary = {
+        "role": "compactionSummary",
+        "summary": comp["summary"],
+        "tokensBefore": comp["tokensBefore"],
+    }
     return [
         summary,
         *as_messages(entries[kept_from:last_compaction]),
@@ -78,7 +86,7 @@ def test_large_v1_session_migrates_and_builds_context(pi_fixture: Any) -> None:
     assert all(entries[i]["parentId"] == entries[i - 1]["id"] for i in range(1, len(entries)))
     assert session.leaf_id == entries[-1]["id"]
     # Entry content is otherwise untouched (id and parentId are appended keys, as in JS).
-    for record, entry in zip(records[1:], entries):
+    for record, entry in zip(records[1:], entries, strict=True):
         assert list(entry)[: len(record)] == list(record)
         assert {k: v for k, v in entry.items() if k not in ("id", "parentId")} == record
 
@@ -92,10 +100,19 @@ def test_large_v1_session_migrates_and_builds_context(pi_fixture: Any) -> None:
 
     levels = [r["thinkingLevel"] for r in records if r["type"] == "thinking_level_change"]
     assert context.thinking_level == levels[-1]
-    last_assistant = [r["message"] for r in records if r.get("message", {}).get("role") == "assistant"][-1]
-    assert context.model == {"provider": last_assistant["provider"], "modelId": last_assistant["model"]}
+    last_assistant = [
+        r["message"] for r in records if r.get("message", {}).get("role") == "assistant"
+    ][-1]
+    assert context.model == {
+        "provider": last_assistant["provider"],
+        "modelId": last_assistant["model"],
+    }
     # The aborted assistant with empty content is kept as it is.
-    aborted = [m for m in context.messages.to_list() if m.get("stopReason") == "aborted" and m["content"] == []]
+    aborted = [
+        m
+        for m in context.messages.to_list()
+        if m.get("stopReason") == "aborted" and m["content"] == []
+    ]
     assert aborted
     assert path.read_bytes() == original  # opening never writes
 
@@ -108,7 +125,9 @@ def test_session_with_two_compactions(pi_fixture: Any) -> None:
     assert Counter(session.entry_types())["compaction"] == 2
 
     compactions = [e for e in session.entries() if e["type"] == "compaction"]
-    for comp, record in zip(compactions, [r for r in records if r["type"] == "compaction"]):
+    for comp, record in zip(
+        compactions, [r for r in records if r["type"] == "compaction"], strict=True
+    ):
         assert "firstKeptEntryIndex" not in comp
         target = session.entries()[record["firstKeptEntryIndex"] - 1]
         assert comp["firstKeptEntryId"] == target["id"]
@@ -131,11 +150,15 @@ def test_session_with_two_compactions(pi_fixture: Any) -> None:
     assert llm[0]["content"][0]["text"].startswith(
         "The conversation history before this point was compacted into the following summary:\n\n<summary>\n"
     )
-    excluded = sum(1 for m in expected if m.get("role") == "bashExecution" and m.get("excludeFromContext"))
+    excluded = sum(
+        1 for m in expected if m.get("role") == "bashExecution" and m.get("excludeFromContext")
+    )
     assert len(llm) == len(expected) - excluded
 
 
-def test_unknown_header_fields_round_trip_through_save_migrated(pi_fixture: Any, tmp_path: Path) -> None:
+def test_unknown_header_fields_round_trip_through_save_migrated(
+    pi_fixture: Any, tmp_path: Path
+) -> None:
     path = tmp_path / "s.jsonl"
     shutil.copy(pi_fixture("before-compaction.jsonl"), path)
     original = path.read_bytes()
@@ -151,7 +174,9 @@ def test_unknown_header_fields_round_trip_through_save_migrated(pi_fixture: Any,
     assert backup is not None and backup.read_bytes() == original
     assert not session.needs_migration
     first_line = path.read_text(encoding="utf-8").splitlines()[0]
-    assert first_line == json.dumps({**header, "version": 3}, separators=(",", ":"), ensure_ascii=False)
+    assert first_line == json.dumps(
+        {**header, "version": 3}, separators=(",", ":"), ensure_ascii=False
+    )
 
     reopened = clawctx.Session.open(path)
     assert reopened.file_version == 3 and not reopened.needs_migration

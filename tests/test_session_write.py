@@ -9,9 +9,8 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 import clawctx
+import pytest
 from conftest import dump_line
 
 T0 = 1767225600000  # 2026-01-01T00:00:00.000Z
@@ -26,7 +25,11 @@ def test_create_and_append_write_pi_lines_byte_for_byte(
 ) -> None:
     path = tmp_path / "sessions" / "s.jsonl"
     session = clawctx.Session.create(
-        path, cwd="/repo", session_id="11111111-2222-4333-8444-555555555555", now_ms=clock, id_factory=ids
+        path,
+        cwd="/repo",
+        session_id="11111111-2222-4333-8444-555555555555",
+        now_ms=clock,
+        id_factory=ids,
     )
     assert lines(path) == [
         '{"type":"session","version":3,"id":"11111111-2222-4333-8444-555555555555",'
@@ -107,7 +110,11 @@ def test_branch_with_summary_and_reset_leaf(tmp_path: Path, ids: Callable[[], st
 
 def test_invalid_messages_are_refused(tmp_path: Path) -> None:
     session = clawctx.Session.create(tmp_path / "s.jsonl", cwd="/")
-    for bad in ({"content": "x"}, {"role": "", "content": "x"}, {"role": "compactionSummary", "summary": "s"}):
+    for bad in (
+        {"content": "x"},
+        {"role": "", "content": "x"},
+        {"role": "compactionSummary", "summary": "s"},
+    ):
         with pytest.raises(ValueError):
             session.append_message(bad)
     with pytest.raises(TypeError):
@@ -142,7 +149,10 @@ def test_id_factory_collisions_and_errors(tmp_path: Path) -> None:
 
 def test_default_ids_are_8_hex_and_unique(tmp_path: Path) -> None:
     session = clawctx.Session.create(tmp_path / "s.jsonl", cwd="/")
-    new = [session.append_message({"role": "user", "content": str(i), "timestamp": i}) for i in range(200)]
+    new = [
+        session.append_message({"role": "user", "content": str(i), "timestamp": i})
+        for i in range(200)
+    ]
     assert len(set(new)) == 200
     assert all(len(i) == 8 and int(i, 16) >= 0 and i == i.lower() for i in new)
 
@@ -183,7 +193,9 @@ def test_read_only_sessions_never_write(tmp_path: Path) -> None:
 def test_unsaved_migration_blocks_appends(tmp_path: Path, ids: Callable[[], str]) -> None:
     path = tmp_path / "v1.jsonl"
     path.write_text(
-        dump_line({"type": "session", "id": "x", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"})
+        dump_line(
+            {"type": "session", "id": "x", "timestamp": "2025-01-01T00:00:00.000Z", "cwd": "/"}
+        )
         + "\n"
         + dump_line(
             {
@@ -218,7 +230,12 @@ def test_save_migrated_refuses_when_file_changed(tmp_path: Path) -> None:
     path.write_text(dump_line(header) + "\n")
     session = clawctx.Session.open(path)
     with path.open("a") as f:
-        f.write(dump_line({"type": "custom", "customType": "x", "timestamp": "2025-01-01T00:00:01.000Z"}) + "\n")
+        f.write(
+            dump_line(
+                {"type": "custom", "customType": "x", "timestamp": "2025-01-01T00:00:01.000Z"}
+            )
+            + "\n"
+        )
     before = path.read_bytes()
     with pytest.raises(clawctx.ClawctxError, match="changed since it was loaded"):
         session.save_migrated()

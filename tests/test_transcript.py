@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
 import clawctx
+import pytest
 
 
 def test_from_json_keeps_each_message_byte_for_byte() -> None:
     raw = b'[{"role":"user","content":"h\\u00e9", "timestamp": 1.0},\n {"role":"assistant","content":[]}]'
     t = clawctx.Transcript.from_json(raw)
     assert len(t) == 2
-    assert t.to_json() == b'[{"role":"user","content":"h\\u00e9", "timestamp": 1.0},{"role":"assistant","content":[]}]'
+    assert (
+        t.to_json()
+        == b'[{"role":"user","content":"h\\u00e9", "timestamp": 1.0},{"role":"assistant","content":[]}]'
+    )
     assert t[0] == {"role": "user", "content": "hé", "timestamp": 1.0}
     assert t[-1]["role"] == "assistant"
     assert t.roles() == ["user", "assistant"]
@@ -81,16 +83,38 @@ def test_convert_to_llm_exact_texts() -> None:
             "timestamp": 2,
         },
         {"role": "bashExecution", "command": "true", "output": "", "exitCode": 0, "timestamp": 3},
-        {"role": "bashExecution", "command": "secret", "output": "x", "excludeFromContext": True, "timestamp": 4},
+        {
+            "role": "bashExecution",
+            "command": "secret",
+            "output": "x",
+            "excludeFromContext": True,
+            "timestamp": 4,
+        },
         {"role": "custom", "customType": "t", "content": "note", "display": True, "timestamp": 5},
         {"role": "branchSummary", "summary": "B", "fromId": "x", "timestamp": 6},
         {"role": "compactionSummary", "summary": "C", "tokensBefore": 9, "timestamp": 7},
         {"role": "hookMessage", "content": "dropped", "timestamp": 8},
-        {"role": "toolResult", "toolCallId": "c", "toolName": "read", "content": [], "isError": False},
+        {
+            "role": "toolResult",
+            "toolCallId": "c",
+            "toolName": "read",
+            "content": [],
+            "isError": False,
+        },
     ]
     out = clawctx.convert_to_llm(messages).to_list()
-    texts = [m["content"][0]["text"] if m["role"] == "user" and m is not out[0] else None for m in out]
-    assert [m["role"] for m in out] == ["user", "user", "user", "user", "user", "user", "toolResult"]
+    texts = [
+        m["content"][0]["text"] if m["role"] == "user" and m is not out[0] else None for m in out
+    ]
+    assert [m["role"] for m in out] == [
+        "user",
+        "user",
+        "user",
+        "user",
+        "user",
+        "user",
+        "toolResult",
+    ]
     assert texts[1] == (
         "Ran `ls -la`\n```\na\nb\n```\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/out.txt]"
     )
@@ -120,9 +144,15 @@ def test_estimate_tokens_rules() -> None:
     call = {"type": "toolCall", "id": "c", "name": "read", "arguments": args}
     chars = len("read") + len(json.dumps(args, separators=(",", ":")))
     assert est({"role": "assistant", "content": [call]}) == -(-chars // 4)
-    image_result = {"role": "toolResult", "content": [{"type": "image", "data": "", "mimeType": "image/png"}]}
+    image_result = {
+        "role": "toolResult",
+        "content": [{"type": "image", "data": "", "mimeType": "image/png"}],
+    }
     assert est(image_result) == 1200
-    assert est({"role": "bashExecution", "command": "ab", "output": "cd", "excludeFromContext": True}) == 1
+    assert (
+        est({"role": "bashExecution", "command": "ab", "output": "cd", "excludeFromContext": True})
+        == 1
+    )
     assert est({"role": "compactionSummary", "summary": "😀😀"}) == 1  # 4 UTF-16 code units
     assert est({"role": "branchSummary", "summary": "x" * 9}) == 3
     assert est({"role": "system", "content": "x" * 100}) == 0
