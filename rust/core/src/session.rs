@@ -315,20 +315,9 @@ impl Session {
                 path: path.to_path_buf(),
             });
         }
-        let mut line = header.text.as_str().as_bytes().to_vec();
-        line.push(b'\n');
-        file.append_lines(&line, write.fsync)?;
-        let mut session = Session::from_parts(
-            Some(path.to_path_buf()),
-            header,
-            Vec::new(),
-            CURRENT_SESSION_VERSION,
-            Vec::new(),
-            write,
-        );
-        session.disk_len = line.len() as u64;
-        session.disk_lines = 1;
-        Ok(session)
+        let line = format!("{}\n", header.text.as_str());
+        file.append_lines(line.as_bytes(), write.fsync)?;
+        Ok(Session::with_header_on_disk(path, header, write))
     }
 
     /// Opens and parses a session file: salvage of damaged lines, header check, in-memory
@@ -463,6 +452,14 @@ impl Session {
             replace_atomically(path, "reset", now_ms, |w| w.write_all(line.as_bytes()))
                 .map_err(|e| Error::io(path, e))?;
         }
+        let mut session = Session::with_header_on_disk(path, header, write);
+        session.backup_path = backup;
+        Ok(session)
+    }
+
+    /// A new session whose file holds exactly its header line.
+    fn with_header_on_disk(path: &Path, header: Header, write: WriteOptions) -> Session {
+        let disk_len = header.text.len() as u64 + 1;
         let mut session = Session::from_parts(
             Some(path.to_path_buf()),
             header,
@@ -471,10 +468,9 @@ impl Session {
             Vec::new(),
             write,
         );
-        session.disk_len = line.len() as u64;
+        session.disk_len = disk_len;
         session.disk_lines = 1;
-        session.backup_path = backup;
-        Ok(session)
+        session
     }
 
     fn from_parts(

@@ -102,6 +102,17 @@ pub struct PySession {
 }
 
 impl PySession {
+    fn new(inner: Session, clock: Clock, id_factory: Option<&Bound<'_, PyAny>>) -> Self {
+        let id_factory = id_factory
+            .filter(|f| !f.is_none())
+            .map(|f| f.clone().unbind());
+        PySession {
+            inner,
+            clock,
+            id_factory,
+        }
+    }
+
     fn entry_dict(&self, py: Python<'_>, entry: &Entry) -> PyResult<Py<PyAny>> {
         json_text_to_py(py, entry.text.as_str())
     }
@@ -173,10 +184,10 @@ impl PySession {
         };
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
-        let id_factory = id_factory
+        let factory = id_factory
             .filter(|f| !f.is_none())
             .map(|f| f.clone().unbind());
-        let inner = match &id_factory {
+        let inner = match &factory {
             // A Python id factory needs the GIL during migration.
             Some(factory) => {
                 let mut ids = PyIdSource::new(py, Some(factory));
@@ -188,11 +199,7 @@ impl PySession {
                 .detach(|| Session::open(&path, &options, &mut RandomIds, now))
                 .py_err(py)?,
         };
-        Ok(PySession {
-            inner,
-            clock,
-            id_factory,
-        })
+        Ok(PySession::new(inner, clock, id_factory))
     }
 
     /// Creates a new session file with a v3 header (written immediately). Fails with
@@ -226,14 +233,7 @@ impl PySession {
                 )
             })
             .py_err(py)?;
-        let id_factory = id_factory
-            .filter(|f| !f.is_none())
-            .map(|f| f.clone().unbind());
-        Ok(PySession {
-            inner,
-            clock,
-            id_factory,
-        })
+        Ok(PySession::new(inner, clock, id_factory))
     }
 
     /// A session that lives only in memory (appends write nothing).
@@ -249,14 +249,7 @@ impl PySession {
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
         let inner = Session::in_memory(cwd.as_deref().unwrap_or(""), session_id.as_deref(), now);
-        let id_factory = id_factory
-            .filter(|f| !f.is_none())
-            .map(|f| f.clone().unbind());
-        Ok(PySession {
-            inner,
-            clock,
-            id_factory,
-        })
+        Ok(PySession::new(inner, clock, id_factory))
     }
 
     /// The file this session reads and appends to (`None` for in-memory sessions).
