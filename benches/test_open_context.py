@@ -9,8 +9,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import clawctx
 import orjson
+
+import clawctx
 
 
 def clawctx_open_context_json(path: Path) -> bytes:

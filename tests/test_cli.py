@@ -8,8 +8,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-import clawctx
 import pytest
+
+import clawctx
 from clawctx.cli import main
 
 

@@ -20,11 +20,12 @@ import stat
 from pathlib import Path
 from typing import Any
 
-import clawctx
 import pytest
-from conftest import dump_line, write_jsonl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import clawctx
+from conftest import dump_line, write_jsonl
 
 NOW_MS = 1767225600000
 STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"

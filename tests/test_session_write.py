@@ -9,8 +9,9 @@ import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
-import clawctx
 import pytest
+
+import clawctx
 from conftest import dump_line
 
 T0 = 1767225600000  # 2026-01-01T00:00:00.000Z

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-import clawctx
 import pytest
+
+import clawctx
 
 
 def test_from_json_keeps_each_message_byte_for_byte() -> None:

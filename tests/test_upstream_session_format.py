@@ -19,8 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import clawctx
 import pytest
+
+import clawctx
 from conftest import dump_line, write_jsonl
 
 BASE_MS = 1767225600000  # 2026-01-01T00:00:00.000Z
