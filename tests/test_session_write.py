@@ -339,3 +339,16 @@ def test_in_memory_session(ids: Callable[[], str]) -> None:
     assert context.messages.roles() == ["user", "assistant"]
     assert context.model == {"provider": "p", "modelId": "m"}
     assert session.save_migrated() is None
+
+
+def test_fresh_start_is_deterministic_when_asked(tmp_path: Path) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")
+    session = clawctx.Session.open(empty, now_ms=T0, session_id="fixed-id", cwd="/work")
+    assert lines(empty) == [
+        '{"type":"session","version":3,"id":"fixed-id","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/work"}'
+    ]
+    assert session.session_id == "fixed-id" and len(session) == 0
+    # A valid file ignores them.
+    again = clawctx.Session.open(empty, session_id="other", cwd="/elsewhere")
+    assert again.session_id == "fixed-id"

@@ -107,6 +107,8 @@ class Session:
         lock_timeout: float = 10.0,
         now_ms: _Clock = None,
         id_factory: _IdFactory = None,
+        session_id: str | None = None,
+        cwd: str | None = None,
     ) -> Session: ...
     @staticmethod
     def create(

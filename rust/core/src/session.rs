@@ -110,6 +110,10 @@ pub struct OpenOptions {
     pub rewrite_migrated: bool,
     /// Never write: an empty file is an error instead of getting a header, and appends fail.
     pub read_only: bool,
+    /// Id of the session started when the file is empty or reset (default: a random UUID).
+    pub fresh_session_id: Option<String>,
+    /// `cwd` of a session started fresh (default: the process's working directory, as pi).
+    pub fresh_cwd: Option<String>,
 }
 
 /// A session: header, entries, index and leaf, optionally bound to a file that appends go to.
@@ -350,7 +354,7 @@ impl Session {
             }
             if !scan.has_content {
                 // An empty (or blank) file: nothing to lose, so start it as pi does.
-                return Session::start_fresh(path, None, options.write, now_ms);
+                return Session::start_fresh(path, None, options, now_ms);
             }
             let (line, reason) = match first {
                 None => (0, "no valid JSON record in the file".to_owned()),
@@ -364,7 +368,7 @@ impl Session {
                 }),
                 InvalidHeader::Reset => {
                     let backup = write_backup(path, now_ms).map_err(|e| Error::io(path, e))?;
-                    Session::start_fresh(path, Some(backup), options.write, now_ms)
+                    Session::start_fresh(path, Some(backup), options, now_ms)
                 }
             };
         }
@@ -438,13 +442,19 @@ impl Session {
     fn start_fresh(
         path: &Path,
         backup: Option<PathBuf>,
-        write: WriteOptions,
+        options: &OpenOptions,
         now_ms: i64,
     ) -> Result<Session> {
-        let id = random_session_id();
-        let cwd = std::env::current_dir()
-            .map(|d| d.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let write = options.write;
+        let id = options
+            .fresh_session_id
+            .clone()
+            .unwrap_or_else(random_session_id);
+        let cwd = options.fresh_cwd.clone().unwrap_or_else(|| {
+            std::env::current_dir()
+                .map(|d| d.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
         let header = Header::from_fields(new_header_fields(&id, now_ms, &cwd, None), 1, false);
         let line = format!("{}\n", header.text.as_str());
         {

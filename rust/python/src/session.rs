@@ -152,9 +152,10 @@ impl PySession {
     /// content but no valid header, unless `on_invalid_header="reset"`, which backs the file up
     /// and starts a fresh session in it as pi does. An empty file gets a new header, except with
     /// `read_only=True`, which never writes (an empty file is then a `SessionFormatError` and
-    /// appends raise `ValueError`).
+    /// appends raise `ValueError`). `session_id` and `cwd` are used only for a session started
+    /// fresh (empty file or reset): by default a random UUID and the process's directory.
     #[staticmethod]
-    #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None))]
+    #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None))]
     #[allow(clippy::too_many_arguments)]
     fn open(
         py: Python<'_>,
@@ -166,6 +167,8 @@ impl PySession {
         lock_timeout: f64,
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
+        session_id: Option<String>,
+        cwd: Option<String>,
     ) -> PyResult<Self> {
         let on_invalid_header = match on_invalid_header {
             "error" => InvalidHeader::Error,
@@ -181,6 +184,8 @@ impl PySession {
             write: write_options(fsync, lock_timeout)?,
             rewrite_migrated,
             read_only,
+            fresh_session_id: session_id,
+            fresh_cwd: cwd,
         };
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
