@@ -12,13 +12,17 @@ pub mod context;
 pub mod convert;
 pub mod entry;
 pub mod error;
+pub mod history;
 pub mod ids;
 pub mod json;
 pub mod lines;
+pub mod message;
+pub mod pairing;
 pub mod persist;
 pub mod repair;
 pub mod session;
 pub mod tokens;
+pub mod tool_call_inputs;
 pub mod transcript;
 
 pub use context::{build_session_context, LeafSelector, SessionContext};
