@@ -19,6 +19,7 @@ pub mod lines;
 pub mod message;
 pub mod pairing;
 pub mod persist;
+pub mod pruning;
 pub mod repair;
 pub mod session;
 pub mod tokens;
