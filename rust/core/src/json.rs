@@ -90,7 +90,8 @@ impl PartialEq for JsonText {
     fn eq(&self, other: &Self) -> bool {
         // Same buffer and range: equal without comparing bytes (the common case when an
         // operation hands its input back).
-        (Arc::ptr_eq(&self.buf, &other.buf) && self.range == other.range) || self.as_str() == other.as_str()
+        (Arc::ptr_eq(&self.buf, &other.buf) && self.range == other.range)
+            || self.as_str() == other.as_str()
     }
 }
 

@@ -350,6 +350,21 @@ impl PySession {
         self.entry_list(py, 0..self.inner.entries().len())
     }
 
+    /// The newest `custom` entry whose `customType` is one of `custom_types`, as a dict (or
+    /// `None`). Scans from the end without building other entries.
+    fn latest_custom_entry(
+        &self,
+        py: Python<'_>,
+        custom_types: Vec<String>,
+    ) -> PyResult<Option<Py<PyAny>>> {
+        let found = self.inner.entries().iter().rev().find(|e| {
+            e.is_type(clawctx_core::entry::types::CUSTOM)
+                && e.str_field("customType")
+                    .is_some_and(|t| custom_types.iter().any(|c| c == t))
+        });
+        found.map(|e| self.entry_dict(py, e)).transpose()
+    }
+
     /// The `type` of every entry in file order (no dicts built).
     fn entry_types(&self) -> Vec<Option<String>> {
         self.inner

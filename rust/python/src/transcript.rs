@@ -112,6 +112,13 @@ impl PyTranscript {
         PyList::new(py, items?)
     }
 
+    /// Per-message token estimates (pi's chars/4, spec §5.1; `cjk=True` for OpenClaw's CJK
+    /// weighting) as a numpy `int64` array, without building per-message Python objects.
+    #[pyo3(signature = (*, cjk = false))]
+    fn token_counts<'py>(&self, py: Python<'py>, cjk: bool) -> PyResult<Bound<'py, PyAny>> {
+        crate::ops::token_counts_array(py, &self.inner, cjk)
+    }
+
     /// The `role` of every message (`None` where missing), without building message dicts.
     fn roles(&self) -> Vec<Option<String>> {
         (0..self.inner.len()).map(|i| self.inner.role(i)).collect()
@@ -194,12 +201,4 @@ pub fn convert_to_llm(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<P
     let transcript = transcript_arg(messages)?;
     let converted = py.detach(move || clawctx_core::convert_to_llm(&transcript));
     Ok(PyTranscript::new(converted))
-}
-
-/// pi's `estimateTokens(message)` (spec §5.1): `ceil(chars / 4)` with per-role rules and
-/// JavaScript UTF-16 lengths.
-#[pyfunction]
-pub fn estimate_tokens(message: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let value = from_py(message)?;
-    Ok(clawctx_core::tokens::estimate_tokens(&value))
 }
