@@ -123,3 +123,47 @@ def test_console_script_entry_point() -> None:
         check=True,
     )
     assert json.loads(result.stdout)["session_id"] == demo_records()[0]["id"]
+
+
+def test_inspect_previews_pairing_repair_tokens_and_pruning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "s.jsonl"
+    session = clawctx.Session.create(path, cwd="/", now_ms=0)
+    big = "x" * 60_000
+    for turn in range(5):
+        session.append_message({"role": "user", "content": f"turn {turn}", "timestamp": turn})
+        call = {"type": "toolCall", "id": f"call_{turn}", "name": "read", "arguments": {"p": turn}}
+        session.append_message(
+            {"role": "assistant", "content": [call], "stopReason": "toolUse", "timestamp": turn}
+        )
+        if turn != 2:  # turn 2's result is missing
+            session.append_message(
+                {
+                    "role": "toolResult",
+                    "toolCallId": f"call_{turn}",
+                    "toolName": "read",
+                    "content": [{"type": "text", "text": big}],
+                    "isError": False,
+                    "timestamp": turn,
+                }
+            )
+    assert main(["inspect", str(path), "--json", "--context-window", "20000"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["pairing_repair"]["synthetic_results_for"] == ["call_2"]
+    assert report["pairing_repair"]["changes_transcript"] is True
+    by_role = report["estimated_tokens_by_role"]
+    assert by_role["toolResult"] == 4 * 15_000
+    assert sum(by_role.values()) == report["estimated_tokens"]
+    pruning = report["pruning_preview"]
+    # 240,000 result chars in a 20,000-token (80,000-char) window: the two results before the
+    # last three assistants are soft-trimmed; the hard clear is then skipped because those two
+    # (the only prunable ones) hold fewer than minPrunableToolChars (50,000) chars.
+    assert pruning["context_window_tokens"] == 20_000
+    assert pruning["soft_trimmed_results"] == 2
+    assert pruning["cleared_results"] == 0
+    assert pruning["chars_after"] < pruning["chars_before"]
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "pairing repair would: insert 1 synthetic result(s)" in out
+    assert "soft-trim 2 and clear 0 tool result(s)" in out

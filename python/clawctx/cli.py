@@ -39,7 +39,53 @@ def _tool_result_id(message: dict[str, Any]) -> str | None:
     return None
 
 
-def inspect_session(path: Path) -> dict[str, Any]:
+#: OpenClaw's default context window (``DEFAULT_CONTEXT_TOKENS``), used for the pruning preview.
+DEFAULT_CONTEXT_TOKENS = 200_000
+
+
+def _pairing_preview(messages: _core.Transcript) -> dict[str, Any]:
+    """What the tool-call input and pairing repairs would do to the leaf context."""
+    inputs = _core.repair_tool_call_inputs(messages)
+    pairing = _core.repair_tool_pairing(inputs.messages, now_ms=0)
+    return {
+        "dropped_tool_calls": inputs.dropped_tool_calls,
+        "dropped_assistant_messages": inputs.dropped_assistant_messages,
+        "synthetic_results_for": [m["toolCallId"] for m in pairing.added],
+        "dropped_orphan_results": pairing.dropped_orphan_count,
+        "dropped_duplicate_results": pairing.dropped_duplicate_count,
+        "reordered": pairing.messages.to_json() != inputs.messages.to_json()
+        and len(pairing.messages) == len(inputs.messages)
+        and not pairing.added,
+        "changes_transcript": pairing.messages.to_json() != messages.to_json(),
+    }
+
+
+def _pruning_preview(messages: _core.Transcript, context_window: int) -> dict[str, Any]:
+    """What context pruning with OpenClaw's default settings would do to the leaf context."""
+    settings = _core.PruningSettings.from_config({"mode": "cache-ttl"})
+    assert settings is not None
+    pruned = _core.prune_context(messages, settings, context_window_tokens=context_window)
+    placeholder = settings.to_dict()["hardClear"]["placeholder"]
+    trimmed = cleared = 0
+    if pruned is not messages:
+        for before, after in zip(messages, pruned, strict=True):
+            if before == after:
+                continue
+            text = after["content"][0]["text"]
+            if text == placeholder:
+                cleared += 1
+            else:
+                trimmed += 1
+    return {
+        "context_window_tokens": context_window,
+        "soft_trimmed_results": trimmed,
+        "cleared_results": cleared,
+        "chars_before": sum(_core.estimate_pruning_chars(m) for m in messages),
+        "chars_after": sum(_core.estimate_pruning_chars(m) for m in pruned),
+    }
+
+
+def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS) -> dict[str, Any]:
     """Everything ``clawctx inspect`` reports about one session file, as plain data.
 
     Opens the file read-only: inspecting never writes, migrates or repairs.
@@ -59,7 +105,11 @@ def inspect_session(path: Path) -> dict[str, Any]:
                 results.append(result_id)
     result_set, call_set = set(results), set(calls)
     types = Counter(t if t is not None else "(no type)" for t in session.entry_types())
-    roles = Counter(r if r is not None else "(no role)" for r in context.messages.roles())
+    role_names = [r if r is not None else "(no role)" for r in context.messages.roles()]
+    roles = Counter(role_names)
+    tokens_by_role: Counter[str] = Counter()
+    for role, tokens in zip(role_names, context.messages.token_counts().tolist(), strict=True):
+        tokens_by_role[role] += int(tokens)
     return {
         "path": str(path),
         "header": session.header,
@@ -83,7 +133,10 @@ def inspect_session(path: Path) -> dict[str, Any]:
         ],
         "tool_calls_without_results": [c for c in calls if c not in result_set],
         "tool_results_without_calls": [r for r in results if r not in call_set],
-        "estimated_tokens": sum(_core.estimate_tokens(m) for m in messages),
+        "estimated_tokens": sum(tokens_by_role.values()),
+        "estimated_tokens_by_role": dict(sorted(tokens_by_role.items())),
+        "pairing_repair": _pairing_preview(context.messages),
+        "pruning_preview": _pruning_preview(context.messages, context_window),
     }
 
 
@@ -110,6 +163,8 @@ def _format_report(report: dict[str, Any]) -> str:
     for role, count in report["context_roles"].items():
         lines.append(f"  {role:<24}{count:>7}")
     lines.append(f"tokens   ~{report['estimated_tokens']} (chars/4 estimate)")
+    for role, count in report["estimated_tokens_by_role"].items():
+        lines.append(f"  {role:<24}{count:>7}")
     skipped = report["skipped_lines"]
     lines.append(f"damaged  {len(skipped)} line(s)")
     for s in skipped:
@@ -121,13 +176,31 @@ def _format_report(report: dict[str, Any]) -> str:
     stray = report["tool_results_without_calls"]
     lines.append(f"tool results without calls on the leaf path: {len(stray)}")
     lines.extend(f"  {r}" for r in stray)
+    pairing = report["pairing_repair"]
+    if pairing["changes_transcript"]:
+        lines.append(
+            "pairing repair would: "
+            f"insert {len(pairing['synthetic_results_for'])} synthetic result(s), "
+            f"drop {pairing['dropped_orphan_results']} orphan and "
+            f"{pairing['dropped_duplicate_results']} duplicate result(s), "
+            f"drop {pairing['dropped_tool_calls']} invalid tool call(s)"
+            + (", and reorder results" if pairing["reordered"] else "")
+        )
+    else:
+        lines.append("pairing repair would: change nothing")
+    pruning = report["pruning_preview"]
+    lines.append(
+        f"pruning (default settings, {pruning['context_window_tokens']} token window): "
+        f"soft-trim {pruning['soft_trimmed_results']} and clear {pruning['cleared_results']} "
+        f"tool result(s), {pruning['chars_before']} -> {pruning['chars_after']} chars"
+    )
     return "\n".join(lines)
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
     path = Path(args.session) if args.session else demo_session_path()
     try:
-        report = inspect_session(path)
+        report = inspect_session(path, context_window=args.context_window)
     except (OSError, _core.ClawctxError) as err:
         print(f"clawctx inspect: {err}", file=sys.stderr)
         return 1
@@ -172,6 +245,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("session", nargs="?", help="session .jsonl file")
     inspect.add_argument("--json", action="store_true", help="print the report as JSON")
+    inspect.add_argument(
+        "--context-window",
+        type=int,
+        default=DEFAULT_CONTEXT_TOKENS,
+        help="context window in tokens for the pruning preview (default: %(default)s)",
+    )
     inspect.set_defaults(handler=_cmd_inspect)
     repair = commands.add_parser("repair", help="repair session files in place (with a backup)")
     repair.add_argument("sessions", nargs="+", help="session .jsonl files")
