@@ -45,3 +45,23 @@ def test_user_only_session_is_persisted_immediately(tmp_path: Path) -> None:
     # pi would hold both lines in memory until an assistant message arrives.
     assert len(path.read_text().splitlines()) == 2
     assert clawctx.Session.open(path).context().messages.roles() == ["user"]
+
+
+def test_per_dm_null_history_limit_is_returned_as_null() -> None:
+    config = {
+        "channels": {"telegram": {"dmHistoryLimit": 15, "dms": {"123": {"historyLimit": None}}}}
+    }
+    # Upstream checks `!== undefined`, so a present null wins over the channel default.
+    assert clawctx.history_limit_for_session_key("telegram:dm:123", config) is None
+    assert clawctx.history_limit_for_session_key("telegram:dm:456", config) == 15
+
+
+def test_cache_touch_at_zero_counts_as_no_touch() -> None:
+    settings = clawctx.PruningSettings.from_config({"mode": "cache-ttl"})
+    assert settings is not None
+    pruner = clawctx.CacheTtlPruner(
+        settings, context_window_tokens=1000, last_cache_touch_at=0, now_ms=lambda: 10**12
+    )
+    assert not pruner.is_due()
+    pruner.touch(1)
+    assert pruner.is_due()

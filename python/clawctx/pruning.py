@@ -58,8 +58,11 @@ class CacheTtlPruner:
         context_window_tokens: float | None,
         now_ms: Callable[[], int] | None = None,
     ) -> CacheTtlPruner:
-        """A pruner whose last touch is the newest cache-ttl custom entry's ``data.timestamp``."""
-        entry = session.latest_custom_entry(list(CACHE_TTL_CUSTOM_TYPES))
+        """A pruner whose last touch is the ``data.timestamp`` of the newest cache-ttl custom
+        entry that has a numeric one (§6.2 rule 6)."""
+        entry = session.latest_custom_entry(
+            list(CACHE_TTL_CUSTOM_TYPES), numeric_data_key="timestamp"
+        )
         touched: int | None = None
         if entry is not None:
             data = entry.get("data")
@@ -78,8 +81,9 @@ class CacheTtlPruner:
         self.last_cache_touch_at = self._now_ms() if at_ms is None else at_ms
 
     def is_due(self, now: int | None = None) -> bool:
-        """Whether the TTL has run out since the last touch (§6.2 rule 7)."""
-        if self.last_cache_touch_at is None or self.settings.ttl_ms <= 0:
+        """Whether the TTL has run out since the last touch (§6.2 rule 7). A touch at 0 counts
+        as no touch, as in upstream (where 0 is falsy)."""
+        if not self.last_cache_touch_at or self.settings.ttl_ms <= 0:
             return False
         current = self._now_ms() if now is None else now
         return current - self.last_cache_touch_at >= self.settings.ttl_ms

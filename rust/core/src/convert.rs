@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::json::{object, to_js_string, JsonText, RawObject};
-use crate::transcript::Transcript;
+use crate::json::{object, to_js_string, JsonText};
+use crate::transcript::{Message, Transcript};
 
 /// §1.7.33 (note: no newline before `</summary>`).
 pub const BRANCH_SUMMARY_PREFIX: &str =
@@ -16,25 +16,22 @@ pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
 
 /// Converts every message; unchanged roles keep their exact text, unknown roles are dropped.
 pub fn convert_to_llm(messages: &Transcript) -> Transcript {
-    let mut out = Vec::with_capacity(messages.len());
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages.messages() {
-        let role = RawObject::parse(message.as_str())
-            .ok()
-            .and_then(|raw| raw.get_str("role").map(|r| r.into_owned()));
-        match role.as_deref() {
+        match message.facts().role.as_deref() {
             Some("user" | "assistant" | "toolResult") => out.push(message.clone()),
             Some(role @ ("bashExecution" | "custom" | "branchSummary" | "compactionSummary")) => {
                 let Ok(value) = message.to_value() else {
                     continue;
                 };
                 if let Some(converted) = convert_message(role, &value) {
-                    out.push(JsonText::owned(to_js_string(&converted)));
+                    out.push(Message::new(JsonText::owned(to_js_string(&converted))));
                 }
             }
             _ => {}
         }
     }
-    Transcript::new(out)
+    Transcript::from_messages(out)
 }
 
 fn user_text(text: String, timestamp: Option<&Value>) -> Value {

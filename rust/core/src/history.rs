@@ -3,12 +3,7 @@
 
 use serde_json::Value;
 
-use crate::message::MessageView;
 use crate::transcript::Transcript;
-
-fn role_of(text: &crate::json::JsonText) -> Option<String> {
-    MessageView::parse(text).and_then(|v| v.role().map(|r| r.into_owned()))
-}
 
 /// `limitHistoryTurns` (§4.1 rules 1–2, and rule 3 with `keep_prelude`).
 ///
@@ -28,7 +23,7 @@ pub fn limit_history_turns(
     if messages.is_empty() {
         return input.clone();
     }
-    let roles: Vec<Option<String>> = messages.iter().map(role_of).collect();
+    let roles: Vec<Option<&str>> = messages.iter().map(|m| m.facts().role.as_deref()).collect();
     let prelude = if keep_prelude {
         roles
             .iter()
@@ -40,14 +35,14 @@ pub fn limit_history_turns(
     let mut user_count = 0.0;
     let mut last_user = None;
     for i in (prelude..messages.len()).rev() {
-        if roles[i].as_deref() == Some("user") {
+        if roles[i] == Some("user") {
             user_count += 1.0;
             if user_count > limit {
                 let start =
                     last_user.expect("a user turn was counted before the limit was exceeded");
                 let mut kept = messages[..prelude].to_vec();
                 kept.extend_from_slice(&messages[start..]);
-                return Transcript::new(kept);
+                return Transcript::from_messages(kept);
             }
             last_user = Some(i);
         }
@@ -76,16 +71,25 @@ pub fn history_limit_for_session_key(
     if !provider_config.is_object() {
         return None;
     }
-    let defined = |v: Option<&Value>| v.filter(|v| !v.is_null()).cloned();
     match kind.as_str() {
+        // A per-DM `historyLimit` that is present wins even when it is null (upstream tests
+        // `!== undefined`); the channel-wide values apply only when set.
         "dm" | "direct" => {
             let per_dm = provider_config
                 .get("dms")
                 .and_then(|dms| dms.get(&user_id))
-                .and_then(|dm| defined(dm.get("historyLimit")));
-            per_dm.or_else(|| defined(provider_config.get("dmHistoryLimit")))
+                .and_then(|dm| dm.get("historyLimit"));
+            per_dm.cloned().or_else(|| {
+                provider_config
+                    .get("dmHistoryLimit")
+                    .filter(|v| !v.is_null())
+                    .cloned()
+            })
         }
-        "channel" | "group" => defined(provider_config.get("historyLimit")),
+        "channel" | "group" => provider_config
+            .get("historyLimit")
+            .filter(|v| !v.is_null())
+            .cloned(),
         _ => None,
     }
 }

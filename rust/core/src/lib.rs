@@ -12,6 +12,7 @@ pub mod context;
 pub mod convert;
 pub mod entry;
 pub mod error;
+pub mod facts;
 pub mod history;
 pub mod ids;
 pub mod json;

@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{json, Value};
 
 use crate::json::{js_trim, to_js_string, JsonText};
-use crate::message::{edit_message, extract_tool_calls, tool_result_id, MessageView, ToolCallRef};
-use crate::transcript::Transcript;
+use crate::message::{edit_message, ToolCallRef};
+use crate::transcript::{Message, Transcript};
 
 /// §3.3.10: the text of a synthetic missing result.
 pub const MISSING_TOOL_RESULT_TEXT: &str =
@@ -69,10 +69,8 @@ pub fn missing_tool_result(call: &ToolCallRef, text: &str, now_ms: i64) -> JsonT
 
 /// `normalizeToolResultName`: a trimmed `toolName`, else the call's name, else `"unknown"` when
 /// the name was a (blank) string. `None` when nothing changes.
-fn normalized_tool_name(view: &MessageView<'_>, fallback: Option<&str>) -> Option<String> {
-    let raw = view.get("toolName");
-    let raw_str = raw.and_then(crate::json::raw_as_str);
-    if let Some(name) = raw_str.as_deref() {
+fn normalized_tool_name(tool_name: Option<&str>, fallback: Option<&str>) -> Option<String> {
+    if let Some(name) = tool_name {
         let trimmed = js_trim(name);
         if !trimmed.is_empty() {
             return (trimmed != name).then(|| trimmed.to_owned());
@@ -81,7 +79,7 @@ fn normalized_tool_name(view: &MessageView<'_>, fallback: Option<&str>) -> Optio
     if let Some(fallback) = fallback.map(js_trim).filter(|f| !f.is_empty()) {
         return Some(fallback.to_owned());
     }
-    raw_str.map(|_| "unknown".to_owned())
+    tool_name.map(|_| "unknown".to_owned())
 }
 
 /// Records a result id as emitted; false when it was emitted before (first wins across the
@@ -90,50 +88,14 @@ fn push_result(seen: &mut HashSet<String>, id: &str) -> bool {
     seen.insert(id.to_owned())
 }
 
-/// What pairing needs to know about one message.
-struct Info {
-    role: Option<String>,
-    errored: bool,
-    calls: Vec<ToolCallRef>,
-    result_id: Option<String>,
-}
-
-fn info(text: &JsonText) -> Info {
-    let Some(view) = MessageView::parse(text) else {
-        return Info {
-            role: None,
-            errored: false,
-            calls: Vec::new(),
-            result_id: None,
-        };
-    };
-    let role = view.role().map(|r| r.into_owned());
-    let is_assistant = role.as_deref() == Some("assistant");
-    Info {
-        errored: is_assistant && matches!(view.stop_reason().as_deref(), Some("error" | "aborted")),
-        calls: if is_assistant {
-            extract_tool_calls(&view)
-        } else {
-            Vec::new()
-        },
-        result_id: if role.as_deref() == Some("toolResult") {
-            tool_result_id(&view)
-        } else {
-            None
-        },
-        role,
-    }
-}
-
 /// `repairToolUseResultPairing` with the 2026.5 options.
 pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> PairingReport {
     let messages = input.messages();
-    let infos: Vec<Info> = messages.iter().map(info).collect();
     let text = options
         .missing_tool_result_text
         .as_deref()
         .unwrap_or(MISSING_TOOL_RESULT_TEXT);
-    let mut out: Vec<JsonText> = Vec::with_capacity(messages.len());
+    let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     let mut added = Vec::new();
     let mut seen: HashSet<String> = HashSet::new();
     let (mut dropped_duplicate_count, mut dropped_orphan_count) = (0, 0);
@@ -142,7 +104,7 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
     let mut i = 0;
     while i < messages.len() {
         let message = &messages[i];
-        let this = &infos[i];
+        let this = message.facts();
         match this.role.as_deref() {
             Some("assistant") => {}
             Some("toolResult") => {
@@ -157,34 +119,35 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                 continue;
             }
         }
+        let errored = matches!(this.stop_reason.as_deref(), Some("error" | "aborted"));
         let baseline_errored =
-            this.errored && options.errored_assistant_policy == ErroredAssistantPolicy::Baseline;
-        if baseline_errored || this.calls.is_empty() {
+            errored && options.errored_assistant_policy == ErroredAssistantPolicy::Baseline;
+        if baseline_errored || this.tool_calls.is_empty() {
             out.push(message.clone());
             i += 1;
             continue;
         }
 
         // The span: everything up to the next assistant.
-        let call_ids: HashSet<&str> = this.calls.iter().map(|c| c.id.as_str()).collect();
+        let call_ids: HashSet<&str> = this.tool_calls.iter().map(|c| c.id.as_str()).collect();
         let names: HashMap<&str, Option<&str>> = this
-            .calls
+            .tool_calls
             .iter()
             .map(|c| (c.id.as_str(), c.name.as_deref()))
             .collect();
-        let mut span_results: HashMap<String, JsonText> = HashMap::new();
-        let mut remainder: Vec<JsonText> = Vec::new();
+        let mut span_results: HashMap<String, Message> = HashMap::new();
+        let mut remainder: Vec<Message> = Vec::new();
         let mut j = i + 1;
-        while j < messages.len() && infos[j].role.as_deref() != Some("assistant") {
+        while j < messages.len() && !messages[j].facts().is_role("assistant") {
             let next = &messages[j];
-            let next_info = &infos[j];
+            let next_facts = next.facts();
             j += 1;
-            if next_info.role.as_deref() != Some("toolResult") {
+            if !next_facts.is_role("toolResult") {
                 remainder.push(next.clone());
                 continue;
             }
-            match next_info
-                .result_id
+            match next_facts
+                .tool_result_id
                 .as_deref()
                 .filter(|id| call_ids.contains(id))
             {
@@ -194,14 +157,14 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                         changed = true;
                         continue;
                     }
-                    let view = MessageView::parse(next).expect("a transcript message is an object");
+                    let fallback = names.get(id).copied().flatten();
                     let normalized =
-                        match normalized_tool_name(&view, names.get(id).copied().flatten()) {
+                        match normalized_tool_name(next_facts.tool_name.as_deref(), fallback) {
                             Some(name) => {
                                 changed = true;
-                                edit_message(next, |obj| {
+                                Message::new(edit_message(next, |obj| {
                                     obj.insert("toolName".into(), Value::from(name));
-                                })
+                                }))
                             }
                             None => next.clone(),
                         };
@@ -216,11 +179,11 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
             }
         }
 
-        if this.errored {
+        if errored {
             // 2026.5 policies; the baseline never gets here.
             if options.errored_assistant_policy == ErroredAssistantPolicy::Preserve {
                 out.push(message.clone());
-                for call in &this.calls {
+                for call in &this.tool_calls {
                     if let Some(result) = span_results.get(&call.id) {
                         if push_result(&mut seen, &call.id) {
                             out.push(result.clone());
@@ -243,7 +206,7 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
             moved = true;
             changed = true;
         }
-        for call in &this.calls {
+        for call in &this.tool_calls {
             let result = match span_results.get(&call.id) {
                 Some(result) => result.clone(),
                 None => {
@@ -252,7 +215,7 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                     let synthetic = missing_tool_result(call, text, options.now_ms);
                     added.push(synthetic.clone());
                     changed = true;
-                    synthetic
+                    Message::new(synthetic)
                 }
             };
             if push_result(&mut seen, &call.id) {
@@ -269,7 +232,7 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
     let flagged = changed || moved;
     PairingReport {
         messages: if flagged {
-            Transcript::new(out)
+            Transcript::from_messages(out)
         } else {
             input.clone()
         },

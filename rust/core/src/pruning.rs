@@ -3,10 +3,10 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::facts::MessageFacts;
 use crate::json::{js_trim, to_js_string, JsonText};
-use crate::message::MessageView;
 use crate::tokens::utf16_len;
-use crate::transcript::Transcript;
+use crate::transcript::{Message, Transcript};
 
 pub const CHARS_PER_TOKEN_ESTIMATE: u64 = 4;
 pub const IMAGE_CHAR_ESTIMATE: u64 = 8000;
@@ -210,7 +210,13 @@ impl PruningSettings {
     }
 }
 
-/// A glob of §6.3: `*` matches anything, other characters match themselves.
+/// JavaScript line terminators, which `.` in a regex without the `s` flag does not match.
+fn is_line_terminator(c: char) -> bool {
+    matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
+}
+
+/// A glob of §6.3: the anchored regex upstream builds, `*` → `.*` (any run of characters
+/// except line terminators) and every other character literal; `"*"` alone matches anything.
 fn glob_matches(pattern: &str, name: &str) -> bool {
     if pattern == "*" {
         return true;
@@ -218,19 +224,25 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
     if !pattern.contains('*') {
         return pattern == name;
     }
-    let pieces: Vec<&str> = pattern.split('*').collect();
-    let (first, last) = (pieces[0], pieces[pieces.len() - 1]);
-    if !name.starts_with(first) || name.len() < first.len() + last.len() || !name.ends_with(last) {
-        return false;
-    }
-    let mut rest = &name[first.len()..name.len() - last.len()];
-    for piece in &pieces[1..pieces.len() - 1] {
-        match rest.find(piece) {
-            Some(pos) => rest = &rest[pos + piece.len()..],
-            None => return false,
+    let p: Vec<char> = pattern.chars().collect();
+    let n: Vec<char> = name.chars().collect();
+    // reachable[j]: the pattern prefix consumed so far can match name[..j].
+    let mut reachable = vec![false; n.len() + 1];
+    reachable[0] = true;
+    for &pc in &p {
+        let mut next = vec![false; n.len() + 1];
+        if pc == '*' {
+            for j in 0..=n.len() {
+                next[j] = reachable[j] || (j > 0 && next[j - 1] && !is_line_terminator(n[j - 1]));
+            }
+        } else {
+            for j in 1..=n.len() {
+                next[j] = reachable[j - 1] && n[j - 1] == pc;
+            }
         }
+        reachable = next;
     }
-    true
+    reachable[n.len()]
 }
 
 /// Tool allow/deny matching (§6.3): trimmed, lowercased; deny wins; an empty allow list allows
@@ -298,11 +310,17 @@ fn text_and_images(content: Option<&Value>) -> u64 {
     }
 }
 
-/// The pruner's char estimate of one message (§6.4).
+/// The pruner's char estimate of one message (§6.4). String content counts only for user
+/// messages; assistant and tool-result content is read block by block.
 pub fn estimate_message_chars(message: &Value) -> u64 {
+    let content = message.get("content");
     match message.get("role").and_then(Value::as_str) {
-        Some("user") | Some("toolResult") => text_and_images(message.get("content")),
-        Some("assistant") => match message.get("content") {
+        Some("user") => text_and_images(content),
+        Some("toolResult") => match content {
+            Some(Value::String(_)) => 0,
+            _ => text_and_images(content),
+        },
+        Some("assistant") => match content {
             Some(Value::Array(blocks)) => blocks
                 .iter()
                 .map(|b| match block_type(b) {
@@ -318,7 +336,6 @@ pub fn estimate_message_chars(message: &Value) -> u64 {
                     _ => 0,
                 })
                 .sum(),
-            Some(Value::String(s)) => utf16_len(s),
             _ => 0,
         },
         _ => OTHER_ROLE_CHARS,
@@ -377,6 +394,8 @@ fn with_text_content(message: &Value, text: &str) -> Value {
 }
 
 /// `pruneContextMessages` (§6.5, baseline): returns the input itself when nothing is pruned.
+/// Roles, char counts and image flags come from the messages' cached facts; only the tool
+/// results that are actually trimmed or cleared are parsed.
 pub fn prune_context(
     input: &Transcript,
     settings: &PruningSettings,
@@ -387,17 +406,14 @@ pub fn prune_context(
     };
     let char_window = window * CHARS_PER_TOKEN_ESTIMATE as f64;
     let messages = input.messages();
-    let roles: Vec<Option<String>> = messages
-        .iter()
-        .map(|m| MessageView::parse(m).and_then(|v| v.role().map(|r| r.into_owned())))
-        .collect();
+    let facts: Vec<&MessageFacts> = messages.iter().map(|m| m.facts()).collect();
 
     let cutoff = if settings.keep_last_assistants == 0 {
         messages.len()
     } else {
         let mut seen = 0;
         let found = (0..messages.len()).rev().find(|&i| {
-            if roles[i].as_deref() == Some("assistant") {
+            if facts[i].is_role("assistant") {
                 seen += 1;
             }
             seen as u64 == settings.keep_last_assistants
@@ -407,18 +423,12 @@ pub fn prune_context(
             None => return input.clone(),
         }
     };
-    let start = roles
+    let start = facts
         .iter()
-        .position(|r| r.as_deref() == Some("user"))
+        .position(|f| f.is_role("user"))
         .unwrap_or(messages.len());
 
-    let mut values: Vec<Option<Value>> = vec![None; messages.len()];
-    let mut chars: Vec<u64> = Vec::with_capacity(messages.len());
-    for (i, message) in messages.iter().enumerate() {
-        let value = message.to_value().unwrap_or(Value::Null);
-        chars.push(estimate_message_chars(&value));
-        values[i] = Some(value);
-    }
+    let mut chars: Vec<u64> = facts.iter().map(|f| f.pruning_chars).collect();
     let mut total: u64 = chars.iter().sum();
     if (total as f64) / char_window < settings.soft_trim_ratio {
         return input.clone();
@@ -428,29 +438,31 @@ pub fn prune_context(
     let mut changed: Vec<Option<Value>> = vec![None; messages.len()];
     let mut prunable: Vec<usize> = Vec::new();
     for i in start..cutoff.max(start) {
-        if roles[i].as_deref() != Some("toolResult") {
+        let f = facts[i];
+        if !f.is_role("toolResult") || !matcher.is_prunable(f.tool_name.as_deref().unwrap_or("")) {
             continue;
         }
-        let value = values[i].as_ref().expect("parsed above");
-        let name = value.get("toolName").and_then(Value::as_str).unwrap_or("");
-        if !matcher.is_prunable(name) {
+        if f.has_image {
+            continue; // [B] results with images are never pruned
+        }
+        prunable.push(i);
+        // Soft trim looks at the text parts joined with "\n" (no images here, so the pruner's
+        // chars are the parts' lengths): skip the parse when that cannot exceed maxChars.
+        if f.text_parts == 0 || f.pruning_chars + f.text_parts - 1 <= settings.soft_trim.max_chars {
             continue;
         }
+        let value = messages[i].to_value().unwrap_or(Value::Null);
         let blocks: &[Value] = value
             .get("content")
             .and_then(Value::as_array)
             .map_or(&[], Vec::as_slice);
-        if blocks.iter().any(|b| block_type(b) == Some("image")) {
-            continue; // [B] results with images are never pruned
-        }
-        prunable.push(i);
         let parts: Vec<&str> = blocks
             .iter()
             .filter(|b| block_type(b) == Some("text"))
             .filter_map(|b| b.get("text").and_then(Value::as_str))
             .collect();
         if let Some(text) = soft_trimmed_text(&parts, &settings.soft_trim) {
-            let next = with_text_content(value, &text);
+            let next = with_text_content(&value, &text);
             let next_chars = estimate_message_chars(&next);
             total = total - chars[i] + next_chars;
             chars[i] = next_chars;
@@ -468,8 +480,7 @@ pub fn prune_context(
                 }
                 let base = changed[i]
                     .take()
-                    .or_else(|| values[i].take())
-                    .expect("parsed above");
+                    .unwrap_or_else(|| messages[i].to_value().unwrap_or(Value::Null));
                 let next = with_text_content(&base, &settings.hard_clear.placeholder);
                 let next_chars = estimate_message_chars(&next);
                 total = total - chars[i] + next_chars;
@@ -486,11 +497,11 @@ pub fn prune_context(
         .iter()
         .zip(changed)
         .map(|(message, next)| match next {
-            Some(value) => JsonText::owned(to_js_string(&value)),
+            Some(value) => Message::new(JsonText::owned(to_js_string(&value))),
             None => message.clone(),
         })
         .collect();
-    Transcript::new(out)
+    Transcript::from_messages(out)
 }
 
 #[cfg(test)]
@@ -515,6 +526,9 @@ mod tests {
         assert!(glob_matches("a*c*e", "abcde"));
         assert!(!glob_matches("a*c*e", "abde"));
         assert!(!glob_matches("exec", "exec2"));
+        assert!(!glob_matches("ex*", "ex\nec"));
+        assert!(glob_matches("*", "ex\nec"));
+        assert!(glob_matches("a*b", "ab"));
         let m = ToolMatcher::new(["ex*"], ["exec"]);
         assert!(!m.is_prunable("Exec"));
         assert!(!m.is_prunable("Browser"));

@@ -133,14 +133,17 @@ pub fn estimate_tokens_weighted(message: &Value, weighting: CharWeighting) -> u6
     estimate_chars_weighted(message, weighting).div_ceil(4)
 }
 
-/// Per-message estimates of a transcript.
+/// Per-message estimates of a transcript (the UTF-16 rule from the cached facts; the CJK rule
+/// needs each message's strings and parses them).
 pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64> {
     messages
         .messages()
         .iter()
-        .map(|m| {
-            m.to_value()
-                .map_or(0, |v| estimate_tokens_weighted(&v, weighting))
+        .map(|m| match weighting {
+            CharWeighting::Utf16 => m.facts().pi_tokens(),
+            CharWeighting::Cjk => m
+                .to_value()
+                .map_or(0, |v| estimate_tokens_weighted(&v, weighting)),
         })
         .collect()
 }
@@ -177,26 +180,18 @@ pub struct ContextTokens {
 /// errored) plus the chars/4 estimate of everything after it; without usage, the estimate of
 /// everything.
 pub fn estimate_context_tokens(messages: &Transcript) -> ContextTokens {
-    let values: Vec<Value> = messages
-        .messages()
-        .iter()
-        .map(|m| m.to_value().unwrap_or(Value::Null))
-        .collect();
-    let last_usage = values.iter().enumerate().rev().find_map(|(i, m)| {
-        let usable = m.get("role").and_then(Value::as_str) == Some("assistant")
-            && !matches!(
-                m.get("stopReason").and_then(Value::as_str),
-                Some("aborted" | "error")
-            );
-        m.get("usage")
-            .filter(|u| usable && u.is_object())
-            .map(|u| (i, usage_tokens(u)))
+    let all = messages.messages();
+    let last_usage = all.iter().enumerate().rev().find_map(|(i, m)| {
+        let f = m.facts();
+        let usable = f.is_role("assistant")
+            && !matches!(f.stop_reason.as_deref(), Some("aborted" | "error"));
+        f.usage_tokens.filter(|_| usable).map(|tokens| (i, tokens))
     });
     let (start, usage, index) = match last_usage {
         Some((i, tokens)) => (i + 1, tokens, Some(i)),
         None => (0, 0, None),
     };
-    let trailing: u64 = values[start..].iter().map(estimate_tokens).sum();
+    let trailing: u64 = all[start..].iter().map(|m| m.facts().pi_tokens()).sum();
     ContextTokens {
         tokens: usage + trailing,
         usage_tokens: usage,

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::json::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 use crate::message::{raw_value, MessageView};
-use crate::transcript::Transcript;
+use crate::transcript::{Message, Transcript};
 
 /// Block types that count as tool calls here (§3.2.4; wider than pairing's, Quirk §3.4.19b).
 pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
@@ -125,18 +125,20 @@ pub fn repair_tool_call_inputs(
     input: &Transcript,
     allowed: Option<&HashSet<String>>,
 ) -> ToolCallInputsReport {
-    let mut out = Vec::with_capacity(input.len());
+    let mut out: Vec<Message> = Vec::with_capacity(input.len());
     let (mut dropped_tool_calls, mut dropped_assistant_messages) = (0, 0);
     let mut changed = false;
     for message in input.messages() {
+        // Only assistants with tool-call blocks can change; the cached facts say which.
+        let facts = message.facts();
+        if !(facts.is_role("assistant") && facts.has_input_tool_call_blocks) {
+            out.push(message.clone());
+            continue;
+        }
         let Some(view) = MessageView::parse(message) else {
             out.push(message.clone());
             continue;
         };
-        if view.role().as_deref() != Some("assistant") {
-            out.push(message.clone());
-            continue;
-        }
         let Some(blocks) = view.content_blocks() else {
             out.push(message.clone());
             continue;
@@ -180,14 +182,14 @@ pub fn repair_tool_call_inputs(
             if let Some(obj) = value.as_object_mut() {
                 obj.insert("content".into(), Value::Array(next));
             }
-            out.push(JsonText::owned(to_js_string(&value)));
+            out.push(Message::new(JsonText::owned(to_js_string(&value))));
         } else {
             out.push(message.clone());
         }
     }
     ToolCallInputsReport {
         messages: if changed {
-            Transcript::new(out)
+            Transcript::from_messages(out)
         } else {
             input.clone()
         },

@@ -2,17 +2,84 @@
 //! file are slices of the file buffer, so serializing an unmodified transcript writes the
 //! original bytes.
 
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
 use serde_json::Value;
 
+use crate::facts::MessageFacts;
 use crate::json::{to_js_string, JsonText, RawObject};
+
+/// One message: its JSON text and, computed on first use and then shared by every transcript
+/// that holds the message, its [`MessageFacts`].
+#[derive(Clone)]
+pub struct Message(Arc<MessageInner>);
+
+struct MessageInner {
+    text: JsonText,
+    facts: OnceLock<MessageFacts>,
+}
+
+impl Message {
+    pub fn new(text: JsonText) -> Message {
+        Message(Arc::new(MessageInner {
+            text,
+            facts: OnceLock::new(),
+        }))
+    }
+
+    pub fn text(&self) -> &JsonText {
+        &self.0.text
+    }
+
+    /// The message's facts (one pass over its text, then cached).
+    pub fn facts(&self) -> &MessageFacts {
+        self.0
+            .facts
+            .get_or_init(|| MessageFacts::scan(&self.0.text))
+    }
+}
+
+impl Deref for Message {
+    type Target = JsonText;
+    fn deref(&self) -> &JsonText {
+        &self.0.text
+    }
+}
+
+impl From<JsonText> for Message {
+    fn from(text: JsonText) -> Message {
+        Message::new(text)
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0) || self.0.text == other.0.text
+    }
+}
+
+impl Eq for Message {}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.text.fmt(f)
+    }
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transcript {
-    messages: Vec<JsonText>,
+    messages: Vec<Message>,
 }
 
 impl Transcript {
     pub fn new(messages: Vec<JsonText>) -> Self {
+        Transcript {
+            messages: messages.into_iter().map(Message::new).collect(),
+        }
+    }
+
+    pub fn from_messages(messages: Vec<Message>) -> Self {
         Transcript { messages }
     }
 
@@ -37,19 +104,19 @@ impl Transcript {
                     "every transcript element must be a JSON object",
                 ));
             }
-            messages.push(owned.sub(item.get()));
+            messages.push(Message::new(owned.sub(item.get())));
         }
         Ok(Transcript { messages })
     }
 
     /// Builds a transcript from message values (serialized like `JSON.stringify`).
     pub fn from_values(values: &[Value]) -> Transcript {
-        Transcript {
-            messages: values
+        Transcript::new(
+            values
                 .iter()
                 .map(|v| JsonText::owned(to_js_string(v)))
                 .collect(),
-        }
+        )
     }
 
     pub fn len(&self) -> usize {
@@ -60,15 +127,15 @@ impl Transcript {
         self.messages.is_empty()
     }
 
-    pub fn get(&self, i: usize) -> Option<&JsonText> {
+    pub fn get(&self, i: usize) -> Option<&Message> {
         self.messages.get(i)
     }
 
-    pub fn messages(&self) -> &[JsonText] {
+    pub fn messages(&self) -> &[Message] {
         &self.messages
     }
 
-    pub fn into_messages(self) -> Vec<JsonText> {
+    pub fn into_messages(self) -> Vec<Message> {
         self.messages
     }
 
@@ -87,10 +154,9 @@ impl Transcript {
         out
     }
 
-    /// The `role` of message `i`, without parsing the rest of it.
+    /// The `role` of message `i`.
     pub fn role(&self, i: usize) -> Option<String> {
-        let raw = RawObject::parse(self.messages.get(i)?.as_str()).ok()?;
-        raw.get_str("role").map(|r| r.into_owned())
+        self.messages.get(i)?.facts().role.clone()
     }
 }
 

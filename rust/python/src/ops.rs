@@ -113,9 +113,11 @@ fn pairing_options(
         None => ErroredAssistantPolicy::Baseline,
         Some("preserve") => ErroredAssistantPolicy::Preserve,
         Some("drop") => ErroredAssistantPolicy::Drop,
-        Some(other) => return Err(PyValueError::new_err(format!(
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
             "errored_assistant_result_policy must be \"preserve\", \"drop\" or None, not {other:?}"
-        ))),
+        )))
+        }
     };
     let now_ms = match now_ms {
         None => system_now_ms(),

@@ -350,17 +350,25 @@ impl PySession {
         self.entry_list(py, 0..self.inner.entries().len())
     }
 
-    /// The newest `custom` entry whose `customType` is one of `custom_types`, as a dict (or
-    /// `None`). Scans from the end without building other entries.
+    /// The newest `custom` entry whose `customType` is one of `custom_types` (and, with
+    /// `numeric_data_key`, whose `data[numeric_data_key]` is a number), as a dict or `None`.
+    /// Scans from the end without building other entries.
+    #[pyo3(signature = (custom_types, *, numeric_data_key = None))]
     fn latest_custom_entry(
         &self,
         py: Python<'_>,
         custom_types: Vec<String>,
+        numeric_data_key: Option<&str>,
     ) -> PyResult<Option<Py<PyAny>>> {
         let found = self.inner.entries().iter().rev().find(|e| {
             e.is_type(clawctx_core::entry::types::CUSTOM)
                 && e.str_field("customType")
                     .is_some_and(|t| custom_types.iter().any(|c| c == t))
+                && numeric_data_key.is_none_or(|key| {
+                    e.field("data")
+                        .and_then(|d| d.get(key))
+                        .is_some_and(Value::is_number)
+                })
         });
         found.map(|e| self.entry_dict(py, e)).transpose()
     }

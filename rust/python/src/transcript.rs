@@ -137,7 +137,9 @@ impl PyTranscript {
                 picked.push(self.inner.messages()[i as usize].clone());
                 i += indices.step;
             }
-            return Ok(Py::new(py, PyTranscript::new(Transcript::new(picked)))?.into_any());
+            return Ok(
+                Py::new(py, PyTranscript::new(Transcript::from_messages(picked)))?.into_any(),
+            );
         }
         let index: isize = key
             .extract()
