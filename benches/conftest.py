@@ -4,23 +4,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 PI_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi"
 
 
-def scaled_session(target_bytes: int, directory: Path) -> Path:
-    """A valid v3 session of about ``target_bytes``: the messages of the real fixture repeated
-    as one long linear chain with fresh ids (deterministic)."""
+def fixture_messages() -> list[dict[str, Any]]:
+    """The messages of the real pi fixture with two compactions (skips when it is absent)."""
     source = PI_FIXTURES / "before-compaction.jsonl"
     if not source.is_file():
         pytest.skip(f"{source} not found")
-    messages = [
+    return [
         json.loads(line)["message"]
         for line in source.read_text(encoding="utf-8").splitlines()
         if '"type":"message"' in line[:40]
     ]
+
+
+def scaled_session(target_bytes: int, directory: Path) -> Path:
+    """A valid v3 session of about ``target_bytes``: the messages of the real fixture repeated
+    as one long linear chain with fresh ids (deterministic)."""
+    messages = fixture_messages()
     path = directory / f"scaled-{target_bytes}.jsonl"
     header = {
         "type": "session",

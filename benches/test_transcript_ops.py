@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 import clawctx
-from conftest import PI_FIXTURES
+from conftest import fixture_messages
 
 MESSAGES = 50_000
 
@@ -21,14 +21,7 @@ MESSAGES = 50_000
 @pytest.fixture(scope="module")
 def message_texts() -> list[str]:
     """50,000 real messages (the fixture's, repeated with tool-call ids made unique)."""
-    source = PI_FIXTURES / "before-compaction.jsonl"
-    if not source.is_file():
-        pytest.skip(f"{source} not found")
-    base = [
-        json.loads(line)["message"]
-        for line in source.read_text(encoding="utf-8").splitlines()
-        if '"type":"message"' in line[:40]
-    ]
+    base = fixture_messages()
     texts = []
     round_ = 0
     while len(texts) < MESSAGES:

@@ -15,12 +15,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use crate::json::{parse_value, JsonText};
-use crate::message::ToolCallRef;
+use crate::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
+use crate::pruning::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
 use crate::tokens::{utf16_len, IMAGE_CHARS};
-
-/// Pruner constants (§6.4), here so both estimators are computed in the same pass.
-pub const PRUNING_IMAGE_CHARS: u64 = 8000;
-pub const PRUNING_OTHER_ROLE_CHARS: u64 = 256;
+use crate::tool_call_inputs::INPUT_TOOL_CALL_TYPES;
 
 /// What the operations know about a message without parsing it again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -330,16 +328,6 @@ impl std::io::Write for Utf16Counter {
     }
 }
 
-const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
-    "toolCall",
-    "toolUse",
-    "functionCall",
-    "tool_use",
-    "tool_call",
-    "function_call",
-];
-const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
-
 impl Scan<'_> {
     fn into_facts(self) -> MessageFacts {
         let role = self.role.get().map(str::to_owned);
@@ -423,7 +411,7 @@ impl Scan<'_> {
         let (pi, pruner) = match role {
             Some("user") => (
                 content_string.unwrap_or(text),
-                content_string.unwrap_or(text + images * PRUNING_IMAGE_CHARS),
+                content_string.unwrap_or(text + images * IMAGE_CHAR_ESTIMATE),
             ),
             // The pruner reads assistant and tool-result content only block by block (§6.4).
             Some("assistant") => (
@@ -435,21 +423,21 @@ impl Scan<'_> {
                 if content_string.is_some() {
                     0
                 } else {
-                    text + images * PRUNING_IMAGE_CHARS
+                    text + images * IMAGE_CHAR_ESTIMATE
                 },
             ),
             Some("custom") => (
                 content_string.unwrap_or(text + images * IMAGE_CHARS),
-                PRUNING_OTHER_ROLE_CHARS,
+                OTHER_ROLE_CHARS,
             ),
             Some("bashExecution") => (
                 self.command.0.unwrap_or(0) + self.output.0.unwrap_or(0),
-                PRUNING_OTHER_ROLE_CHARS,
+                OTHER_ROLE_CHARS,
             ),
             Some("branchSummary" | "compactionSummary") => {
-                (self.summary.0.unwrap_or(0), PRUNING_OTHER_ROLE_CHARS)
+                (self.summary.0.unwrap_or(0), OTHER_ROLE_CHARS)
             }
-            _ => (0, PRUNING_OTHER_ROLE_CHARS),
+            _ => (0, OTHER_ROLE_CHARS),
         };
         facts.pi_chars = pi;
         facts.pruning_chars = pruner;

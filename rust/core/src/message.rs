@@ -1,12 +1,12 @@
 //! Read-only views of message fields, parsed from a message's JSON text without building a
-//! value tree, plus the shared helpers of hot-path §3.1.
+//! value tree, and the shared tool-call helpers of hot-path §3.1.
 
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{parse_value, raw_as_str, to_js_string, JsonText, RawObject};
+use crate::json::{parse_value, to_js_string, JsonText, RawObject};
 
 /// Block types that count as tool calls for pairing (§3.1.1).
 pub const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
@@ -23,20 +23,8 @@ impl<'a> MessageView<'a> {
             .map(|raw| MessageView { raw })
     }
 
-    pub fn str_field(&self, key: &str) -> Option<Cow<'a, str>> {
-        self.raw.get_str(key)
-    }
-
     pub fn role(&self) -> Option<Cow<'a, str>> {
-        self.str_field("role")
-    }
-
-    pub fn stop_reason(&self) -> Option<Cow<'a, str>> {
-        self.str_field("stopReason")
-    }
-
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
-        self.raw.get(key)
+        self.raw.get_str("role")
     }
 
     /// The `content` array's elements, if `content` is an array.
@@ -56,37 +44,6 @@ pub struct ToolCallRef {
     pub name: Option<String>,
 }
 
-/// `extractToolCallsFromAssistant` (§3.1.1): blocks of a pairing type with a non-empty
-/// string `id`, in order.
-pub fn extract_tool_calls(view: &MessageView<'_>) -> Vec<ToolCallRef> {
-    let Some(blocks) = view.content_blocks() else {
-        return Vec::new();
-    };
-    blocks
-        .iter()
-        .filter_map(|block| {
-            let b = RawObject::parse(block.get()).ok()?;
-            let ty = b.get_str("type")?;
-            if !PAIRING_TOOL_CALL_TYPES.contains(&ty.as_ref()) {
-                return None;
-            }
-            let id = b.get_str("id").filter(|id| !id.is_empty())?;
-            Some(ToolCallRef {
-                id: id.into_owned(),
-                name: b.get_str("name").map(Cow::into_owned),
-            })
-        })
-        .collect()
-}
-
-/// `extractToolResultId` (§3.1.2): `toolCallId`, else `toolUseId`, each if a non-empty string.
-pub fn tool_result_id(view: &MessageView<'_>) -> Option<String> {
-    ["toolCallId", "toolUseId"]
-        .iter()
-        .find_map(|key| view.str_field(key).filter(|id| !id.is_empty()))
-        .map(Cow::into_owned)
-}
-
 /// Parses a message, applies `edit` to its object, and serializes it like `JSON.stringify`.
 pub fn edit_message(
     text: &JsonText,
@@ -102,9 +59,4 @@ pub fn edit_message(
 /// Reads a raw value as a `Value` (`Null` when unreadable).
 pub fn raw_value(raw: &RawValue) -> Value {
     parse_value(raw.get()).unwrap_or(Value::Null)
-}
-
-/// A string field read from raw JSON, if it is a string.
-pub fn raw_str(raw: Option<&RawValue>) -> Option<Cow<'_, str>> {
-    raw.and_then(raw_as_str)
 }
