@@ -173,8 +173,13 @@ struct BlockScan<'a> {
     text: StrLen,
     #[serde(default)]
     thinking: StrLen,
-    #[serde(borrow, default)]
+    /// `Some("null")` for an explicit null (`Option` alone would read it as absent).
+    #[serde(borrow, default, deserialize_with = "present_raw")]
     arguments: Option<&'a RawValue>,
+}
+
+fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
 }
 
 /// A content element: a block object, or anything else (ignored).
@@ -391,10 +396,9 @@ impl Scan<'_> {
                                 }
                             }
                             if t == "toolCall" {
-                                let args = match block.arguments {
-                                    Some(raw) if raw.get() != "null" => stringified_len(raw),
-                                    _ => 0,
-                                };
+                                // pi: JSON.stringify(arguments) (null is "null"; a missing value
+                                // would throw upstream and counts 0); the pruner: arguments ?? {}.
+                                let args = block.arguments.map_or(0, stringified_len);
                                 call_chars_pi += block.name.get().map_or(0, utf16_len) + args;
                                 call_chars_pruner += match block.arguments {
                                     Some(raw) if raw.get() != "null" => args,
@@ -479,6 +483,7 @@ mod tests {
             json!({"role":"compactionSummary","summary":"sum"}),
             json!({"role":"custom","content":"c"}),
             json!({"role":"assistant","content":"plain"}),
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"n1","name":"x","arguments":null},{"type":"toolCall","id":"n2","name":"y"}]}),
             json!({"role":"toolResult","content":"plain"}),
             json!({"role":"other"}),
             json!({"role":"thinking-bad","content":[{"type":"thinking"},{"type":"text"}]}),
