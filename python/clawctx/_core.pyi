@@ -1,14 +1,30 @@
 """Type stubs of the native module ``clawctx._core`` (checked with ``mypy.stubtest``)."""
 
 import os
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    Coroutine,
+    Iterable,
+    Iterator,
+    Mapping,
+    Sequence,
+)
 from pathlib import Path
-from typing import Any, final, overload
+from typing import Any, ClassVar, final, overload
+
+from clawctx.compaction import CompactionResult
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
     "ClawctxError",
+    "CompactionPreparation",
+    "CompactionSettings",
     "ContextTokens",
+    "CutPoint",
+    "HeartbeatMark",
+    "HeartbeatPruneReport",
+    "ImageBlockRef",
     "LineChange",
     "PairingReport",
     "PruningSettings",
@@ -19,26 +35,65 @@ __all__ = [
     "SessionFormatError",
     "SessionLockError",
     "SkippedLine",
+    "StripResult",
+    "SummaryRequest",
     "ToolCallInputsReport",
     "Transcript",
+    "TranscriptPolicy",
+    "Violation",
     "__version__",
+    "_compaction_texts",
+    "annotate_inter_session_messages",
+    "build_compaction_prompt",
     "build_session_context",
     "convert_to_llm",
+    "decode_image_base64",
+    "dedupe_tool_call_ids",
+    "downgrade_openai_reasoning",
+    "drop_delivery_mirror_messages",
+    "drop_duplicate_tool_results",
+    "drop_thinking_blocks",
     "estimate_context_tokens",
     "estimate_messages_tokens",
     "estimate_pruning_chars",
     "estimate_string_chars",
     "estimate_tokens",
+    "filter_heartbeat_pairs",
+    "find_cut_point",
+    "find_image_blocks",
     "history_limit_for_session_key",
     "is_tool_prunable",
+    "is_valid_tool_call_id",
     "limit_history_turns",
+    "mark_heartbeat_transcript",
+    "normalize_usage",
+    "prepare_compaction",
+    "probe_base64_image",
+    "provider_family",
     "prune_context",
+    "prune_heartbeat_transcript",
     "repair_session_file",
     "repair_tool_call_inputs",
     "repair_tool_pairing",
+    "replace_content_blocks",
+    "resolve_transcript_policy",
+    "sanitize_google_turn_ordering",
+    "sanitize_message_blocks",
+    "sanitize_tool_call_id",
+    "sanitize_tool_call_ids",
     "sanitize_tool_call_inputs",
     "sanitize_tool_use_result_pairing",
+    "serialize_conversation",
+    "should_compact",
+    "strip_dangling_tool_calls",
+    "strip_heartbeat_token",
+    "strip_thought_signatures",
+    "strip_tool_result_details",
     "usage_tokens",
+    "validate_anthropic_turns",
+    "validate_for_provider",
+    "validate_gemini_turns",
+    "zero_stale_usage",
 ]
 __version__: str
 CURRENT_SESSION_VERSION: int
@@ -215,6 +270,27 @@ class Session:
         details: Any | None = None,
         from_hook: bool | None = None,
     ) -> str: ...
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[SummaryRequest], Awaitable[str]],
+        settings: _CompactionSettingsArg = None,
+        custom_instructions: str | None = None,
+    ) -> Coroutine[Any, Any, CompactionResult | None]: ...
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[SummaryRequest], str],
+        settings: _CompactionSettingsArg = None,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | None: ...
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[SummaryRequest], str | Awaitable[str]],
+        settings: _CompactionSettingsArg = None,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None: ...
 
 @final
 class LineChange:
@@ -366,3 +442,331 @@ def repair_session_file(
     lock_timeout: float = 10.0,
     now_ms: _Clock = None,
 ) -> RepairReport: ...
+
+@final
+class TranscriptPolicy:
+    """What hygiene a provider needs (spec §7.1)."""
+
+    def __new__(
+        cls,
+        *,
+        sanitize_mode: str = "images-only",
+        sanitize_tool_call_ids: bool = False,
+        tool_call_id_mode: str | None = None,
+        repair_tool_use_result_pairing: bool = True,
+        preserve_signatures: bool = False,
+        sanitize_thought_signatures: Mapping[str, bool] | None = None,
+        sanitize_thinking_signatures: bool = False,
+        drop_thinking_blocks: bool = False,
+        apply_google_turn_ordering: bool = False,
+        validate_gemini_turns: bool = False,
+        validate_anthropic_turns: bool = False,
+        allow_synthetic_tool_results: bool = False,
+    ) -> TranscriptPolicy: ...
+    @property
+    def sanitize_mode(self) -> str: ...
+    @property
+    def sanitize_tool_call_ids(self) -> bool: ...
+    @property
+    def tool_call_id_mode(self) -> str | None: ...
+    @property
+    def repair_tool_use_result_pairing(self) -> bool: ...
+    @property
+    def preserve_signatures(self) -> bool: ...
+    @property
+    def sanitize_thought_signatures(self) -> dict[str, bool] | None: ...
+    @property
+    def sanitize_thinking_signatures(self) -> bool: ...
+    @property
+    def drop_thinking_blocks(self) -> bool: ...
+    @property
+    def apply_google_turn_ordering(self) -> bool: ...
+    @property
+    def validate_gemini_turns(self) -> bool: ...
+    @property
+    def validate_anthropic_turns(self) -> bool: ...
+    @property
+    def allow_synthetic_tool_results(self) -> bool: ...
+    def to_dict(self) -> _JsonDict: ...
+    def __eq__(self, value: object, /) -> bool: ...
+
+@final
+class Violation:
+    """One broken provider rule."""
+
+    @property
+    def index(self) -> int: ...
+    @property
+    def rule(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+def resolve_transcript_policy(
+    *, provider: str | None = None, model_api: str | None = None, model_id: str | None = None
+) -> TranscriptPolicy: ...
+def annotate_inter_session_messages(messages: _Messages) -> Transcript: ...
+def drop_delivery_mirror_messages(messages: _Messages) -> Transcript: ...
+def sanitize_tool_call_ids(
+    messages: _Messages, mode: str = "strict", *, now_ms: _Clock = None
+) -> Transcript: ...
+def dedupe_tool_call_ids(messages: _Messages, mode: str | None = None) -> Transcript: ...
+def sanitize_tool_call_id(id: str | None, mode: str = "strict") -> str: ...
+def is_valid_tool_call_id(id: str, mode: str = "strict") -> bool: ...
+def strip_thought_signatures(
+    messages: _Messages, *, allow_base64_only: bool = False, include_camel_case: bool = False
+) -> Transcript: ...
+def sanitize_message_blocks(
+    messages: _Messages,
+    *,
+    sanitize_mode: str = "images-only",
+    preserve_signatures: bool = False,
+    sanitize_thought_signatures: Mapping[str, bool] | None = None,
+) -> Transcript: ...
+def drop_thinking_blocks(messages: _Messages) -> Transcript: ...
+def strip_tool_result_details(messages: _Messages) -> Transcript: ...
+def drop_duplicate_tool_results(messages: _Messages) -> Transcript: ...
+def zero_stale_usage(messages: _Messages) -> Transcript: ...
+def normalize_usage(messages: _Messages) -> Transcript: ...
+def validate_gemini_turns(messages: _Messages) -> Transcript: ...
+def validate_anthropic_turns(messages: _Messages) -> Transcript: ...
+def strip_dangling_tool_calls(messages: _Messages) -> Transcript: ...
+def sanitize_google_turn_ordering(messages: _Messages, *, now_ms: _Clock = None) -> Transcript: ...
+def downgrade_openai_reasoning(messages: _Messages) -> Transcript: ...
+def validate_for_provider(
+    messages: _Messages, *, provider: str | None = None, model_api: str | None = None
+) -> list[Violation]: ...
+def provider_family(*, provider: str | None = None, model_api: str | None = None) -> str: ...
+
+@final
+class ImageBlockRef:
+    """An image block that image sanitization (hot-path §7.4) handles."""
+
+    @property
+    def message_index(self) -> int: ...
+    @property
+    def block_index(self) -> int: ...
+    @property
+    def role(self) -> str: ...
+    @property
+    def data(self) -> str: ...
+    @property
+    def mime_type(self) -> str: ...
+    @property
+    def max_dimension_px(self) -> float | None: ...
+    @property
+    def max_bytes(self) -> float | None: ...
+
+def find_image_blocks(
+    messages: _Messages,
+    *,
+    skip_within_limits: bool = False,
+    max_dimension_px: float = 1200.0,
+    max_bytes: float = 5242880.0,
+    max_input_bytes: float = 67108864.0,
+) -> list[ImageBlockRef]: ...
+def probe_base64_image(data: str) -> tuple[int, int, int] | None: ...
+def decode_image_base64(data: str) -> bytes: ...
+def replace_content_blocks(
+    messages: _Messages,
+    replacements: Iterable[
+        tuple[int, int, Mapping[str, Any]] | tuple[int, int, Mapping[str, Any], bool]
+    ],
+) -> Transcript: ...
+
+# ---- heartbeat hygiene (hot-path §7.13, §2.7) ----------------------------------------------
+
+@final
+class StripResult:
+    """stripHeartbeatToken's result; also unpacks as (should_skip, text, did_strip)."""
+
+    @property
+    def should_skip(self) -> bool: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def did_strip(self) -> bool: ...
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> bool | str: ...
+    def __iter__(self) -> Iterator[bool | str]: ...
+    def __eq__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+
+def strip_heartbeat_token(
+    text: str | None, *, mode: str = "message", max_ack_chars: float | str | None = None
+) -> StripResult: ...
+def filter_heartbeat_pairs(
+    messages: _Messages,
+    *,
+    heartbeat_prompt: str | None = ...,
+    transcript_prompt: bool = True,
+    max_ack_chars: float | str | None = None,
+) -> Transcript: ...
+
+@final
+class HeartbeatMark:
+    """The size of a session file recorded before a heartbeat run."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def at_line_boundary(self) -> bool: ...
+
+@final
+class HeartbeatPruneReport:
+    """What prune_heartbeat_transcript did."""
+
+    @property
+    def action(self) -> str: ...
+    @property
+    def removed_lines(self) -> int: ...
+    @property
+    def removed_bytes(self) -> int: ...
+    @property
+    def removed_ids(self) -> list[str]: ...
+    @property
+    def kept_lines(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+    @property
+    def pruned(self) -> bool: ...
+
+def mark_heartbeat_transcript(
+    path: str | os.PathLike[str], *, lock_timeout: float = 10.0
+) -> HeartbeatMark: ...
+def prune_heartbeat_transcript(
+    mark: HeartbeatMark,
+    *,
+    entries: Iterable[Mapping[str, Any]] | None = None,
+    heartbeat_prompt: str | None = ...,
+    transcript_prompt: bool = True,
+    max_ack_chars: float | str | None = None,
+    lock_timeout: float = 10.0,
+    fsync: bool = True,
+    now_ms: _Clock = None,
+) -> HeartbeatPruneReport: ...
+
+# ---- compaction (spec §8) -------------------------------------------------------------------
+
+@final
+class CompactionSettings:
+    """pi's compaction settings (enabled, reserve_tokens, keep_recent_tokens)."""
+
+    DEFAULT_RESERVE_TOKENS_FLOOR: ClassVar[int]
+    def __new__(
+        cls,
+        enabled: bool = True,
+        reserve_tokens: int = 16384,
+        keep_recent_tokens: int = 20000,
+        *,
+        reserve_tokens_floor: int | None = None,
+    ) -> CompactionSettings: ...
+    @staticmethod
+    def from_dict(value: Mapping[str, Any]) -> CompactionSettings: ...
+    def to_dict(self) -> _JsonDict: ...
+    def with_reserve_floor(self, floor: int = 20000) -> CompactionSettings: ...
+    @property
+    def enabled(self) -> bool: ...
+    @property
+    def reserve_tokens(self) -> int: ...
+    @property
+    def keep_recent_tokens(self) -> int: ...
+    @property
+    def summary_max_tokens(self) -> int: ...
+    @property
+    def turn_prefix_max_tokens(self) -> int: ...
+    def __eq__(self, value: object, /) -> bool: ...
+
+_CompactionSettingsArg = CompactionSettings | Mapping[str, Any] | None
+
+@final
+class CutPoint:
+    """Where find_cut_point cuts."""
+
+    @property
+    def first_kept_entry_index(self) -> int: ...
+    @property
+    def turn_start_index(self) -> int: ...
+    @property
+    def is_split_turn(self) -> bool: ...
+
+@final
+class CompactionPreparation:
+    """What prepare_compaction found."""
+
+    @property
+    def messages_to_summarize(self) -> Transcript: ...
+    @property
+    def turn_prefix_messages(self) -> Transcript: ...
+    @property
+    def settings(self) -> CompactionSettings: ...
+    @property
+    def first_kept_entry_index(self) -> int: ...
+    @property
+    def turn_start_index(self) -> int: ...
+    @property
+    def is_split_turn(self) -> bool: ...
+    @property
+    def first_kept_entry_id(self) -> str: ...
+    @property
+    def previous_summary(self) -> str | None: ...
+    @property
+    def previous_compaction_index(self) -> int | None: ...
+    @property
+    def tokens_before(self) -> int: ...
+    @property
+    def read_files(self) -> list[str]: ...
+    @property
+    def modified_files(self) -> list[str]: ...
+    @property
+    def details(self) -> dict[str, list[str]]: ...
+    @property
+    def leaf_id(self) -> str | None: ...
+    def summary_requests(self, custom_instructions: str | None = None) -> list[SummaryRequest]: ...
+    def compose_summary(
+        self, history_summary: str | None = None, turn_prefix_summary: str | None = None
+    ) -> str: ...
+
+@final
+class SummaryRequest:
+    """One summarization call for the caller's summarizer."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def prompt(self) -> str: ...
+    @property
+    def system_prompt(self) -> str: ...
+    @property
+    def max_tokens(self) -> int: ...
+    @property
+    def messages(self) -> Transcript: ...
+    @property
+    def previous_summary(self) -> str | None: ...
+    @property
+    def custom_instructions(self) -> str | None: ...
+    @property
+    def preparation(self) -> CompactionPreparation: ...
+
+def should_compact(
+    context_tokens: float, context_window: float, settings: _CompactionSettingsArg = None
+) -> bool: ...
+def find_cut_point(
+    entries: Session | Iterable[Mapping[str, Any]],
+    start_index: int,
+    end_index: int,
+    keep_recent_tokens: int,
+) -> CutPoint: ...
+def prepare_compaction(
+    session: Session | Iterable[Mapping[str, Any]], settings: _CompactionSettingsArg = None
+) -> CompactionPreparation | None: ...
+def serialize_conversation(messages: _Messages) -> str: ...
+def build_compaction_prompt(
+    messages_or_text: str | _Messages,
+    previous_summary: str | None = None,
+    custom_instructions: str | None = None,
+    *,
+    kind: str = "history",
+) -> str: ...
+def _compaction_texts() -> dict[str, str]: ...

@@ -8,24 +8,31 @@
 //! - [`transcript`]: the in-memory message list; [`json`]: JSON/JavaScript compatibility;
 //! - [`persist`]: locking, appends, backups and atomic replacement.
 
+pub mod compaction;
 pub mod context;
 pub mod convert;
 pub mod entry;
 pub mod error;
 pub mod facts;
+pub mod heartbeat;
 pub mod history;
+pub mod hygiene;
 pub mod ids;
+pub mod images;
 pub mod json;
 pub mod lines;
 pub mod message;
 pub mod pairing;
 pub mod persist;
+pub mod policy;
 pub mod pruning;
 pub mod repair;
 pub mod session;
 pub mod tokens;
+pub mod tool_call_ids;
 pub mod tool_call_inputs;
 pub mod transcript;
+pub mod validate;
 
 pub use context::{build_session_context, LeafSelector, SessionContext};
 pub use convert::convert_to_llm;

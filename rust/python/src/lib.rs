@@ -2,8 +2,12 @@
 //! JSON values happens here and only on request; parsing, context building and repair run
 //! with the GIL released.
 
+mod compaction;
 mod convert;
 mod errors;
+mod heartbeat;
+mod hygiene;
+mod images;
 mod ops;
 mod repair;
 mod session;
@@ -16,7 +20,18 @@ mod _core {
     use super::*;
 
     #[pymodule_export]
+    use crate::compaction::{
+        build_compaction_prompt, compaction_texts, find_cut_point, prepare_compaction,
+        serialize_conversation, should_compact, CutPoint, PyCompactionPreparation,
+        PyCompactionSettings, SummaryRequest,
+    };
+    #[pymodule_export]
     use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
+    #[pymodule_export]
+    use crate::images::{
+        decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
+        ImageBlockRef,
+    };
     #[pymodule_export]
     use crate::ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
@@ -31,6 +46,27 @@ mod _core {
     use crate::session::{PySession, SessionContext, SkippedLine};
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
+
+    #[pymodule_export]
+    use crate::hygiene::{
+        annotate_inter_session_messages, downgrade_openai_reasoning, drop_delivery_mirror_messages,
+        drop_thinking_blocks, is_valid_tool_call_id, normalize_usage, resolve_transcript_policy,
+        sanitize_google_turn_ordering, sanitize_message_blocks, sanitize_tool_call_id,
+        sanitize_tool_call_ids, strip_dangling_tool_calls, strip_thought_signatures,
+        strip_tool_result_details, validate_anthropic_turns, validate_gemini_turns,
+        zero_stale_usage, PyTranscriptPolicy,
+    };
+    #[pymodule_export]
+    use crate::hygiene::{
+        dedupe_tool_call_ids, drop_duplicate_tool_results, provider_family, validate_for_provider,
+        Violation,
+    };
+
+    #[pymodule_export]
+    use crate::heartbeat::{
+        filter_heartbeat_pairs, mark_heartbeat_transcript, prune_heartbeat_transcript,
+        strip_heartbeat_token, HeartbeatMark, HeartbeatPruneReport, StripResult,
+    };
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

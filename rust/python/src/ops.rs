@@ -39,6 +39,19 @@ fn result_object(
     Py::new(py, PyTranscript::new(after))
 }
 
+/// Runs a transcript pass without the GIL and returns its result as a Python object (the input
+/// object itself when the pass changed nothing).
+pub fn run_pass(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    pass: impl FnOnce(&Transcript) -> Transcript + Send,
+) -> PyResult<Py<PyTranscript>> {
+    let input = transcript_arg(messages)?;
+    let source = Arc::clone(&input);
+    let output = py.detach(move || pass(&source));
+    result_object(py, messages, &input, output)
+}
+
 fn weighting(cjk: bool) -> CharWeighting {
     if cjk {
         CharWeighting::Cjk

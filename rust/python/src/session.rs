@@ -113,6 +113,11 @@ impl PySession {
         }
     }
 
+    /// The core session, for the other binding modules (read-only).
+    pub(crate) fn core(&self) -> &Session {
+        &self.inner
+    }
+
     fn entry_dict(&self, py: Python<'_>, entry: &Entry) -> PyResult<Py<PyAny>> {
         json_text_to_py(py, entry.text.as_str())
     }
@@ -606,5 +611,18 @@ impl PySession {
                 from_hook,
             },
         )
+    }
+
+    /// Compacts the current branch (spec §8) with `summarize`, the caller's summarizer (sync
+    /// or async; see `clawctx.compaction.compact_session`, which this delegates to because
+    /// only Python can await it), and appends pi's compaction entry.
+    #[pyo3(signature = (summarize, settings = None, custom_instructions = None))]
+    fn compact<'py>(
+        slf: &Bound<'py, Self>,
+        summarize: &Bound<'py, PyAny>,
+        settings: Option<&Bound<'py, PyAny>>,
+        custom_instructions: Option<&str>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::compaction::compact_session(slf.as_any(), summarize, settings, custom_instructions)
     }
 }

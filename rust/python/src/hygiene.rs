@@ -1,0 +1,471 @@
+//! Transcript hygiene (hot-path §7): the policy table and each pass of
+//! `sanitizeSessionHistory` as its own function.
+
+use clawctx_core::hygiene;
+use clawctx_core::ids::system_now_ms;
+use clawctx_core::policy::{
+    self, SanitizeMode, ThoughtSignatureOptions, ToolCallIdMode, TranscriptPolicy as CorePolicy,
+};
+use clawctx_core::tool_call_ids;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+use crate::convert::{from_py, to_py, Clock};
+use crate::ops::run_pass;
+use crate::transcript::PyTranscript;
+
+fn mode_name(mode: SanitizeMode) -> &'static str {
+    match mode {
+        SanitizeMode::Full => "full",
+        SanitizeMode::ImagesOnly => "images-only",
+    }
+}
+
+fn parse_sanitize_mode(mode: &str) -> PyResult<SanitizeMode> {
+    match mode {
+        "full" => Ok(SanitizeMode::Full),
+        "images-only" => Ok(SanitizeMode::ImagesOnly),
+        other => Err(PyValueError::new_err(format!(
+            "sanitize_mode must be \"full\" or \"images-only\", not {other:?}"
+        ))),
+    }
+}
+
+fn id_mode_name(mode: ToolCallIdMode) -> &'static str {
+    match mode {
+        ToolCallIdMode::Strict => "strict",
+        ToolCallIdMode::Strict9 => "strict9",
+    }
+}
+
+fn parse_id_mode(mode: &str) -> PyResult<ToolCallIdMode> {
+    match mode {
+        "strict" => Ok(ToolCallIdMode::Strict),
+        "strict9" => Ok(ToolCallIdMode::Strict9),
+        other => Err(PyValueError::new_err(format!(
+            "tool-call id mode must be \"strict\" or \"strict9\", not {other:?}"
+        ))),
+    }
+}
+
+fn signature_options(
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Option<ThoughtSignatureOptions>> {
+    let Some(value) = value.filter(|v| !v.is_none()) else {
+        return Ok(None);
+    };
+    let v = from_py(value)?;
+    let flag = |k: &str| v.get(k).and_then(Value::as_bool).unwrap_or(false);
+    Ok(Some(ThoughtSignatureOptions {
+        allow_base64_only: flag("allowBase64Only"),
+        include_camel_case: flag("includeCamelCase"),
+    }))
+}
+
+fn now_arg(py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<i64> {
+    match now_ms {
+        None => Ok(system_now_ms()),
+        Some(arg) => Clock::from_arg(Some(arg))?.now_ms(py),
+    }
+}
+
+/// What hygiene a provider needs (spec §7.1). Build one with `resolve_transcript_policy`, or
+/// directly with keyword arguments to override fields.
+#[pyclass(name = "TranscriptPolicy", module = "clawctx._core", frozen)]
+pub struct PyTranscriptPolicy {
+    pub inner: CorePolicy,
+}
+
+#[pymethods]
+impl PyTranscriptPolicy {
+    #[new]
+    #[pyo3(signature = (*, sanitize_mode = "images-only", sanitize_tool_call_ids = false, tool_call_id_mode = None,
+        repair_tool_use_result_pairing = true, preserve_signatures = false, sanitize_thought_signatures = None,
+        sanitize_thinking_signatures = false, drop_thinking_blocks = false, apply_google_turn_ordering = false,
+        validate_gemini_turns = false, validate_anthropic_turns = false, allow_synthetic_tool_results = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn py_new(
+        sanitize_mode: &str,
+        sanitize_tool_call_ids: bool,
+        tool_call_id_mode: Option<&str>,
+        repair_tool_use_result_pairing: bool,
+        preserve_signatures: bool,
+        sanitize_thought_signatures: Option<&Bound<'_, PyAny>>,
+        sanitize_thinking_signatures: bool,
+        drop_thinking_blocks: bool,
+        apply_google_turn_ordering: bool,
+        validate_gemini_turns: bool,
+        validate_anthropic_turns: bool,
+        allow_synthetic_tool_results: bool,
+    ) -> PyResult<Self> {
+        Ok(PyTranscriptPolicy {
+            inner: CorePolicy {
+                sanitize_mode: parse_sanitize_mode(sanitize_mode)?,
+                sanitize_tool_call_ids,
+                tool_call_id_mode: tool_call_id_mode.map(parse_id_mode).transpose()?,
+                repair_tool_use_result_pairing,
+                preserve_signatures,
+                sanitize_thought_signatures: signature_options(sanitize_thought_signatures)?,
+                sanitize_thinking_signatures,
+                drop_thinking_blocks,
+                apply_google_turn_ordering,
+                validate_gemini_turns,
+                validate_anthropic_turns,
+                allow_synthetic_tool_results,
+            },
+        })
+    }
+
+    #[getter]
+    fn sanitize_mode(&self) -> &'static str {
+        mode_name(self.inner.sanitize_mode)
+    }
+    #[getter]
+    fn sanitize_tool_call_ids(&self) -> bool {
+        self.inner.sanitize_tool_call_ids
+    }
+    #[getter]
+    fn tool_call_id_mode(&self) -> Option<&'static str> {
+        self.inner.tool_call_id_mode.map(id_mode_name)
+    }
+    #[getter]
+    fn repair_tool_use_result_pairing(&self) -> bool {
+        self.inner.repair_tool_use_result_pairing
+    }
+    #[getter]
+    fn preserve_signatures(&self) -> bool {
+        self.inner.preserve_signatures
+    }
+    #[getter]
+    fn sanitize_thought_signatures(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.inner.sanitize_thought_signatures {
+            Some(o) => to_py(
+                py,
+                &json!({"allowBase64Only": o.allow_base64_only, "includeCamelCase": o.include_camel_case}),
+            ),
+            None => Ok(py.None()),
+        }
+    }
+    #[getter]
+    fn sanitize_thinking_signatures(&self) -> bool {
+        self.inner.sanitize_thinking_signatures
+    }
+    #[getter]
+    fn drop_thinking_blocks(&self) -> bool {
+        self.inner.drop_thinking_blocks
+    }
+    #[getter]
+    fn apply_google_turn_ordering(&self) -> bool {
+        self.inner.apply_google_turn_ordering
+    }
+    #[getter]
+    fn validate_gemini_turns(&self) -> bool {
+        self.inner.validate_gemini_turns
+    }
+    #[getter]
+    fn validate_anthropic_turns(&self) -> bool {
+        self.inner.validate_anthropic_turns
+    }
+    #[getter]
+    fn allow_synthetic_tool_results(&self) -> bool {
+        self.inner.allow_synthetic_tool_results
+    }
+
+    /// The policy in upstream's camelCase shape.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let p = &self.inner;
+        to_py(
+            py,
+            &json!({
+                "sanitizeMode": mode_name(p.sanitize_mode),
+                "sanitizeToolCallIds": p.sanitize_tool_call_ids,
+                "toolCallIdMode": p.tool_call_id_mode.map(id_mode_name),
+                "repairToolUseResultPairing": p.repair_tool_use_result_pairing,
+                "preserveSignatures": p.preserve_signatures,
+                "sanitizeThoughtSignatures": p.sanitize_thought_signatures
+                    .map(|o| json!({"allowBase64Only": o.allow_base64_only, "includeCamelCase": o.include_camel_case})),
+                "sanitizeThinkingSignatures": p.sanitize_thinking_signatures,
+                "dropThinkingBlocks": p.drop_thinking_blocks,
+                "applyGoogleTurnOrdering": p.apply_google_turn_ordering,
+                "validateGeminiTurns": p.validate_gemini_turns,
+                "validateAnthropicTurns": p.validate_anthropic_turns,
+                "allowSyntheticToolResults": p.allow_synthetic_tool_results,
+            }),
+        )
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyTranscriptPolicy>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TranscriptPolicy({:?})", self.inner)
+    }
+}
+
+/// `resolveTranscriptPolicy` (spec §7.1).
+#[pyfunction]
+#[pyo3(signature = (*, provider = None, model_api = None, model_id = None))]
+pub fn resolve_transcript_policy(
+    provider: Option<&str>,
+    model_api: Option<&str>,
+    model_id: Option<&str>,
+) -> PyTranscriptPolicy {
+    PyTranscriptPolicy {
+        inner: policy::resolve_transcript_policy(provider, model_api, model_id),
+    }
+}
+
+/// §7.3: marks inter-session user messages with `[Inter-session message] sourceSession=…`.
+#[pyfunction]
+pub fn annotate_inter_session_messages(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::annotate_inter_session_messages)
+}
+
+/// §7.2 step 3: drops delivery-mirror assistant messages (for Anthropic).
+#[pyfunction]
+pub fn drop_delivery_mirror_messages(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::drop_delivery_mirror_messages)
+}
+
+/// §7.8 rules 31–33: rewrites tool-call ids (calls and results) to `strict` (alphanumeric, ≤ 40)
+/// or `strict9` (exactly 9 alphanumerics), keeping them unique and paired.
+#[pyfunction]
+#[pyo3(signature = (messages, mode = "strict", *, now_ms = None))]
+pub fn sanitize_tool_call_ids(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    mode: &str,
+    now_ms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyTranscript>> {
+    let mode = parse_id_mode(mode)?;
+    let now = now_arg(py, now_ms)?;
+    run_pass(py, messages, move |t| {
+        tool_call_ids::sanitize_tool_call_ids(t, mode, now)
+    })
+}
+
+/// Makes tool-call ids unique across the transcript occurrence by occurrence (later repeats get
+/// fresh ids valid in `mode`; results follow first-in first-out), as OpenClaw 2026.5 does.
+#[pyfunction]
+#[pyo3(signature = (messages, mode = None))]
+pub fn dedupe_tool_call_ids(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    mode: Option<&str>,
+) -> PyResult<Py<PyTranscript>> {
+    let mode = mode.map(parse_id_mode).transpose()?;
+    run_pass(py, messages, move |t| {
+        tool_call_ids::dedupe_tool_call_ids(t, mode)
+    })
+}
+
+/// `sanitizeToolCallId` (spec §7.8 rule 31) for one id.
+#[pyfunction]
+#[pyo3(signature = (id, mode = "strict"))]
+pub fn sanitize_tool_call_id(id: Option<&str>, mode: &str) -> PyResult<String> {
+    Ok(tool_call_ids::sanitize_tool_call_id(
+        id,
+        parse_id_mode(mode)?,
+    ))
+}
+
+/// Whether an id is valid in `mode` (spec §7.8 rule 34).
+#[pyfunction]
+#[pyo3(signature = (id, mode = "strict"))]
+pub fn is_valid_tool_call_id(id: &str, mode: &str) -> PyResult<bool> {
+    Ok(tool_call_ids::is_valid_tool_call_id(
+        id,
+        parse_id_mode(mode)?,
+    ))
+}
+
+/// §7.8 rule 35: strips thought signatures from assistant blocks (default: `thought_signature`
+/// values starting with `msg_`; `allow_base64_only`: every value that is not valid base64;
+/// `include_camel_case`: also `thoughtSignature`).
+#[pyfunction]
+#[pyo3(signature = (messages, *, allow_base64_only = false, include_camel_case = false))]
+pub fn strip_thought_signatures(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    allow_base64_only: bool,
+    include_camel_case: bool,
+) -> PyResult<Py<PyTranscript>> {
+    let options = (allow_base64_only || include_camel_case).then_some(ThoughtSignatureOptions {
+        allow_base64_only,
+        include_camel_case,
+    });
+    run_pass(py, messages, move |t| {
+        hygiene::strip_thought_signatures(t, options)
+    })
+}
+
+/// The non-image rules of `sanitizeSessionMessagesImages` (spec §7.4 rules 15, 17–18).
+#[pyfunction]
+#[pyo3(signature = (messages, *, sanitize_mode = "images-only", preserve_signatures = false, sanitize_thought_signatures = None))]
+pub fn sanitize_message_blocks(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    sanitize_mode: &str,
+    preserve_signatures: bool,
+    sanitize_thought_signatures: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyTranscript>> {
+    let mode = parse_sanitize_mode(sanitize_mode)?;
+    let options = signature_options(sanitize_thought_signatures)?;
+    run_pass(py, messages, move |t| {
+        hygiene::sanitize_message_blocks(t, mode, preserve_signatures, options)
+    })
+}
+
+/// `dropThinkingBlocks` (spec §7.7, baseline).
+#[pyfunction]
+pub fn drop_thinking_blocks(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::drop_thinking_blocks)
+}
+
+/// `stripToolResultDetails`: removes `details` from tool results.
+#[pyfunction]
+pub fn strip_tool_result_details(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::strip_tool_result_details)
+}
+
+/// Drops tool results whose id an earlier result already answered (first wins).
+#[pyfunction]
+pub fn drop_duplicate_tool_results(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::drop_duplicate_tool_results)
+}
+
+/// Zeroes assistant usage recorded before the latest compaction summary (spec §7.6 rule 27).
+#[pyfunction]
+pub fn zero_stale_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::zero_stale_usage)
+}
+
+/// Gives every assistant a normalized usage snapshot (spec §7.6 rule 28).
+#[pyfunction]
+pub fn normalize_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::normalize_usage)
+}
+
+/// `validateGeminiTurns` (spec §7.9 rule 36): merges consecutive assistant messages.
+#[pyfunction]
+pub fn validate_gemini_turns(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::validate_gemini_turns)
+}
+
+/// `validateAnthropicTurns` (spec §7.9 rules 37–38).
+#[pyfunction]
+pub fn validate_anthropic_turns(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::validate_anthropic_turns)
+}
+
+/// Removes tool calls nothing answers (spec §7.9 rule 38).
+#[pyfunction]
+pub fn strip_dangling_tool_calls(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::strip_dangling_tool_calls)
+}
+
+/// `sanitizeGoogleTurnOrdering` (spec §7.10 rule 40).
+#[pyfunction]
+#[pyo3(signature = (messages, *, now_ms = None))]
+pub fn sanitize_google_turn_ordering(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    now_ms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyTranscript>> {
+    let now = now_arg(py, now_ms)?;
+    run_pass(py, messages, move |t| {
+        hygiene::sanitize_google_turn_ordering(t, now)
+    })
+}
+
+/// OpenAI Responses reasoning replay (spec §7.2 step 10; see the README for the rule chosen).
+#[pyfunction]
+pub fn downgrade_openai_reasoning(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::downgrade_openai_reasoning)
+}
+
+/// One broken provider rule found by `validate_for_provider`.
+#[pyclass(module = "clawctx._core", frozen, get_all)]
+pub struct Violation {
+    /// Index of the offending message in the input transcript.
+    pub index: usize,
+    /// Rule name: first-turn-not-user, call-without-result, result-without-call,
+    /// duplicate-call-id, duplicate-result, invalid-call-id, result-without-id,
+    /// function-call-first.
+    pub rule: String,
+    pub detail: String,
+}
+
+#[pymethods]
+impl Violation {
+    fn __repr__(&self) -> String {
+        format!(
+            "Violation(index={}, rule={:?}, detail={:?})",
+            self.index, self.rule, self.detail
+        )
+    }
+}
+
+/// Checks a transcript against the structural rules of a provider family (Anthropic, OpenAI
+/// Chat/Responses, Gemini), modelling replay as pi-ai sends it (errored and aborted assistant
+/// turns skipped, same-role messages combined into one turn). Returns the violations found;
+/// an empty list means the provider will accept the transcript's shape.
+#[pyfunction]
+#[pyo3(signature = (messages, *, provider = None, model_api = None))]
+pub fn validate_for_provider(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    provider: Option<&str>,
+    model_api: Option<&str>,
+) -> PyResult<Vec<Violation>> {
+    let family = clawctx_core::validate::ProviderFamily::resolve(provider, model_api);
+    let input = crate::transcript::transcript_arg(messages)?;
+    let found = py.detach(move || clawctx_core::validate::validate_for_provider(&input, family));
+    Ok(found
+        .into_iter()
+        .map(|v| Violation {
+            index: v.index,
+            rule: v.rule.to_owned(),
+            detail: v.detail,
+        })
+        .collect())
+}
+
+/// The provider family `validate_for_provider` applies: "anthropic", "openai", "gemini" or
+/// "other".
+#[pyfunction]
+#[pyo3(signature = (*, provider = None, model_api = None))]
+pub fn provider_family(provider: Option<&str>, model_api: Option<&str>) -> &'static str {
+    clawctx_core::validate::ProviderFamily::resolve(provider, model_api).name()
+}
