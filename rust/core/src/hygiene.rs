@@ -18,31 +18,6 @@ pub const INTER_SESSION_PREFIX: &str = "[Inter-session message]";
 
 const TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
 
-/// Rebuilds a transcript from `edit`, which returns `Some(new value)` for a message to replace,
-/// `Some(Value::Null)` to drop it, and `None` to keep it. The input itself when nothing changed.
-fn map_messages(
-    input: &Transcript,
-    mut edit: impl FnMut(usize, &Message) -> Option<Value>,
-) -> Transcript {
-    let mut out = Vec::with_capacity(input.len());
-    let mut changed = false;
-    for (i, message) in input.messages().iter().enumerate() {
-        match edit(i, message) {
-            None => out.push(message.clone()),
-            Some(Value::Null) => changed = true,
-            Some(value) => {
-                changed = true;
-                out.push(Message::new(JsonText::owned(to_js_string(&value))));
-            }
-        }
-    }
-    if changed {
-        Transcript::from_messages(out)
-    } else {
-        input.clone()
-    }
-}
-
 fn object(message: &Message) -> Map<String, Value> {
     match message.to_value() {
         Ok(Value::Object(map)) => map,
@@ -60,7 +35,7 @@ fn block_type(block: &Value) -> Option<&str> {
 /// get `"[Inter-session message]"` (plus `sourceSession=`, `sourceChannel=`, `sourceTool=`) in
 /// front of their text, once.
 pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("user") || !message.as_str().contains("inter_session") {
             return None;
         }
@@ -111,7 +86,7 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
 /// §7.2 step 3: assistant messages mirrored from delivery (`provider "openclaw"`, `model
 /// "delivery-mirror"`) are not sent to Anthropic.
 pub fn drop_delivery_mirror_messages(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("assistant") || !message.as_str().contains("delivery-mirror") {
             return None;
         }
@@ -179,7 +154,7 @@ pub fn strip_thought_signatures(
     input: &Transcript,
     options: Option<ThoughtSignatureOptions>,
 ) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("assistant") || !message.as_str().contains("hought") {
             return None;
         }
@@ -206,7 +181,7 @@ pub fn sanitize_message_blocks(
     preserve_signatures: bool,
     signature_options: Option<ThoughtSignatureOptions>,
 ) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         let facts = message.facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
@@ -251,7 +226,7 @@ pub fn sanitize_message_blocks(
 /// `dropThinkingBlocks` [B]: removes `thinking` blocks from assistants; an emptied message gets
 /// `[{"type":"text","text":""}]`.
 pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("assistant") || !message.as_str().contains("\"thinking\"") {
             return None;
         }
@@ -271,7 +246,7 @@ pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
 
 /// `stripToolResultDetails`: removes `details` from tool results (never sent to a model).
 pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("toolResult") || !message.as_str().contains("\"details\"") {
             return None;
         }
@@ -287,7 +262,7 @@ pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
 /// results for one call (a clawctx addition).
 pub fn drop_duplicate_tool_results(input: &Transcript) -> Transcript {
     let mut seen = std::collections::HashSet::new();
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         let facts = message.facts();
         let id = facts
             .tool_result_id
@@ -330,7 +305,7 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
             .as_ref()
             .and_then(|v| v.get("timestamp")),
     );
-    map_messages(input, |i, message| {
+    input.map_messages(|i, message| {
         let facts = message.facts();
         if !facts.is_role("assistant") || facts.usage_tokens.is_none() {
             return None;
@@ -359,7 +334,7 @@ fn number_or_zero(value: Option<&Value>) -> Value {
 /// fields default to 0, `totalTokens` is the given total or the sum, cost fields are normalized
 /// when present. Other usage keys are kept.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         if !message.facts().is_role("assistant") {
             return None;
         }
@@ -533,7 +508,7 @@ fn answered_ids(messages: &[Message]) -> std::collections::HashSet<String> {
 /// an assistant left with no blocks gets `[tool calls omitted]` (or `[]` if it errored).
 pub fn strip_dangling_tool_calls(input: &Transcript) -> Transcript {
     let messages = input.messages();
-    map_messages(input, |i, message| {
+    input.map_messages(|i, message| {
         let facts = message.facts();
         if !facts.is_role("assistant") || !facts.has_input_tool_call_blocks {
             return None;
@@ -654,7 +629,7 @@ pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcr
 /// in the same assistant turn loses the signature (it is then not replayed as reasoning).
 /// Errored and aborted turns are skipped by the provider adapter anyway and left as they are.
 pub fn downgrade_openai_reasoning(input: &Transcript) -> Transcript {
-    map_messages(input, |_, message| {
+    input.map_messages(|_, message| {
         let facts = message.facts();
         if !facts.is_role("assistant")
             || matches!(facts.stop_reason.as_deref(), Some("error" | "aborted"))

@@ -6,9 +6,8 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::json::JsonText;
 use crate::policy::ToolCallIdMode;
-use crate::transcript::{Message, Transcript};
+use crate::transcript::Transcript;
 
 /// Assistant block types whose `id` is a tool-call id here.
 const ID_BLOCK_TYPES: [&str; 3] = ["functionCall", "toolUse", "toolCall"];
@@ -114,11 +113,9 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
         mapping.insert(raw.to_owned(), id.clone());
         id
     };
-    let mut changed = false;
-    let mut out = Vec::with_capacity(input.len());
-    for message in input.messages() {
+    input.map_messages(|_, message| {
         let facts = message.facts();
-        let rewrite = if facts.is_role("assistant") && facts.has_input_tool_call_blocks {
+        if facts.is_role("assistant") && facts.has_input_tool_call_blocks {
             let value = message.to_value().unwrap_or(Value::Null);
             let mut next = value.clone();
             if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
@@ -158,22 +155,8 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
             (next != value).then_some(next)
         } else {
             None
-        };
-        match rewrite {
-            Some(value) => {
-                changed = true;
-                out.push(Message::new(JsonText::owned(crate::json::to_js_string(
-                    &value,
-                ))));
-            }
-            None => out.push(message.clone()),
         }
-    }
-    if changed {
-        Transcript::from_messages(out)
-    } else {
-        input.clone()
-    }
+    })
 }
 
 #[cfg(test)]
@@ -358,11 +341,9 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
     let mut used: HashSet<String> = HashSet::new();
     let mut occurrences: HashMap<String, usize> = HashMap::new();
     let mut pending: HashMap<String, VecDeque<String>> = HashMap::new();
-    let mut changed = false;
-    let mut out = Vec::with_capacity(input.len());
-    for message in input.messages() {
+    input.map_messages(|_, message| {
         let facts = message.facts();
-        let rewrite = if facts.is_role("assistant") && !facts.tool_calls.is_empty() {
+        if facts.is_role("assistant") && !facts.tool_calls.is_empty() {
             let value = message.to_value().unwrap_or(Value::Null);
             let mut next = value.clone();
             if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
@@ -414,22 +395,8 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
             }
         } else {
             None
-        };
-        match rewrite {
-            Some(value) => {
-                changed = true;
-                out.push(Message::new(JsonText::owned(crate::json::to_js_string(
-                    &value,
-                ))));
-            }
-            None => out.push(message.clone()),
         }
-    }
-    if changed {
-        Transcript::from_messages(out)
-    } else {
-        input.clone()
-    }
+    })
 }
 
 #[cfg(test)]

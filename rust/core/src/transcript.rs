@@ -154,6 +154,32 @@ impl Transcript {
         out
     }
 
+    /// A transcript with messages replaced or dropped by `edit`: `None` keeps the message as it
+    /// is (same text, same cached facts), `Some(Value::Null)` drops it, any other value replaces
+    /// it (serialized like `JSON.stringify`). Returns a clone of `self` when nothing changed.
+    pub fn map_messages(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Value>,
+    ) -> Transcript {
+        let mut out = Vec::with_capacity(self.len());
+        let mut changed = false;
+        for (i, message) in self.messages.iter().enumerate() {
+            match edit(i, message) {
+                None => out.push(message.clone()),
+                Some(Value::Null) => changed = true,
+                Some(value) => {
+                    changed = true;
+                    out.push(Message::new(JsonText::owned(to_js_string(&value))));
+                }
+            }
+        }
+        if changed {
+            Transcript { messages: out }
+        } else {
+            self.clone()
+        }
+    }
+
     /// The `role` of message `i`.
     pub fn role(&self, i: usize) -> Option<String> {
         self.messages.get(i)?.facts().role.clone()

@@ -173,13 +173,7 @@ pub fn filter_heartbeat_pairs(
     let input = transcript_arg(messages)?;
     let source = Arc::clone(&input);
     let filtered = py.detach(move || heartbeat::filter_heartbeat_pairs(&source, &matcher));
-    if filtered == *input {
-        if let Ok(t) = messages.cast::<PyTranscript>() {
-            return Ok(t.clone().unbind());
-        }
-        return Py::new(py, PyTranscript { inner: input });
-    }
-    Py::new(py, PyTranscript::new(filtered))
+    crate::ops::result_object(py, messages, &input, filtered)
 }
 
 /// The size of a session file recorded (under its lock) before a heartbeat run.

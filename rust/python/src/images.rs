@@ -165,11 +165,5 @@ pub fn replace_content_blocks(
     let replaced = py
         .detach(move || images::replace_content_blocks(&source, edits))
         .py_err(py)?;
-    if replaced == *input {
-        if let Ok(same) = messages.cast::<PyTranscript>() {
-            return Ok(same.clone().unbind());
-        }
-        return Py::new(py, PyTranscript { inner: input });
-    }
-    Py::new(py, PyTranscript::new(replaced))
+    crate::ops::result_object(py, messages, &input, replaced)
 }

@@ -19,7 +19,7 @@ use crate::transcript::{transcript_arg, PyTranscript};
 
 /// The result transcript as a Python object: the input object itself when unchanged and the
 /// input was a `Transcript`.
-fn result_object(
+pub fn result_object(
     py: Python<'_>,
     input: &Bound<'_, PyAny>,
     before: &Arc<Transcript>,
