@@ -1,7 +1,13 @@
-"""All transcript operations over a 50,000-message transcript, against the time Python needs to
-merely parse its messages (json.loads, and orjson for a faster floor).
+"""Every transcript operation in a row over all messages of the session file (not only the
+context), against the time Python needs to merely parse those messages (json.loads, and orjson
+for a faster floor), and against the reference's Python versions of the operations it has.
 
-Run: python -m pytest benches/test_transcript_ops.py --benchmark-enable --benchmark-columns=min,median,rounds
+clawctx: ``sanitize_tool_call_inputs``, ``sanitize_tool_use_result_pairing``,
+``limit_history_turns(1000)``, ``token_counts()``, ``estimate_context_tokens`` and
+``prune_context`` with OpenClaw's default settings, on a transcript built in the untimed setup
+(so each message's facts are computed inside the timed chain).
+Reference: pairing, history limit, token estimates and pruning in Python on the dicts (parsed
+outside the timing, which favours it).
 """
 
 from __future__ import annotations
@@ -13,56 +19,108 @@ import orjson
 import pytest
 
 import clawctx
-from conftest import fixture_messages
+from benches import reference_pipeline as ref
+from benches.conftest import measure
+from benches.generate import GeneratedSession
 
-MESSAGES = 50_000
+SETTINGS = clawctx.PruningSettings.from_config({"mode": "cache-ttl"})
+LIMIT = 1000
+WINDOW = 200_000
 
 
 @pytest.fixture(scope="module")
-def message_texts() -> list[str]:
-    """50,000 real messages (the fixture's, repeated with tool-call ids made unique)."""
-    base = fixture_messages()
+def message_texts(session: GeneratedSession) -> list[bytes]:
+    """The JSON text of every message in the file, in file order."""
     texts = []
-    round_ = 0
-    while len(texts) < MESSAGES:
-        for message in base:
-            if len(texts) == MESSAGES:
-                break
-            text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-            texts.append(text.replace('"toolu_', f'"r{round_}_toolu_'))
-        round_ += 1
+    with session.path.open("rb") as f:
+        for line in f:
+            entry = orjson.loads(line)
+            if entry.get("type") == "message":
+                texts.append(orjson.dumps(entry["message"]))
     return texts
 
 
-@pytest.fixture(scope="module")
-def transcript(message_texts: list[str]) -> clawctx.Transcript:
-    return clawctx.Transcript.from_json("[" + ",".join(message_texts) + "]")
-
-
-SETTINGS = clawctx.PruningSettings.from_config({"mode": "cache-ttl"})
-
-
-def all_operations(t: clawctx.Transcript) -> Any:
+def clawctx_all_operations(t: clawctx.Transcript) -> Any:
     t = clawctx.sanitize_tool_call_inputs(t)
     t = clawctx.sanitize_tool_use_result_pairing(t, now_ms=0)
-    t = clawctx.limit_history_turns(t, 1000)
+    t = clawctx.limit_history_turns(t, LIMIT)
     counts = t.token_counts()
     context = clawctx.estimate_context_tokens(t)
-    assert SETTINGS is not None
-    t = clawctx.prune_context(t, SETTINGS, context_window_tokens=200_000)
+    t = clawctx.prune_context(t, SETTINGS, context_window_tokens=WINDOW)
     return t, counts, context
 
 
-def test_clawctx_all_operations(benchmark: Any, transcript: clawctx.Transcript) -> None:
-    t, counts, _ = benchmark(all_operations, transcript)
-    assert len(counts) <= MESSAGES and len(t) > 0
+def reference_operations(messages: list[Any]) -> Any:
+    messages = ref.repair_tool_pairing(messages, 0)
+    messages = ref.limit_history_turns(messages, LIMIT)
+    counts = [ref.estimate_tokens(m) for m in messages]
+    return ref.prune_context(messages, ref.DEFAULT_PRUNING, WINDOW), counts
 
 
-def test_floor_json_loads_each_message(benchmark: Any, message_texts: list[str]) -> None:
-    out = benchmark(lambda: [json.loads(m) for m in message_texts])
-    assert len(out) == MESSAGES
+def test_clawctx_all_operations(
+    benchmark: Any, session: GeneratedSession, message_texts: list[bytes]
+) -> None:
+    data = b"[" + b",".join(message_texts) + b"]"
+    holder: list[clawctx.Transcript] = []
+
+    def fresh() -> None:
+        holder[:] = [clawctx.Transcript.from_json(data)]
+
+    t, counts, _ = measure(
+        benchmark,
+        "transcript ops",
+        "clawctx",
+        session,
+        lambda: clawctx_all_operations(holder[0]),
+        nbytes=len(data),
+        setup=fresh,
+        rounds=10,
+    )
+    assert len(counts) > 0 and len(t) > 0
 
 
-def test_floor_orjson_loads_each_message(benchmark: Any, message_texts: list[str]) -> None:
-    out = benchmark(lambda: [orjson.loads(m) for m in message_texts])
-    assert len(out) == MESSAGES
+def test_reference_operations(
+    benchmark: Any, session: GeneratedSession, message_texts: list[bytes]
+) -> None:
+    messages = [orjson.loads(m) for m in message_texts]
+    nbytes = sum(len(m) for m in message_texts) + len(message_texts) + 1
+    pruned, counts = measure(
+        benchmark,
+        "transcript ops",
+        "reference",
+        session,
+        reference_operations,
+        messages,
+        nbytes=nbytes,
+    )
+    assert len(counts) > 0 and len(pruned) > 0
+
+
+def test_floor_json_loads_each_message(
+    benchmark: Any, session: GeneratedSession, message_texts: list[bytes]
+) -> None:
+    nbytes = sum(len(m) for m in message_texts) + len(message_texts) + 1
+    out = measure(
+        benchmark,
+        "transcript ops",
+        "json.loads floor",
+        session,
+        lambda: [json.loads(m) for m in message_texts],
+        nbytes=nbytes,
+    )
+    assert len(out) == len(message_texts)
+
+
+def test_floor_orjson_loads_each_message(
+    benchmark: Any, session: GeneratedSession, message_texts: list[bytes]
+) -> None:
+    nbytes = sum(len(m) for m in message_texts) + len(message_texts) + 1
+    out = measure(
+        benchmark,
+        "transcript ops",
+        "orjson floor",
+        session,
+        lambda: [orjson.loads(m) for m in message_texts],
+        nbytes=nbytes,
+    )
+    assert len(out) == len(message_texts)

@@ -11,7 +11,7 @@ from collections.abc import (
     Sequence,
 )
 from pathlib import Path
-from typing import Any, ClassVar, final, overload
+from typing import Any, ClassVar, Literal, final, overload
 
 from clawctx.compaction import CompactionResult
 
@@ -28,12 +28,14 @@ __all__ = [
     "LineChange",
     "PairingReport",
     "PruningSettings",
+    "RefreshReport",
     "RepairError",
     "RepairReport",
     "Session",
     "SessionContext",
     "SessionFormatError",
     "SessionLockError",
+    "SessionSummary",
     "SkippedLine",
     "StripResult",
     "SummaryRequest",
@@ -43,10 +45,15 @@ __all__ = [
     "Violation",
     "__version__",
     "_compaction_texts",
+    "_token_feature_names",
+    "_token_features",
+    "_token_vocabulary",
     "annotate_inter_session_messages",
     "build_compaction_prompt",
     "build_session_context",
     "convert_to_llm",
+    "count_message_tokens",
+    "count_tokens",
     "decode_image_base64",
     "dedupe_tool_call_ids",
     "downgrade_openai_reasoning",
@@ -62,6 +69,7 @@ __all__ = [
     "find_cut_point",
     "find_image_blocks",
     "history_limit_for_session_key",
+    "image_tokens",
     "is_tool_prunable",
     "is_valid_tool_call_id",
     "limit_history_turns",
@@ -83,6 +91,7 @@ __all__ = [
     "sanitize_tool_call_ids",
     "sanitize_tool_call_inputs",
     "sanitize_tool_use_result_pairing",
+    "scan_sessions",
     "serialize_conversation",
     "should_compact",
     "strip_dangling_tool_calls",
@@ -240,6 +249,7 @@ class Session:
     def tree(self) -> list[_JsonDict]: ...
     def context(self, leaf_id: str | None = None) -> SessionContext: ...
     def save_migrated(self) -> Path | None: ...
+    def refresh(self) -> RefreshReport: ...
     def append_message(self, message: Mapping[str, Any]) -> str: ...
     def append_thinking_level_change(self, thinking_level: str) -> str: ...
     def append_model_change(self, provider: str, model_id: str) -> str: ...
@@ -340,6 +350,28 @@ def estimate_string_chars(text: str) -> int: ...
 def estimate_messages_tokens(messages: _Messages) -> int: ...
 def estimate_context_tokens(messages: _Messages) -> ContextTokens: ...
 def usage_tokens(usage: Mapping[str, Any]) -> int: ...
+
+# ---- exact token counts and the calibrated estimator ----
+
+_Encoding = Literal["o200k_base", "cl100k_base"]
+_Estimator = Literal["exact", "calibrated"]
+
+def count_tokens(
+    text_or_messages: str | Mapping[str, Any] | _Messages,
+    encoding: _Encoding = "o200k_base",
+    *,
+    estimator: _Estimator = "exact",
+) -> int: ...
+def count_message_tokens(
+    messages: _Messages,
+    encoding: _Encoding = "o200k_base",
+    *,
+    estimator: _Estimator = "exact",
+) -> Any: ...  # numpy.ndarray of int64, one count per message
+def image_tokens(width: int, height: int) -> int: ...
+def _token_vocabulary(encoding: _Encoding) -> list[bytes]: ...
+def _token_features(text: str, encoding: _Encoding = "o200k_base") -> list[int]: ...
+def _token_feature_names() -> list[str]: ...
 def estimate_pruning_chars(message: Mapping[str, Any]) -> int: ...
 def is_tool_prunable(tool_name: str, tools: Mapping[str, Any] | None = None) -> bool: ...
 def repair_tool_call_inputs(
@@ -770,3 +802,58 @@ def build_compaction_prompt(
     kind: str = "history",
 ) -> str: ...
 def _compaction_texts() -> dict[str, str]: ...
+
+@final
+class RefreshReport:
+    """What Session.refresh() did."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def appended_entries(self) -> int: ...
+    @property
+    def bytes_read(self) -> int: ...
+    @property
+    def reason(self) -> str | None: ...
+
+@final
+class SessionSummary:
+    """One session file at a glance."""
+
+    @property
+    def path(self) -> Path: ...
+    @property
+    def error(self) -> str | None: ...
+    @property
+    def size_bytes(self) -> int: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def created(self) -> str | None: ...
+    @property
+    def name(self) -> str | None: ...
+    @property
+    def file_version(self) -> int: ...
+    @property
+    def migration_needed(self) -> bool: ...
+    @property
+    def entries(self) -> int: ...
+    @property
+    def messages(self) -> int: ...
+    @property
+    def skipped_lines(self) -> int: ...
+    @property
+    def leaf_id(self) -> str | None: ...
+    @property
+    def context_messages(self) -> int: ...
+    @property
+    def estimated_tokens(self) -> int: ...
+
+def scan_sessions(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], object] | None = None,
+) -> list[SessionSummary]: ...

@@ -188,9 +188,7 @@ fn is_turn_start(entry: &Entry) -> bool {
 
 /// pi's `estimateTokens` of a `message` entry's message (0 when it has none).
 fn entry_message_tokens(entry: &Entry) -> u64 {
-    entry
-        .message()
-        .map_or(0, |m| Message::new(m.json.clone()).facts().pi_tokens())
+    entry.message().map_or(0, |m| m.json.facts().pi_tokens())
 }
 
 /// `findCutPoint(entries, start, end, keepRecentTokens)` (§8.2 rule 7), over `entries[start..end]`
@@ -272,7 +270,7 @@ pub fn entry_message(entry: &Entry) -> Option<Message> {
     let timestamp = || Some(entry.timestamp_ms().map_or(Value::Null, Value::from));
     let get = |key: &str| entry.field(key).cloned();
     let value = match entry.entry_type.as_deref()? {
-        types::MESSAGE => return entry.message().map(|m| Message::new(m.json.clone())),
+        types::MESSAGE => return entry.message().map(|m| m.json.clone()),
         types::CUSTOM_MESSAGE => object([
             ("role", Some(Value::from("custom"))),
             ("customType", get("customType")),

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use crate::entry::{types, Entry};
 use crate::json::{is_truthy, object, to_js_string, JsonText};
 use crate::session::path_to_root;
-use crate::transcript::Transcript;
+use crate::transcript::{Message, Transcript};
 
 /// Which leaf to build the context for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,8 @@ pub fn build_session_context(
     let path = path_to_root(entries, index, leaf_index);
 
     let mut thinking_level = Value::from("off");
-    let mut model: Option<Value> = None;
+    // The last model_change or assistant on the path decides the model; only that one is read.
+    let mut model_source: Option<usize> = None;
     let mut compaction: Option<usize> = None;
     for (position, &i) in path.iter().enumerate() {
         let entry = &entries[i];
@@ -71,24 +72,31 @@ pub fn build_session_context(
             Some(types::THINKING_LEVEL_CHANGE) => {
                 thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
             }
-            Some(types::MODEL_CHANGE) => {
-                model = Some(model_value(
-                    entry.field("provider").cloned(),
-                    entry.field("modelId").cloned(),
-                ));
-            }
-            Some(types::MESSAGE) => {
-                if let Some(head) = entry
+            Some(types::MODEL_CHANGE) => model_source = Some(i),
+            Some(types::MESSAGE)
+                if entry
                     .message()
-                    .filter(|m| m.role.as_deref() == Some("assistant"))
-                {
-                    model = Some(model_value(head.provider.clone(), head.model.clone()));
-                }
+                    .is_some_and(|m| m.role.as_deref() == Some("assistant")) =>
+            {
+                model_source = Some(i);
             }
             Some(types::COMPACTION) => compaction = Some(position),
             _ => {}
         }
     }
+    let model = model_source.map(|i| {
+        let entry = &entries[i];
+        match entry.message() {
+            Some(head) => {
+                let (provider, model) = head.provider_and_model();
+                model_value(provider, model)
+            }
+            None => model_value(
+                entry.field("provider").cloned(),
+                entry.field("modelId").cloned(),
+            ),
+        }
+    });
 
     let mut messages = Vec::new();
     match compaction {
@@ -123,7 +131,7 @@ pub fn build_session_context(
         }
     }
     SessionContext {
-        messages: Transcript::new(messages),
+        messages: Transcript::from_messages(messages),
         thinking_level,
         model,
     }
@@ -143,7 +151,7 @@ fn timestamp_value(entry: &Entry) -> Value {
 }
 
 /// Entry → message ("append", §1.6.27).
-fn push_entry_message(entry: &Entry, out: &mut Vec<JsonText>) {
+fn push_entry_message(entry: &Entry, out: &mut Vec<Message>) {
     match entry.entry_type.as_deref() {
         // A `message` whose `message` is not an object has nothing to send; pi would pass the
         // raw value along and fail later in convertToLlm.
@@ -162,7 +170,7 @@ fn push_entry_message(entry: &Entry, out: &mut Vec<JsonText>) {
                 ("details", get("details")),
                 ("timestamp", Some(timestamp_value(entry))),
             ]);
-            out.push(JsonText::owned(to_js_string(&message)));
+            out.push(Message::new(JsonText::owned(to_js_string(&message))));
         }
         Some(types::BRANCH_SUMMARY) => {
             if let Some(summary) = entry.field("summary").filter(|s| is_truthy(s)) {
@@ -172,19 +180,19 @@ fn push_entry_message(entry: &Entry, out: &mut Vec<JsonText>) {
                     ("fromId", entry.field("fromId").cloned()),
                     ("timestamp", Some(timestamp_value(entry))),
                 ]);
-                out.push(JsonText::owned(to_js_string(&message)));
+                out.push(Message::new(JsonText::owned(to_js_string(&message))));
             }
         }
         _ => {}
     }
 }
 
-fn compaction_summary_message(entry: &Entry) -> JsonText {
+fn compaction_summary_message(entry: &Entry) -> Message {
     let message = object([
         ("role", Some(Value::from("compactionSummary"))),
         ("summary", entry.field("summary").cloned()),
         ("tokensBefore", entry.field("tokensBefore").cloned()),
         ("timestamp", Some(timestamp_value(entry))),
     ]);
-    JsonText::owned(to_js_string(&message))
+    Message::new(JsonText::owned(to_js_string(&message)))
 }

@@ -2,9 +2,12 @@
 //! hot path reads. Message bodies are not parsed beyond their role and model, so a 13 MB tool
 //! result costs one validation pass, not a tree of allocations.
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value};
 
 use crate::json::{parse_value, to_js_string, JsonText, RawObject};
+use crate::transcript::Message;
 
 /// The `type` strings of hot-path §1.3.
 pub mod types {
@@ -20,15 +23,47 @@ pub mod types {
     pub const SESSION_INFO: &str = "session_info";
 }
 
+/// A static string for the known entry types of §1.3.
+fn intern_type(ty: &str) -> Cow<'static, str> {
+    const KNOWN: [&str; 10] = [
+        types::SESSION,
+        types::MESSAGE,
+        types::THINKING_LEVEL_CHANGE,
+        types::MODEL_CHANGE,
+        types::COMPACTION,
+        types::BRANCH_SUMMARY,
+        types::CUSTOM,
+        types::CUSTOM_MESSAGE,
+        types::LABEL,
+        types::SESSION_INFO,
+    ];
+    match KNOWN.iter().find(|k| **k == ty) {
+        Some(known) => Cow::Borrowed(known),
+        None => Cow::Owned(ty.to_owned()),
+    }
+}
+
 /// The parts of a `message` entry's `message` the hot path needs without a full parse.
 #[derive(Debug, Clone)]
 pub struct MessageHead {
-    /// The message's exact JSON text (a slice of the entry text).
-    pub json: JsonText,
+    /// The message: its exact JSON text (a slice of the entry text) with its cached facts, so
+    /// every context built from the session reuses them.
+    pub json: Message,
     pub role: Option<String>,
-    /// `provider` and `model` of assistant messages (they set the session model, §1.6.26).
-    pub provider: Option<Value>,
-    pub model: Option<Value>,
+}
+
+impl MessageHead {
+    /// `provider` and `model` of the message (an assistant's set the session model, §1.6.26),
+    /// read from the text when asked: only the last assistant on a path needs them.
+    pub fn provider_and_model(&self) -> (Option<Value>, Option<Value>) {
+        match RawObject::parse(self.json.as_str()) {
+            Ok(raw) => (
+                raw.get("provider").and_then(|r| parse_value(r.get()).ok()),
+                raw.get("model").and_then(|r| parse_value(r.get()).ok()),
+            ),
+            Err(_) => (None, None),
+        }
+    }
 }
 
 /// What the entry carries beyond the common fields.
@@ -48,7 +83,8 @@ pub struct Entry {
     /// 1-based line of the file the record came from (several records share a line only when
     /// they were salvaged from one damaged line).
     pub line: usize,
-    pub entry_type: Option<String>,
+    /// Known types are static strings (no allocation per entry); others are owned.
+    pub entry_type: Option<Cow<'static, str>>,
     pub id: Option<String>,
     pub parent_id: Option<String>,
     pub timestamp: Option<String>,
@@ -62,7 +98,7 @@ impl Entry {
     pub fn parse(text: JsonText, line: usize) -> Option<Entry> {
         let source = text.clone();
         let raw = RawObject::parse(source.as_str()).ok()?;
-        let entry_type = raw.get_str("type").map(|s| s.into_owned());
+        let entry_type = raw.get_str("type").map(|s| intern_type(&s));
         let id = raw.get_str("id").map(|s| s.into_owned());
         let parent_id = raw.get_str("parentId").map(|s| s.into_owned());
         let timestamp = raw.get_str("timestamp").map(|s| s.into_owned());
@@ -132,21 +168,12 @@ impl Entry {
 }
 
 fn parse_message_head(json: JsonText) -> MessageHead {
+    let json = Message::new(json);
     let source = json.clone();
-    let mut head = MessageHead {
-        json,
-        role: None,
-        provider: None,
-        model: None,
-    };
-    if let Ok(raw) = RawObject::parse(source.as_str()) {
-        head.role = raw.get_str("role").map(|s| s.into_owned());
-        if head.role.as_deref() == Some("assistant") {
-            head.provider = raw.get("provider").and_then(|r| parse_value(r.get()).ok());
-            head.model = raw.get("model").and_then(|r| parse_value(r.get()).ok());
-        }
-    }
-    head
+    let role = RawObject::parse(source.as_str())
+        .ok()
+        .and_then(|raw| raw.get_str("role").map(|s| s.into_owned()));
+    MessageHead { json, role }
 }
 
 #[cfg(test)]
@@ -165,7 +192,10 @@ mod tests {
             m.json.as_str(),
             r#"{"role":"assistant","content":[],"provider":"anthropic","model":"m", "usage":{"x":1.0}}"#
         );
-        assert_eq!(m.provider, Some(Value::from("anthropic")));
+        assert_eq!(
+            m.provider_and_model(),
+            (Some(Value::from("anthropic")), Some(Value::from("m")))
+        );
     }
 
     #[test]

@@ -111,10 +111,12 @@ impl LockedFile {
 
     /// Appends complete lines (`data` must end with `"\n"`) in one write. If the file ends in
     /// an unterminated line, a `"\n"` goes first so the new record never merges into it.
-    pub fn append_lines(&mut self, data: &[u8], fsync: bool) -> Result<()> {
+    pub fn append_lines(&mut self, data: &[u8], fsync: bool) -> Result<AppendOutcome> {
         debug_assert!(data.ends_with(b"\n"));
+        let start = self.len()?;
         let mut buf = Vec::with_capacity(data.len() + 1);
-        if self.lacks_final_newline()? {
+        let terminated_torn_line = self.lacks_final_newline()?;
+        if terminated_torn_line {
             buf.push(b'\n');
         }
         buf.extend_from_slice(data);
@@ -126,7 +128,16 @@ impl LockedFile {
                 .sync_data()
                 .map_err(|e| Error::io(&self.path, e))?;
         }
-        Ok(())
+        Ok(AppendOutcome {
+            start,
+            end: start + buf.len() as u64,
+            terminated_torn_line,
+        })
+    }
+
+    /// The locked file's identity (device and inode on Unix).
+    pub fn identity(&self) -> Option<FileIdentity> {
+        file_identity(&self.file)
     }
 
     pub fn path(&self) -> &Path {
@@ -137,6 +148,31 @@ impl LockedFile {
     pub fn try_clone_file(&self) -> io::Result<File> {
         self.file.try_clone()
     }
+}
+
+/// Where an append landed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendOutcome {
+    /// File length before the write.
+    pub start: u64,
+    /// File length after it.
+    pub end: u64,
+    /// A `"\n"` was written first to end a torn last line.
+    pub terminated_torn_line: bool,
+}
+
+/// Device and inode: what tells a replaced file from the one that was read.
+pub type FileIdentity = (u64, u64);
+
+#[cfg(unix)]
+pub fn file_identity(file: &File) -> Option<FileIdentity> {
+    use std::os::unix::fs::MetadataExt;
+    file.metadata().ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+pub fn file_identity(_file: &File) -> Option<FileIdentity> {
+    None
 }
 
 fn millis(d: Duration) -> u64 {

@@ -13,7 +13,7 @@ use crate::entry::{types, Entry};
 use crate::error::{Error, Result};
 use crate::ids::{generate_entry_id, random_session_id, IdSource};
 use crate::json::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText};
-use crate::lines::{clean_text, is_blank, salvage_line, split_lines};
+use crate::lines::{clean_text, is_blank, salvage_line, split_lines, Line};
 use crate::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
 
 /// pi's `CURRENT_SESSION_VERSION`.
@@ -135,6 +135,14 @@ pub struct Session {
     /// Backup written when the file was reset or rewritten.
     backup_path: Option<PathBuf>,
     read_only: bool,
+    /// Offset after the last complete line read: where `refresh` continues.
+    tail_start: u64,
+    /// The file that was read (device, inode), to notice replacement.
+    identity: Option<crate::persist::FileIdentity>,
+    /// Up to 64 bytes before `tail_start` as read, to notice a rewrite of the same file.
+    tail_probe: Vec<u8>,
+    /// How the session was opened (a full reload reuses it).
+    open_options: OpenOptions,
 }
 
 /// The parsed records of a file before the header check.
@@ -143,11 +151,60 @@ struct Scan {
     skipped: Vec<SkippedLine>,
     lines: usize,
     has_content: bool,
+    /// Bytes up to and including the last `"\n"` (what later reads continue after).
+    complete_len: usize,
+    /// Line number of the last `"\n"`-terminated line.
+    complete_lines: usize,
 }
 
-/// Splits a file into records. Clean lines become slices of one shared buffer; damaged lines
-/// go through [`salvage_line`].
-fn scan_records(bytes: Vec<u8>) -> Scan {
+/// Reads a whole file into a shared buffer without an intermediate copy (the file is the
+/// largest allocation a session makes; copying it would double the peak memory).
+pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
+    use std::io::Read;
+    let mut file = fs::File::open(path)?;
+    let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+    let mut buf: Arc<[u8]> = Arc::from(Vec::new());
+    if len > 0 {
+        // Allocate the shared buffer itself (`Arc::from(Vec)` would copy the whole file once
+        // more), zero it (no reading into uninitialized memory) and read into it.
+        let mut uninit = Arc::<[u8]>::new_uninit_slice(len);
+        for byte in Arc::get_mut(&mut uninit).expect("a new Arc is unique") {
+            byte.write(0);
+        }
+        // SAFETY: every element was initialized just above.
+        buf = unsafe { uninit.assume_init() };
+        let target = Arc::get_mut(&mut buf).expect("a new Arc is unique");
+        let mut filled = 0;
+        while filled < len {
+            match file.read(&mut target[filled..])? {
+                0 => break,
+                n => filled += n,
+            }
+        }
+        if filled < len {
+            // The file shrank while we read: keep what was there.
+            buf = Arc::from(&buf[..filled]);
+        }
+    }
+    Ok(buf)
+}
+
+/// Reinterprets a buffer that holds valid UTF-8 as `Arc<str>` without copying it.
+fn into_shared_str(bytes: Arc<[u8]>) -> Arc<str> {
+    assert!(
+        std::str::from_utf8(&bytes).is_ok(),
+        "caller validated UTF-8"
+    );
+    // SAFETY: `str` and `[u8]` have the same layout, and the bytes were just checked to be
+    // valid UTF-8; the Arc's allocation and reference count are carried over unchanged.
+    unsafe { Arc::from_raw(Arc::into_raw(bytes) as *const str) }
+}
+
+/// Splits a file (or an appended chunk, numbered from `first_line`) into records. Clean lines
+/// become slices of one shared buffer; damaged lines go through [`salvage_line`]. With
+/// `tail_pending`, an unterminated last line that does not parse is left alone (a writer is
+/// probably still writing it; it is read once complete) instead of being salvaged.
+fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan {
     // Keep invalid UTF-8 lines aside and blank them in the buffer, so the buffer is valid
     // UTF-8 with unchanged offsets and every clean line can be a zero-copy slice.
     let mut bytes = bytes;
@@ -157,22 +214,38 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
             .filter(|l| std::str::from_utf8(l.bytes).is_err())
             .map(|l| (l.number, l.offset, l.bytes.len()))
             .collect();
+        let target = match Arc::get_mut(&mut bytes) {
+            Some(target) => target,
+            None => {
+                bytes = Arc::from(&bytes[..]);
+                Arc::get_mut(&mut bytes).expect("a new Arc is unique")
+            }
+        };
         for (number, offset, len) in spans {
-            invalid.insert(number, bytes[offset..offset + len].to_vec());
-            bytes[offset..offset + len].fill(b' ');
+            invalid.insert(number, target[offset..offset + len].to_vec());
+            target[offset..offset + len].fill(b' ');
         }
     }
-    let text = String::from_utf8(bytes).expect("invalid UTF-8 lines were blanked");
-    let buf: Arc<str> = Arc::from(text);
+    let buf: Arc<str> = into_shared_str(bytes);
     let mut scan = Scan {
         records: Vec::new(),
         skipped: Vec::new(),
-        lines: 0,
+        lines: first_line - 1,
         has_content: false,
+        complete_len: 0,
+        complete_lines: first_line - 1,
     };
     for line in split_lines(buf.as_bytes()) {
-        scan.lines = line.number;
         let original = invalid.get(&line.number);
+        let line = Line {
+            number: line.number + first_line - 1,
+            ..line
+        };
+        scan.lines = line.number;
+        if line.terminated {
+            scan.complete_len = line.offset + line.bytes.len() + 1;
+            scan.complete_lines = line.number;
+        }
         if original.is_none() && is_blank(line.bytes) {
             continue;
         }
@@ -187,6 +260,9 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
                 scan.records.push(entry);
                 continue;
             }
+        }
+        if tail_pending && !line.terminated {
+            continue;
         }
         let salvage = salvage_line(original.map_or(line.bytes, Vec::as_slice));
         let count = salvage.records.len();
@@ -215,6 +291,71 @@ fn scan_records(bytes: Vec<u8>) -> Scan {
 
 fn is_valid_header(entry: &Entry) -> bool {
     entry.is_type(types::SESSION) && entry.id.is_some()
+}
+
+const TAIL_PROBE_LEN: usize = 64;
+
+/// The up to 64 bytes before `end` in `bytes`.
+fn probe_before(bytes: &[u8], end: usize) -> Vec<u8> {
+    let end = end.min(bytes.len());
+    bytes[end.saturating_sub(TAIL_PROBE_LEN)..end].to_vec()
+}
+
+#[cfg(unix)]
+fn read_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// How [`Session::refresh`] brought the session up to date.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RefreshMode {
+    /// The file had not changed.
+    Unchanged,
+    /// Only the appended bytes were read.
+    Incremental,
+    /// The file was loaded again in full.
+    Full,
+}
+
+impl RefreshMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefreshMode::Unchanged => "unchanged",
+            RefreshMode::Incremental => "incremental",
+            RefreshMode::Full => "full",
+        }
+    }
+}
+
+/// What [`Session::refresh`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefreshReport {
+    pub mode: RefreshMode,
+    /// Entries added (for a full load: all entries).
+    pub appended_entries: usize,
+    pub bytes_read: u64,
+    /// Why a full load was needed.
+    pub reason: Option<String>,
+}
+
+impl RefreshReport {
+    fn unchanged() -> Self {
+        RefreshReport {
+            mode: RefreshMode::Unchanged,
+            appended_entries: 0,
+            bytes_read: 0,
+            reason: None,
+        }
+    }
 }
 
 /// A new header, with pi's key order (§1.1.3).
@@ -340,9 +481,16 @@ impl Session {
                 "a read-only open cannot rewrite or reset the file".into(),
             ));
         }
-        let bytes = fs::read(path).map_err(|e| Error::io(path, e))?;
+        let identity = fs::File::open(path)
+            .ok()
+            .as_ref()
+            .and_then(crate::persist::file_identity);
+        let bytes = read_shared(path).map_err(|e| Error::io(path, e))?;
         let disk_len = bytes.len() as u64;
-        let scan = scan_records(bytes);
+        let scan_probe_source = Arc::clone(&bytes);
+        let scan = scan_records(bytes, 1, false);
+        let tail_probe = probe_before(&scan_probe_source, scan.complete_len);
+        drop(scan_probe_source);
         let first = scan.records.first();
         if first.is_none_or(|entry| !is_valid_header(entry)) {
             if !scan.has_content && options.read_only {
@@ -372,8 +520,9 @@ impl Session {
                 }
             };
         }
-        let mut records = scan.records.into_iter();
-        let first = records.next().expect("checked above");
+        // Filter in place: a second vector of entries would hold every entry twice at the peak.
+        let mut entries = scan.records;
+        let first = entries.remove(0);
         let header = Header {
             fields: first.fields().cloned().unwrap_or_default(),
             text: first.text,
@@ -381,8 +530,7 @@ impl Session {
             modified: false,
         };
         let mut skipped = scan.skipped;
-        let mut entries = Vec::with_capacity(records.len());
-        for entry in records {
+        entries.retain(|entry| {
             if entry.is_type(types::SESSION) {
                 skipped.push(SkippedLine {
                     line: entry.line,
@@ -390,10 +538,11 @@ impl Session {
                     reason: "a second session header".into(),
                     records: 1,
                 });
+                false
             } else {
-                entries.push(entry);
+                true
             }
-        }
+        });
         let file_version = header.version();
         let mut session = Session::from_parts(
             Some(path.to_path_buf()),
@@ -404,8 +553,10 @@ impl Session {
             options.write,
         );
         session.disk_len = disk_len;
-        session.disk_lines = scan.lines;
+        session.disk_lines = scan.complete_lines;
         session.read_only = options.read_only;
+        session.open_options = options.clone();
+        session.record_tail(scan.complete_len as u64, identity, &tail_probe);
         session.migrate(ids);
         if options.rewrite_migrated {
             session.save_migrated(now_ms)?;
@@ -480,6 +631,15 @@ impl Session {
         );
         session.disk_len = disk_len;
         session.disk_lines = 1;
+        let identity = fs::File::open(path)
+            .ok()
+            .as_ref()
+            .and_then(crate::persist::file_identity);
+        let probe = probe_before(
+            format!("{}\n", session.header.text.as_str()).as_bytes(),
+            disk_len as usize,
+        );
+        session.record_tail(disk_len, identity, &probe);
         session
     }
 
@@ -505,6 +665,10 @@ impl Session {
             disk_lines: 0,
             backup_path: None,
             read_only: false,
+            tail_start: 0,
+            identity: None,
+            tail_probe: Vec::new(),
+            open_options: OpenOptions::default(),
         };
         session.rebuild_index();
         session
@@ -819,6 +983,140 @@ impl Session {
         self.leaf = None;
     }
 
+    fn record_tail(
+        &mut self,
+        tail_start: u64,
+        identity: Option<crate::persist::FileIdentity>,
+        probe: &[u8],
+    ) {
+        self.tail_start = tail_start;
+        self.identity = identity;
+        // Keep the last bytes before the boundary; an append's probe may be short, so
+        // combine it with what was known.
+        let mut merged = std::mem::take(&mut self.tail_probe);
+        merged.extend_from_slice(probe);
+        let keep = merged.len().saturating_sub(TAIL_PROBE_LEN);
+        self.tail_probe = merged.split_off(keep);
+    }
+
+    /// Reads what was appended to the file since it was loaded (hot path for long sessions).
+    ///
+    /// Only the bytes after the last complete line read are read and parsed; the index, the
+    /// labels and every message's cached facts are kept, and the leaf moves to the newest entry
+    /// when entries arrived. Records already held (this session's own appends, a complete
+    /// last line that had no `"\n"`) are recognised by id and bytes and not added twice. A file
+    /// that was truncated, replaced (another inode) or rewritten (the bytes before the boundary
+    /// changed) is loaded again in full. An unsaved migration also forces a full load.
+    pub fn refresh(&mut self, ids: &mut dyn IdSource, now_ms: i64) -> Result<RefreshReport> {
+        let Some(path) = self.path.clone() else {
+            return Ok(RefreshReport::unchanged());
+        };
+        let mut file = fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let identity = crate::persist::file_identity(&file);
+        let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
+        let replaced = identity.is_some() && self.identity.is_some() && identity != self.identity;
+        let shrank = len < self.tail_start;
+        let rewritten = !replaced && !shrank && !self.tail_matches(&file)?;
+        if replaced || shrank || rewritten || self.header.modified {
+            let reason = if replaced {
+                "the file was replaced"
+            } else if shrank {
+                "the file was truncated"
+            } else if rewritten {
+                "the file was rewritten"
+            } else {
+                "the session has an unsaved migration"
+            };
+            return self.reload(ids, now_ms, reason, len);
+        }
+        if len == self.disk_len {
+            return Ok(RefreshReport::unchanged());
+        }
+        use std::io::{Read, Seek, SeekFrom};
+        file.seek(SeekFrom::Start(self.tail_start))
+            .map_err(|e| Error::io(&path, e))?;
+        let mut chunk = Vec::with_capacity(usize::try_from(len - self.tail_start).unwrap_or(0));
+        (&mut file)
+            .take(len - self.tail_start)
+            .read_to_end(&mut chunk)
+            .map_err(|e| Error::io(&path, e))?;
+        let bytes_read = chunk.len() as u64;
+        let chunk: Arc<[u8]> = Arc::from(chunk);
+        let probe_source = Arc::clone(&chunk);
+        let scan = scan_records(chunk, self.disk_lines + 1, true);
+        let before = self.entries.len();
+        for entry in scan.records {
+            if entry.is_type(types::SESSION) {
+                continue;
+            }
+            let known = entry
+                .id
+                .as_deref()
+                .and_then(|id| self.index.get(id))
+                .is_some_and(|&i| self.entries[i].text == entry.text);
+            if known {
+                continue;
+            }
+            self.entries.push(entry);
+            let i = self.entries.len() - 1;
+            self.index_entry(i);
+        }
+        // Lines past the old boundary (an unterminated tail seen before) were read again.
+        let boundary = self.disk_lines;
+        self.skipped.retain(|s| s.line <= boundary);
+        self.skipped.extend(scan.skipped);
+        let appended = self.entries.len() - before;
+        let complete = self.tail_start + scan.complete_len as u64;
+        let probe = probe_before(&probe_source, scan.complete_len);
+        self.disk_len = len;
+        self.disk_lines = scan.complete_lines;
+        self.record_tail(complete, identity, &probe);
+        Ok(RefreshReport {
+            mode: RefreshMode::Incremental,
+            appended_entries: appended,
+            bytes_read,
+            reason: None,
+        })
+    }
+
+    fn tail_matches(&self, file: &fs::File) -> Result<bool> {
+        if self.tail_probe.is_empty() {
+            return Ok(true);
+        }
+        let start = self.tail_start - self.tail_probe.len() as u64;
+        let mut seen = vec![0u8; self.tail_probe.len()];
+        match read_at(file, &mut seen, start) {
+            Ok(()) => Ok(seen == self.tail_probe),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn reload(
+        &mut self,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+        reason: &str,
+        len: u64,
+    ) -> Result<RefreshReport> {
+        let path = self.path.clone().expect("checked by the caller");
+        let options = OpenOptions {
+            rewrite_migrated: false,
+            on_invalid_header: InvalidHeader::Error,
+            ..self.open_options.clone()
+        };
+        let fresh = Session::open(&path, &options, ids, now_ms)?;
+        let appended = fresh.entries.len();
+        let write = self.write;
+        *self = fresh;
+        self.write = write;
+        Ok(RefreshReport {
+            mode: RefreshMode::Full,
+            appended_entries: appended,
+            bytes_read: len,
+            reason: Some(reason.to_owned()),
+        })
+    }
+
     fn check_writable(&self) -> Result<()> {
         if self.read_only {
             return Err(Error::InvalidArgument(
@@ -882,16 +1180,27 @@ impl Session {
         }
         let value = entry_value(entry, &id, parent, now_ms);
         let text = to_js_string(&value);
-        let line = self.disk_lines + 1;
+        let mut line = self.disk_lines + 1;
         if let Some(path) = &self.path {
             let mut file = LockedFile::open(path, false, self.write.lock_timeout)?;
             let mut bytes = Vec::with_capacity(text.len() + 1);
             bytes.extend_from_slice(text.as_bytes());
             bytes.push(b'\n');
-            file.append_lines(&bytes, self.write.fsync)?;
-            self.disk_len = file.len()?;
+            let outcome = file.append_lines(&bytes, self.write.fsync)?;
+            // Advance what counts as read only when nobody else wrote since our last read;
+            // otherwise `refresh` reads their lines (and skips ours, already known).
+            let nothing_unread = outcome.start == self.disk_len && self.tail_start == self.disk_len;
+            if nothing_unread && !outcome.terminated_torn_line {
+                self.disk_len = outcome.end;
+                self.disk_lines = line;
+                let probe = probe_before(&bytes, bytes.len());
+                self.record_tail(outcome.end, file.identity(), &probe);
+            } else if outcome.terminated_torn_line {
+                line += 1;
+            }
+        } else {
+            self.disk_lines = line;
         }
-        self.disk_lines = line;
         let entry = Entry::parse(JsonText::owned(text), line).expect("a serialized object parses");
         self.entries.push(entry);
         let i = self.entries.len() - 1;

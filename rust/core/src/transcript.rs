@@ -17,7 +17,8 @@ pub struct Message(Arc<MessageInner>);
 
 struct MessageInner {
     text: JsonText,
-    facts: OnceLock<MessageFacts>,
+    /// Boxed: most messages of a large session never need their facts computed.
+    facts: OnceLock<Box<MessageFacts>>,
 }
 
 impl Message {
@@ -36,7 +37,7 @@ impl Message {
     pub fn facts(&self) -> &MessageFacts {
         self.0
             .facts
-            .get_or_init(|| MessageFacts::scan(&self.0.text))
+            .get_or_init(|| Box::new(MessageFacts::scan(&self.0.text)))
     }
 }
 
@@ -180,6 +181,34 @@ impl Transcript {
         }
     }
 
+    /// The length of [`Transcript::to_json`]'s output in bytes.
+    pub fn json_len(&self) -> usize {
+        2 + self.messages.iter().map(|m| m.len()).sum::<usize>()
+            + self.messages.len().saturating_sub(1)
+    }
+
+    /// Writes [`Transcript::to_json`]'s output into `out`, which must be exactly
+    /// [`Transcript::json_len`] bytes long.
+    pub fn write_json(&self, out: &mut [u8]) {
+        assert_eq!(
+            out.len(),
+            self.json_len(),
+            "buffer length must be json_len()"
+        );
+        out[0] = b'[';
+        let mut at = 1;
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out[at] = b',';
+                at += 1;
+            }
+            let bytes = message.as_str().as_bytes();
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        }
+        out[at] = b']';
+    }
+
     /// The `role` of message `i`.
     pub fn role(&self, i: usize) -> Option<String> {
         self.messages.get(i)?.facts().role.clone()
@@ -201,6 +230,13 @@ mod tests {
             r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#
         );
         assert_eq!(t.role(1).as_deref(), Some("assistant"));
+        let mut buf = vec![0u8; t.json_len()];
+        t.write_json(&mut buf);
+        assert_eq!(buf, t.to_json().as_bytes());
+        let empty = Transcript::default();
+        let mut buf = vec![0u8; empty.json_len()];
+        empty.write_json(&mut buf);
+        assert_eq!(buf, b"[]");
         assert!(Transcript::from_json("[1]").is_err());
         assert!(Transcript::from_json("{}").is_err());
         assert_eq!(Transcript::from_json("[]").unwrap().to_json(), "[]");

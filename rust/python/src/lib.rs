@@ -10,7 +10,9 @@ mod hygiene;
 mod images;
 mod ops;
 mod repair;
+mod scan;
 mod session;
+mod token_count;
 mod transcript;
 
 use pyo3::prelude::*;
@@ -43,7 +45,9 @@ mod _core {
     #[pymodule_export]
     use crate::repair::{repair_session_file, LineChange, RepairReport};
     #[pymodule_export]
-    use crate::session::{PySession, SessionContext, SkippedLine};
+    use crate::scan::{scan_sessions, SessionSummary};
+    #[pymodule_export]
+    use crate::session::{PySession, RefreshReport, SessionContext, SkippedLine};
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
 
@@ -66,6 +70,12 @@ mod _core {
     use crate::heartbeat::{
         filter_heartbeat_pairs, mark_heartbeat_transcript, prune_heartbeat_transcript,
         strip_heartbeat_token, HeartbeatMark, HeartbeatPruneReport, StripResult,
+    };
+
+    #[pymodule_export]
+    use crate::token_count::{
+        _token_feature_names, _token_features, _token_vocabulary, count_message_tokens,
+        count_tokens, image_tokens,
     };
 
     #[pymodule_init]

@@ -61,6 +61,31 @@ impl SessionContext {
     }
 }
 
+/// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
+#[pyclass(module = "clawctx._core", frozen, get_all)]
+pub struct RefreshReport {
+    pub mode: &'static str,
+    /// Entries added (after a full load: all of them).
+    pub appended_entries: usize,
+    pub bytes_read: u64,
+    /// Why a full load was needed.
+    pub reason: Option<String>,
+}
+
+#[pymethods]
+impl RefreshReport {
+    fn __repr__(&self) -> String {
+        let reason = self
+            .reason
+            .as_ref()
+            .map_or_else(|| "None".to_owned(), |r| format!("{r:?}"));
+        format!(
+            "RefreshReport(mode={:?}, appended_entries={}, bytes_read={}, reason={reason})",
+            self.mode, self.appended_entries, self.bytes_read
+        )
+    }
+}
+
 /// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
 #[pyclass(module = "clawctx._core", frozen, get_all, skip_from_py_object)]
 #[derive(Clone)]
@@ -383,7 +408,7 @@ impl PySession {
         self.inner
             .entries()
             .iter()
-            .map(|e| e.entry_type.clone())
+            .map(|e| e.entry_type.as_deref().map(str::to_owned))
             .collect()
     }
 
@@ -465,6 +490,34 @@ impl PySession {
             clawctx_core::build_session_context(inner.entries(), &index, selector)
         });
         SessionContext::from_core(py, context)
+    }
+
+    /// Reads what was appended to the file since it was loaded: only the new bytes are read and
+    /// parsed; the index and every message's cached token facts are kept; the leaf moves to the
+    /// newest entry when entries arrived. A truncated, replaced or rewritten file is loaded
+    /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
+    fn refresh(&mut self, py: Python<'_>) -> PyResult<RefreshReport> {
+        let now = self.clock.now_ms(py)?;
+        let report = match &self.id_factory {
+            Some(factory) => {
+                let factory = factory.clone_ref(py);
+                let mut ids = PyIdSource::new(py, Some(&factory));
+                let report = self.inner.refresh(&mut ids, now).py_err(py)?;
+                ids.finish()?;
+                report
+            }
+            None => {
+                let inner = &mut self.inner;
+                py.detach(move || inner.refresh(&mut RandomIds, now))
+                    .py_err(py)?
+            }
+        };
+        Ok(RefreshReport {
+            mode: report.mode.as_str(),
+            appended_entries: report.appended_entries,
+            bytes_read: report.bytes_read,
+            reason: report.reason,
+        })
     }
 
     /// Writes the in-memory migration back to the file (atomically, after a backup). Returns

@@ -95,10 +95,13 @@ impl PyTranscript {
     }
 
     /// The JSON array as bytes.
-    fn to_json<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let inner = Arc::clone(&self.inner);
-        let text = py.detach(move || inner.to_json());
-        PyBytes::new(py, text.as_bytes())
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        // Written straight into the bytes object: no second copy of a large transcript.
+        let inner = &self.inner;
+        PyBytes::new_with(py, inner.json_len(), |buf| {
+            inner.write_json(buf);
+            Ok(())
+        })
     }
 
     /// Every message as a dict.

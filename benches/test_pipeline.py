@@ -1,0 +1,38 @@
+"""(b) The full per-request pipeline, file → serialized messages: open, context, pairing
+repair, history limit, token estimates, pruning, serialization (``clawctx_pipeline`` and
+``reference_pipeline``, which produce the same messages), against the orjson floor.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from benches import clawctx_pipeline, reference_pipeline
+from benches.conftest import measure
+from benches.generate import GeneratedSession
+
+
+def test_clawctx(benchmark: Any, session: GeneratedSession) -> None:
+    data, tokens = measure(
+        benchmark, "pipeline", "clawctx", session, clawctx_pipeline.run_pipeline, session.path
+    )
+    assert data.startswith(b"[") and len(tokens) > 0
+
+
+def test_reference(benchmark: Any, session: GeneratedSession) -> None:
+    result = measure(
+        benchmark, "pipeline", "reference", session, reference_pipeline.run_pipeline, session.path
+    )
+    assert result.json.startswith(b"[") and len(result.token_counts) > 0
+
+
+def test_orjson_floor(benchmark: Any, session: GeneratedSession) -> None:
+    parsed = measure(
+        benchmark,
+        "pipeline",
+        "orjson floor",
+        session,
+        reference_pipeline.orjson_floor,
+        session.path,
+    )
+    assert parsed == session.lines

@@ -1,0 +1,134 @@
+//! Exact token counts (`o200k_base`, `cl100k_base`) and the calibrated estimator. Counting
+//! runs without the GIL (texts shorter than a few KB are counted with it: releasing it would
+//! cost more than the count).
+
+use std::sync::Arc;
+
+use clawctx_core::json::to_js_string;
+use clawctx_core::token_count::{self, Encoding, Estimator, TokenCounter, FEATURES, FEATURE_NAMES};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyString};
+
+use crate::convert::from_py;
+use crate::transcript::transcript_arg;
+
+/// Texts shorter than this are counted without releasing the GIL.
+const DETACH_MIN_BYTES: usize = 4096;
+
+fn counter(encoding: &str, estimator: &str) -> PyResult<TokenCounter> {
+    let encoding = Encoding::from_name(encoding).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown encoding {encoding:?}: expected \"o200k_base\" or \"cl100k_base\""
+        ))
+    })?;
+    let estimator = Estimator::from_name(estimator).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown estimator {estimator:?}: expected \"exact\" or \"calibrated\""
+        ))
+    })?;
+    Ok(TokenCounter::new(encoding, estimator))
+}
+
+fn count_text(py: Python<'_>, text: &str, counter: TokenCounter) -> u64 {
+    if text.len() < DETACH_MIN_BYTES {
+        counter.text(text)
+    } else {
+        py.detach(|| counter.text(text))
+    }
+}
+
+/// The token count of a text, of one message dict, or of a `Transcript` / list of message
+/// dicts (the sum over the messages; see `count_message_tokens` for what counts).
+#[pyfunction]
+#[pyo3(signature = (text_or_messages, encoding = "o200k_base", *, estimator = "exact"))]
+pub fn count_tokens(
+    py: Python<'_>,
+    text_or_messages: &Bound<'_, PyAny>,
+    encoding: &str,
+    estimator: &str,
+) -> PyResult<u64> {
+    let counter = counter(encoding, estimator)?;
+    if let Ok(text) = text_or_messages.cast::<PyString>() {
+        return Ok(count_text(py, text.to_str()?, counter));
+    }
+    if text_or_messages.is_instance_of::<PyDict>() {
+        let json = to_js_string(&from_py(text_or_messages)?);
+        return Ok(py.detach(|| counter.message(&json)));
+    }
+    if text_or_messages.is_instance_of::<PyBytes>() {
+        return Err(PyTypeError::new_err(
+            "expected a str, a message dict, a Transcript or a list of message dicts, not bytes",
+        ));
+    }
+    let transcript = transcript_arg(text_or_messages)?;
+    Ok(py.detach(move || counter.transcript(&transcript).iter().sum()))
+}
+
+/// The token count of each message of a `Transcript` or list of message dicts, as a numpy
+/// int64 array.
+#[pyfunction]
+#[pyo3(signature = (messages, encoding = "o200k_base", *, estimator = "exact"))]
+pub fn count_message_tokens<'py>(
+    py: Python<'py>,
+    messages: &Bound<'py, PyAny>,
+    encoding: &str,
+    estimator: &str,
+) -> PyResult<Bound<'py, PyAny>> {
+    let counter = counter(encoding, estimator)?;
+    if messages.is_instance_of::<PyString>() || messages.is_instance_of::<PyDict>() {
+        return Err(PyTypeError::new_err(
+            "expected a Transcript or a list of message dicts",
+        ));
+    }
+    let transcript = transcript_arg(messages)?;
+    let source = Arc::clone(&transcript);
+    let counts = py.detach(move || counter.transcript(&source));
+    let bytes: Vec<u8> = counts
+        .iter()
+        .flat_map(|c| i64::try_from(*c).unwrap_or(i64::MAX).to_le_bytes())
+        .collect();
+    let numpy = py.import("numpy")?;
+    numpy.call_method1("frombuffer", (PyBytes::new(py, &bytes), "<i8"))
+}
+
+/// The tokens an image of `width` × `height` pixels is charged (OpenAI's high-detail rule: fit
+/// into 2048 × 2048, shorter side scaled down to 768, 85 + 170 per 512-px tile).
+#[pyfunction]
+pub fn image_tokens(width: u32, height: u32) -> u64 {
+    token_count::image_tokens(width, height)
+}
+
+/// The byte sequence of every ordinary token of `encoding`, by rank (for building a tiktoken
+/// `Encoding` offline in the benchmarks).
+#[pyfunction]
+pub fn _token_vocabulary<'py>(py: Python<'py>, encoding: &str) -> PyResult<Bound<'py, PyList>> {
+    let encoding = counter(encoding, "exact")?.encoding;
+    PyList::new(
+        py,
+        encoding
+            .vocabulary()
+            .map(|bytes| PyBytes::new(py, bytes))
+            .collect::<Vec<_>>(),
+    )
+}
+
+/// The calibrated estimator's feature counts of `text` under `encoding` (for fitting its
+/// weights).
+#[pyfunction]
+#[pyo3(signature = (text, encoding = "o200k_base"))]
+pub fn _token_features(py: Python<'_>, text: &str, encoding: &str) -> PyResult<Vec<u64>> {
+    let encoding = counter(encoding, "exact")?.encoding;
+    let features: [u64; FEATURES] = if text.len() < DETACH_MIN_BYTES {
+        token_count::text_features(text, encoding)
+    } else {
+        py.detach(|| token_count::text_features(text, encoding))
+    };
+    Ok(features.to_vec())
+}
+
+/// The names of the calibrated estimator's features, in `_token_features` order.
+#[pyfunction]
+pub fn _token_feature_names() -> Vec<&'static str> {
+    FEATURE_NAMES.to_vec()
+}
