@@ -20,7 +20,7 @@ What a file holds (one coding-agent session, written as pi writes it: one compac
   ``custom_message`` entries, ``session_info``, ``bashExecution`` messages;
 - rare transcript defects real files have: an aborted or errored assistant, a tool result that
   was never written, a user message that arrived between a tool call and its result, a tool
-  result written twice;
+  result written twice, an errored turn whose tools ran anyway, a tool name with spaces;
 - with ``damage=True``: garbage lines (a torn record, invalid UTF-8, stray text), a run of NUL
   bytes in front of a record, and a torn last line without a newline.
 
@@ -406,7 +406,7 @@ class GeneratedSession:
     leaf_id: str
     counts: dict[str, int]
     damaged: bool
-    #: The ids of the entries on the root→leaf path (the generator's own view).
+    #: Entries on the root→leaf path (the generator's own view).
     path_length: int = 0
 
 

@@ -178,7 +178,7 @@ def accuracy_table() -> list[str]:
             for a in accuracy(encoding, samples, kinds):
                 lines.append(
                     f"| {encoding} | {label} | {a.kind} | {a.samples} | {a.mean_error:+.1%} | "
-                    f"{a.mean_abs_error:.1%} | {a.max_abs_error:.1%} | {a.within_10:.0%} |"
+                    f"{a.mean_abs_error:.1%} | {a.max_abs_error:.1%} | {a.within_10:.1%} |"
                 )
     return lines
 

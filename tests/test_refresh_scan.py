@@ -240,3 +240,50 @@ def test_scan_sessions_on_real_fixtures(pi_fixture: object) -> None:
         assert summary.migration_needed is True
         assert summary.context_messages == len(session.context().messages)
         assert summary.estimated_tokens == int(session.context().messages.token_counts().sum())
+
+
+def test_cached_context_always_equals_a_full_rebuild(tmp_path: Path) -> None:
+    """Session.context() extends its last context when entries follow its leaf; after any mix
+    of appends, branches, compactions and duplicate ids it must equal a rebuild from scratch."""
+    import random
+
+    rng = random.Random(5)
+    session = clawctx.Session.create(tmp_path / "s.jsonl", cwd="/", now_ms=T0, fsync=False)
+    for step in range(120):
+        action = rng.choice(
+            ["user", "assistant", "assistant", "branch", "compaction", "thinking", "dup"]
+        )
+        ids = [e["id"] for e in session.entries()]
+        if action == "user":
+            session.append_message(user(f"u{step}", step))
+        elif action == "assistant":
+            session.append_message(assistant(f"a{step}", step))
+        elif action == "branch" and ids:
+            session.branch(rng.choice(ids))
+        elif action == "compaction" and ids:
+            session.append_compaction(f"summary {step}", rng.choice(ids), step)
+        elif action == "thinking":
+            session.append_thinking_level_change(rng.choice(["low", "high"]))
+        elif action == "dup" and ids and session.leaf_id is not None:
+            # Another writer appends an entry that reuses an existing id.
+            with session.path.open("a") as f:  # type: ignore[union-attr]
+                f.write(
+                    json.dumps(
+                        {
+                            "type": "message",
+                            "id": rng.choice(ids),
+                            "parentId": session.leaf_id,
+                            "timestamp": "2026-01-01T00:00:09.000Z",
+                            "message": user(f"dup{step}"),
+                        },
+                        separators=(",", ":"),
+                    )
+                    + "\n"
+                )
+            session.refresh()
+        cached = session.context()
+        rebuilt = clawctx.build_session_context(session.entries(), session.leaf_id)
+        assert cached.messages == rebuilt.messages, step
+        assert (cached.thinking_level, cached.model) == (rebuilt.thinking_level, rebuilt.model), (
+            step
+        )

@@ -1,13 +1,11 @@
 //! `buildSessionContext` (hot-path §1.6): the messages on the path from the root to a leaf,
 //! with the latest compaction and branch summaries applied.
 
-use std::collections::HashMap;
-
 use serde_json::{Map, Value};
 
 use crate::entry::{types, Entry};
 use crate::json::{is_truthy, object, to_js_string, JsonText};
-use crate::session::path_to_root;
+use crate::session::{path_to_root, IdIndex};
 use crate::transcript::{Message, Transcript};
 
 /// Which leaf to build the context for.
@@ -34,7 +32,7 @@ pub struct SessionContext {
 }
 
 impl SessionContext {
-    fn empty() -> Self {
+    pub fn empty() -> Self {
         SessionContext {
             messages: Transcript::default(),
             thinking_level: Value::from("off"),
@@ -43,98 +41,148 @@ impl SessionContext {
     }
 }
 
-/// Builds the context of `entries` (file order, header excluded) for `leaf`.
-pub fn build_session_context(
-    entries: &[Entry],
-    index: &HashMap<String, usize>,
-    leaf: LeafSelector<'_>,
-) -> SessionContext {
-    let leaf_index = match leaf {
-        LeafSelector::Null => return SessionContext::empty(),
+/// The leaf an id/index selector names (`None`: the empty context).
+pub fn resolve_leaf(entries: &[Entry], index: &IdIndex, leaf: LeafSelector<'_>) -> Option<usize> {
+    match leaf {
+        LeafSelector::Null => None,
         LeafSelector::Index(i) if i < entries.len() => Some(i),
         LeafSelector::Id(id) if !id.is_empty() => {
             index.get(id).copied().or(entries.len().checked_sub(1))
         }
         _ => entries.len().checked_sub(1),
-    };
-    let Some(leaf_index) = leaf_index else {
-        return SessionContext::empty();
-    };
-    let path = path_to_root(entries, index, leaf_index);
+    }
+}
 
-    let mut thinking_level = Value::from("off");
-    // The last model_change or assistant on the path decides the model; only that one is read.
-    let mut model_source: Option<usize> = None;
-    let mut compaction: Option<usize> = None;
-    for (position, &i) in path.iter().enumerate() {
-        let entry = &entries[i];
+/// A built context in a form that can be extended when entries are appended after its leaf.
+#[derive(Debug, Clone)]
+pub struct ContextState {
+    pub leaf: usize,
+    pub thinking_level: Value,
+    /// The last model_change or assistant on the path (read only when asked).
+    pub model_source: Option<usize>,
+    pub messages: Vec<Message>,
+}
+
+impl ContextState {
+    /// The context as returned to callers.
+    pub fn to_context(&self, entries: &[Entry]) -> SessionContext {
+        let model = self.model_source.map(|i| {
+            let entry = &entries[i];
+            match entry.message() {
+                Some(head) => {
+                    let (provider, model) = head.provider_and_model();
+                    model_value(provider, model)
+                }
+                None => model_value(
+                    entry.field("provider").cloned(),
+                    entry.field("modelId").cloned(),
+                ),
+            }
+        });
+        SessionContext {
+            messages: Transcript::from_messages(self.messages.clone()),
+            thinking_level: self.thinking_level.clone(),
+            model,
+        }
+    }
+
+    /// Extends the state with `segment` (entries after its leaf, root→leaf order). `None` when
+    /// the segment holds a compaction, which changes what comes before it.
+    pub fn extended(&self, entries: &[Entry], segment: &[usize]) -> Option<ContextState> {
+        if segment
+            .iter()
+            .any(|&i| entries[i].is_type(types::COMPACTION))
+        {
+            return None;
+        }
+        let mut next = self.clone();
+        for &i in segment {
+            next.note_settings(&entries[i], i);
+            push_entry_message(&entries[i], &mut next.messages);
+        }
+        next.leaf = *segment.last()?;
+        Some(next)
+    }
+
+    fn note_settings(&mut self, entry: &Entry, i: usize) {
         match entry.entry_type.as_deref() {
             Some(types::THINKING_LEVEL_CHANGE) => {
-                thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
+                self.thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
             }
-            Some(types::MODEL_CHANGE) => model_source = Some(i),
+            Some(types::MODEL_CHANGE) => self.model_source = Some(i),
             Some(types::MESSAGE)
                 if entry
                     .message()
                     .is_some_and(|m| m.role.as_deref() == Some("assistant")) =>
             {
-                model_source = Some(i);
+                self.model_source = Some(i);
             }
-            Some(types::COMPACTION) => compaction = Some(position),
             _ => {}
         }
     }
-    let model = model_source.map(|i| {
-        let entry = &entries[i];
-        match entry.message() {
-            Some(head) => {
-                let (provider, model) = head.provider_and_model();
-                model_value(provider, model)
-            }
-            None => model_value(
-                entry.field("provider").cloned(),
-                entry.field("modelId").cloned(),
-            ),
-        }
-    });
 
-    let mut messages = Vec::new();
-    match compaction {
-        Some(position) => {
-            let entry = &entries[path[position]];
-            messages.push(compaction_summary_message(entry));
-            let first_kept = entry.field("firstKeptEntryId");
-            let mut found = false;
-            for &i in &path[..position] {
-                if !found
-                    && first_kept.is_some_and(|k| {
-                        entries[i]
-                            .id
-                            .as_deref()
-                            .is_some_and(|id| Some(&Value::from(id)) == Some(k))
-                    })
-                {
-                    found = true;
-                }
-                if found {
-                    push_entry_message(&entries[i], &mut messages);
-                }
-            }
-            for &i in &path[position + 1..] {
-                push_entry_message(&entries[i], &mut messages);
+    /// The state for a root→leaf `path` (§1.6 rules 25–29).
+    pub fn for_path(entries: &[Entry], path: &[usize]) -> ContextState {
+        let mut state = ContextState {
+            leaf: path.last().copied().unwrap_or(0),
+            thinking_level: Value::from("off"),
+            model_source: None,
+            messages: Vec::new(),
+        };
+        let mut compaction: Option<usize> = None;
+        for (position, &i) in path.iter().enumerate() {
+            state.note_settings(&entries[i], i);
+            if entries[i].is_type(types::COMPACTION) {
+                compaction = Some(position);
             }
         }
-        None => {
-            for &i in &path {
-                push_entry_message(&entries[i], &mut messages);
+        let messages = &mut state.messages;
+        match compaction {
+            Some(position) => {
+                let entry = &entries[path[position]];
+                messages.push(compaction_summary_message(entry));
+                let first_kept = entry.field("firstKeptEntryId");
+                let mut found = false;
+                for &i in &path[..position] {
+                    if !found
+                        && first_kept.is_some_and(|k| {
+                            entries[i]
+                                .id
+                                .as_deref()
+                                .is_some_and(|id| Some(&Value::from(id)) == Some(k))
+                        })
+                    {
+                        found = true;
+                    }
+                    if found {
+                        push_entry_message(&entries[i], messages);
+                    }
+                }
+                for &i in &path[position + 1..] {
+                    push_entry_message(&entries[i], messages);
+                }
+            }
+            None => {
+                for &i in path {
+                    push_entry_message(&entries[i], messages);
+                }
             }
         }
+        state
     }
-    SessionContext {
-        messages: Transcript::from_messages(messages),
-        thinking_level,
-        model,
-    }
+}
+
+/// Builds the context of `entries` (file order, header excluded) for `leaf`.
+pub fn build_session_context(
+    entries: &[Entry],
+    index: &IdIndex,
+    leaf: LeafSelector<'_>,
+) -> SessionContext {
+    let Some(leaf_index) = resolve_leaf(entries, index, leaf) else {
+        return SessionContext::empty();
+    };
+    let path = path_to_root(entries, index, leaf_index);
+    ContextState::for_path(entries, &path).to_context(entries)
 }
 
 fn model_value(provider: Option<Value>, model_id: Option<Value>) -> Value {

@@ -168,12 +168,38 @@ impl Entry {
 }
 
 fn parse_message_head(json: JsonText) -> MessageHead {
-    let json = Message::new(json);
-    let source = json.clone();
-    let role = RawObject::parse(source.as_str())
-        .ok()
-        .and_then(|raw| raw.get_str("role").map(|s| s.into_owned()));
-    MessageHead { json, role }
+    // pi writes `role` as the first key: read it from the first bytes instead of scanning the
+    // whole message again (messages are most of a session's bytes). Anything else falls back
+    // to a full read of the top-level fields.
+    let role = match role_from_prefix(json.as_str()) {
+        Some(role) => Some(role.to_owned()),
+        None => RawObject::parse(json.as_str())
+            .ok()
+            .and_then(|raw| raw.get_str("role").map(|s| s.into_owned())),
+    };
+    MessageHead {
+        json: Message::new(json),
+        role,
+    }
+}
+
+/// The value of a leading `"role":"<string>"` field without escapes, if the object starts so.
+fn role_from_prefix(text: &str) -> Option<&str> {
+    let rest = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix('{')?;
+    let rest = rest
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix("\"role\"")?;
+    let rest = rest
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix(':')?;
+    let rest = rest
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .strip_prefix('"')?;
+    let end = rest.find('"')?;
+    let value = &rest[..end];
+    (!value.contains('\\')).then_some(value)
 }
 
 #[cfg(test)]
@@ -196,6 +222,35 @@ mod tests {
             m.provider_and_model(),
             (Some(Value::from("anthropic")), Some(Value::from("m")))
         );
+    }
+
+    #[test]
+    fn role_is_read_from_the_prefix_or_the_whole_message() {
+        assert_eq!(
+            role_from_prefix(r#"{"role":"user","content":"x"}"#),
+            Some("user")
+        );
+        assert_eq!(
+            role_from_prefix(r#" { "role" : "assistant" }"#),
+            Some("assistant")
+        );
+        assert_eq!(role_from_prefix(r#"{"content":"x","role":"user"}"#), None);
+        assert_eq!(role_from_prefix(r#"{"role":"us\u0065r"}"#), None);
+        let late = Entry::parse(
+            JsonText::owned(
+                r#"{"type":"message","id":"a","message":{"content":"x","role":"toolResult"}}"#
+                    .into(),
+            ),
+            1,
+        )
+        .unwrap();
+        assert_eq!(late.message().unwrap().role.as_deref(), Some("toolResult"));
+        let escaped = Entry::parse(
+            JsonText::owned(r#"{"type":"message","id":"a","message":{"role":"us\u0065r"}}"#.into()),
+            1,
+        )
+        .unwrap();
+        assert_eq!(escaped.message().unwrap().role.as_deref(), Some("user"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::context::{build_session_context, LeafSelector};
 use crate::entry::types;
 use crate::ids::RandomIds;
-use crate::session::{index_entries, OpenOptions, Session};
+use crate::session::{OpenOptions, Session};
 
 /// A session file at a glance.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -57,11 +57,10 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned)
     };
-    let index = index_entries(session.entries());
     let selector = session
         .leaf_index()
         .map_or(LeafSelector::Null, LeafSelector::Index);
-    let context = build_session_context(session.entries(), &index, selector);
+    let context = build_session_context(session.entries(), session.id_index(), selector);
     SessionSummary {
         path: path.to_path_buf(),
         error: None,

@@ -117,12 +117,12 @@ pub struct OpenOptions {
 }
 
 /// A session: header, entries, index and leaf, optionally bound to a file that appends go to.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Session {
     path: Option<PathBuf>,
     header: Header,
     entries: Vec<Entry>,
-    index: HashMap<String, usize>,
+    index: IdIndex,
     leaf: Option<usize>,
     labels: Map<String, Value>,
     file_version: u64,
@@ -143,6 +143,43 @@ pub struct Session {
     tail_probe: Vec<u8>,
     /// How the session was opened (a full reload reuses it).
     open_options: OpenOptions,
+    /// The last context built, extended in place when entries are appended after its leaf.
+    context_cache: std::sync::Mutex<Option<CachedContext>>,
+    /// Bumped when an appended entry re-points an existing id (parents may resolve differently).
+    index_generation: u64,
+}
+
+#[derive(Debug, Clone)]
+struct CachedContext {
+    state: crate::context::ContextState,
+    entries_len: usize,
+    index_generation: u64,
+}
+
+impl Clone for Session {
+    fn clone(&self) -> Self {
+        Session {
+            path: self.path.clone(),
+            header: self.header.clone(),
+            entries: self.entries.clone(),
+            index: self.index.clone(),
+            leaf: self.leaf,
+            labels: self.labels.clone(),
+            file_version: self.file_version,
+            skipped: self.skipped.clone(),
+            write: self.write,
+            disk_len: self.disk_len,
+            disk_lines: self.disk_lines,
+            backup_path: self.backup_path.clone(),
+            read_only: self.read_only,
+            tail_start: self.tail_start,
+            identity: self.identity,
+            tail_probe: self.tail_probe.clone(),
+            open_options: self.open_options.clone(),
+            context_cache: std::sync::Mutex::new(None),
+            index_generation: self.index_generation,
+        }
+    }
 }
 
 /// The parsed records of a file before the header check.
@@ -189,14 +226,14 @@ pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
     Ok(buf)
 }
 
-/// Reinterprets a buffer that holds valid UTF-8 as `Arc<str>` without copying it.
-fn into_shared_str(bytes: Arc<[u8]>) -> Arc<str> {
-    assert!(
-        std::str::from_utf8(&bytes).is_ok(),
-        "caller validated UTF-8"
-    );
-    // SAFETY: `str` and `[u8]` have the same layout, and the bytes were just checked to be
-    // valid UTF-8; the Arc's allocation and reference count are carried over unchanged.
+/// Reinterprets a buffer as `Arc<str>` without copying it.
+///
+/// # Safety
+/// `bytes` must be valid UTF-8.
+unsafe fn into_shared_str(bytes: Arc<[u8]>) -> Arc<str> {
+    debug_assert!(std::str::from_utf8(&bytes).is_ok());
+    // SAFETY: `str` and `[u8]` have the same layout and the caller guarantees valid UTF-8; the
+    // Arc's allocation and reference count are carried over unchanged.
     unsafe { Arc::from_raw(Arc::into_raw(bytes) as *const str) }
 }
 
@@ -209,7 +246,7 @@ fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan
     // UTF-8 with unchanged offsets and every clean line can be a zero-copy slice.
     let mut bytes = bytes;
     let mut invalid: HashMap<usize, Vec<u8>> = HashMap::new();
-    if std::str::from_utf8(&bytes).is_err() {
+    if simdutf8::basic::from_utf8(&bytes).is_err() {
         let spans: Vec<(usize, usize, usize)> = split_lines(&bytes)
             .filter(|l| std::str::from_utf8(l.bytes).is_err())
             .map(|l| (l.number, l.offset, l.bytes.len()))
@@ -226,7 +263,9 @@ fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan
             target[offset..offset + len].fill(b' ');
         }
     }
-    let buf: Arc<str> = into_shared_str(bytes);
+    // SAFETY: the buffer was valid UTF-8, or every invalid line was blanked with spaces above
+    // (the other lines are valid on their own and line breaks are ASCII).
+    let buf: Arc<str> = unsafe { into_shared_str(bytes) };
     let mut scan = Scan {
         records: Vec::new(),
         skipped: Vec::new(),
@@ -655,7 +694,7 @@ impl Session {
             path,
             header,
             entries,
-            index: HashMap::new(),
+            index: IdIndex::default(),
             leaf: None,
             labels: Map::new(),
             file_version,
@@ -669,6 +708,8 @@ impl Session {
             identity: None,
             tail_probe: Vec::new(),
             open_options: OpenOptions::default(),
+            context_cache: std::sync::Mutex::new(None),
+            index_generation: 0,
         };
         session.rebuild_index();
         session
@@ -688,7 +729,9 @@ impl Session {
     fn index_entry(&mut self, i: usize) {
         let entry = &self.entries[i];
         if let Some(id) = &entry.id {
-            self.index.insert(id.clone(), i);
+            if self.index.insert(id.clone(), i).is_some() {
+                self.index_generation += 1;
+            }
         }
         self.leaf = Some(i);
         if entry.is_type(types::LABEL) {
@@ -881,6 +924,73 @@ impl Session {
 
     pub fn backup_path(&self) -> Option<&Path> {
         self.backup_path.as_deref()
+    }
+
+    /// `buildSessionContext` for a leaf (§1.6), reusing the last context built: when the leaf
+    /// is reached from that context's leaf through entries appended since (the usual case
+    /// after `refresh` or an append), only those entries are added. A compaction among them,
+    /// an id re-pointed by a duplicate, or any other leaf rebuilds from the path.
+    pub fn context(
+        &self,
+        leaf: crate::context::LeafSelector<'_>,
+    ) -> crate::context::SessionContext {
+        use crate::context::{resolve_leaf, ContextState, SessionContext};
+        let Some(leaf_index) = resolve_leaf(&self.entries, &self.index, leaf) else {
+            return SessionContext::empty();
+        };
+        let mut cache = self
+            .context_cache
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let reused = cache
+            .as_ref()
+            .filter(|c| c.index_generation == self.index_generation)
+            .and_then(|c| {
+                if c.state.leaf == leaf_index && c.entries_len == self.entries.len() {
+                    return Some(c.state.clone());
+                }
+                // Walk back from the leaf through entries appended since the cache was built.
+                let mut segment = Vec::new();
+                let mut current = Some(leaf_index);
+                while let Some(i) = current {
+                    if i == c.state.leaf {
+                        segment.reverse();
+                        return if segment.is_empty() {
+                            Some(c.state.clone())
+                        } else {
+                            c.state.extended(&self.entries, &segment)
+                        };
+                    }
+                    if i < c.entries_len {
+                        return None;
+                    }
+                    segment.push(i);
+                    current = self.entries[i]
+                        .parent_id
+                        .as_deref()
+                        .filter(|p| !p.is_empty())
+                        .and_then(|p| self.index.get(p).copied());
+                }
+                None
+            });
+        let state = reused.unwrap_or_else(|| {
+            ContextState::for_path(
+                &self.entries,
+                &path_to_root(&self.entries, &self.index, leaf_index),
+            )
+        });
+        let context = state.to_context(&self.entries);
+        *cache = Some(CachedContext {
+            state,
+            entries_len: self.entries.len(),
+            index_generation: self.index_generation,
+        });
+        context
+    }
+
+    /// The id index the session maintains (no need to rebuild it per context).
+    pub fn id_index(&self) -> &IdIndex {
+        &self.index
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {
@@ -1358,8 +1468,35 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
     }
 }
 
-/// Root→leaf entry indices, following `parentId` through `index`.
-pub fn path_to_root(entries: &[Entry], index: &HashMap<String, usize>, leaf: usize) -> Vec<usize> {
+/// The id → entry index map (a later duplicate wins, like `Map.set`). Fx hashing: ids are
+/// short and not attacker-chosen, and lookups are on the hot path of every context build.
+pub type IdIndex = rustc_hash::FxHashMap<String, usize>;
+
+/// Root→leaf entry indices, following `parentId` through `index`. A cyclic file cannot hang
+/// the walk: past as many steps as there are entries it must be cycling, and the walk is
+/// redone with a visited set to stop at the repeated entry (the rare path).
+pub fn path_to_root(entries: &[Entry], index: &IdIndex, leaf: usize) -> Vec<usize> {
+    let parent = |i: usize| {
+        entries[i]
+            .parent_id
+            .as_deref()
+            .filter(|p| !p.is_empty())
+            .and_then(|p| index.get(p).copied())
+    };
+    let mut path = Vec::new();
+    let mut current = Some(leaf);
+    while let Some(i) = current {
+        if path.len() > entries.len() {
+            return path_to_root_with_cycle(leaf, parent);
+        }
+        path.push(i);
+        current = parent(i);
+    }
+    path.reverse();
+    path
+}
+
+fn path_to_root_with_cycle(leaf: usize, parent: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
     let mut path = Vec::new();
     let mut seen = HashSet::new();
     let mut current = Some(leaf);
@@ -1368,19 +1505,15 @@ pub fn path_to_root(entries: &[Entry], index: &HashMap<String, usize>, leaf: usi
             break;
         }
         path.push(i);
-        current = entries[i]
-            .parent_id
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .and_then(|p| index.get(p).copied());
+        current = parent(i);
     }
     path.reverse();
     path
 }
 
 /// The id index of a list of entries (a later duplicate wins, like `Map.set`).
-pub fn index_entries(entries: &[Entry]) -> HashMap<String, usize> {
-    let mut index = HashMap::with_capacity(entries.len());
+pub fn index_entries(entries: &[Entry]) -> IdIndex {
+    let mut index = IdIndex::with_capacity_and_hasher(entries.len(), Default::default());
     for (i, entry) in entries.iter().enumerate() {
         if let Some(id) = &entry.id {
             index.insert(id.clone(), i);

@@ -481,13 +481,12 @@ impl PySession {
     fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<SessionContext> {
         let inner = &self.inner;
         let context = py.detach(|| {
-            let index = clawctx_core::session::index_entries(inner.entries());
             let selector = match (leaf_id, inner.leaf_index()) {
                 (Some(id), _) => LeafSelector::Id(id),
                 (None, Some(i)) => LeafSelector::Index(i),
                 (None, None) => LeafSelector::Null,
             };
-            clawctx_core::build_session_context(inner.entries(), &index, selector)
+            inner.context(selector)
         });
         SessionContext::from_core(py, context)
     }
