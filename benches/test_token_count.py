@@ -31,6 +31,7 @@ from typing import Any
 import pytest
 
 import clawctx
+from benches.offline_tiktoken import CL100K_PAT, O200K_PAT, SPECIAL_TOKENS
 from clawctx import _core
 
 REPO = Path(__file__).resolve().parent.parent
@@ -41,30 +42,6 @@ FULL_SIZES = [64_000, 512_000, 2_000_000, 8_000_000]
 SIZES = FULL_SIZES if os.environ.get("CLAWCTX_BENCH_FULL") == "1" else SMOKE_SIZES
 TEXT_KINDS = ("prose", "code", "json", "cjk", "base64", "minified-json")
 IMPLS = ("tiktoken", "clawctx exact", "clawctx calibrated")
-
-# tiktoken's pre-tokenizer patterns (tiktoken_ext/openai_public.py) and special tokens.
-O200K_PAT = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-CL100K_PAT = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
-SPECIAL_TOKENS = {
-    "o200k_base": {"<|endoftext|>": 199999, "<|endofprompt|>": 200018},
-    "cl100k_base": {
-        "<|endoftext|>": 100257,
-        "<|fim_prefix|>": 100258,
-        "<|fim_middle|>": 100259,
-        "<|fim_suffix|>": 100260,
-        "<|endofprompt|>": 100276,
-    },
-}
 
 
 def tiktoken_encoding(name: str) -> Any:

@@ -25,6 +25,7 @@ import pytest
 from PIL import Image
 
 import clawctx
+from benches.offline_tiktoken import CL100K_PAT, O200K_PAT
 from clawctx import _core
 
 PI_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi"
@@ -257,18 +258,6 @@ def test_vocabulary_export() -> None:
 
 # ---- exact counts against tiktoken ---------------------------------------------------------
 
-O200K_PAT = "|".join(
-    [
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
-        r"""\p{N}{1,3}""",
-        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
-        r"""\s*[\r\n]+""",
-        r"""\s+(?!\S)""",
-        r"""\s+""",
-    ]
-)
-CL100K_PAT = r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
 
 _TIKTOKEN: dict[str, Any] = {}
 
