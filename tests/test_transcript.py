@@ -157,3 +157,47 @@ def test_estimate_tokens_rules() -> None:
     assert est({"role": "compactionSummary", "summary": "😀😀"}) == 1  # 4 UTF-16 code units
     assert est({"role": "branchSummary", "summary": "x" * 9}) == 3
     assert est({"role": "system", "content": "x" * 100}) == 0
+
+
+def test_replace_messages_shares_untouched_messages_and_checks_indices() -> None:
+    from clawctx import Transcript
+
+    original = Transcript.from_json(
+        b'[{"role":"user","content":"a" },{"role":"assistant","content":[]}]'
+    )
+    replaced = original.replace_messages({-1: {"role": "assistant", "content": "x"}})
+    # The untouched message keeps its exact bytes (the odd space survives).
+    assert (
+        replaced.to_json() == b'[{"role":"user","content":"a" },{"role":"assistant","content":"x"}]'
+    )
+    assert original[1] == {"role": "assistant", "content": []}
+    assert original.replace_messages({}) == original
+    with pytest.raises(IndexError):
+        original.replace_messages({2: {"role": "user", "content": "b"}})
+    with pytest.raises(TypeError):
+        original.replace_messages({0: "not a dict"})
+
+
+def test_transcript_concatenation_with_transcripts_and_lists() -> None:
+    from clawctx import Transcript
+
+    head = Transcript.from_json(b'[{"role":"user","content":"a" }]')
+    joined = head + [{"role": "assistant", "content": "b"}]
+    assert joined.roles() == ["user", "assistant"]
+    assert (joined + head).to_json().startswith(b'[{"role":"user","content":"a" }')
+    assert ([{"role": "system", "content": "s"}] + head).roles() == ["system", "user"]
+    assert len(head) == 1
+
+
+def test_top_level_values_reads_only_messages_with_the_field() -> None:
+    from clawctx import Transcript
+
+    messages = Transcript(
+        [
+            {"role": "user", "content": 'mentions "provenance" only in text'},
+            {"role": "user", "content": "b", "provenance": {"kind": "inter_session"}},
+            {"role": "assistant", "content": [], "nested": {"provenance": 1}},
+        ]
+    )
+    assert messages.top_level_values("provenance") == {1: {"kind": "inter_session"}}
+    assert messages.top_level_values("absent") == {}

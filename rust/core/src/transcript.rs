@@ -181,6 +181,29 @@ impl Transcript {
         }
     }
 
+    /// The value of the top-level field `key` of every message that has one, as
+    /// `(index, value)` pairs. Only messages whose text mentions `"key"` are parsed, so asking
+    /// for a rare field (such as `provenance`) costs one substring scan per message.
+    pub fn top_level_values(&self, key: &str) -> Vec<(usize, Value)> {
+        let needle = format!("\"{key}\"");
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let mut found = Vec::new();
+        for (i, message) in self.messages.iter().enumerate() {
+            if finder.find(message.as_str().as_bytes()).is_none() {
+                continue;
+            }
+            let Ok(object) = RawObject::parse(message.as_str()) else {
+                continue;
+            };
+            if let Some(raw) = object.get(key) {
+                if let Ok(value) = crate::json::parse_value(raw.get()) {
+                    found.push((i, value));
+                }
+            }
+        }
+        found
+    }
+
     /// The length of [`Transcript::to_json`]'s output in bytes.
     pub fn json_len(&self) -> usize {
         2 + self.messages.iter().map(|m| m.len()).sum::<usize>()

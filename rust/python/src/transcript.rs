@@ -127,6 +127,69 @@ impl PyTranscript {
         (0..self.inner.len()).map(|i| self.inner.role(i)).collect()
     }
 
+    /// A transcript with the messages at the given indices replaced (negative indices count
+    /// from the end); every other message is shared with `self`, not copied or re-parsed.
+    fn replace_messages(&self, replacements: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let len = self.inner.len() as isize;
+        let mut edits = std::collections::HashMap::new();
+        let items = replacements
+            .call_method0("items")
+            .map_err(|_| PyTypeError::new_err("replacements must be a mapping {index: message}"))?;
+        for item in items.try_iter()? {
+            let (index, message): (isize, Bound<'_, PyAny>) = item?.extract()?;
+            let i = if index < 0 { index + len } else { index };
+            if i < 0 || i >= len {
+                return Err(PyIndexError::new_err(format!(
+                    "transcript index {index} out of range"
+                )));
+            }
+            let value = from_py(&message)?;
+            if !value.is_object() {
+                return Err(PyTypeError::new_err("every message must be a dict"));
+            }
+            edits.insert(i as usize, value);
+        }
+        Ok(PyTranscript::new(
+            self.inner.map_messages(|i, _| edits.remove(&i)),
+        ))
+    }
+
+    /// The concatenation of this transcript and `other` (a Transcript or a list of message
+    /// dicts); messages are shared, not copied.
+    fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let tail = transcript_arg(other)?;
+        let mut messages = Vec::with_capacity(self.inner.len() + tail.len());
+        messages.extend(self.inner.messages().iter().cloned());
+        messages.extend(tail.messages().iter().cloned());
+        Ok(PyTranscript::new(Transcript::from_messages(messages)))
+    }
+
+    /// `list_of_messages + transcript`: a transcript with `other`'s messages first.
+    fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let head = transcript_arg(other)?;
+        let mut messages = Vec::with_capacity(head.len() + self.inner.len());
+        messages.extend(head.messages().iter().cloned());
+        messages.extend(self.inner.messages().iter().cloned());
+        Ok(PyTranscript::new(Transcript::from_messages(messages)))
+    }
+
+    /// `{index: value}` of the top-level field `key` for the messages that have it, without
+    /// building the other messages' dicts (e.g. `top_level_values("provenance")`).
+    fn top_level_values<'py>(
+        &self,
+        py: Python<'py>,
+        key: &str,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        let inner = Arc::clone(&self.inner);
+        let key = key.to_owned();
+        let found = py.detach(move || inner.top_level_values(&key));
+        let out = pyo3::types::PyDict::new(py);
+        for (index, value) in found {
+            out.set_item(index, crate::convert::to_py(py, &value)?)?;
+        }
+        Ok(out)
+    }
+
     fn __len__(&self) -> usize {
         self.inner.len()
     }
