@@ -1,0 +1,77 @@
+"""Markers the runtime uses to frame trusted structure, and the escaping that keeps untrusted
+text from forging them (facade §6.8.2, §2.5, §6.6).
+
+The model sees one flat prompt. Structure the runtime adds (``System:`` event lines, internal
+context blocks, the ``[Inter-session message]`` header, ``[System Message]`` announces) is
+recognised by its exact text, so text that comes from a user, a channel or a child agent must
+never contain it verbatim. :func:`neutralize_untrusted_text` rewrites every such marker into a
+visibly different, harmless form. The rewrite is a clawctx hardening beyond the baseline (upstream
+fixed the same spoofing later, issue #26675); it changes only the markers, never other text.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = [
+    "INTERNAL_CONTEXT_BEGIN",
+    "INTERNAL_CONTEXT_BEGIN_ESCAPED",
+    "INTERNAL_CONTEXT_END",
+    "INTERNAL_CONTEXT_END_ESCAPED",
+    "INTER_SESSION_HEADER",
+    "UNTRUSTED_CHILD_RESULT_BEGIN",
+    "UNTRUSTED_CHILD_RESULT_END",
+    "escape_internal_context_delimiters",
+    "neutralize_untrusted_text",
+]
+
+#: §6.8.1: the delimiters of a runtime-generated context block (each on a line of its own).
+INTERNAL_CONTEXT_BEGIN: Final = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
+INTERNAL_CONTEXT_END: Final = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
+#: §6.8.2: what the delimiters become inside untrusted text.
+INTERNAL_CONTEXT_BEGIN_ESCAPED: Final = "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]"
+INTERNAL_CONTEXT_END_ESCAPED: Final = "[[OPENCLAW_INTERNAL_CONTEXT_END]]"
+#: §6.7.4: the fence around a child agent's result inside a task-completion event.
+UNTRUSTED_CHILD_RESULT_BEGIN: Final = "<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>"
+UNTRUSTED_CHILD_RESULT_END: Final = "<<<END_UNTRUSTED_CHILD_RESULT>>>"
+#: §6.6.4: the first word of the inter-session prefix.
+INTER_SESSION_HEADER: Final = "[Inter-session message]"
+
+_DELIMITER_ESCAPES: Final = (
+    (INTERNAL_CONTEXT_BEGIN, INTERNAL_CONTEXT_BEGIN_ESCAPED),
+    (INTERNAL_CONTEXT_END, INTERNAL_CONTEXT_END_ESCAPED),
+    (UNTRUSTED_CHILD_RESULT_BEGIN, "[[UNTRUSTED_CHILD_RESULT_BEGIN]]"),
+    (UNTRUSTED_CHILD_RESULT_END, "[[UNTRUSTED_CHILD_RESULT_END]]"),
+)
+
+# Line-leading markers a reader (model or runtime) takes as trusted structure. Matched after
+# optional horizontal whitespace, case-insensitively, because models read "system:" and
+# " SYSTEM:" the same way.
+_SYSTEM_LINE = re.compile(r"(?im)^([ \t\u00a0]*)system[ \t]*:")
+_BRACKET_MARKER = re.compile(r"(?im)^([ \t\u00a0]*)\[(system message|inter-session message)\]")
+
+
+def escape_internal_context_delimiters(text: str) -> str:
+    """§6.8.2: replaces the internal-context delimiters (and the child-result fence of §6.7.4)
+    with bracketed look-alikes, so untrusted text can neither open nor close a block."""
+    for marker, escaped in _DELIMITER_ESCAPES:
+        if marker in text:
+            text = text.replace(marker, escaped)
+    return text
+
+
+def neutralize_untrusted_text(text: str) -> str:
+    """Makes untrusted text unable to forge runtime structure in a prompt.
+
+    * internal-context and child-result delimiters are escaped (§6.8.2);
+    * a line starting with ``System:`` becomes ``System (untrusted):`` (system-event lines are
+      ``System: [...]``, §2.5.10);
+    * a line starting with ``[System Message]`` or ``[Inter-session message]`` gets parentheses
+      instead of brackets: ``(System Message)``, ``(Inter-session message)`` (§3.1.4, §6.6.4).
+
+    Everything else is kept byte for byte; applying it twice gives the same result as once.
+    """
+    text = escape_internal_context_delimiters(text)
+    text = _SYSTEM_LINE.sub(r"\1System (untrusted):", text)
+    return _BRACKET_MARKER.sub(lambda m: f"{m.group(1)}({m.group(2)})", text)
