@@ -1,0 +1,432 @@
+"""Workspace bootstrap files and their Project Context budget (facade §1.8).
+
+:func:`load_workspace_bootstrap_files` reads the fixed set of user-editable files from an agent
+workspace (upstream ``loadWorkspaceBootstrapFiles``); :func:`build_bootstrap_context_files`
+turns them into the :class:`~clawctx.system_prompt.ContextFile` entries of the prompt's
+``# Project Context`` section under per-file and total character budgets (upstream
+``buildBootstrapContextFiles``), truncating oversized files with :func:`trim_bootstrap_content`.
+
+Character counts are JS string lengths, i.e. UTF-16 code units: a character outside the Basic
+Multilingual Plane (most emoji) counts 2. Cuts never split such a character: when a budget
+boundary falls inside one, the whole character is left out (upstream's ``clampToBudget`` does
+the same; its head/tail slicing may split one, leaving half a pair that serialises as U+FFFD).
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from bisect import bisect_left
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from clawctx.system_prompt import _JS_WHITESPACE, ContextFile
+
+__all__ = [
+    "DEFAULT_BOOTSTRAP_MAX_CHARS",
+    "DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS",
+    "MAX_BOOTSTRAP_FILE_BYTES",
+    "MEMORY_BOOTSTRAP_FILE_NAMES",
+    "MIN_BOOTSTRAP_FILE_BUDGET_CHARS",
+    "SUBAGENT_BOOTSTRAP_ALLOWLIST",
+    "WORKSPACE_BOOTSTRAP_FILE_NAMES",
+    "TrimmedBootstrapContent",
+    "WorkspaceBootstrapFile",
+    "build_bootstrap_context_files",
+    "load_workspace_bootstrap_files",
+    "trim_bootstrap_content",
+    "utf16_length",
+]
+
+#: §1.8.3: always listed (missing ones flagged), in this order.
+WORKSPACE_BOOTSTRAP_FILE_NAMES: Final[tuple[str, ...]] = (
+    "AGENTS.md",
+    "SOUL.md",
+    "TOOLS.md",
+    "IDENTITY.md",
+    "USER.md",
+    "HEARTBEAT.md",
+    "BOOTSTRAP.md",
+)
+#: §1.8.3: listed after the others only when present, deduplicated by real path.
+MEMORY_BOOTSTRAP_FILE_NAMES: Final[tuple[str, ...]] = ("MEMORY.md", "memory.md")
+#: §1.8.4: the only files a sub-agent session gets.
+SUBAGENT_BOOTSTRAP_ALLOWLIST: Final[frozenset[str]] = frozenset({"AGENTS.md", "TOOLS.md"})
+
+#: §1.8.6: per-file budget (config ``agents.defaults.bootstrapMaxChars``).
+DEFAULT_BOOTSTRAP_MAX_CHARS: Final = 20_000
+#: §1.8.6: budget for all files together (config ``agents.defaults.bootstrapTotalMaxChars``).
+DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS: Final = 150_000
+#: §1.8.6: a file with content is only started when at least this much budget remains.
+MIN_BOOTSTRAP_FILE_BUDGET_CHARS: Final = 64
+#: Files larger than this are never held in memory whole (see load_workspace_bootstrap_files).
+MAX_BOOTSTRAP_FILE_BYTES: Final = 2 * 1024 * 1024
+
+_HEAD_RATIO: Final = 0.7
+_TAIL_RATIO: Final = 0.2
+_READ_CHUNK_BYTES: Final = 1024 * 1024
+_ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
+
+
+# ---------------------------------------------------------------------------------------------
+# UTF-16 lengths and cuts
+# ---------------------------------------------------------------------------------------------
+
+
+def utf16_length(text: str) -> int:
+    """The JS ``length`` of ``text``: UTF-16 code units (astral characters count 2)."""
+    return len(text) + sum(1 for _ in _ASTRAL.finditer(text))
+
+
+class _Utf16View:
+    """Maps UTF-16 offsets of a string to code-point indexes, never inside a surrogate pair."""
+
+    __slots__ = ("astral", "text", "units")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.astral = [match.start() for match in _ASTRAL.finditer(text)]
+        self.units = len(text) + len(self.astral)
+
+    def _offset(self, index: int) -> int:
+        # UTF-16 offset of code point `index`: one extra unit per astral character before it.
+        return index + bisect_left(self.astral, index)
+
+    def head(self, units: int) -> str:
+        """The longest prefix of at most ``units`` code units."""
+        if units <= 0:
+            return ""
+        if not self.astral:
+            return self.text[:units]
+        low, high = 0, len(self.text)
+        while low < high:  # largest index whose offset fits
+            middle = (low + high + 1) // 2
+            if self._offset(middle) <= units:
+                low = middle
+            else:
+                high = middle - 1
+        return self.text[:low]
+
+    def tail(self, units: int) -> str:
+        """The longest suffix of at most ``units`` code units."""
+        if units <= 0:
+            return ""
+        if not self.astral:
+            return self.text[-units:] if units < len(self.text) else self.text
+        low, high = 0, len(self.text)
+        while low < high:  # smallest index whose suffix fits
+            middle = (low + high) // 2
+            if self.units - self._offset(middle) <= units:
+                high = middle
+            else:
+                low = middle + 1
+        return self.text[low:]
+
+
+def _clamp_to_budget(content: str, budget: int) -> str:
+    """§1.8.8: ``""`` when no budget is left; a hard cut up to 3 units; else budget-1 units
+    followed by ``…``."""
+    if budget <= 0:
+        return ""
+    view = _Utf16View(content)
+    if view.units <= budget:
+        return content
+    if budget <= 3:
+        return view.head(budget)
+    return f"{view.head(budget - 1)}…"
+
+
+# ---------------------------------------------------------------------------------------------
+# Loading (§1.8.3-4)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceBootstrapFile:
+    """One bootstrap file of a workspace (facade §1.8.3).
+
+    ``name`` is the file name (``AGENTS.md``), ``path`` its full path; ``missing`` files have
+    ``content`` None. ``content_length`` is set only for a file too large to hold whole: then
+    ``content`` is its head followed directly by its tail (the middle was never kept) and
+    ``content_length`` is the UTF-16 length of the whole right-trimmed text, which the
+    truncation marker reports.
+    """
+
+    name: str
+    path: str
+    content: str | None
+    missing: bool
+    content_length: int | None = None
+
+
+def _is_within(path: str, directory: str) -> bool:
+    try:
+        return os.path.commonpath((path, directory)) == directory
+    except ValueError:  # different drives on Windows
+        return False
+
+
+def _open_regular_file(path: str, workspace_real: str) -> tuple[int, int] | None:
+    """An open descriptor and the size of ``path``, or None when it must count as missing."""
+    real = os.path.realpath(path)
+    if not _is_within(real, workspace_real):
+        return None
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
+    flags |= getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+    except OSError:
+        os.close(fd)
+        return None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        return None
+    return fd, info.st_size
+
+
+def _read_whole(fd: int) -> str:
+    with os.fdopen(fd, "rb") as handle:
+        return handle.read().decode("utf-8", errors="replace")
+
+
+def _read_sampled(fd: int, window_bytes: int) -> tuple[str, int]:
+    """Head and tail text of a large file plus the UTF-16 length of its right-trimmed text,
+    holding at most one chunk and the two windows in memory."""
+    with os.fdopen(fd, "rb") as handle:
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        head = decoder.decode(handle.read(window_bytes))  # an incomplete sequence stays pending
+        units = utf16_length(head)
+        content_end = utf16_length(head.rstrip(_JS_WHITESPACE))
+        while chunk := handle.read(_READ_CHUNK_BYTES):
+            text = decoder.decode(chunk)
+            stripped = text.rstrip(_JS_WHITESPACE)
+            if stripped:
+                content_end = units + utf16_length(stripped)
+            units += utf16_length(text)
+        text = decoder.decode(b"", final=True)
+        stripped = text.rstrip(_JS_WHITESPACE)
+        if stripped:
+            content_end = units + utf16_length(stripped)
+        handle.seek(max(0, handle.tell() - window_bytes))
+        raw_tail = handle.read(window_bytes)
+    # Start the tail at a character boundary: skip UTF-8 continuation bytes.
+    skip = 0
+    while skip < min(3, len(raw_tail)) and 0x80 <= raw_tail[skip] <= 0xBF:
+        skip += 1
+    tail = raw_tail[skip:].decode("utf-8", errors="replace").rstrip(_JS_WHITESPACE)
+    # A file ending in more than a window of whitespace keeps only its head.
+    return (head + tail if tail else head.rstrip(_JS_WHITESPACE)), content_end
+
+
+def _read_bootstrap_file(
+    name: str, path: str, workspace_real: str, max_file_bytes: int
+) -> WorkspaceBootstrapFile:
+    opened = _open_regular_file(path, workspace_real)
+    if opened is None:
+        return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
+    fd, size = opened
+    try:
+        if size <= max_file_bytes:
+            content = _read_whole(fd)
+            return WorkspaceBootstrapFile(name=name, path=path, content=content, missing=False)
+        content, length = _read_sampled(fd, max_file_bytes // 2)
+    except OSError:
+        return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
+    return WorkspaceBootstrapFile(
+        name=name, path=path, content=content, missing=False, content_length=length
+    )
+
+
+def load_workspace_bootstrap_files(
+    workspace_dir: str | os.PathLike[str],
+    *,
+    subagent: bool = False,
+    max_file_bytes: int = MAX_BOOTSTRAP_FILE_BYTES,
+) -> list[WorkspaceBootstrapFile]:
+    """The bootstrap files of a workspace, in prompt order (facade §1.8.3-4).
+
+    The seven files of :data:`WORKSPACE_BOOTSTRAP_FILE_NAMES` are always listed (``missing``
+    when unreadable), then ``MEMORY.md`` and/or ``memory.md`` when they exist, the second
+    dropped when both resolve to the same real path. ``subagent=True`` keeps only
+    :data:`SUBAGENT_BOOTSTRAP_ALLOWLIST` (§1.8.4). ``~`` in ``workspace_dir`` is expanded and the
+    path made absolute. Files are decoded as UTF-8 with invalid bytes replaced by U+FFFD.
+
+    Hardening beyond upstream: a file whose real path lies outside the workspace's real path (a
+    symlink escaping the workspace) or that is not a regular file (a directory, FIFO, device) is
+    treated as missing and never opened for reading.
+
+    A file larger than ``max_file_bytes`` (default 2 MiB, over 30 times the default per-file
+    budget) is not held whole: it is read once in 1 MiB chunks, keeping only its first and
+    last ``max_file_bytes // 2`` bytes as ``content`` and counting the UTF-16 length of the
+    whole right-trimmed text into ``content_length``; :func:`build_bootstrap_context_files`
+    then truncates it exactly as if it had been read whole, provided the per-file budget's head
+    (70 %) and tail (20 %) fit in those windows (a budget up to about 349 000 characters with
+    the default limit) and the file does not end in more than a window of whitespace.
+    """
+    if max_file_bytes < 2:
+        raise ValueError("max_file_bytes must be at least 2")
+    directory = os.path.abspath(os.path.expanduser(os.fspath(workspace_dir)))
+    directory_real = os.path.realpath(directory)
+    names = [
+        name
+        for name in WORKSPACE_BOOTSTRAP_FILE_NAMES
+        if not subagent or name in SUBAGENT_BOOTSTRAP_ALLOWLIST
+    ]
+    files = [
+        _read_bootstrap_file(name, os.path.join(directory, name), directory_real, max_file_bytes)
+        for name in names
+    ]
+    seen_real_paths: set[str] = set()
+    for name in MEMORY_BOOTSTRAP_FILE_NAMES:
+        if subagent and name not in SUBAGENT_BOOTSTRAP_ALLOWLIST:
+            continue
+        path = os.path.join(directory, name)
+        if not os.path.exists(path):
+            continue
+        real = os.path.realpath(path)
+        if real in seen_real_paths:
+            continue
+        seen_real_paths.add(real)
+        files.append(_read_bootstrap_file(name, path, directory_real, max_file_bytes))
+    return files
+
+
+# ---------------------------------------------------------------------------------------------
+# Budgets (§1.8.5-8)
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TrimmedBootstrapContent:
+    """Result of :func:`trim_bootstrap_content`.
+
+    ``original_length`` is the UTF-16 length of the right-trimmed input. ``kept_head`` /
+    ``kept_tail`` are the counts the marker reports; untruncated content reports
+    ``kept_head == original_length`` and ``kept_tail == 0``.
+    """
+
+    content: str
+    truncated: bool
+    original_length: int
+    kept_head: int
+    kept_tail: int
+    max_chars: int
+
+
+def trim_bootstrap_content(
+    content: str,
+    file_name: str,
+    max_chars: int,
+    *,
+    original_length: int | None = None,
+) -> TrimmedBootstrapContent:
+    """Head + marker + tail truncation of one bootstrap file (facade §1.8.7).
+
+    The content is right-trimmed; if it fits in ``max_chars`` it is returned as is. Otherwise
+    the result is the first ``floor(max_chars * 0.7)`` and the last ``floor(max_chars * 0.2)``
+    UTF-16 units around the marker::
+
+        <head>\\n\\n[...truncated, read <FILE> for full content...]
+        …(truncated <FILE>: kept <head>+<tail> chars of <length>)…\\n\\n<tail>
+
+    ``…`` is U+2026. A tail of 0 units is empty (upstream's ``slice(-0)`` would keep the whole
+    text; that only happens with ``max_chars`` below 5). ``original_length`` is for sampled
+    content (see :class:`WorkspaceBootstrapFile`): the length of the full text it stands for.
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    trimmed = content.rstrip(_JS_WHITESPACE)
+    view = _Utf16View(trimmed)
+    length = view.units if original_length is None else original_length
+    if length <= max_chars:
+        return TrimmedBootstrapContent(trimmed, False, length, length, 0, max_chars)
+    head_chars = int(max_chars * _HEAD_RATIO)
+    tail_chars = int(max_chars * _TAIL_RATIO)
+    marker = "\n".join(
+        (
+            "",
+            f"[...truncated, read {file_name} for full content...]",
+            f"…(truncated {file_name}: kept {head_chars}+{tail_chars} chars of {length})…",
+            "",
+        )
+    )
+    result = "\n".join((view.head(head_chars), marker, view.tail(tail_chars)))
+    return TrimmedBootstrapContent(result, True, length, head_chars, tail_chars, max_chars)
+
+
+def build_bootstrap_context_files(
+    files: Sequence[WorkspaceBootstrapFile],
+    *,
+    max_chars: int = DEFAULT_BOOTSTRAP_MAX_CHARS,
+    total_max_chars: int | None = None,
+    warn: Callable[[str], None] | None = None,
+) -> list[ContextFile]:
+    """The Project Context entries for bootstrap files under budgets (facade §1.8.5-8).
+
+    Walking the files in order with a remaining total budget (``total_max_chars``, default
+    ``max(max_chars, 150 000)``, at least 1):
+
+    * a file without a path is skipped (with a warning);
+    * a missing file contributes ``[MISSING] Expected at: <path>`` clamped to the remaining
+      budget (stop when nothing fits);
+    * before a file with content, stop (with a warning) when less than 64 units remain;
+    * otherwise the content is truncated to ``min(max_chars, remaining)`` (§1.8.7), clamped to
+      the remaining budget (§1.8.8) and skipped when empty; a truncation or clamp warns
+      ``workspace bootstrap file <name> is <length> chars (limit <max>); truncating in injected
+      context``.
+
+    Entries carry the trimmed path. The two skip warnings follow upstream's wording (not pinned
+    by the spec).
+    """
+    if max_chars < 1:
+        raise ValueError("max_chars must be at least 1")
+    total = max(max_chars, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
+    remaining = max(1, int(total if total_max_chars is None else total_max_chars))
+    result: list[ContextFile] = []
+    for file in files:
+        if remaining <= 0:
+            break
+        path = (file.path or "").strip(_JS_WHITESPACE)
+        if not path:
+            if warn is not None:
+                warn(
+                    f'skipping bootstrap file "{file.name}" — missing or invalid "path" field '
+                    '(hook may have used "filePath" instead)'
+                )
+            continue
+        if file.missing:
+            missing_text = _clamp_to_budget(f"[MISSING] Expected at: {path}", remaining)
+            if not missing_text:
+                break
+            remaining = max(0, remaining - utf16_length(missing_text))
+            result.append(ContextFile(path=path, content=missing_text))
+            continue
+        if remaining < MIN_BOOTSTRAP_FILE_BUDGET_CHARS:
+            if warn is not None:
+                warn(
+                    f"remaining bootstrap budget is {remaining} chars "
+                    f"(<{MIN_BOOTSTRAP_FILE_BUDGET_CHARS}); skipping additional bootstrap files"
+                )
+            break
+        file_max = max(1, min(max_chars, remaining))
+        trimmed = trim_bootstrap_content(
+            file.content or "", file.name, file_max, original_length=file.content_length
+        )
+        within_budget = _clamp_to_budget(trimmed.content, remaining)
+        if not within_budget:
+            continue
+        if (trimmed.truncated or within_budget != trimmed.content) and warn is not None:
+            warn(
+                f"workspace bootstrap file {file.name} is {trimmed.original_length} chars "
+                f"(limit {trimmed.max_chars}); truncating in injected context"
+            )
+        remaining = max(0, remaining - utf16_length(within_budget))
+        result.append(ContextFile(path=path, content=within_budget))
+    return result
