@@ -1995,3 +1995,24 @@ def test_hot_path_output_is_valid_for_provider(
         out, provider=args["provider"], model_api=args["model_api"]
     )
     assert [(v.index, v.rule, v.detail) for v in found] == []
+
+
+def test_session_writes_can_be_deferred_to_the_caller(tmp_path: Path) -> None:
+    from clawctx import Session, sanitize_session_history
+
+    session = Session.create(tmp_path / "s.jsonl", cwd="/tmp", now_ms=1)
+    session.append_message({"role": "user", "content": "hi", "timestamp": 1})
+    before = len(session)
+    writes: list[Any] = []
+    sanitize_session_history(
+        session.context().messages,
+        provider="anthropic",
+        model_api="anthropic-messages",
+        model_id="claude",
+        session=session,
+        pending_writes=writes,
+    )
+    assert len(session) == before and len(writes) == 1
+    writes[0]()
+    snapshot = session.latest_custom_entry(["model-snapshot"])
+    assert snapshot is not None and snapshot["data"]["modelId"] == "claude"

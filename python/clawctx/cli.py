@@ -1,4 +1,5 @@
-"""The ``clawctx`` command line: ``inspect`` a session, ``repair`` session files."""
+"""The ``clawctx`` command line: ``assemble`` the context of a request, ``inspect`` a session,
+``repair`` session files."""
 
 from __future__ import annotations
 
@@ -11,11 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from clawctx import _core
-from clawctx.demo import demo_session_path
+from clawctx.demo import demo_session_path, demo_workspace_path
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
 #: provider-shaped variants real OpenClaw files contain, spec §1.5).
 TOOL_CALL_BLOCK_TYPES = frozenset({"toolCall", "toolUse", "functionCall"})
+
+
+#: The tools ``clawctx assemble`` lists when none are given: pi's coding tools.
+DEFAULT_ASSEMBLE_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "find", "ls", "exec")
 
 
 def _tool_call_ids(message: dict[str, Any]) -> list[str]:
@@ -235,11 +240,110 @@ def _cmd_repair(args: argparse.Namespace) -> int:
     return status
 
 
+def _cmd_assemble(args: argparse.Namespace) -> int:
+    # Imported here: the facade modules are not needed by the other commands.
+    from clawctx.pipeline import ContextPipeline, ModelSpec, PromptRequest
+    from clawctx.system_prompt import SystemPromptParams
+
+    session = Path(args.session) if args.session else demo_session_path()
+    workspace = Path(args.workspace) if args.workspace else demo_workspace_path()
+    params = SystemPromptParams(
+        workspace_dir=str(workspace),
+        tool_names=tuple(args.tools.split(",")) if args.tools else DEFAULT_ASSEMBLE_TOOLS,
+        user_timezone=args.timezone,
+    )
+    model = ModelSpec(
+        provider=args.provider,
+        api=args.model_api,
+        id=args.model,
+        input=("text", "image") if args.image_input else ("text",),
+        context_window=args.context_window,
+    )
+    # A preview: the session file is only read (no repair on disk, no leaf or snapshot writes).
+    pipeline = ContextPipeline(
+        model=model, workspace_dir=workspace, system_prompt=params, read_only=True
+    )
+    request = PromptRequest(text=args.prompt, session_key=args.session_key)
+    try:
+        prepared = pipeline.prepare(session, request)
+    except (OSError, _core.ClawctxError) as err:
+        print(f"clawctx assemble: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(prepared.to_dict(), indent=2, ensure_ascii=False))
+        return 0
+    if not prepared.should_run:
+        print(f"(no model call) {prepared.reply_text}")
+        return 0
+    messages = prepared.messages.to_list() + [prepared.prompt_message]
+    print("=== system prompt ===")
+    print(prepared.system_prompt)
+    print(f"\n=== messages ({len(messages)}) ===")
+    for index, message in enumerate(messages):
+        print(f"[{index}] {_message_preview(message)}")
+    print("\n=== report ===")
+    print(f"think level: {prepared.think_level or '(model default)'}")
+    print(f"estimated tokens: {prepared.estimated_tokens}")
+    print(f"images: {len(prepared.images)}")
+    for change in prepared.changes:
+        print(f"- {change.stage}: {change.detail}")
+    return 0
+
+
+def _message_preview(message: dict[str, Any], width: int = 100) -> str:
+    role = message.get("role", "?")
+    content = message.get("content")
+    if isinstance(content, str):
+        text = content
+    elif isinstance(content, list):
+        parts = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(str(block.get("text", "")))
+            elif kind in TOOL_CALL_BLOCK_TYPES:
+                parts.append(f"<{kind} {block.get('name', '')}>")
+            else:
+                parts.append(f"<{kind}>")
+        text = " ".join(parts)
+    else:
+        summary = message.get("summary")  # compactionSummary / branchSummary messages
+        text = summary if isinstance(summary, str) else ""
+    text = " ".join(text.split())
+    if len(text) > width:
+        text = text[: width - 1] + "…"
+    return f"{role}: {text}"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``clawctx`` command."""
     parser = argparse.ArgumentParser(prog="clawctx", description=__doc__)
     parser.add_argument("--version", action="version", version=f"clawctx {_core.__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
+    assemble = commands.add_parser(
+        "assemble",
+        help="assemble the system prompt and messages of one request "
+        "(the bundled demo session and workspace by default)",
+    )
+    assemble.add_argument("session", nargs="?", help="session .jsonl file (read only)")
+    assemble.add_argument("--provider", default="anthropic", help="default: %(default)s")
+    assemble.add_argument("--model-api", default="anthropic-messages", help="default: %(default)s")
+    assemble.add_argument("--model", default="claude-sonnet-4-5", help="default: %(default)s")
+    assemble.add_argument(
+        "--prompt", default="What changed since the last release?", help="the user message"
+    )
+    assemble.add_argument("--workspace", help="workspace directory (AGENTS.md, SOUL.md, skills/)")
+    assemble.add_argument("--session-key", help="session key (sub-agent keys get a minimal prompt)")
+    assemble.add_argument("--tools", help="comma-separated tool names (default: pi's coding tools)")
+    assemble.add_argument("--timezone", help="user time zone for the system prompt")
+    assemble.add_argument(
+        "--image-input", action="store_true", help="the model accepts images (loads prompt images)"
+    )
+    assemble.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_TOKENS)
+    assemble.add_argument("--json", action="store_true", help="print everything as JSON")
+    assemble.set_defaults(handler=_cmd_assemble)
     inspect = commands.add_parser(
         "inspect", help="summarize a session file (the bundled demo session by default)"
     )

@@ -70,19 +70,30 @@ def _record_model_snapshot(
     session.append_custom_entry(MODEL_SNAPSHOT_CUSTOM_TYPE, snapshot)
 
 
-def _apply_google_turn_ordering(
-    messages: _core.Transcript, model_api: str | None, session: _core.Session | None, now: int
-) -> _core.Transcript:
-    """§7.2 step 12 and §7.10: prepend the bootstrap turn; for Google APIs also record it once."""
-    fixed = _core.sanitize_google_turn_ordering(messages, now_ms=now)
-    if fixed is messages or model_api not in GOOGLE_APIS or session is None:
-        return fixed
+def _record_google_bootstrap(session: _core.Session, now: int) -> None:
     if session.latest_custom_entry([GOOGLE_BOOTSTRAP_CUSTOM_TYPE]) is None:
         log.warning(
             "google turn ordering fixup: prepended user bootstrap (sessionId=%s)",
             session.session_id,
         )
         session.append_custom_entry(GOOGLE_BOOTSTRAP_CUSTOM_TYPE, {"timestamp": now})
+
+
+def _apply_google_turn_ordering(
+    messages: _core.Transcript,
+    model_api: str | None,
+    session: _core.Session | None,
+    now: int,
+    pending_writes: list[Callable[[], None]] | None,
+) -> _core.Transcript:
+    """§7.2 step 12 and §7.10: prepend the bootstrap turn; for Google APIs also record it once."""
+    fixed = _core.sanitize_google_turn_ordering(messages, now_ms=now)
+    if fixed is messages or model_api not in GOOGLE_APIS or session is None:
+        return fixed
+    if pending_writes is None:
+        _record_google_bootstrap(session, now)
+    else:
+        pending_writes.append(lambda: _record_google_bootstrap(session, now))
     return fixed
 
 
@@ -100,6 +111,7 @@ def sanitize_session_history(
     image_max_bytes: int | None = None,
     errored_assistant_result_policy: str | None = None,
     validate_turns: bool = True,
+    pending_writes: list[Callable[[], None]] | None = None,
 ) -> _core.Transcript:
     """Make stored history safe to send to a provider (spec §7.2, in upstream's pass order).
 
@@ -118,6 +130,9 @@ def sanitize_session_history(
 
     Only ``session`` is ever written to (steps 11 and 12, through its append path); the
     input is never modified. Returns a Transcript.
+    With ``pending_writes`` (a list), the session writes of steps 11 and 12 are not done but
+    appended to it as callables, so a caller can run them later — after moving the leaf off an
+    orphaned user message (§7.12), so the entries do not hang below the orphan.
     """
     if policy is None:
         policy = _core.resolve_transcript_policy(
@@ -157,9 +172,16 @@ def sanitize_session_history(
     if model_api in OPENAI_RESPONSES_APIS:
         transcript = _core.downgrade_openai_reasoning(transcript)
     if session is not None and (provider or model_api or model_id):
-        _record_model_snapshot(session, provider, model_api, model_id, now)
+        if pending_writes is None:
+            _record_model_snapshot(session, provider, model_api, model_id, now)
+        else:
+            pending_writes.append(
+                lambda: _record_model_snapshot(session, provider, model_api, model_id, now)
+            )
     if policy.apply_google_turn_ordering:
-        transcript = _apply_google_turn_ordering(transcript, model_api, session, now)
+        transcript = _apply_google_turn_ordering(
+            transcript, model_api, session, now, pending_writes
+        )
     elif policy.validate_anthropic_turns:
         # clawctx addition: Anthropic wants a user turn first too; same bootstrap turn.
         transcript = _core.sanitize_google_turn_ordering(transcript, now_ms=now)

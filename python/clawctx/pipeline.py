@@ -1,0 +1,805 @@
+"""One request, end to end: the context an agent sends to a model (hot-path §0.1, facade §5.8).
+
+:class:`ContextPipeline` runs, for one inbound message, every stage OpenClaw's embedded runner
+runs before a model call, in its order:
+
+1. prompt body (facade §2): reset prompt, untrusted inbound blocks, abort hint, system events,
+   untrusted context, thread note, media note, think-level directive;
+2. repair the session file if it is damaged (hot-path §2), open it (§1) — or refresh an open
+   :class:`~clawctx.Session` (only the appended bytes are read);
+3. build the context of the leaf (§1.6);
+4. sanitize it for the provider's transcript policy (§7.2), validate turns (§7.9), limit history
+   turns (§4), repair tool-use/result pairing again (§3);
+5. the context engine's ``assemble`` (facade §6.3), with the RFC signals of design note 02;
+6. the system prompt (facade §1) with the trusted inbound metadata, then the engine's
+   ``systemPromptAddition`` (§1.11.1);
+7. ``before_prompt_build`` / ``before_agent_start`` hooks (§5.6-5.7);
+8. orphaned trailing user message (hot-path §7.12);
+9. prompt images (facade §7) and history image re-injection;
+10. the final prompt message, a token estimate and a report of every change.
+
+After the model call, :meth:`ContextPipeline.record_turn` persists the prompt and the new
+messages and lets the engine ``after_turn`` / ``ingest`` them (§6.3.4).
+
+Heavy stages run in Rust with the GIL released; messages stay in a Rust-owned
+:class:`~clawctx.Transcript` and only the few messages a stage must look at become dicts. The
+async entry points run those stages in a worker thread, so an event loop stays responsive.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import math
+import os
+import platform
+import socket
+import time
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from clawctx import _core
+from clawctx.context_engine import (
+    ContextEngine,
+    LegacyContextEngine,
+    assemble_with_engine,
+    record_turn_with_engine,
+)
+from clawctx.hooks import (
+    HookContext,
+    HookRunner,
+    PromptBuildEvent,
+    PromptBuildHookResult,
+    apply_prompt_build_hook_result,
+    resolve_prompt_build_hook_result,
+)
+from clawctx.hygiene import detach_orphaned_trailing_user, sanitize_session_history
+from clawctx.internal_events import (
+    AgentTaskCompletionEvent,
+    format_agent_internal_events_for_prompt,
+    should_suppress_prompt_persistence,
+)
+from clawctx.prompt_body import InboundContext, PromptBody, build_prompt_body
+from clawctx.prompt_images import (
+    ImageContent,
+    detect_and_load_prompt_images,
+    inject_history_images_into_messages,
+    model_supports_images,
+)
+from clawctx.provenance import (
+    InputProvenance,
+    annotate_inter_session_prompt_text,
+    apply_input_provenance_to_user_message,
+    normalize_input_provenance,
+)
+from clawctx.skills import load_workspace_skills
+from clawctx.system_events import SystemEventQueue
+from clawctx.system_prompt import (
+    OPENCLAW_LAYOUT,
+    ContextFile,
+    PromptMode,
+    RuntimeInfo,
+    SystemPromptLayout,
+    SystemPromptParams,
+    apply_system_prompt_modifiers,
+    build_extra_system_prompt,
+    build_system_prompt,
+    format_skills_for_prompt,
+    resolve_prompt_mode,
+)
+from clawctx.workspace import build_bootstrap_context_files, load_workspace_bootstrap_files
+
+__all__ = [
+    "ContextPipeline",
+    "ModelSpec",
+    "PipelineChange",
+    "PreparedRequest",
+    "PromptRequest",
+]
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """The model a request goes to: provider (``anthropic``, ``openai``, ``google``, …), model
+    API (``anthropic-messages``, ``openai-responses``, ``google-generative-ai``, …), model id,
+    the input kinds it accepts (``"image"`` enables prompt images, facade §7.1) and its context
+    window in tokens (the context engine's token budget)."""
+
+    provider: str
+    api: str
+    id: str
+    input: tuple[str, ...] = ("text",)
+    context_window: int | None = None
+    supports_xhigh: bool = False
+
+    @property
+    def ref(self) -> str:
+        """``provider/id``, as the runtime line and hooks show it."""
+        return f"{self.provider}/{self.id}"
+
+
+@dataclass(frozen=True)
+class PromptRequest:
+    """One inbound message. Give either ``text`` (a plain user message) or ``inbound`` (the
+    channel's full context: an :class:`~clawctx.InboundContext` or a mapping with OpenClaw's
+    ``Body`` / ``MessageSid`` / … keys)."""
+
+    text: str | None = None
+    inbound: InboundContext | Mapping[str, Any] | None = None
+    session_key: str | None = None
+    is_new_session: bool = False
+    is_main_session: bool = False
+    aborted_last_run: bool = False
+    #: Where the message came from (facade §6.6); ``inter_session`` marks the prompt text.
+    input_provenance: InputProvenance | Mapping[str, Any] | None = None
+    #: Runtime events synthesized into this prompt (facade §6.7), e.g. a sub-agent completion.
+    internal_events: Sequence[AgentTaskCompletionEvent] = ()
+    #: Images the caller already has (kept only for vision models, facade §7.1).
+    images: Sequence[ImageContent] = ()
+    #: A think level resolved from an explicit directive or the session (facade §2.9.1).
+    resolved_think_level: str | None = None
+    is_heartbeat: bool = False
+    run_id: str | None = None
+
+    def inbound_context(self) -> InboundContext:
+        """The request as an :class:`~clawctx.InboundContext`."""
+        if isinstance(self.inbound, InboundContext):
+            return self.inbound
+        if self.inbound is not None:
+            return InboundContext.from_mapping(self.inbound)
+        return InboundContext(body=self.text or "")
+
+
+@dataclass(frozen=True)
+class PipelineChange:
+    """One thing a stage changed (or found), for the request's report."""
+
+    stage: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """Everything a runtime needs for the model call, and what the pipeline did to get it.
+
+    ``messages`` is the history before the prompt; ``prompt_message`` is the new user message
+    (prompt text plus images) to send after it and to persist with :meth:`ContextPipeline.
+    record_turn`. ``should_run`` is false when the message needs no model call (facade §2.1.8);
+    ``reply_text`` is then what to answer instead.
+    """
+
+    should_run: bool
+    reply_text: str | None
+    system_prompt: str
+    messages: _core.Transcript
+    prompt: str
+    prompt_message: dict[str, Any]
+    images: tuple[ImageContent, ...]
+    think_level: str | None
+    estimated_tokens: int
+    pre_prompt_message_count: int
+    #: The RFC signals given to ``assemble``, aligned with ``messages`` + the prompt message.
+    input_provenance: tuple[InputProvenance | None, ...]
+    internal_events: tuple[tuple[AgentTaskCompletionEvent, ...] | None, ...]
+    #: False when facade §6.5.5 says the prompt must not be written to the transcript.
+    persist_prompt: bool
+    prompt_body: PromptBody
+    changes: tuple[PipelineChange, ...]
+    session_id: str | None
+    session_file: str | None
+    session_key: str | None
+    model_override: str | None = None
+    provider_override: str | None = None
+
+    def llm_messages(self) -> _core.Transcript:
+        """History plus the prompt message, converted for the model (hot-path §1.7)."""
+        return _core.convert_to_llm(self.messages + [self.prompt_message])
+
+    def report(self) -> list[dict[str, str]]:
+        """The changes as plain dicts (``stage``, ``detail``)."""
+        return [{"stage": c.stage, "detail": c.detail} for c in self.changes]
+
+    def to_dict(self, *, include_messages: bool = True) -> dict[str, Any]:
+        """A JSON-ready summary: system prompt, prompt, think level, estimate, report and
+        (unless ``include_messages`` is false) the final messages."""
+        out: dict[str, Any] = {
+            "should_run": self.should_run,
+            "reply_text": self.reply_text,
+            "system_prompt": self.system_prompt,
+            "prompt": self.prompt,
+            "think_level": self.think_level,
+            "estimated_tokens": self.estimated_tokens,
+            "pre_prompt_message_count": self.pre_prompt_message_count,
+            "images": [
+                {"mimeType": i.mime_type, "bytes": len(i.data) * 3 // 4} for i in self.images
+            ],
+            "persist_prompt": self.persist_prompt,
+            "session_id": self.session_id,
+            "report": self.report(),
+        }
+        if include_messages:
+            out["messages"] = self.messages.to_list() + [self.prompt_message]
+        return out
+
+
+@dataclass
+class _Run:
+    """Mutable state of one :meth:`ContextPipeline.aprepare` call."""
+
+    request: PromptRequest
+    changes: list[PipelineChange] = field(default_factory=list)
+
+    def note(self, stage: str, detail: str) -> None:
+        self.changes.append(PipelineChange(stage, detail))
+
+
+class ContextPipeline:
+    """Assembles the exact context of each model request for one agent (see module doc).
+
+    One pipeline serves many requests and sessions. Sessions are passed per call, as a path
+    (repaired if needed, then opened) or as an open :class:`~clawctx.Session` (refreshed: only
+    bytes appended since its last load are read — the cheap choice for a long-lived runtime).
+    """
+
+    def __init__(
+        self,
+        *,
+        model: ModelSpec,
+        workspace_dir: str | os.PathLike[str],
+        system_prompt: SystemPromptParams | None = None,
+        layout: SystemPromptLayout = OPENCLAW_LAYOUT,
+        prompt_mode: PromptMode | None = None,
+        load_workspace_files: bool = True,
+        bootstrap_max_chars: int = 20_000,
+        bootstrap_total_max_chars: int | None = None,
+        hooks: HookRunner | None = None,
+        context_engine: ContextEngine | None = None,
+        system_events: SystemEventQueue | None = None,
+        config: Mapping[str, Any] | None = None,
+        history_limit: int | None = None,
+        sandbox_root: str | os.PathLike[str] | None = None,
+        envelope_timezone: str | None = None,
+        user_timezone: str | None = None,
+        repair: bool = True,
+        read_only: bool = False,
+        errored_assistant_result_policy: str | None = None,
+        image_max_dimension_px: int = 1200,
+        agent_id: str | None = None,
+        now_ms: Callable[[], int] | None = None,
+    ) -> None:
+        self.model = model
+        self.workspace_dir = os.fspath(workspace_dir)
+        self.system_prompt_params = system_prompt or SystemPromptParams(
+            workspace_dir=self.workspace_dir
+        )
+        self.layout = layout
+        self.prompt_mode = prompt_mode
+        self.load_workspace_files = load_workspace_files
+        self.bootstrap_max_chars = bootstrap_max_chars
+        self.bootstrap_total_max_chars = bootstrap_total_max_chars
+        self.hooks = hooks or HookRunner()
+        self.context_engine: ContextEngine = context_engine or LegacyContextEngine()
+        self.system_events = system_events
+        self.config = config
+        self.history_limit = history_limit
+        self.sandbox_root = None if sandbox_root is None else os.fspath(sandbox_root)
+        self.envelope_timezone = envelope_timezone
+        self.user_timezone = user_timezone
+        self.repair = repair
+        self.read_only = read_only
+        self.errored_assistant_result_policy = errored_assistant_result_policy
+        self.image_max_dimension_px = image_max_dimension_px
+        self.agent_id = agent_id
+        self._now_ms = now_ms or (lambda: int(time.time() * 1000))
+
+    # ---- entry points -----------------------------------------------------------------
+
+    def prepare(
+        self, session: _core.Session | str | os.PathLike[str], request: PromptRequest
+    ) -> PreparedRequest:
+        """Synchronous :meth:`aprepare` (hooks and the context engine may still be async).
+        Call it from code without a running event loop; inside one, await :meth:`aprepare`."""
+        return _run_sync(self.aprepare(session, request), "aprepare")
+
+    def record_turn(
+        self,
+        session: _core.Session,
+        prepared: PreparedRequest,
+        new_messages: Sequence[Mapping[str, Any]],
+    ) -> list[str]:
+        """Synchronous :meth:`arecord_turn`."""
+        return _run_sync(self.arecord_turn(session, prepared, new_messages), "arecord_turn")
+
+    async def aprepare(
+        self, session: _core.Session | str | os.PathLike[str], request: PromptRequest
+    ) -> PreparedRequest:
+        """Runs the pipeline for one request (module doc, steps 1-10) and returns the model
+        call's inputs with a report. A path is repaired (backup kept) and opened; an open
+        session is refreshed. The session file is written only by the orphaned-user repair
+        (a leaf move, hot-path §7.12) and the model snapshot of §7.2 step 11."""
+        run = _Run(request)
+        body = self._build_prompt_body(request)
+        if body.drained_events:
+            run.note("system_events", f"{len(body.drained_events)} event(s) drained")
+        if not body.should_run:
+            run.note("prompt_body", "nothing to send; replying without a model call")
+            return self._not_run(run, body, request)
+
+        opened = await asyncio.to_thread(self._load_session, session, run)
+        session_writes: list[Callable[[], None]] = []
+        history = await asyncio.to_thread(self._prepare_history, opened, run, session_writes)
+
+        prompt_text, prompt_message, provenance = self._live_prompt(body, request)
+        live_events = tuple(request.internal_events) or None
+        history_provenance = self._history_provenance(history)
+        history, addition = await self._assemble(
+            opened,
+            request,
+            history,
+            prompt_text,
+            prompt_message,
+            provenance,
+            history_provenance,
+            live_events,
+            run,
+        )
+        history_provenance = self._history_provenance(history)
+
+        system_prompt = self._build_system_prompt(request, body, run)
+        system_prompt = apply_system_prompt_modifiers(
+            system_prompt, context_engine_addition=addition
+        )
+
+        hook_result = await self._run_hooks(opened, request, prompt_text, history, run)
+        prompt_text, system_prompt = apply_prompt_build_hook_result(
+            prompt_text, system_prompt, hook_result
+        )
+
+        history = self._detach_orphaned_user(opened, history, request, run)
+        # The model snapshot / Google bootstrap entries of §7.2 are written after the orphan
+        # check: written before it, they would become the leaf and hide the orphan (upstream
+        # then sends two consecutive user turns).
+        for write in session_writes:
+            write()
+
+        images, history = await asyncio.to_thread(
+            self._prompt_images, prompt_text, history, request, run
+        )
+        prompt_message = self._final_prompt_message(prompt_message, prompt_text, images)
+
+        persist = not should_suppress_prompt_persistence(
+            input_provenance=provenance, internal_events=list(request.internal_events)
+        )
+        if not persist:
+            run.note("persistence", "prompt will not be written to the transcript (§6.5.5)")
+        estimate = _core.estimate_messages_tokens(history + [prompt_message])
+        estimate += math.ceil(len(system_prompt) / 4)
+        return PreparedRequest(
+            should_run=True,
+            reply_text=None,
+            system_prompt=system_prompt,
+            messages=history,
+            prompt=prompt_text,
+            prompt_message=prompt_message,
+            images=images,
+            think_level=body.think_level,
+            estimated_tokens=estimate,
+            pre_prompt_message_count=len(history),
+            input_provenance=(*history_provenance, provenance),
+            internal_events=(*([None] * len(history)), live_events),
+            persist_prompt=persist,
+            prompt_body=body,
+            changes=tuple(run.changes),
+            session_id=opened.session_id,
+            session_file=None if opened.path is None else str(opened.path),
+            session_key=request.session_key,
+            model_override=None if hook_result is None else hook_result.model_override,
+            provider_override=None if hook_result is None else hook_result.provider_override,
+        )
+
+    async def arecord_turn(
+        self,
+        session: _core.Session,
+        prepared: PreparedRequest,
+        new_messages: Sequence[Mapping[str, Any]],
+    ) -> list[str]:
+        """Persists the turn after the model call: the prompt message (unless
+        ``prepared.persist_prompt`` is false) and ``new_messages`` (assistant replies, tool
+        results), then calls the engine's ``after_turn`` — or ``ingest_batch`` / ``ingest`` of
+        the new tail — with ``prePromptMessageCount`` (facade §6.3.4). Engine failures are
+        logged, never raised. Returns the ids of the appended entries."""
+        to_append: list[Mapping[str, Any]] = []
+        if prepared.persist_prompt:
+            to_append.append(prepared.prompt_message)
+        to_append.extend(new_messages)
+        ids = await asyncio.to_thread(lambda: [session.append_message(m) for m in to_append])
+        snapshot = prepared.messages + [prepared.prompt_message, *new_messages]
+        await record_turn_with_engine(
+            self.context_engine,
+            session_id=session.session_id or "",
+            session_key=prepared.session_key,
+            session_file=prepared.session_file or "",
+            messages=snapshot,
+            pre_prompt_message_count=prepared.pre_prompt_message_count,
+            is_heartbeat=False,
+            token_budget=self.model.context_window,
+        )
+        return ids
+
+    async def llm_context(
+        self,
+        messages: _core.Transcript | Sequence[Mapping[str, Any]],
+        *,
+        session_key: str | None = None,
+    ) -> _core.Transcript:
+        """The per-LLM-call step (hot-path §0.1 step 11): runs the ``context`` hooks (context
+        pruning and other extensions, before every model call of a tool loop) and converts the
+        result for the model. Call it before each model call with the current messages."""
+        current: _core.Transcript | Sequence[Mapping[str, Any]] = messages
+        if self.hooks.has("context"):
+            current = await self.hooks.run_context(
+                messages, HookContext(agent_id=self.agent_id, session_key=session_key)
+            )
+        return _core.convert_to_llm(current)
+
+    # ---- stages -----------------------------------------------------------------------
+
+    def _build_prompt_body(self, request: PromptRequest) -> PromptBody:
+        return build_prompt_body(
+            request.inbound_context(),
+            is_new_session=request.is_new_session,
+            aborted_last_run=request.aborted_last_run,
+            session_key=request.session_key,
+            is_main_session=request.is_main_session,
+            system_events=self.system_events if request.session_key else None,
+            envelope_timezone=self.envelope_timezone,
+            user_timezone=self.user_timezone,
+            resolved_think_level=request.resolved_think_level,
+            supports_xhigh=self.model.supports_xhigh,
+        )
+
+    def _load_session(
+        self, session: _core.Session | str | os.PathLike[str], run: _Run
+    ) -> _core.Session:
+        if isinstance(session, _core.Session):
+            if session.path is not None:
+                report = session.refresh()
+                run.note("refresh", f"{report.mode}: {report.appended_entries} new entries")
+            if session.needs_migration and not self.read_only:
+                session.save_migrated()
+                run.note("open", f"session file rewritten as version {session.version}")
+            return session
+        path = Path(session)
+        if self.repair and not self.read_only and path.exists():
+            repaired = _core.repair_session_file(path)
+            if repaired.repaired:
+                run.note("repair", repaired.summary())
+        # Like pi's SessionManager.open (hot-path §0.1 step 2), a writable pipeline rewrites an
+        # old-version file in the current format (atomically, with a backup): appends need it.
+        opened = _core.Session.open(
+            path,
+            read_only=self.read_only,
+            rewrite_migrated=not self.read_only,
+            now_ms=self._now_ms,
+        )
+        if opened.file_version != opened.version:
+            run.note("open", f"session migrated from version {opened.file_version}")
+        for skipped in opened.skipped_lines:
+            run.note("open", f"line {skipped.line}: {skipped.action} ({skipped.reason})")
+        return opened
+
+    def _prepare_history(
+        self, session: _core.Session, run: _Run, session_writes: list[Callable[[], None]]
+    ) -> _core.Transcript:
+        context = session.context().messages
+        run.note("context", f"{len(context)} messages on the branch of leaf {session.leaf_id}")
+        model = self.model
+        policy = _core.resolve_transcript_policy(
+            provider=model.provider, model_api=model.api, model_id=model.id
+        )
+        history = sanitize_session_history(
+            context,
+            policy=policy,
+            provider=model.provider,
+            model_api=model.api,
+            model_id=model.id,
+            session=None if session.path is None or self.read_only else session,
+            now_ms=self._now_ms,
+            image_max_dimension_px=self.image_max_dimension_px,
+            errored_assistant_result_policy=self.errored_assistant_result_policy,
+            validate_turns=False,
+            pending_writes=session_writes,
+        )
+        _note_transcript_change(run, "sanitize", context, history)
+        validated = history
+        if policy.validate_gemini_turns:
+            validated = _core.validate_gemini_turns(validated)
+        if policy.validate_anthropic_turns:
+            validated = _core.validate_anthropic_turns(validated)
+        _note_transcript_change(run, "validate_turns", history, validated)
+        limit = self.history_limit
+        if limit is None:
+            limit = _core.history_limit_for_session_key(run.request.session_key, self.config)
+        limited = _core.limit_history_turns(validated, limit)
+        _note_transcript_change(run, "limit_history", validated, limited)
+        if not policy.repair_tool_use_result_pairing:
+            return limited
+        pairing = _core.repair_tool_pairing(limited, now_ms=self._now_ms)
+        if len(pairing.added) or pairing.dropped_orphan_count or pairing.dropped_duplicate_count:
+            run.note(
+                "repair_pairing",
+                f"{len(pairing.added)} synthetic result(s) added, "
+                f"{pairing.dropped_orphan_count} orphan(s) and "
+                f"{pairing.dropped_duplicate_count} duplicate(s) dropped",
+            )
+        return pairing.messages
+
+    def _live_prompt(
+        self, body: PromptBody, request: PromptRequest
+    ) -> tuple[str, dict[str, Any], InputProvenance | None]:
+        """The prompt text and user message of this turn: internal events rendered in front
+        of the body (facade §6.7.5), the inter-session marker (§6.6.5) and the message's
+        ``provenance`` field (§6.6.3)."""
+        provenance = normalize_input_provenance(request.input_provenance)
+        text = body.prefixed_command_body
+        events_block = format_agent_internal_events_for_prompt(list(request.internal_events))
+        if events_block:
+            text = f"{events_block}\n\n{text}" if text else events_block
+        if provenance is not None:
+            text = annotate_inter_session_prompt_text(text, provenance)
+        message: dict[str, Any] = {"role": "user", "content": text, "timestamp": self._now_ms()}
+        if provenance is not None:
+            message = apply_input_provenance_to_user_message(message, provenance)
+        return text, message, provenance
+
+    def _history_provenance(self, history: _core.Transcript) -> list[InputProvenance | None]:
+        """Stored ``provenance`` of each history message (RFC §6.5.2), read from the messages
+        themselves — never guessed from their text; ``None`` means no signal."""
+        stored = history.top_level_values("provenance")
+        aligned: list[InputProvenance | None] = [None] * len(history)
+        for index, value in stored.items():
+            if isinstance(value, Mapping):
+                aligned[index] = normalize_input_provenance(value)
+        return aligned
+
+    async def _assemble(
+        self,
+        session: _core.Session,
+        request: PromptRequest,
+        history: _core.Transcript,
+        prompt_text: str,
+        prompt_message: dict[str, Any],
+        provenance: InputProvenance | None,
+        history_provenance: list[InputProvenance | None],
+        live_events: tuple[AgentTaskCompletionEvent, ...] | None,
+        run: _Run,
+    ) -> tuple[_core.Transcript, str | None]:
+        """facade §6.3.2 with the RFC params (§6.5): the engine sees the history followed by
+        this turn's message; ``pre_prompt_message_count`` marks the boundary. The message it
+        returns last, when it is this turn's message, becomes the prompt again; everything
+        before it is the history the model sees."""
+        messages = history + [prompt_message]
+        assembled, result, warning = await assemble_with_engine(
+            self.context_engine,
+            session_id=session.session_id or "",
+            session_key=request.session_key,
+            messages=messages,
+            token_budget=self.model.context_window,
+            model=self.model.id,
+            prompt=prompt_text,
+            pre_prompt_message_count=len(history),
+            input_provenance=[*history_provenance, provenance],
+            internal_events=[*([None] * len(history)), live_events],
+        )
+        if warning is not None:
+            run.note("context_engine", warning)
+        if result is None or assembled is messages:
+            return history, None
+        engine_id = self.context_engine.info.id
+        out = assembled if isinstance(assembled, _core.Transcript) else _core.Transcript(assembled)
+        if len(out) and out[-1] == prompt_message:
+            out = out[:-1]
+        run.note(
+            "context_engine",
+            f"{engine_id}: {len(history)} → {len(out)} history messages, "
+            f"estimated {result.estimated_tokens} tokens",
+        )
+        return out, result.system_prompt_addition
+
+    def _build_system_prompt(self, request: PromptRequest, body: PromptBody, run: _Run) -> str:
+        params = self.system_prompt_params
+        mode = self.prompt_mode or resolve_prompt_mode(request.session_key)
+        extra = build_extra_system_prompt(body.extra_system_prompt, params.extra_system_prompt)
+        changes: dict[str, Any] = {"prompt_mode": mode, "extra_system_prompt": extra or None}
+        if params.runtime_info is None:
+            changes["runtime_info"] = RuntimeInfo(
+                agent_id=self.agent_id,
+                host=socket.gethostname(),
+                os=platform.system(),
+                arch=platform.machine(),
+                model=self.model.ref,
+                channel=_channel_of(request),
+            )
+        if not params.context_files and self.load_workspace_files:
+            changes["context_files"] = self._workspace_context_files(request, run)
+        if not params.skills_prompt and self.load_workspace_files:
+            skills = load_workspace_skills(self.workspace_dir)
+            if skills:
+                changes["skills_prompt"] = format_skills_for_prompt(skills)
+        return build_system_prompt(dataclasses.replace(params, **changes), layout=self.layout)
+
+    def _workspace_context_files(
+        self, request: PromptRequest, run: _Run
+    ) -> tuple[ContextFile, ...]:
+        subagent = resolve_prompt_mode(request.session_key) == "minimal"
+        files = load_workspace_bootstrap_files(self.workspace_dir, subagent=subagent)
+        built = build_bootstrap_context_files(
+            files,
+            max_chars=self.bootstrap_max_chars,
+            total_max_chars=self.bootstrap_total_max_chars,
+            warn=lambda message: run.note("workspace_files", message),
+        )
+        return tuple(built)
+
+    async def _run_hooks(
+        self,
+        session: _core.Session,
+        request: PromptRequest,
+        prompt_text: str,
+        history: _core.Transcript,
+        run: _Run,
+    ) -> PromptBuildHookResult | None:
+        if not (self.hooks.has("before_prompt_build") or self.hooks.has("before_agent_start")):
+            return None
+        event = PromptBuildEvent(prompt=prompt_text, messages=history)
+        ctx = HookContext(
+            agent_id=self.agent_id,
+            session_key=request.session_key,
+            session_id=session.session_id,
+            workspace_dir=self.workspace_dir,
+            message_provider=_channel_of(request),
+            trigger="heartbeat" if request.is_heartbeat else "user",
+            run_id=request.run_id,
+        )
+        result = await resolve_prompt_build_hook_result(self.hooks, event, ctx)
+        applied = [
+            name
+            for name, value in (
+                ("systemPrompt", result.system_prompt),
+                ("prependContext", result.prepend_context),
+                ("prependSystemContext", result.prepend_system_context),
+                ("appendSystemContext", result.append_system_context),
+            )
+            if value
+        ]
+        if applied:
+            run.note("hooks", "applied " + ", ".join(applied))
+        return result
+
+    def _detach_orphaned_user(
+        self,
+        session: _core.Session,
+        history: _core.Transcript,
+        request: PromptRequest,
+        run: _Run,
+    ) -> _core.Transcript:
+        """hot-path §7.12. Upstream then rebuilds the messages from the raw context, skipping
+        the hygiene stages for this run (Quirk §0.1.10); clawctx instead removes the orphan from
+        the already prepared messages, so the model still gets a sanitized history."""
+        report = detach_orphaned_trailing_user(session, run_id=request.run_id)
+        if not report.detached:
+            return history
+        run.note("orphaned_user", report.warning or "orphaned trailing user message detached")
+        roles = history.roles()
+        if roles and roles[-1] == "user":
+            return history[:-1]
+        return history
+
+    def _prompt_images(
+        self, prompt_text: str, history: _core.Transcript, request: PromptRequest, run: _Run
+    ) -> tuple[tuple[ImageContent, ...], _core.Transcript]:
+        if not model_supports_images(list(self.model.input)):
+            if request.images:
+                run.note(
+                    "images", f"{len(request.images)} image(s) dropped: model has no image input"
+                )
+            return (), history
+        # Only user messages are scanned for image references (facade §7.5); the others never
+        # become Python objects.
+        user_indices = [i for i, role in enumerate(history.roles()) if role == "user"]
+        user_messages = [history[i] for i in user_indices]
+        result = detect_and_load_prompt_images(
+            prompt=prompt_text,
+            workspace_dir=self.workspace_dir,
+            model_input=list(self.model.input),
+            existing_images=tuple(request.images),
+            history_messages=user_messages,
+            sandbox_root=self.sandbox_root,
+            max_dimension_px=self.image_max_dimension_px,
+        )
+        if result.detected_refs or result.skipped_count:
+            run.note(
+                "images",
+                f"{len(result.detected_refs)} reference(s) detected, {result.loaded_count} "
+                f"loaded, {result.skipped_count} skipped",
+            )
+        for dropped in result.dropped:
+            run.note("images", dropped)
+        if result.history_images_by_index:
+            injected, changed = inject_history_images_into_messages(
+                user_messages, result.history_images_by_index
+            )
+            if changed:
+                replacements = {
+                    user_indices[i]: injected[i]
+                    for i in result.history_images_by_index
+                    if 0 <= i < len(injected)
+                }
+                history = history.replace_messages(replacements)
+                run.note(
+                    "images", f"images re-injected into {len(replacements)} history message(s)"
+                )
+        return result.images, history
+
+    def _final_prompt_message(
+        self, message: dict[str, Any], prompt_text: str, images: tuple[ImageContent, ...]
+    ) -> dict[str, Any]:
+        content: str | list[dict[str, Any]] = prompt_text
+        if images:
+            content = [{"type": "text", "text": prompt_text}, *(i.to_block() for i in images)]
+        return {**message, "content": content}
+
+    def _not_run(self, run: _Run, body: PromptBody, request: PromptRequest) -> PreparedRequest:
+        empty = _core.Transcript()
+        return PreparedRequest(
+            should_run=False,
+            reply_text=body.reply_text,
+            system_prompt="",
+            messages=empty,
+            prompt="",
+            prompt_message={"role": "user", "content": ""},
+            images=(),
+            think_level=body.think_level,
+            estimated_tokens=0,
+            pre_prompt_message_count=0,
+            input_provenance=(),
+            internal_events=(),
+            persist_prompt=False,
+            prompt_body=body,
+            changes=tuple(run.changes),
+            session_id=None,
+            session_file=None,
+            session_key=request.session_key,
+        )
+
+
+def _channel_of(request: PromptRequest) -> str | None:
+    ctx = request.inbound_context()
+    channel = ctx.originating_channel or ctx.surface or ctx.provider
+    return channel.strip().lower() if channel else None
+
+
+def _note_transcript_change(
+    run: _Run, stage: str, before: _core.Transcript, after: _core.Transcript
+) -> None:
+    if after is before or after == before:
+        return
+    if len(after) == len(before):
+        run.note(stage, f"{len(after)} messages, some rewritten")
+    else:
+        run.note(stage, f"{len(before)} → {len(after)} messages")
+
+
+def _run_sync(awaitable: Coroutine[Any, Any, _T], async_name: str) -> _T:
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(awaitable)
+    awaitable.close()
+    raise RuntimeError(
+        f"an event loop is running in this thread; await ContextPipeline.{async_name}() instead"
+    )
