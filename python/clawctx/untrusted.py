@@ -47,9 +47,13 @@ _DELIMITER_ESCAPES: Final = (
 
 # Line-leading markers a reader (model or runtime) takes as trusted structure. Matched after
 # optional horizontal whitespace, case-insensitively, because models read "system:" and
-# " SYSTEM:" the same way.
-_SYSTEM_LINE = re.compile(r"(?im)^([ \t\u00a0]*)system[ \t]*:")
-_BRACKET_MARKER = re.compile(r"(?im)^([ \t\u00a0]*)\[(system message|inter-session message)\]")
+# " SYSTEM:" the same way. A line starts after any character a tokenizer or renderer may treat
+# as a line break, not only "\n" (Python's ``^`` with MULTILINE knows only "\n").
+_LINE_START = r"(?:\A|(?<=[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]))"
+_SYSTEM_LINE = re.compile(_LINE_START + r"([ \t\u00a0]*)system[ \t]*:", re.IGNORECASE)
+_BRACKET_MARKER = re.compile(
+    _LINE_START + r"([ \t\u00a0]*)\[(system message|inter-session message)\]", re.IGNORECASE
+)
 
 
 def escape_internal_context_delimiters(text: str) -> str:
