@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, Literal, TypeVar, get_args
 
 from clawctx._core import Transcript
+from clawctx._js import js_trim as _js_trim
 
 __all__ = [
     "HOOK_NAMES",
@@ -51,11 +52,6 @@ _Messages = Sequence[Mapping[str, Any]] | Transcript
 # What a driver sends back into a hook pipeline: the awaited value, or the exception it raised.
 _Step = Generator[Awaitable[Any], Any, _T]
 
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 # (dataclass field, upstream camelCase key) of a prompt-build result.
 _RESULT_KEYS: Final = (
     ("system_prompt", "systemPrompt"),
@@ -518,10 +514,6 @@ def resolve_prompt_build_hook_result_sync(
                 f"{_describe_error(error)}"
             )
     return _combine(prompt_build, legacy)
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def apply_prompt_build_hook_result(

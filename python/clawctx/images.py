@@ -51,6 +51,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from clawctx import _core
+from clawctx._js import js_trim as _js_trim
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -69,12 +70,6 @@ IMAGE_REDUCE_QUALITY_STEPS: Final = (85, 75, 65, 55, 45, 35)
 IMAGE_RESIZE_SIDES: Final = (1800, 1600, 1400, 1200, 1000, 800)
 
 _MIB: Final = 1024 * 1024
-# ECMAScript WhiteSpace and LineTerminator: what String.prototype.trim removes.
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 class ImageLimits(TypedDict, total=False):
@@ -100,10 +95,6 @@ def image_limits_from_config(config: Mapping[str, Any] | None) -> ImageLimits:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return {}
     return {"max_dimension_px": max(1, math.floor(value))}
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _infer_mime_type(trimmed: str) -> str | None:

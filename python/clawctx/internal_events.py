@@ -14,6 +14,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Final, Literal, get_args
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
 from clawctx.provenance import InputProvenance, normalize_input_provenance
 from clawctx.untrusted import (
     INTERNAL_CONTEXT_BEGIN,
@@ -87,11 +89,6 @@ _ACP_INSTRUCTION: Final = (
 _ACP_CONTINUE: Final = (
     "Continue the conversation using this completion result. "
     "If no update is needed, reply with no visible message."
-)
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
 )
 _NEWLINE_RUN: Final = re.compile(r"\r?\n+")
 _THREE_OR_MORE_NEWLINES: Final = re.compile(r"\n{3,}")
@@ -203,10 +200,6 @@ class AgentTaskCompletionEvent:
 
 #: Every internal event kind (§6.7: only task completions so far).
 AgentInternalEvent = AgentTaskCompletionEvent
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _single_line(value: str, fallback: str) -> str:

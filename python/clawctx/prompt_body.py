@@ -45,6 +45,8 @@ from datetime import datetime, timedelta, timezone, tzinfo
 from typing import Final, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
 from clawctx.system_events import SystemEvent, SystemEventQueue
 from clawctx.untrusted import escape_internal_context_delimiters, neutralize_untrusted_text
 
@@ -132,13 +134,6 @@ _INBOUND_META_HEADER_LINES: Final = (
 _JSON_FENCE_OPEN: Final = "```json"
 _JSON_FENCE_CLOSE: Final = "```"
 
-# JavaScript's WhiteSpace + LineTerminator set: what String.prototype.trim strips and what the
-# regex class \s matches. Python's str.strip()/\s differ slightly (U+001C-U+001F, U+0085,
-# U+FEFF), and the exact set matters for byte-exact output.
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _JS_WHITESPACE_RUN: Final = re.compile(f"[{_JS_WHITESPACE}]+")
 
 _AUDIO_EXTENSIONS: Final = (
@@ -488,10 +483,6 @@ class PromptBody:
 # --------------------------------------------------------------------------------------------
 # Small helpers
 # --------------------------------------------------------------------------------------------
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _safe_trim(value: str | None) -> str | None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from clawctx._js import js_trim as _js_trim
 from clawctx.images import DEFAULT_IMAGE_MAX_BYTES, sanitize_image_block
 
 __all__ = [
@@ -72,11 +73,6 @@ PROMPT_IMAGES_LABEL: Final = "prompt:images"
 # ECMAScript WhiteSpace + LineTerminator (what JS `\s` matches and `trim` removes), as a
 # character-class body and as a plain string. Python's own `\s` differs (e.g. \x1c-\x1f, \x85).
 _JS_WS_CLASS: Final = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _S: Final = f"[{_JS_WS_CLASS}]"
 # JS `.` (no `s` flag): anything but a line terminator.
 _DOT: Final = r"[^\n\r\u2028\u2029]"
@@ -184,10 +180,6 @@ def model_supports_images(model: Mapping[str, Any] | Sequence[str] | None) -> bo
     if isinstance(kinds, (Sequence, frozenset, set)) and not isinstance(kinds, (bytes, bytearray)):
         return "image" in kinds
     return False
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _node_extname(path: str) -> str:

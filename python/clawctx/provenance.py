@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal, get_args
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
 from clawctx.untrusted import INTER_SESSION_HEADER
 
 __all__ = [
@@ -50,12 +52,6 @@ _OPTIONAL_FIELDS: Final = (
     ("source_channel", "sourceChannel"),
     ("source_tool", "sourceTool"),
 )
-# JavaScript's String.prototype.trim whitespace (§0.3), which differs from str.strip().
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +87,6 @@ class InputProvenance:
             if value is not None:
                 out[key] = value
         return out
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _optional_string(value: object) -> str | None:

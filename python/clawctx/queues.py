@@ -21,6 +21,9 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
+
 __all__ = [
     "COLLECT_TITLE_ANNOUNCES",
     "COLLECT_TITLE_MESSAGES",
@@ -88,12 +91,6 @@ COLLECT_TITLE_MESSAGES: Final = "[Queued messages while agent was busy]"
 #: §3.2.2: collect-prompt title for queued sub-agent announces.
 COLLECT_TITLE_ANNOUNCES: Final = "[Queued announce messages while agent was busy]"
 
-# ECMAScript WhiteSpace and LineTerminator (§0.3): JS `\s` and `String.trim`.
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _JS_S: Final = f"[{_JS_WHITESPACE}]"
 _WHITESPACE_RUN: Final = re.compile(f"{_JS_S}+")
 _QUEUE_TOKEN: Final = re.compile(rf"(?:\A|{_JS_S})/queue(?={_JS_S}|:|\Z)", re.IGNORECASE)
@@ -128,10 +125,6 @@ _DROP_ALIASES: Final[Mapping[str, QueueDropPolicy]] = {
     "summarize": "summarize",
     "summary": "summarize",
 }
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _collapse_whitespace(text: str) -> str:

@@ -18,6 +18,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
 from clawctx.heartbeat import DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_TOKEN
 
 __all__ = [
@@ -71,13 +73,6 @@ _EXEC_EVENT_INTERNAL: Final = (
     "Handle the result internally. Do not relay it to the user unless explicitly requested."
 )
 
-# ECMAScript WhiteSpace and LineTerminator: what JS `\s` matches and `String.trim` removes
-# (§0.3). Python's own notion differs (it includes U+001C..U+001F and U+0085, not U+FEFF).
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \xa0\u1680"
-    + "".join(chr(c) for c in range(0x2000, 0x200B))
-    + "\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _JS_S: Final = f"[{_JS_WHITESPACE}]"
 
 # §4.1.5: lines that carry no task. `#` runs need a following space or the line end (`#TODO`
@@ -85,10 +80,6 @@ _JS_S: Final = f"[{_JS_WHITESPACE}]"
 _ATX_HEADER: Final = re.compile(rf"#+(?:{_JS_S}|\Z)")
 _EMPTY_LIST_ITEM: Final = re.compile(rf"[-*+]{_JS_S}*(?:\[[{_JS_WHITESPACE}Xx]?\]{_JS_S}*)?\Z")
 _NOT_TOKEN_CHAR: Final = re.compile(r"[^A-Z_]")
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def is_silent_reply_text(

@@ -22,6 +22,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
+from clawctx._js import js_trim as _js_trim
+
 __all__ = [
     "DEFAULT_MAX_SYSTEM_EVENTS",
     "SystemEvent",
@@ -31,13 +33,6 @@ __all__ = [
 
 #: §2.5.4: at most this many events are kept per session; the oldest is dropped beyond it.
 DEFAULT_MAX_SYSTEM_EVENTS: Final = 20
-
-# JavaScript's String.prototype.trim removes these (WhiteSpace + LineTerminator); Python's
-# str.strip() would also remove U+001C-U+001F and U+0085, which JS keeps.
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +63,6 @@ class _SessionState:
     events: list[SystemEvent] = field(default_factory=list)
     last_text: str | None = None
     last_context_key: str | None = None
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _require_session_key(session_key: str | None) -> str:

@@ -30,6 +30,9 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Final, Literal
 
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import js_trim as _js_trim
+
 __all__ = [
     "DEFAULT_MESSAGE_CHANNEL_OPTIONS",
     "IDENTITY_LINE",
@@ -108,17 +111,8 @@ DEFAULT_MESSAGE_CHANNEL_OPTIONS: Final[tuple[str, ...]] = (
     "imessage",
 )
 
-# ECMAScript WhiteSpace + LineTerminator: what String.prototype.trim and regex \s match (§0.3).
-_JS_WHITESPACE: Final = (
-    "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
-    "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-)
 _JS_WHITESPACE_RUN: Final = re.compile(f"[{_JS_WHITESPACE}]+")
 _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
-
-
-def _js_trim(text: str) -> str:
-    return text.strip(_JS_WHITESPACE)
 
 
 def _trimmed_or_none(text: str | None) -> str | None:

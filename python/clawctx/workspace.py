@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from clawctx.system_prompt import _JS_WHITESPACE, ContextFile
+from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx.system_prompt import ContextFile
 
 __all__ = [
     "DEFAULT_BOOTSTRAP_MAX_CHARS",
