@@ -650,3 +650,38 @@ def test_failures_are_logged_not_raised(caplog: pytest.LogCaptureFixture) -> Non
 
 def test_legacy_engine_after_turn_is_a_no_op() -> None:
     record(LegacyContextEngine())
+
+
+def test_bootstrap_with_engine_calls_optional_bootstrap_and_isolates_failures(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from clawctx.context_engine import BootstrapResult, bootstrap_with_engine
+
+    class Bootstrapping(LegacyContextEngine):
+        async def bootstrap(self, *, session_id: str, session_file: str) -> BootstrapResult:
+            return BootstrapResult(bootstrapped=True, reason=f"{session_id}@{session_file}")
+
+    class Failing(LegacyContextEngine):
+        def bootstrap(self, **params: object) -> BootstrapResult:
+            raise OSError("disk gone")
+
+    result = asyncio.run(
+        bootstrap_with_engine(Bootstrapping(), session_id="s", session_key="k", session_file="f")
+    )
+    assert result == BootstrapResult(bootstrapped=True, reason="s@f")
+    assert (
+        asyncio.run(
+            bootstrap_with_engine(
+                LegacyContextEngine(), session_id="s", session_key=None, session_file="f"
+            )
+        )
+        is None
+    )
+    with caplog.at_level("WARNING"):
+        assert (
+            asyncio.run(
+                bootstrap_with_engine(Failing(), session_id="s", session_key=None, session_file="f")
+            )
+            is None
+        )
+    assert "context engine bootstrap failed: OSError: disk gone" in caplog.text

@@ -15,7 +15,13 @@ import pytest
 from PIL import Image
 
 import clawctx
-from clawctx.context_engine import AssembleResult, CompactResult, ContextEngineInfo, IngestResult
+from clawctx.context_engine import (
+    AssembleResult,
+    BootstrapResult,
+    CompactResult,
+    ContextEngineInfo,
+    IngestResult,
+)
 from clawctx.hooks import HookRunner
 from clawctx.internal_events import AgentTaskCompletionEvent
 from clawctx.pipeline import ContextPipeline, ModelSpec, PromptRequest
@@ -100,6 +106,7 @@ class RecordingEngine:
         self.addition = addition
         self.assemble_calls: list[dict[str, Any]] = []
         self.after_turn_calls: list[dict[str, Any]] = []
+        self.bootstrap_calls: list[dict[str, Any]] = []
 
     async def ingest(self, **params: Any) -> IngestResult:
         return IngestResult(ingested=False)
@@ -118,6 +125,10 @@ class RecordingEngine:
 
     async def after_turn(self, **params: Any) -> None:
         self.after_turn_calls.append(params)
+
+    async def bootstrap(self, **params: Any) -> BootstrapResult:
+        self.bootstrap_calls.append(params)
+        return BootstrapResult(bootstrapped=True, imported_messages=7)
 
 
 # ---- the whole order on a small session -----------------------------------------------------
@@ -575,3 +586,19 @@ def test_readme_asyncio_embedding_example_with_a_session_lane(tmp_path: Path) ->
     )
     assert sent[1][1] == ["user", "assistant", "user"]
     assert len(sent) == 2
+
+
+def test_engine_is_bootstrapped_once_per_existing_session_file(tmp_path: Path) -> None:
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    engine = RecordingEngine()
+    pipeline = _pipeline(tmp_path, context_engine=engine)
+    first = pipeline.prepare(path, PromptRequest(text="one", session_key="k"))
+    pipeline.prepare(path, PromptRequest(text="two", session_key="k"))
+    assert engine.bootstrap_calls == [
+        {"session_id": "s1", "session_key": "k", "session_file": str(path)}
+    ]
+    assert any(c.detail == "bootstrap: True, 7 messages imported" for c in first.changes)
+    heartbeat = pipeline.prepare(path, PromptRequest(text="beat", is_heartbeat=True))
+    assert heartbeat.is_heartbeat
+    pipeline.record_turn(clawctx.Session.open(path), heartbeat, [_assistant("HEARTBEAT_OK")])
+    assert engine.after_turn_calls[-1]["is_heartbeat"] is True

@@ -47,6 +47,7 @@ __all__ = [
     "SubagentSpawnPreparation",
     "TranscriptRewriteResult",
     "assemble_with_engine",
+    "bootstrap_with_engine",
     "get_context_engine_factory",
     "list_context_engine_ids",
     "prepend_system_prompt_addition",
@@ -648,6 +649,32 @@ def prepend_system_prompt_addition(system_prompt: str, addition: str | None) -> 
     separated by a blank line (separator not pinned by the spec; upstream's baseline
     ``prependSystemPromptAddition`` joins with ``\\n\\n``)."""
     return f"{addition}\n\n{system_prompt}" if addition else system_prompt
+
+
+async def bootstrap_with_engine(
+    engine: ContextEngine,
+    *,
+    session_id: str,
+    session_key: str | None,
+    session_file: str | os.PathLike[str],
+    logger: logging.Logger | None = None,
+) -> BootstrapResult | None:
+    """facade §6.3.1: lets an engine with ``bootstrap`` initialise its state for an existing
+    session file (optionally importing its history). Engines without it, and failures (logged
+    as ``context engine bootstrap failed: <err>``), give ``None``: the run continues."""
+    bootstrap = getattr(engine, "bootstrap", None)
+    if not callable(bootstrap):
+        return None
+    try:
+        result = await _call_engine(
+            bootstrap, session_id=session_id, session_key=session_key, session_file=session_file
+        )
+    except Exception as error:
+        (logger if logger is not None else _LOGGER).warning(
+            f"context engine bootstrap failed: {_describe_error(error)}"
+        )
+        return None
+    return result if isinstance(result, BootstrapResult) else None
 
 
 async def record_turn_with_engine(

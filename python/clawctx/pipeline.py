@@ -45,6 +45,7 @@ from clawctx.context_engine import (
     ContextEngine,
     LegacyContextEngine,
     assemble_with_engine,
+    bootstrap_with_engine,
     record_turn_with_engine,
 )
 from clawctx.hooks import (
@@ -192,6 +193,7 @@ class PreparedRequest:
     session_id: str | None
     session_file: str | None
     session_key: str | None
+    is_heartbeat: bool = False
     model_override: str | None = None
     provider_override: str | None = None
 
@@ -295,6 +297,8 @@ class ContextPipeline:
         self.image_max_dimension_px = image_max_dimension_px
         self.agent_id = agent_id
         self._now_ms = now_ms or (lambda: int(time.time() * 1000))
+        # Sessions whose engine state was bootstrapped by this pipeline (facade §6.3.1).
+        self._bootstrapped: set[str] = set()
 
     # ---- entry points -----------------------------------------------------------------
 
@@ -330,6 +334,7 @@ class ContextPipeline:
             return self._not_run(run, body, request)
 
         opened = await asyncio.to_thread(self._load_session, session, run)
+        await self._bootstrap_engine(opened, request, run)
         session_writes: list[Callable[[], None]] = []
         history = await asyncio.to_thread(self._prepare_history, opened, run, session_writes)
 
@@ -397,6 +402,7 @@ class ContextPipeline:
             session_id=opened.session_id,
             session_file=None if opened.path is None else str(opened.path),
             session_key=request.session_key,
+            is_heartbeat=request.is_heartbeat,
             model_override=None if hook_result is None else hook_result.model_override,
             provider_override=None if hook_result is None else hook_result.provider_override,
         )
@@ -425,7 +431,7 @@ class ContextPipeline:
             session_file=prepared.session_file or "",
             messages=snapshot,
             pre_prompt_message_count=prepared.pre_prompt_message_count,
-            is_heartbeat=False,
+            is_heartbeat=prepared.is_heartbeat,
             token_budget=self.model.context_window,
         )
         return ids
@@ -491,6 +497,31 @@ class ContextPipeline:
         for skipped in opened.skipped_lines:
             run.note("open", f"line {skipped.line}: {skipped.action} ({skipped.reason})")
         return opened
+
+    async def _bootstrap_engine(
+        self, session: _core.Session, request: PromptRequest, run: _Run
+    ) -> None:
+        """facade §6.3.1: once per session file and pipeline, an engine with ``bootstrap``
+        may import the existing history before its first ``assemble``."""
+        if session.path is None or len(session) == 0:
+            return
+        key = str(session.path)
+        if key in self._bootstrapped:
+            return
+        self._bootstrapped.add(key)
+        result = await bootstrap_with_engine(
+            self.context_engine,
+            session_id=session.session_id or "",
+            session_key=request.session_key,
+            session_file=key,
+        )
+        if result is not None:
+            imported = (
+                ""
+                if result.imported_messages is None
+                else f", {result.imported_messages} messages imported"
+            )
+            run.note("context_engine", f"bootstrap: {result.bootstrapped}{imported}")
 
     def _prepare_history(
         self, session: _core.Session, run: _Run, session_writes: list[Callable[[], None]]
