@@ -3,6 +3,11 @@
 Reads, repairs and writes pi-coding-agent / OpenClaw session transcripts (JSONL) and builds the
 context an agent sends to a model. The hot path runs in Rust (``clawctx._core``); Python gets
 handles (``Session``, ``Transcript``) and builds dicts only when asked.
+
+The Python facade assembles each request: ``ContextPipeline`` runs the whole per-request order
+(prompt body, repair, hygiene, history limit, context engine, system prompt, hooks, images) and
+every stage is importable on its own (``build_system_prompt``, ``build_prompt_body``,
+``SystemEventQueue``, ``SessionLane``, ``HookRunner``, ``ContextEngine``, ...).
 """
 
 from __future__ import annotations
