@@ -167,3 +167,50 @@ def test_inspect_previews_pairing_repair_tokens_and_pruning(
     out = capsys.readouterr().out
     assert "pairing repair would: insert 1 synthetic result(s)" in out
     assert "soft-trim 2 and clear 0 tool result(s)" in out
+
+
+def test_assemble_subagent_session_key_gets_the_minimal_prompt(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clawctx import demo_session_path
+    from clawctx.cli import main
+
+    session = tmp_path / "copy.jsonl"
+    session.write_bytes(demo_session_path().read_bytes())
+    before = session.read_bytes()
+    status = main(
+        [
+            "assemble",
+            str(session),
+            "--session-key",
+            "agent:main:subagent:abc",
+            "--json",
+            "--provider",
+            "google",
+            "--model-api",
+            "google-generative-ai",
+            "--model",
+            "gemini-2.5-pro",
+            "--tools",
+            "read,sessions_spawn",
+            "--prompt",
+            "go",
+        ]
+    )
+    assert status == 0
+    out = json.loads(capsys.readouterr().out)
+    assert "## Silent Replies" not in out["system_prompt"]
+    assert "- sessions_spawn:" in out["system_prompt"]
+    # Sub-agents get only AGENTS.md and TOOLS.md from the workspace (facade §1.8.4).
+    assert "AGENTS.md\n" in out["system_prompt"] and "TOOLS.md\n" in out["system_prompt"]
+    assert "SOUL.md\n" not in out["system_prompt"]
+    assert session.read_bytes() == before  # assemble is read-only
+
+
+def test_assemble_reports_a_missing_session_cleanly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clawctx.cli import main
+
+    assert main(["assemble", str(tmp_path / "missing.jsonl")]) == 1
+    assert "clawctx assemble:" in capsys.readouterr().err
