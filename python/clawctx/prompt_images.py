@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final, Literal
 
+from clawctx._js import JS_WHITESPACE, JS_WHITESPACE_CLASS
 from clawctx._js import js_trim as _js_trim
 from clawctx.images import DEFAULT_IMAGE_MAX_BYTES, sanitize_image_block
 
@@ -70,10 +71,9 @@ MAX_IMAGE_BYTES: Final = 6 * 1024 * 1024
 #: §7.6: the sanitization label of the prompt's images.
 PROMPT_IMAGES_LABEL: Final = "prompt:images"
 
-# ECMAScript WhiteSpace + LineTerminator (what JS `\s` matches and `trim` removes), as a
-# character-class body and as a plain string. Python's own `\s` differs (e.g. \x1c-\x1f, \x85).
-_JS_WS_CLASS: Final = "\t\n\v\f\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_S: Final = f"[{_JS_WS_CLASS}]"
+# JS whitespace as a character-class body (for negated classes) and as JS `\s`.
+_JS_WS_CLASS: Final = JS_WHITESPACE
+_S: Final = JS_WHITESPACE_CLASS
 # JS `.` (no `s` flag): anything but a line terminator.
 _DOT: Final = r"[^\n\r\u2028\u2029]"
 _EXT: Final = r"(?:png|jpe?g|gif|webp|bmp|tiff?|heic|heif)"

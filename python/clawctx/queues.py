@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import JS_WHITESPACE_CLASS
 from clawctx._js import js_trim as _js_trim
 
 __all__ = [
@@ -91,7 +92,7 @@ COLLECT_TITLE_MESSAGES: Final = "[Queued messages while agent was busy]"
 #: §3.2.2: collect-prompt title for queued sub-agent announces.
 COLLECT_TITLE_ANNOUNCES: Final = "[Queued announce messages while agent was busy]"
 
-_JS_S: Final = f"[{_JS_WHITESPACE}]"
+_JS_S: Final = JS_WHITESPACE_CLASS
 _WHITESPACE_RUN: Final = re.compile(f"{_JS_S}+")
 _QUEUE_TOKEN: Final = re.compile(rf"(?:\A|{_JS_S})/queue(?={_JS_S}|:|\Z)", re.IGNORECASE)
 _OPTION_SPLIT: Final = re.compile("[:=]")

@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx._js import JS_WHITESPACE_CLASS
 from clawctx._js import js_trim as _js_trim
 from clawctx.heartbeat import DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_TOKEN
 
@@ -73,7 +74,7 @@ _EXEC_EVENT_INTERNAL: Final = (
     "Handle the result internally. Do not relay it to the user unless explicitly requested."
 )
 
-_JS_S: Final = f"[{_JS_WHITESPACE}]"
+_JS_S: Final = JS_WHITESPACE_CLASS
 
 # §4.1.5: lines that carry no task. `#` runs need a following space or the line end (`#TODO`
 # is content); a list marker may hold only an empty or ticked checkbox.
