@@ -200,6 +200,9 @@ def test_orphaned_trailing_user_is_removed_and_prompt_becomes_its_sibling(tmp_pa
     pipeline = _pipeline(tmp_path)
     prepared = pipeline.prepare(session, PromptRequest(text="second try", run_id="r1"))
     assert [m["role"] for m in prepared.messages] == ["user", "assistant"]
+    # The RFC signals stay aligned with the final messages + prompt message.
+    assert len(prepared.input_provenance) == len(prepared.messages) + 1
+    assert len(prepared.internal_events) == len(prepared.messages) + 1
     change = next(c for c in prepared.changes if c.stage == "orphaned_user")
     assert "runId=r1" in change.detail
     ids = pipeline.record_turn(session, prepared, [_assistant("answer")])

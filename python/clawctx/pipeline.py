@@ -233,6 +233,8 @@ class _Run:
     """Mutable state of one :meth:`ContextPipeline.aprepare` call."""
 
     request: PromptRequest
+    #: The request's inbound context, converted once.
+    inbound: InboundContext
     changes: list[PipelineChange] = field(default_factory=list)
 
     def note(self, stage: str, detail: str) -> None:
@@ -325,8 +327,8 @@ class ContextPipeline:
         call's inputs with a report. A path is repaired (backup kept) and opened; an open
         session is refreshed. The session file is written only by the orphaned-user repair
         (a leaf move, hot-path §7.12) and the model snapshot of §7.2 step 11."""
-        run = _Run(request)
-        body = self._build_prompt_body(request)
+        run = _Run(request, request.inbound_context())
+        body = self._build_prompt_body(run)
         if body.drained_events:
             run.note("system_events", f"{len(body.drained_events)} event(s) drained")
         if not body.should_run:
@@ -341,6 +343,7 @@ class ContextPipeline:
         prompt_text, prompt_message, provenance = self._live_prompt(body, request)
         live_events = tuple(request.internal_events) or None
         history_provenance = self._history_provenance(history)
+        pre_assemble = history
         history, addition = await self._assemble(
             opened,
             request,
@@ -352,7 +355,8 @@ class ContextPipeline:
             live_events,
             run,
         )
-        history_provenance = self._history_provenance(history)
+        if history is not pre_assemble:  # the engine chose other messages
+            history_provenance = self._history_provenance(history)
 
         system_prompt = self._build_system_prompt(request, body, run)
         system_prompt = apply_system_prompt_modifiers(
@@ -394,7 +398,8 @@ class ContextPipeline:
             think_level=body.think_level,
             estimated_tokens=estimate,
             pre_prompt_message_count=len(history),
-            input_provenance=(*history_provenance, provenance),
+            # The orphan check can only drop the last message; images keep the count.
+            input_provenance=(*history_provenance[: len(history)], provenance),
             internal_events=(*([None] * len(history)), live_events),
             persist_prompt=persist,
             prompt_body=body,
@@ -454,9 +459,10 @@ class ContextPipeline:
 
     # ---- stages -----------------------------------------------------------------------
 
-    def _build_prompt_body(self, request: PromptRequest) -> PromptBody:
+    def _build_prompt_body(self, run: _Run) -> PromptBody:
+        request = run.request
         return build_prompt_body(
-            request.inbound_context(),
+            run.inbound,
             is_new_session=request.is_new_session,
             aborted_last_run=request.aborted_last_run,
             session_key=request.session_key,
@@ -653,7 +659,7 @@ class ContextPipeline:
                 os=platform.system(),
                 arch=platform.machine(),
                 model=self.model.ref,
-                channel=_channel_of(request),
+                channel=_channel_of(run.inbound),
             )
         if not params.context_files and self.load_workspace_files:
             changes["context_files"] = self._workspace_context_files(request, run)
@@ -692,7 +698,7 @@ class ContextPipeline:
             session_key=request.session_key,
             session_id=session.session_id,
             workspace_dir=self.workspace_dir,
-            message_provider=_channel_of(request),
+            message_provider=_channel_of(run.inbound),
             trigger="heartbeat" if request.is_heartbeat else "user",
             run_id=request.run_id,
         )
@@ -808,8 +814,7 @@ class ContextPipeline:
         )
 
 
-def _channel_of(request: PromptRequest) -> str | None:
-    ctx = request.inbound_context()
+def _channel_of(ctx: InboundContext) -> str | None:
     channel = ctx.originating_channel or ctx.surface or ctx.provider
     return channel.strip().lower() if channel else None
 
