@@ -57,6 +57,14 @@ pub fn transcript_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
     Ok(Arc::new(Transcript::from_values(&values)))
 }
 
+/// `head` followed by `tail`, sharing their messages.
+fn concatenated(head: &Transcript, tail: &Transcript) -> PyTranscript {
+    let mut messages = Vec::with_capacity(head.len() + tail.len());
+    messages.extend(head.messages().iter().cloned());
+    messages.extend(tail.messages().iter().cloned());
+    PyTranscript::new(Transcript::from_messages(messages))
+}
+
 #[pymethods]
 impl PyTranscript {
     #[new]
@@ -157,20 +165,12 @@ impl PyTranscript {
     /// The concatenation of this transcript and `other` (a Transcript or a list of message
     /// dicts); messages are shared, not copied.
     fn __add__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let tail = transcript_arg(other)?;
-        let mut messages = Vec::with_capacity(self.inner.len() + tail.len());
-        messages.extend(self.inner.messages().iter().cloned());
-        messages.extend(tail.messages().iter().cloned());
-        Ok(PyTranscript::new(Transcript::from_messages(messages)))
+        Ok(concatenated(&self.inner, &*transcript_arg(other)?))
     }
 
     /// `list_of_messages + transcript`: a transcript with `other`'s messages first.
     fn __radd__(&self, other: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let head = transcript_arg(other)?;
-        let mut messages = Vec::with_capacity(head.len() + self.inner.len());
-        messages.extend(head.messages().iter().cloned());
-        messages.extend(self.inner.messages().iter().cloned());
-        Ok(PyTranscript::new(Transcript::from_messages(messages)))
+        Ok(concatenated(&*transcript_arg(other)?, &self.inner))
     }
 
     /// `{index: value}` of the top-level field `key` for the messages that have it, without
