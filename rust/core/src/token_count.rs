@@ -203,7 +203,7 @@ fn is_cut(bytes: &[u8], pos: usize) -> bool {
         if after < 0x80 {
             !matches!(after, b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C | b'/')
         } else {
-            let c = decode(&bytes[pos..]).0;
+            let c = decode(bytes, pos).0;
             !char::from_u32(c).is_some_and(char::is_whitespace)
         }
     } else {
@@ -870,15 +870,24 @@ struct Masks {
     b64: u64,
 }
 
-/// The masks of `block` (at most 64 bytes; missing bytes are in no class).
+/// The masks of `block` (at most 64 bytes; missing bytes are in no class). `WIDE`: with
+/// AVX-512 compares (only instantiated by [`text_features_avx512`], which checks the CPU).
 #[inline(always)]
-fn block_masks(block: &[u8]) -> Masks {
+fn block_masks<const WIDE: bool>(block: &[u8]) -> Masks {
+    let full = |block: &[u8; 64]| {
+        #[cfg(target_arch = "x86_64")]
+        if WIDE {
+            // SAFETY: `WIDE` is only set where the CPU has AVX-512 F and BW.
+            return unsafe { full_block_masks_avx512(block) };
+        }
+        full_block_masks(block)
+    };
     if block.len() == 64 {
-        return full_block_masks(block.try_into().expect("64 bytes"));
+        return full(block.try_into().expect("64 bytes"));
     }
     let mut padded = [0u8; 64];
     padded[..block.len()].copy_from_slice(block);
-    let mut m = full_block_masks(&padded);
+    let mut m = full(&padded);
     // Padding bytes are NUL, which only the punctuation mask holds.
     m.punct &= valid(block.len());
     m
@@ -925,6 +934,52 @@ fn full_block_masks(block: &[u8; 64]) -> Masks {
     m.white = m.blank | m.newline;
     m.punct = !(m.letter | m.digit | m.white | m.high);
     m.b64 = m.letter | m.digit | plus_slash;
+    m
+}
+
+/// [`block_masks`] of a full block with AVX-512: each class is one or two compares of the
+/// whole block straight into a 64-bit mask.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw")]
+fn full_block_masks_avx512(block: &[u8; 64]) -> Masks {
+    use std::arch::x86_64::{
+        __m512i, _mm512_cmpeq_epi8_mask, _mm512_cmple_epu8_mask, _mm512_cmplt_epi8_mask,
+        _mm512_loadu_si512, _mm512_movepi8_mask, _mm512_set1_epi8, _mm512_sub_epi8,
+    };
+    // SAFETY: the unaligned load reads exactly the 64 bytes of `block`.
+    let v = unsafe { _mm512_loadu_si512(block.as_ptr().cast::<__m512i>()) };
+    macro_rules! eq {
+        ($c:expr) => {
+            _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8($c as i8))
+        };
+    }
+    // `lo..=hi` as one unsigned compare of `byte - lo` with `hi - lo`.
+    macro_rules! range {
+        ($lo:expr, $hi:expr) => {
+            _mm512_cmple_epu8_mask(
+                _mm512_sub_epi8(v, _mm512_set1_epi8($lo as i8)),
+                _mm512_set1_epi8(($hi - $lo) as i8),
+            )
+        };
+    }
+    let mut m = Masks {
+        upper: range!(b'A', b'Z'),
+        lower: range!(b'a', b'z'),
+        digit: range!(b'0', b'9'),
+        space: eq!(b' '),
+        tab: eq!(b'\t') | range!(0x0Bu8, 0x0Cu8),
+        newline: eq!(b'\n') | eq!(b'\r'),
+        high: _mm512_movepi8_mask(v),
+        // Signed bytes below -64: 0x80..=0xBF.
+        cont: _mm512_cmplt_epi8_mask(v, _mm512_set1_epi8(-64)),
+        backslash: eq!(b'\\'),
+        ..Masks::default()
+    };
+    m.letter = m.upper | m.lower;
+    m.blank = m.space | m.tab;
+    m.white = m.blank | m.newline;
+    m.punct = !(m.letter | m.digit | m.white | m.high);
+    m.b64 = m.letter | m.digit | eq!(b'+') | eq!(b'/');
     m
 }
 
@@ -1043,21 +1098,39 @@ pub fn text_features(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") && std::arch::is_x86_feature_detected!("bmi1")
     {
+        if std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw")
+        {
+            // SAFETY: the CPU has the instructions.
+            return unsafe { text_features_avx512(text, encoding) };
+        }
         // SAFETY: the CPU has the instructions.
         return unsafe { text_features_popcnt(text, encoding) };
     }
-    features_of(text, encoding)
+    features_of::<false, true>(text, encoding)
 }
 
 /// [`features_of`] compiled with `popcnt` and `andn` (not in the x86_64 baseline).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,bmi1")]
 unsafe fn text_features_popcnt(text: &str, encoding: Encoding) -> [u64; FEATURES] {
-    features_of(text, encoding)
+    features_of::<false, true>(text, encoding)
 }
 
+/// [`features_of`] with AVX-512 byte compares for the block masks.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "popcnt,bmi1,avx512f,avx512bw")]
+unsafe fn text_features_avx512(text: &str, encoding: Encoding) -> [u64; FEATURES] {
+    features_of::<true, true>(text, encoding)
+}
+
+/// `WIDE`: AVX-512 block masks; `SKIP_HIGH`: blocks of non-ASCII bytes only take a shortcut
+/// past the ASCII features (off only in tests, to check the shortcut gives the same counts).
 #[inline(always)]
-fn features_of(text: &str, encoding: Encoding) -> [u64; FEATURES] {
+fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
+    text: &str,
+    encoding: Encoding,
+) -> [u64; FEATURES] {
     let mut f = [0u64; FEATURES];
     let bytes = text.as_bytes();
     let mut prev = Masks::default();
@@ -1070,8 +1143,23 @@ fn features_of(text: &str, encoding: Encoding) -> [u64; FEATURES] {
         if index % FLUSH_BLOCKS == FLUSH_BLOCKS - 1 {
             flush(&mut acc, &mut f);
         }
-        let m = block_masks(block);
+        let m = block_masks::<WIDE>(block);
         let p = |cur: u64, old: u64, k: u32| sh(cur, old, k);
+        if SKIP_HIGH && m.high == u64::MAX {
+            // CJK text: a block without ASCII bytes. Every ASCII mask is empty, so of the
+            // ASCII features only the two that look back at blanks ending the previous block
+            // can count here (the same terms as below, with the empty masks folded in).
+            let leads = !m.cont;
+            let prev_blank = p(0, prev.blank, 1);
+            let prev2_blank = p(0, prev.blank, 2);
+            add(&mut acc, 19, prev_blank & prev2_blank);
+            add(&mut acc, 23, leads & prev_blank & !p(0, prev.white, 2));
+            f[NA + 9] += u64::from((leads & p(0, prev.space, 1)).count_ones());
+            chars.block(bytes, index * 64, leads, &mut f);
+            prev = m;
+            prev_d = Derived::default();
+            continue;
+        }
         let prev_letter = p(m.letter, prev.letter, 1);
         let camel = m.upper & p(m.lower, prev.lower, 1);
         let starts = (m.letter & !prev_letter) | camel;
@@ -1153,6 +1241,7 @@ fn features_of(text: &str, encoding: Encoding) -> [u64; FEATURES] {
         add(&mut acc, 25, m.upper);
         let leads = m.high & !m.cont;
         if leads != 0 {
+            f[NA + 9] += u64::from((leads & prev_space).count_ones());
             chars.block(bytes, index * 64, leads, &mut f);
         }
         prev = m;
@@ -1205,7 +1294,7 @@ fn valid(len: usize) -> u64 {
 struct CjkTables {
     /// Per BMP code point: `index << 4 | single << 3 | class` (class: 0 Han, 1 kana, 2 Hangul,
     /// 3 CJK punctuation, 4 other letter, 5 other symbol; index 0: in no pair).
-    info: Box<[u16]>,
+    info: Box<[u16; 0x10000]>,
     /// Bit `a * stride + b`: the characters of indices `a` and `b` form a token (row and
     /// column 0 are empty).
     pairs: Box<[u64]>,
@@ -1284,7 +1373,10 @@ impl CjkTables {
             }
         }
         CjkTables {
-            info: info.into_boxed_slice(),
+            info: info
+                .into_boxed_slice()
+                .try_into()
+                .expect("one entry per BMP code point"),
             pairs,
             stride,
             vocab: Vocab::get(encoding),
@@ -1318,41 +1410,49 @@ impl<'t> NonAscii<'t> {
     }
 
     /// Counts the characters whose first byte is in the block at `base` (`leads`: the lead-byte
-    /// bits of the block).
+    /// bits of the block). `high_space` (a character right after a space) is counted by the
+    /// caller from the block masks.
     #[inline(always)]
     fn block(&mut self, bytes: &[u8], base: usize, mut leads: u64, f: &mut [u64; FEATURES]) {
-        // Counts of this block in locals: 8-bit lanes per class (at most 64 characters start
-        // in a block), then the other counters.
-        let mut classes = 0u64;
-        let (mut astral, mut pairs, mut cjk_multi, mut high_space) = (0u64, 0u64, 0u64, 0u64);
-        let (mut other_multi, mut repeat) = (0u64, 0u64);
+        // Counts of this block in 8-bit lanes of two words (at most 64 characters start in a
+        // block): per class in `classes`; `astral`, `cjk_pairs`, `cjk_multi`, `other_multi`
+        // and `repeat` in `others`. Two scalar words rather than seven counters keeps the
+        // compiler from packing the counters into a vector it spills on every character.
+        const PAIR: u32 = 8;
+        const CJK_MULTI: u32 = 16;
+        const OTHER_MULTI: u32 = 24;
+        const REPEAT: u32 = 32;
+        let (mut classes, mut others) = (0u64, 0u64);
         let (mut last_info, mut last_char, mut last_end) =
             (self.last_info, self.last_char, self.last_end);
         let tables = self.tables;
         while leads != 0 {
             let at = base + leads.trailing_zeros() as usize;
             leads &= leads - 1;
-            let (c, len) = decode(&bytes[at..]);
+            let (c, len) = decode(bytes, at);
             let adjacent = last_end == at;
-            high_space += u64::from(at > 0 && bytes[at - 1] == b' ');
-            repeat += u64::from(adjacent && c == last_char);
+            others += u64::from(adjacent && c == last_char) << REPEAT;
             if c >= 0x10000 {
-                astral += 1;
-                other_multi += u64::from(tables.vocab.rank(&bytes[at..at + len]).is_none());
+                let multi = u64::from(tables.vocab.rank(&bytes[at..at + len]).is_none());
+                others += 1 | (multi << OTHER_MULTI);
                 last_info = 0;
             } else {
                 let info = tables.info[c as usize];
                 let class = info & 7;
                 classes += 1 << (8 * class);
                 let multi = u64::from(info & 8 == 0);
-                if class <= CLASS_HANGUL {
-                    cjk_multi += multi;
-                    let prev_index = usize::from(last_info >> 4) * usize::from(adjacent);
-                    let bit = prev_index * tables.stride + usize::from(info >> 4);
-                    pairs += (tables.pairs[bit / 64] >> (bit % 64)) & 1;
+                // CJK classes count in `cjk_multi`, the others in `other_multi`.
+                let shift = if class <= CLASS_HANGUL {
+                    CJK_MULTI
                 } else {
-                    other_multi += multi;
-                }
+                    OTHER_MULTI
+                };
+                // Without a branch: characters outside the CJK classes have pair index 0, whose
+                // row and column of the pair bitmap are empty.
+                let prev_index = usize::from(last_info >> 4) * usize::from(adjacent);
+                let bit = prev_index * tables.stride + usize::from(info >> 4);
+                let pair = (tables.pairs[bit / 64] >> (bit % 64)) & 1;
+                others += (multi << shift) | (pair << PAIR);
                 last_info = info;
             }
             last_char = c;
@@ -1361,19 +1461,40 @@ impl<'t> NonAscii<'t> {
         for (class, slot) in f[NA..NA + 6].iter_mut().enumerate() {
             *slot += (classes >> (8 * class)) & 0xFF;
         }
-        f[NA + 6] += astral;
-        f[NA + 7] += pairs;
-        f[NA + 8] += cjk_multi;
-        f[NA + 9] += high_space;
-        f[NA + 10] += other_multi;
-        f[NA + 11] += repeat;
+        let lane = |shift: u32| (others >> shift) & 0xFF;
+        f[NA + 6] += lane(0);
+        f[NA + 7] += lane(PAIR);
+        f[NA + 8] += lane(CJK_MULTI);
+        f[NA + 10] += lane(OTHER_MULTI);
+        f[NA + 11] += lane(REPEAT);
         (self.last_info, self.last_char, self.last_end) = (last_info, last_char, last_end);
     }
 }
 
-/// The code point and length of the UTF-8 character at the start of `bytes` (valid UTF-8).
+/// The code point and length of the UTF-8 character that starts at `bytes[at]` (a lead byte
+/// of valid UTF-8).
 #[inline(always)]
-fn decode(bytes: &[u8]) -> (u32, usize) {
+fn decode(bytes: &[u8], at: usize) -> (u32, usize) {
+    let b0 = u32::from(bytes[at]);
+    if let Some(word) = bytes.get(at..at + 4) {
+        // The common case: four bytes to read at once (the character and what follows).
+        let w = u32::from_le_bytes(word.try_into().expect("four bytes"));
+        let cont = |i: u32| (w >> (8 * i)) & 0x3F;
+        return match b0 {
+            0xF0.. => (
+                ((b0 & 0x07) << 18) | (cont(1) << 12) | (cont(2) << 6) | cont(3),
+                4,
+            ),
+            0xE0.. => (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3),
+            _ => (((b0 & 0x1F) << 6) | cont(1), 2),
+        };
+    }
+    decode_at_end(&bytes[at..])
+}
+
+/// The code point and length of the UTF-8 character at the start of `bytes` (valid UTF-8).
+#[cold]
+fn decode_at_end(bytes: &[u8]) -> (u32, usize) {
     let b0 = u32::from(bytes[0]);
     let cont = |i: usize| u32::from(bytes.get(i).copied().unwrap_or(0x80) & 0x3F);
     match b0 {
@@ -1547,11 +1668,62 @@ mod tests {
 
     #[test]
     fn token_count_sse2_masks_match_the_table() {
+        assert_masks_match_the_table(full_block_masks);
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn token_count_avx512_masks_match_the_table() {
+        if !(std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("avx512bw"))
+        {
+            eprintln!("skipped: this CPU has no AVX-512 BW");
+            return;
+        }
+        // SAFETY: checked just above.
+        assert_masks_match_the_table(|block| unsafe { full_block_masks_avx512(block) });
+        // And through the whole estimator: both instantiations give the same features.
+        let mut rng = Rng(11);
+        for _ in 0..200 {
+            let text = rng.text(MIXED_ALPHABET, 300);
+            assert_eq!(
+                features_of::<true, true>(&text, Encoding::O200kBase),
+                features_of::<false, true>(&text, Encoding::O200kBase),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn token_count_features_of_non_ascii_blocks_take_a_correct_shortcut() {
+        // Long runs of CJK (whole blocks without ASCII) after blanks, tabs, newlines and
+        // letters at every alignment: the shortcut must count exactly what the full pass does.
+        let mut rng = Rng(23);
+        let runs = ["中文字符", "日本語のテキスト", "한국어", "😀", "\u{3000}"];
+        let glue = [" ", "  ", "\t ", " \n", "a ", "ab", "1 ", "'", ""];
+        for _ in 0..300 {
+            let mut text = String::new();
+            for _ in 0..rng.next() % 12 + 1 {
+                text.push_str(glue[(rng.next() % glue.len() as u64) as usize]);
+                let run = runs[(rng.next() % runs.len() as u64) as usize];
+                text.push_str(&run.repeat((rng.next() % 40) as usize));
+            }
+            for encoding in Encoding::ALL {
+                assert_eq!(
+                    features_of::<false, true>(&text, encoding),
+                    features_of::<false, false>(&text, encoding),
+                    "{text:?}"
+                );
+            }
+        }
+    }
+
+    fn assert_masks_match_the_table(masks: impl Fn(&[u8; 64]) -> Masks) {
         let mut rng = Rng(5);
         for _ in 0..2000 {
             let mut block = [0u8; 64];
             block.iter_mut().for_each(|b| *b = rng.next() as u8);
-            let (fast, slow) = (full_block_masks(&block), portable_block_masks(&block));
+            let (fast, slow) = (masks(&block), portable_block_masks(&block));
             let fields = |m: &Masks| {
                 [
                     m.upper,
