@@ -265,15 +265,43 @@ const SHORT_PIECE: usize = 8;
 /// (the byte-pair encoder counts those as 1 too).
 const LIKELY_TOKEN: usize = 24;
 
-/// A vocabulary's tokens in an open-addressing hash table, to tell in one probe whether a
+/// A vocabulary's tokens in open-addressing hash tables, to tell in one probe whether a
 /// piece is a single token (then the byte-pair encoder need not run: tiktoken too returns a
 /// piece found in the vocabulary as one token).
 struct Vocab {
     encoding: Encoding,
     tokenizer: &'static bpe_openai::Tokenizer,
-    /// Per slot: the high 32 bits of the token's hash and its id + 1 (0: empty).
+    /// Tokens of up to [`SHORT_TOKEN`] bytes, most of the vocabulary and nearly every lookup
+    /// (pieces and the pairs the merge tries): per slot the token's [`short_key`] and its id.
+    /// The key holds the bytes themselves, so a probe is one load and one compare.
+    short_slots: Box<[(u64, u32)]>,
+    short_shift: u32,
+    /// Longer tokens: per slot the high 32 bits of the token's hash and its id + 1 (0: empty);
+    /// a matching tag is confirmed by comparing the token's bytes.
     slots: Box<[u64]>,
     mask: usize,
+}
+
+/// Tokens up to this many bytes are keyed by their bytes in [`Vocab::short_slots`].
+const SHORT_TOKEN: usize = 7;
+
+/// A piece of 1 to [`SHORT_TOKEN`] bytes as one word: its bytes (little-endian) and its
+/// length in the top byte, so that no two pieces share a key and no key is 0.
+#[inline(always)]
+fn short_key(piece: &[u8]) -> u64 {
+    let n = piece.len();
+    debug_assert!((1..=SHORT_TOKEN).contains(&n));
+    let word = if n >= 4 {
+        // Two overlapping four-byte loads; the shared bytes are equal, so `|` is exact.
+        let lo = u32::from_le_bytes(piece[..4].try_into().expect("four bytes"));
+        let hi = u32::from_le_bytes(piece[n - 4..].try_into().expect("four bytes"));
+        u64::from(lo) | (u64::from(hi) << (8 * (n - 4)))
+    } else {
+        u64::from(piece[0])
+            | (u64::from(piece[n / 2]) << (8 * (n / 2)))
+            | (u64::from(piece[n - 1]) << (8 * (n - 1)))
+    };
+    word | ((n as u64) << 56)
 }
 
 static VOCAB_O200K: std::sync::OnceLock<Vocab> = std::sync::OnceLock::new();
@@ -298,6 +326,13 @@ fn hash_piece(bytes: &[u8]) -> u64 {
     h ^ (h >> 32)
 }
 
+/// The home slot of a [`short_key`] in a table of `2^(64 - shift)` slots (Fibonacci hashing:
+/// the top bits of the product mix every byte of the key).
+#[inline(always)]
+fn short_slot(key: u64, shift: u32) -> usize {
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> shift) as usize
+}
+
 impl Vocab {
     fn get(encoding: Encoding) -> &'static Vocab {
         let cell = match encoding {
@@ -309,11 +344,25 @@ impl Vocab {
 
     fn build(encoding: Encoding) -> Vocab {
         let tokenizer = encoding.tokenizer();
-        let n = tokenizer.bpe.num_tokens();
-        let size = (n * 2).next_power_of_two();
+        let n = tokenizer.bpe.num_tokens() as u32;
+        let (short, long): (Vec<u32>, Vec<u32>) =
+            (0..n).partition(|&id| tokenizer.bpe.token_bytes(id).len() <= SHORT_TOKEN);
+        // At most half full: probes stay short (a miss ends at the first empty slot).
+        let short_size = (short.len() * 2).next_power_of_two();
+        let short_shift = 64 - short_size.trailing_zeros();
+        let mut short_slots = vec![(0u64, 0u32); short_size].into_boxed_slice();
+        for id in short {
+            let key = short_key(tokenizer.bpe.token_bytes(id));
+            let mut i = short_slot(key, short_shift);
+            while short_slots[i].0 != 0 {
+                i = (i + 1) & (short_size - 1);
+            }
+            short_slots[i] = (key, id);
+        }
+        let size = (long.len() * 2).next_power_of_two();
         let mask = size - 1;
         let mut slots = vec![0u64; size].into_boxed_slice();
-        for id in 0..n as u32 {
+        for id in long {
             let hash = hash_piece(tokenizer.bpe.token_bytes(id));
             let mut i = hash as usize & mask;
             while slots[i] != 0 {
@@ -324,13 +373,36 @@ impl Vocab {
         Vocab {
             encoding,
             tokenizer,
+            short_slots,
+            short_shift,
             slots,
             mask,
         }
     }
 
     /// The rank (token id) of `piece` if it is a token.
+    #[inline(always)]
     fn rank(&self, piece: &[u8]) -> Option<u32> {
+        if (1..=SHORT_TOKEN).contains(&piece.len()) {
+            let key = short_key(piece);
+            let mask = self.short_slots.len() - 1;
+            let mut i = short_slot(key, self.short_shift);
+            loop {
+                let (slot_key, id) = self.short_slots[i];
+                if slot_key == key {
+                    return Some(id);
+                }
+                if slot_key == 0 {
+                    return None;
+                }
+                i = (i + 1) & mask;
+            }
+        }
+        self.long_rank(piece)
+    }
+
+    /// [`Vocab::rank`] of a piece longer than [`SHORT_TOKEN`] bytes.
+    fn long_rank(&self, piece: &[u8]) -> Option<u32> {
         let hash = hash_piece(piece);
         let tag = hash & 0xFFFF_FFFF_0000_0000;
         let mut i = hash as usize & self.mask;
@@ -1617,6 +1689,35 @@ mod tests {
         for encoding in Encoding::ALL {
             let serial = encoding.tokenizer().count(text.as_str()) as u64;
             assert_eq!(count_exact(&text, encoding), serial);
+        }
+    }
+
+    #[test]
+    fn token_count_vocab_finds_every_token_and_nothing_else() {
+        for encoding in Encoding::ALL {
+            let vocab = Vocab::get(encoding);
+            let bpe = &vocab.tokenizer.bpe;
+            for id in 0..bpe.num_tokens() as u32 {
+                assert_eq!(vocab.rank(bpe.token_bytes(id)), Some(id), "token {id}");
+            }
+            // Pieces of every length around the short/long boundary, with NULs (which the
+            // short keys pad with) and bytes that are not UTF-8.
+            let mut rng = Rng(7);
+            for _ in 0..20_000 {
+                let len = (rng.next() % 10 + 1) as usize;
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| match rng.next() % 4 {
+                        0 => 0,
+                        1 => b"ab e.\n"[(rng.next() % 6) as usize],
+                        _ => rng.next() as u8,
+                    })
+                    .collect();
+                assert_eq!(
+                    vocab.rank(&piece).is_some(),
+                    bpe.count(&piece) == 1,
+                    "{piece:?}"
+                );
+            }
         }
     }
 
