@@ -1172,6 +1172,7 @@ pub fn text_features(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     {
         if std::arch::is_x86_feature_detected!("avx512f")
             && std::arch::is_x86_feature_detected!("avx512bw")
+            && std::arch::is_x86_feature_detected!("bmi2")
         {
             // SAFETY: the CPU has the instructions.
             return unsafe { text_features_avx512(text, encoding) };
@@ -1189,9 +1190,10 @@ unsafe fn text_features_popcnt(text: &str, encoding: Encoding) -> [u64; FEATURES
     features_of::<false, true>(text, encoding)
 }
 
-/// [`features_of`] with AVX-512 byte compares for the block masks.
+/// [`features_of`] with AVX-512 byte compares for the block masks (and BMI2's shifts by a
+/// register, which the per-character pass uses on every character).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt,bmi1,avx512f,avx512bw")]
+#[target_feature(enable = "popcnt,bmi1,bmi2,avx512f,avx512bw")]
 unsafe fn text_features_avx512(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     features_of::<true, true>(text, encoding)
 }
@@ -1364,15 +1366,24 @@ fn valid(len: usize) -> u64 {
 /// feature slot it counts in), whether it is a token by itself, and its index among the
 /// characters that are half of a two-character CJK token; and the set of those pairs.
 struct CjkTables {
-    /// Per BMP code point: `index << 4 | single << 3 | class` (class: 0 Han, 1 kana, 2 Hangul,
-    /// 3 CJK punctuation, 4 other letter, 5 other symbol; index 0: in no pair).
-    info: Box<[u16; 0x10000]>,
-    /// Bit `a * stride + b`: the characters of indices `a` and `b` form a token (row and
-    /// column 0 are empty).
-    pairs: Box<[u64]>,
-    stride: usize,
+    /// Per BMP code point, laid out so the per-character pass needs no arithmetic on it:
+    /// `index << 20 | other_multi << 16 | cjk_multi << 8 | 8 * class`, where `index` is its
+    /// index among the pair characters (0: in no pair), the two flags tell a character that is
+    /// not a token by itself in a CJK class or another class (bits already at their lanes in
+    /// [`NonAscii::block`]'s counters), and `class` is 0 Han, 1 kana, 2 Hangul,
+    /// 3 CJK punctuation, 4 other letter, 5 other symbol.
+    info: Box<[u32; 0x10000]>,
+    /// Bit `a << PAIR_INDEX_BITS | b`: the characters of indices `a` and `b` form a token
+    /// (row and column 0 are empty).
+    pairs: Box<[u64; PAIR_WORDS]>,
     vocab: &'static Vocab,
 }
+
+/// Pair characters are numbered 1 to [`MAX_PAIR_INDEX`] (characters past that are in no pair).
+const PAIR_INDEX_BITS: u32 = 11;
+const MAX_PAIR_INDEX: u16 = (1 << PAIR_INDEX_BITS) - 1;
+/// Words of the pair bitmap: one bit per pair of indices.
+const PAIR_WORDS: usize = (1 << (2 * PAIR_INDEX_BITS)) / 64;
 
 static CJK_O200K: std::sync::OnceLock<CjkTables> = std::sync::OnceLock::new();
 static CJK_CL100K: std::sync::OnceLock<CjkTables> = std::sync::OnceLock::new();
@@ -1405,7 +1416,8 @@ impl CjkTables {
     }
 
     fn build(encoding: Encoding) -> CjkTables {
-        let mut info: Vec<u16> = (0..0x10000u32).map(bmp_class).collect();
+        let class: Vec<u16> = (0..0x10000u32).map(bmp_class).collect();
+        let mut single = vec![false; 0x10000];
         let mut index = vec![0u16; 0x10000];
         let mut pair_list = Vec::new();
         let mut count = 0u16;
@@ -1415,15 +1427,16 @@ impl CjkTables {
             };
             let mut it = s.chars().map(|c| c as u32);
             match (it.next(), it.next(), it.next()) {
-                (Some(a), None, _) if (0x80..0x10000).contains(&a) => info[a as usize] |= 8,
+                (Some(a), None, _) if (0x80..0x10000).contains(&a) => single[a as usize] = true,
                 (Some(a), Some(b), None)
                     if a < 0x10000
                         && b < 0x10000
-                        && info[a as usize] & 7 <= CLASS_HANGUL
-                        && info[b as usize] & 7 <= CLASS_HANGUL =>
+                        && class[a as usize] <= CLASS_HANGUL
+                        && class[b as usize] <= CLASS_HANGUL =>
                 {
                     for c in [a, b] {
-                        if index[c as usize] == 0 && count < 0x0FFF {
+                        // (o200k has 1,707 such characters, cl100k 342.)
+                        if index[c as usize] == 0 && count < MAX_PAIR_INDEX {
                             count += 1;
                             index[c as usize] = count;
                         }
@@ -1433,14 +1446,24 @@ impl CjkTables {
                 _ => {}
             }
         }
-        for (i, idx) in info.iter_mut().zip(&index) {
-            *i |= idx << 4;
-        }
-        let stride = usize::from(count) + 1;
-        let mut pairs = vec![0u64; (stride * stride).div_ceil(64)].into_boxed_slice();
+        let info: Vec<u32> = (0..0x10000)
+            .map(|c| {
+                let multi = u32::from(!single[c]);
+                let multi_lane = if class[c] <= CLASS_HANGUL {
+                    CJK_MULTI_LANE
+                } else {
+                    OTHER_MULTI_LANE
+                };
+                (u32::from(index[c]) << 20) | (multi << multi_lane) | (8 * u32::from(class[c]))
+            })
+            .collect();
+        let mut pairs: Box<[u64; PAIR_WORDS]> = vec![0u64; PAIR_WORDS]
+            .into_boxed_slice()
+            .try_into()
+            .expect("PAIR_WORDS words");
         for (a, b) in pair_list {
             if a != 0 && b != 0 {
-                let bit = usize::from(a) * stride + usize::from(b);
+                let bit = (usize::from(a) << PAIR_INDEX_BITS) | usize::from(b);
                 pairs[bit / 64] |= 1 << (bit % 64);
             }
         }
@@ -1450,7 +1473,6 @@ impl CjkTables {
                 .try_into()
                 .expect("one entry per BMP code point"),
             pairs,
-            stride,
             vocab: Vocab::get(encoding),
         }
     }
@@ -1461,12 +1483,18 @@ impl CjkTables {
 /// `high_space`, `other_multi`, `repeat`.
 const NA: usize = ASCII_FEATURES;
 
+/// The 8-bit lanes of [`NonAscii::block`]'s second counter word (`astral` is lane 0).
+const CJK_MULTI_LANE: u32 = 8;
+const OTHER_MULTI_LANE: u32 = 16;
+const PAIR_LANE: u32 = 24;
+const REPEAT_LANE: u32 = 32;
+
 /// The per-character pass over non-ASCII characters.
 struct NonAscii<'t> {
     tables: &'t CjkTables,
     /// The previous non-ASCII character (its info, 0 for an astral one) and the byte offset
     /// just after it.
-    last_info: u16,
+    last_info: u32,
     last_char: u32,
     last_end: usize,
 }
@@ -1487,44 +1515,37 @@ impl<'t> NonAscii<'t> {
     #[inline(always)]
     fn block(&mut self, bytes: &[u8], base: usize, mut leads: u64, f: &mut [u64; FEATURES]) {
         // Counts of this block in 8-bit lanes of two words (at most 64 characters start in a
-        // block): per class in `classes`; `astral`, `cjk_pairs`, `cjk_multi`, `other_multi`
+        // block): per class in `classes`; `astral`, `cjk_multi`, `other_multi`, `cjk_pairs`
         // and `repeat` in `others`. Two scalar words rather than seven counters keeps the
         // compiler from packing the counters into a vector it spills on every character.
-        const PAIR: u32 = 8;
-        const CJK_MULTI: u32 = 16;
-        const OTHER_MULTI: u32 = 24;
-        const REPEAT: u32 = 32;
+        const MULTI_BITS: u64 = (1 << CJK_MULTI_LANE) | (1 << OTHER_MULTI_LANE);
         let (mut classes, mut others) = (0u64, 0u64);
         let (mut last_info, mut last_char, mut last_end) =
             (self.last_info, self.last_char, self.last_end);
         let tables = self.tables;
+        let (info_table, pair_bits) = (&*tables.info, &*tables.pairs);
+        // (Visiting the lead bits keeps the characters independent: stepping by lengths
+        // would chain every character's position to the decoding of the one before.)
         while leads != 0 {
             let at = base + leads.trailing_zeros() as usize;
             leads &= leads - 1;
             let (c, len) = decode(bytes, at);
             let adjacent = last_end == at;
-            others += u64::from(adjacent && c == last_char) << REPEAT;
+            others += u64::from(adjacent && c == last_char) << REPEAT_LANE;
             if c >= 0x10000 {
                 let multi = u64::from(tables.vocab.rank(&bytes[at..at + len]).is_none());
-                others += 1 | (multi << OTHER_MULTI);
+                others += 1 | (multi << OTHER_MULTI_LANE);
                 last_info = 0;
             } else {
-                let info = tables.info[c as usize];
-                let class = info & 7;
-                classes += 1 << (8 * class);
-                let multi = u64::from(info & 8 == 0);
-                // CJK classes count in `cjk_multi`, the others in `other_multi`.
-                let shift = if class <= CLASS_HANGUL {
-                    CJK_MULTI
-                } else {
-                    OTHER_MULTI
-                };
+                let info = info_table[c as usize];
+                classes += 1 << (info & 63);
                 // Without a branch: characters outside the CJK classes have pair index 0, whose
                 // row and column of the pair bitmap are empty.
-                let prev_index = usize::from(last_info >> 4) * usize::from(adjacent);
-                let bit = prev_index * tables.stride + usize::from(info >> 4);
-                let pair = (tables.pairs[bit / 64] >> (bit % 64)) & 1;
-                others += (multi << shift) | (pair << PAIR);
+                let prev_index = (last_info >> 20) as usize * usize::from(adjacent);
+                let bit = (prev_index << PAIR_INDEX_BITS) | (info >> 20) as usize;
+                // (The mask keeps the index provably in bounds; it never changes it.)
+                let pair = (pair_bits[(bit / 64) & (PAIR_WORDS - 1)] >> (bit % 64)) & 1;
+                others += (u64::from(info) & MULTI_BITS) | (pair << PAIR_LANE);
                 last_info = info;
             }
             last_char = c;
@@ -1535,10 +1556,10 @@ impl<'t> NonAscii<'t> {
         }
         let lane = |shift: u32| (others >> shift) & 0xFF;
         f[NA + 6] += lane(0);
-        f[NA + 7] += lane(PAIR);
-        f[NA + 8] += lane(CJK_MULTI);
-        f[NA + 10] += lane(OTHER_MULTI);
-        f[NA + 11] += lane(REPEAT);
+        f[NA + 7] += lane(PAIR_LANE);
+        f[NA + 8] += lane(CJK_MULTI_LANE);
+        f[NA + 10] += lane(OTHER_MULTI_LANE);
+        f[NA + 11] += lane(REPEAT_LANE);
         (self.last_info, self.last_char, self.last_end) = (last_info, last_char, last_end);
     }
 }
