@@ -1200,10 +1200,11 @@ unsafe fn text_features_avx512(text: &str, encoding: Encoding) -> [u64; FEATURES
     features_of::<true, true>(text, encoding)
 }
 
-/// `WIDE`: AVX-512 block masks; `SKIP_HIGH`: blocks of non-ASCII bytes only take a shortcut
-/// past the ASCII features (off only in tests, to check the shortcut gives the same counts).
+/// `WIDE`: AVX-512 block masks; `SHORTCUTS`: blocks of non-ASCII bytes only skip the ASCII
+/// features, and blocks without digits, backslashes and tabs the features about those (off
+/// only in tests, to check the shortcuts give the same counts).
 #[inline(always)]
-fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
+fn features_of<const WIDE: bool, const SHORTCUTS: bool>(
     text: &str,
     encoding: Encoding,
 ) -> [u64; FEATURES] {
@@ -1221,7 +1222,7 @@ fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
         }
         let m = block_masks::<WIDE>(block);
         let p = |cur: u64, old: u64, k: u32| sh(cur, old, k);
-        if SKIP_HIGH && m.high == u64::MAX {
+        if SHORTCUTS && m.high == u64::MAX {
             // CJK text: a block without ASCII bytes. Every ASCII mask is empty, so of the
             // ASCII features only the two that look back at blanks ending the previous block
             // can count here (the same terms as below, with the empty masks folded in).
@@ -1270,7 +1271,6 @@ fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
         let prev_space = p(m.space, prev.space, 1);
         let prev_punct = p(m.punct, prev.punct, 1);
         add(&mut acc, 7, starts & prev_space);
-        add(&mut acc, 8, starts & p(m.tab, prev.tab, 1));
         let prev2_punct = p(m.punct, prev.punct, 2);
         let prev2_space = p(m.space, prev.space, 2);
         add(
@@ -1278,23 +1278,10 @@ fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
             9,
             starts & prev_punct & !prev2_punct & !prev2_space,
         );
-        add(
-            &mut acc,
-            10,
-            cont & p(starts, prev_d.starts, 1) & p(m.backslash, prev.backslash, 2),
-        );
         let punct_starts = m.punct & !prev_punct;
         add(&mut acc, 11, punct_starts);
         add(&mut acc, 12, punct_starts & prev_space);
         add(&mut acc, 13, m.punct & prev_punct & prev2_punct);
-        let prev_digit = p(m.digit, prev.digit, 1);
-        add(&mut acc, 14, m.digit);
-        add(&mut acc, 15, m.digit & !prev_digit);
-        add(
-            &mut acc,
-            16,
-            m.digit & prev_digit & p(m.digit, prev.digit, 2) & p(m.digit, prev.digit, 3),
-        );
         let prev_newline = p(m.newline, prev.newline, 1);
         add(&mut acc, 17, m.newline & !prev_newline & !prev_punct);
         let prev_blank = p(m.blank, prev.blank, 1);
@@ -1316,12 +1303,35 @@ fn features_of<const WIDE: bool, const SKIP_HIGH: bool>(
         // A lone blank before a digit or a non-ASCII character, or a lone tab before
         // punctuation: a piece of its own.
         let prev2_white = p(m.white, prev.white, 2);
-        add(
-            &mut acc,
-            23,
-            (m.digit | (m.high & !m.cont)) & prev_blank & !prev2_white,
-        );
-        add(&mut acc, 23, m.punct & p(m.tab, prev.tab, 1) & !prev2_white);
+        add(&mut acc, 23, m.high & !m.cont & prev_blank & !prev2_white);
+        // Digits, backslashes and tabs are rare in prose. Their features count nothing in a
+        // block without any (when the previous block does not end in a backslash or a tab,
+        // which they look back at), so such a block skips them.
+        if !SHORTCUTS
+            || (m.digit | m.backslash | m.tab | (prev.backslash >> 62) | (prev.tab >> 63)) != 0
+        {
+            let prev_tab = p(m.tab, prev.tab, 1);
+            add(&mut acc, 8, starts & prev_tab);
+            add(
+                &mut acc,
+                10,
+                cont & p(starts, prev_d.starts, 1) & p(m.backslash, prev.backslash, 2),
+            );
+            let prev_digit = p(m.digit, prev.digit, 1);
+            add(&mut acc, 14, m.digit);
+            add(&mut acc, 15, m.digit & !prev_digit);
+            add(
+                &mut acc,
+                16,
+                m.digit & prev_digit & p(m.digit, prev.digit, 2) & p(m.digit, prev.digit, 3),
+            );
+            // (Digits and punctuation are disjoint: one count for both terms.)
+            add(
+                &mut acc,
+                23,
+                ((m.digit & prev_blank) | (m.punct & prev_tab)) & !prev2_white,
+            );
+        }
         add(&mut acc, 24, m.letter);
         add(&mut acc, 25, m.upper);
         let leads = m.high & !m.cont;
@@ -1988,6 +1998,31 @@ mod tests {
             && std::arch::is_x86_feature_detected!("avx512bw")
             && std::arch::is_x86_feature_detected!("avx512vbmi")
             && std::arch::is_x86_feature_detected!("bmi2")
+    }
+
+    #[test]
+    fn token_count_features_of_blocks_without_digits_take_a_correct_shortcut() {
+        // Digits, tabs and backslashes now and then, at every distance from a block's end.
+        let mut rng = Rng(31);
+        let words = ["the", "Word", " ", "\n", ". ", "x"];
+        let rare = ["1", "42", "\t", "\\", "\\n", "\t\t", "a1"];
+        for _ in 0..300 {
+            let mut text = String::new();
+            while text.len() < (rng.next() % 700) as usize {
+                if rng.next().is_multiple_of(16) {
+                    text.push_str(rare[(rng.next() % rare.len() as u64) as usize]);
+                } else {
+                    text.push_str(words[(rng.next() % words.len() as u64) as usize]);
+                }
+            }
+            for encoding in Encoding::ALL {
+                assert_eq!(
+                    features_of::<false, true>(&text, encoding),
+                    features_of::<false, false>(&text, encoding),
+                    "{text:?}"
+                );
+            }
+        }
     }
 
     #[test]
