@@ -30,6 +30,7 @@
 //! Images are charged by their dimensions, read from the base64 header (PNG, JPEG, GIF, WebP)
 //! without decoding it, never by the base64 length: see [`image_tokens`].
 
+use rayon::prelude::*;
 use std::borrow::Cow;
 
 use serde_json::value::RawValue;
@@ -161,20 +162,15 @@ const PARALLEL_MIN_BYTES: usize = 1 << 20;
 /// at line starts (where no piece can cross) and counted on all cores.
 pub fn count_exact(text: &str, encoding: Encoding) -> u64 {
     if text.len() >= PARALLEL_MIN_BYTES {
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let threads = rayon::current_num_threads();
         if threads > 1 {
             let chunks = split_at_line_starts(text, threads);
             if chunks.len() > 1 {
-                return std::thread::scope(|scope| {
-                    let handles: Vec<_> = chunks
-                        .iter()
-                        .map(|chunk| scope.spawn(move || count_serial(chunk, encoding)))
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| h.join().expect("token counting does not panic"))
-                        .sum()
-                });
+                // Rayon's pool: no thread is started per call.
+                return chunks
+                    .par_iter()
+                    .map(|chunk| count_serial(chunk, encoding))
+                    .sum();
             }
         }
     }
@@ -892,7 +888,7 @@ pub fn estimate(text: &str, encoding: Encoding) -> u64 {
 /// cut at character boundaries; a piece cut in two is counted as two, which moves the estimate
 /// by a token per core at most).
 fn parallel_features(text: &str, encoding: Encoding) -> [u64; FEATURES] {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = rayon::current_num_threads();
     let mut chunks = Vec::with_capacity(threads);
     let mut start = 0;
     for i in 1..=threads {
@@ -905,18 +901,16 @@ fn parallel_features(text: &str, encoding: Encoding) -> [u64; FEATURES] {
             start = end;
         }
     }
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = chunks
-            .iter()
-            .map(|chunk| scope.spawn(move || text_features(chunk, encoding)))
-            .collect();
-        let mut total = [0u64; FEATURES];
-        for handle in handles {
-            let f = handle.join().expect("feature counting does not panic");
-            total.iter_mut().zip(f).for_each(|(t, v)| *t += v);
-        }
-        total
-    })
+    chunks
+        .par_iter()
+        .map(|chunk| text_features(chunk, encoding))
+        .reduce(
+            || [0u64; FEATURES],
+            |mut total, f| {
+                total.iter_mut().zip(f).for_each(|(t, v)| *t += v);
+                total
+            },
+        )
 }
 
 /// Bit masks of one 64-byte block (bit `i` is byte `i`).
@@ -942,26 +936,17 @@ struct Masks {
     b64: u64,
 }
 
-/// The masks of `block` (at most 64 bytes; missing bytes are in no class). `WIDE`: with
-/// AVX-512 compares (only instantiated by [`text_features_avx512`], which checks the CPU).
+/// The masks of `block` (at most 64 bytes; missing bytes are in no class).
 #[inline(always)]
-fn block_masks<const WIDE: bool>(block: &[u8]) -> Masks {
-    let full = |block: &[u8; 64]| {
-        #[cfg(target_arch = "x86_64")]
-        if WIDE {
-            // SAFETY: `WIDE` is only set where the CPU has AVX-512 F and BW.
-            return unsafe { full_block_masks_avx512(block) };
-        }
-        full_block_masks(block)
-    };
+fn block_masks(block: &[u8]) -> Masks {
     if block.len() == 64 {
-        return full(block.try_into().expect("64 bytes"));
+        return full_block_masks(block.try_into().expect("64 bytes"));
     }
     let mut padded = [0u8; 64];
     padded[..block.len()].copy_from_slice(block);
-    let mut m = full(&padded);
+    let mut m = full_block_masks(&padded);
     // Padding bytes are NUL, which only the punctuation mask holds.
-    m.punct &= valid(block.len());
+    m.punct &= valid_mask(block.len());
     m
 }
 
@@ -1168,46 +1153,289 @@ struct Derived {
 /// The feature counts of `text` for the calibrated estimator, in [`FEATURE_NAMES`] order.
 pub fn text_features(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     #[cfg(target_arch = "x86_64")]
+    if wide_features_cpu() {
+        // SAFETY: the CPU has the instructions.
+        return unsafe { features_wide(text, encoding) };
+    }
+    #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("popcnt") && std::arch::is_x86_feature_detected!("bmi1")
     {
-        if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-            && std::arch::is_x86_feature_detected!("bmi2")
-        {
-            // SAFETY: the CPU has the instructions.
-            return unsafe { text_features_avx512(text, encoding) };
-        }
         // SAFETY: the CPU has the instructions.
         return unsafe { text_features_popcnt(text, encoding) };
     }
-    features_of::<false, true>(text, encoding)
+    features_of::<true>(text, encoding)
+}
+
+/// Whether the CPU runs [`features_wide`] (Ice Lake and later, Zen 4 and later).
+#[cfg(target_arch = "x86_64")]
+fn wide_features_cpu() -> bool {
+    use std::arch::is_x86_feature_detected as has;
+    has!("avx512f")
+        && has!("avx512bw")
+        && has!("avx512vbmi")
+        && has!("avx512vbmi2")
+        && has!("avx512vpopcntdq")
+        && has!("popcnt")
+        && has!("bmi1")
+        && has!("bmi2")
 }
 
 /// [`features_of`] compiled with `popcnt` and `andn` (not in the x86_64 baseline).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "popcnt,bmi1")]
 unsafe fn text_features_popcnt(text: &str, encoding: Encoding) -> [u64; FEATURES] {
-    features_of::<false, true>(text, encoding)
+    features_of::<true>(text, encoding)
 }
 
-/// [`features_of`] with AVX-512 byte compares for the block masks, the vector pass over
-/// blocks of three-byte characters (VBMI permutes), and BMI2's shifts by a register, which the
-/// per-character pass uses on every character.
+/// [`features_of`] with AVX-512, eight blocks at a time: lane `j` of a vector holds a mask of
+/// block `j` of a group of eight, the look-back into the previous block is one funnel shift
+/// with the lanes moved up by one (lane 0 taking the previous group's last lane), and the
+/// counts are vector bit counts. The per-character pass then visits the group's blocks in
+/// order (blocks of three-byte characters with the vector pass). Same counts as
+/// [`features_of`] (checked by the tests).
+///
+/// # Safety
+/// The CPU must have the features enabled here.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "popcnt,bmi1,bmi2,avx512f,avx512bw,avx512vbmi")]
-unsafe fn text_features_avx512(text: &str, encoding: Encoding) -> [u64; FEATURES] {
-    features_of::<true, true>(text, encoding)
+#[target_feature(
+    enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,avx512vpopcntdq,popcnt,bmi1,bmi2"
+)]
+unsafe fn features_wide(text: &str, encoding: Encoding) -> [u64; FEATURES] {
+    use std::arch::x86_64::*;
+    /// The previous group's vectors of everything the features look back at.
+    #[derive(Clone, Copy)]
+    struct Carry {
+        letter: __m512i,
+        lower: __m512i,
+        b64: __m512i,
+        space: __m512i,
+        punct: __m512i,
+        tab: __m512i,
+        digit: __m512i,
+        newline: __m512i,
+        blank: __m512i,
+        white: __m512i,
+        backslash: __m512i,
+        starts: __m512i,
+        cont: __m512i,
+        a2: __m512i,
+        a4: __m512i,
+        x1: __m512i,
+        x2: __m512i,
+        x4: __m512i,
+        w2: __m512i,
+        w4: __m512i,
+        w8: __m512i,
+    }
+    let zero = _mm512_setzero_si512();
+    let mut carry = Carry {
+        letter: zero,
+        lower: zero,
+        b64: zero,
+        space: zero,
+        punct: zero,
+        tab: zero,
+        digit: zero,
+        newline: zero,
+        blank: zero,
+        white: zero,
+        backslash: zero,
+        starts: zero,
+        cont: zero,
+        a2: zero,
+        a4: zero,
+        x1: zero,
+        x2: zero,
+        x4: zero,
+        w2: zero,
+        w4: zero,
+        w8: zero,
+    };
+    // Per ASCII feature (and `high_space` last), the counts so far in eight lanes.
+    let mut acc = [zero; ASCII_FEATURES + 1];
+    let mut f = [0u64; FEATURES];
+    let bytes = text.as_bytes();
+    let mut chars = NonAscii::new(CjkTables::get(encoding));
+    for (group_index, group) in bytes.chunks(512).enumerate() {
+        // The last group is padded with NULs (in no class but punctuation, masked by `valid`).
+        let mut padded = [0u8; 512];
+        let data: &[u8] = if group.len() == 512 {
+            group
+        } else {
+            padded[..group.len()].copy_from_slice(group);
+            &padded
+        };
+        let mut ms = [Masks::default(); 8];
+        let mut valid = [0u64; 8];
+        for (j, m) in ms.iter_mut().enumerate() {
+            let block: &[u8; 64] = data[64 * j..64 * j + 64].try_into().expect("64 bytes");
+            *m = full_block_masks_avx512(block);
+            valid[j] = valid_mask(group.len().saturating_sub(64 * j));
+            m.punct &= valid[j];
+        }
+        let lanes = |field: fn(&Masks) -> u64| {
+            let words: [u64; 8] = std::array::from_fn(|j| field(&ms[j]));
+            // SAFETY: reads the eight words of `words`.
+            unsafe { _mm512_loadu_si512(words.as_ptr().cast::<__m512i>()) }
+        };
+        let (upper, lower, letter) = (lanes(|m| m.upper), lanes(|m| m.lower), lanes(|m| m.letter));
+        let (digit, space, tab) = (lanes(|m| m.digit), lanes(|m| m.space), lanes(|m| m.tab));
+        let (newline, blank, white) =
+            (lanes(|m| m.newline), lanes(|m| m.blank), lanes(|m| m.white));
+        let (punct, high, cont_bytes) = (lanes(|m| m.punct), lanes(|m| m.high), lanes(|m| m.cont));
+        let (backslash, b64) = (lanes(|m| m.backslash), lanes(|m| m.b64));
+        // SAFETY: reads the eight words of `valid`.
+        let valid_v = unsafe { _mm512_loadu_si512(valid.as_ptr().cast::<__m512i>()) };
+        // `x` of each lane's previous block, shifted by `K` bits: the look-back of the
+        // scalar pass (`sh`).
+        macro_rules! p {
+            ($cur:expr, $old:expr, $k:literal) => {
+                _mm512_shldi_epi64::<$k>($cur, _mm512_alignr_epi64::<7>($cur, $old))
+            };
+        }
+        let and = |a: __m512i, b: __m512i| _mm512_and_si512(a, b);
+        let or = |a: __m512i, b: __m512i| _mm512_or_si512(a, b);
+        // `a & !b`
+        let but = |a: __m512i, b: __m512i| _mm512_andnot_si512(b, a);
+        let mut count = |k: usize, mask: __m512i| {
+            acc[k] = _mm512_add_epi64(acc[k], _mm512_popcnt_epi64(mask));
+        };
+        let prev_letter = p!(letter, carry.letter, 1);
+        let camel = and(upper, p!(lower, carry.lower, 1));
+        let starts = or(but(letter, prev_letter), camel);
+        let cont = but(letter, starts);
+        count(0, starts);
+        let a2 = and(cont, p!(cont, carry.cont, 1));
+        let a3 = and(a2, p!(cont, carry.cont, 2));
+        let a4 = and(a2, p!(a2, carry.a2, 2));
+        let a8 = and(a4, p!(a4, carry.a4, 4));
+        let a10 = and(a8, p!(a2, carry.a2, 8));
+        count(1, cont);
+        count(2, a2);
+        count(3, a3);
+        count(4, a10);
+        let x1 = and(b64, p!(b64, carry.b64, 1));
+        let x2 = and(x1, p!(x1, carry.x1, 2));
+        let x4 = and(x2, p!(x2, carry.x2, 4));
+        let x8 = and(x4, p!(x4, carry.x4, 8));
+        count(5, x8);
+        count(6, camel);
+        let prev_space = p!(space, carry.space, 1);
+        let prev_punct = p!(punct, carry.punct, 1);
+        let prev_tab = p!(tab, carry.tab, 1);
+        count(7, and(starts, prev_space));
+        count(8, and(starts, prev_tab));
+        let prev2_punct = p!(punct, carry.punct, 2);
+        let prev2_space = p!(space, carry.space, 2);
+        count(
+            9,
+            but(but(and(starts, prev_punct), prev2_punct), prev2_space),
+        );
+        count(
+            10,
+            and(
+                and(cont, p!(starts, carry.starts, 1)),
+                p!(backslash, carry.backslash, 2),
+            ),
+        );
+        let punct_starts = but(punct, prev_punct);
+        count(11, punct_starts);
+        count(12, and(punct_starts, prev_space));
+        count(13, and(and(punct, prev_punct), prev2_punct));
+        let prev_digit = p!(digit, carry.digit, 1);
+        count(14, digit);
+        count(15, but(digit, prev_digit));
+        count(
+            16,
+            and(
+                and(and(digit, prev_digit), p!(digit, carry.digit, 2)),
+                p!(digit, carry.digit, 3),
+            ),
+        );
+        let prev_newline = p!(newline, carry.newline, 1);
+        count(17, but(but(newline, prev_newline), prev_punct));
+        let prev_blank = p!(blank, carry.blank, 1);
+        let prev2_blank = p!(blank, carry.blank, 2);
+        let after_two_blanks = and(prev_blank, prev2_blank);
+        count(18, and(letter, after_two_blanks));
+        count(19, but(but(and(valid_v, after_two_blanks), letter), white));
+        count(20, blank);
+        let w2 = and(blank, prev_blank);
+        let w4 = and(w2, p!(w2, carry.w2, 2));
+        let w8 = and(w4, p!(w4, carry.w4, 4));
+        let w16 = and(w8, p!(w8, carry.w8, 8));
+        count(21, w2);
+        count(22, w16);
+        let prev2_white = p!(white, carry.white, 2);
+        let leads = but(high, cont_bytes);
+        // (Digits, lead bytes and punctuation are disjoint: one count for the three terms.)
+        count(
+            23,
+            but(
+                or(and(or(digit, leads), prev_blank), and(punct, prev_tab)),
+                prev2_white,
+            ),
+        );
+        count(24, letter);
+        count(25, upper);
+        count(ASCII_FEATURES, and(leads, prev_space));
+        carry = Carry {
+            letter,
+            lower,
+            b64,
+            space,
+            punct,
+            tab,
+            digit,
+            newline,
+            blank,
+            white,
+            backslash,
+            starts,
+            cont,
+            a2,
+            a4,
+            x1,
+            x2,
+            x4,
+            w2,
+            w4,
+            w8,
+        };
+        for (j, m) in ms.iter().enumerate() {
+            let leads = m.high & !m.cont;
+            if leads == 0 {
+                continue;
+            }
+            let base = group_index * 512 + 64 * j;
+            // SAFETY: the CPU has AVX-512 F, BW and VBMI; an all-non-ASCII block is a full
+            // block of the text.
+            let done = m.high == u64::MAX
+                && unsafe { chars.three_byte_block_wide(bytes, base, leads, &mut f) };
+            if !done {
+                chars.block(bytes, base, leads, &mut f);
+            }
+        }
+    }
+    let mut sums = [0u64; 8];
+    for (k, lanes) in acc.iter().enumerate() {
+        // SAFETY: writes the eight words of `sums`.
+        unsafe { _mm512_storeu_si512(sums.as_mut_ptr().cast::<__m512i>(), *lanes) };
+        let total: u64 = sums.iter().sum();
+        if k < ASCII_FEATURES {
+            f[k] += total;
+        } else {
+            f[NA + 9] += total;
+        }
+    }
+    f
 }
 
-/// `WIDE`: AVX-512 block masks; `SHORTCUTS`: blocks of non-ASCII bytes only skip the ASCII
-/// features, and blocks without digits, backslashes and tabs the features about those (off
-/// only in tests, to check the shortcuts give the same counts).
+/// The features block by block (64 bytes). `SHORTCUTS`: blocks of non-ASCII bytes only skip
+/// the ASCII features, and blocks without digits, backslashes and tabs the features about
+/// those (off only in tests, to check the shortcuts give the same counts).
 #[inline(always)]
-fn features_of<const WIDE: bool, const SHORTCUTS: bool>(
-    text: &str,
-    encoding: Encoding,
-) -> [u64; FEATURES] {
+fn features_of<const SHORTCUTS: bool>(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     let mut f = [0u64; FEATURES];
     let bytes = text.as_bytes();
     let mut prev = Masks::default();
@@ -1220,7 +1448,7 @@ fn features_of<const WIDE: bool, const SHORTCUTS: bool>(
         if index % FLUSH_BLOCKS == FLUSH_BLOCKS - 1 {
             flush(&mut acc, &mut f);
         }
-        let m = block_masks::<WIDE>(block);
+        let m = block_masks(block);
         let p = |cur: u64, old: u64, k: u32| sh(cur, old, k);
         if SHORTCUTS && m.high == u64::MAX {
             // CJK text: a block without ASCII bytes. Every ASCII mask is empty, so of the
@@ -1232,16 +1460,7 @@ fn features_of<const WIDE: bool, const SHORTCUTS: bool>(
             add(&mut acc, 19, prev_blank & prev2_blank);
             add(&mut acc, 23, leads & prev_blank & !p(0, prev.white, 2));
             f[NA + 9] += u64::from((leads & p(0, prev.space, 1)).count_ones());
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `WIDE` is only set where the CPU has AVX-512 F, BW and VBMI; the block
-            // is 64 non-ASCII bytes of the text.
-            let done =
-                WIDE && unsafe { chars.three_byte_block_wide(bytes, index * 64, leads, &mut f) };
-            #[cfg(not(target_arch = "x86_64"))]
-            let done = false;
-            if !done {
-                chars.block(bytes, index * 64, leads, &mut f);
-            }
+            chars.block(bytes, index * 64, leads, &mut f);
             prev = m;
             prev_d = Derived::default();
             continue;
@@ -1290,7 +1509,7 @@ fn features_of<const WIDE: bool, const SHORTCUTS: bool>(
         add(
             &mut acc,
             19,
-            !m.letter & !m.white & valid(block.len()) & prev_blank & prev2_blank,
+            !m.letter & !m.white & valid_mask(block.len()) & prev_blank & prev2_blank,
         );
         add(&mut acc, 20, m.blank);
         // Blanks with 1 and 15 blanks before them.
@@ -1374,8 +1593,8 @@ fn flush(acc: &mut [u64; ASCII_FEATURES.div_ceil(4)], f: &mut [u64; FEATURES]) {
     *acc = [0; ASCII_FEATURES.div_ceil(4)];
 }
 
-/// The mask of the first `len` bytes of a block.
-fn valid(len: usize) -> u64 {
+/// The mask of the first `len` bytes of a block (all of it from 64 bytes on).
+fn valid_mask(len: usize) -> u64 {
     if len >= 64 {
         u64::MAX
     } else {
@@ -1974,30 +2193,70 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn token_count_avx512_masks_match_the_table() {
-        if !wide_cpu() {
-            eprintln!("skipped: this CPU has no AVX-512 BW and VBMI");
+        if !wide_features_cpu() {
+            eprintln!("skipped: this CPU lacks an AVX-512 extension the wide pass needs");
             return;
         }
         // SAFETY: checked just above.
         assert_masks_match_the_table(|block| unsafe { full_block_masks_avx512(block) });
-        // And through the whole estimator: both instantiations give the same features.
-        let mut rng = Rng(11);
-        for _ in 0..200 {
-            let text = rng.text(MIXED_ALPHABET, 300);
-            assert_eq!(
-                features_of::<true, true>(&text, Encoding::O200kBase),
-                features_of::<false, true>(&text, Encoding::O200kBase),
-                "{text:?}"
-            );
-        }
     }
 
     #[cfg(target_arch = "x86_64")]
-    fn wide_cpu() -> bool {
-        std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-            && std::arch::is_x86_feature_detected!("avx512vbmi")
-            && std::arch::is_x86_feature_detected!("bmi2")
+    #[test]
+    fn token_count_features_wide_match_the_block_pass() {
+        if !wide_features_cpu() {
+            eprintln!("skipped: this CPU lacks an AVX-512 extension the wide pass needs");
+            return;
+        }
+        let mut rng = Rng(47);
+        let alphabets: [&[&str]; 3] = [
+            ASCII_ALPHABET,
+            MIXED_ALPHABET,
+            &[
+                "中", "文", "字", "日本", "한", " ", "\n", "a", "7", "😀", "é", "\t", "\\",
+            ],
+        ];
+        for round in 0..900 {
+            let alphabet = alphabets[round % alphabets.len()];
+            // Up to four groups of 512 bytes, so every lane and group boundary is crossed; in
+            // a third of the texts, runs of one character up to 40 long, for the features
+            // about long runs (blanks, letters, digits, base64).
+            let text = if round % 3 == 2 {
+                let mut text = String::new();
+                while text.len() < (rng.next() % 1800) as usize {
+                    let item = alphabet[(rng.next() % alphabet.len() as u64) as usize];
+                    text.push_str(&item.repeat((rng.next() % 40 + 1) as usize));
+                }
+                text
+            } else {
+                rng.text(alphabet, 1500)
+            };
+            for encoding in Encoding::ALL {
+                // SAFETY: checked above.
+                let wide = unsafe { features_wide(&text, encoding) };
+                assert_eq!(wide, features_of::<false>(&text, encoding), "{text:?}");
+            }
+        }
+        // Every run length at every offset across a block boundary within a group of eight
+        // and across a group boundary, for the features that look back 1 to 16 characters.
+        let runs = [
+            "a", "aB", "Ab", "x9+/", " ", "\t ", "7", "\\a", "\\ab", ".,", "\n", " \n", "中",
+        ];
+        for run in runs {
+            for len in 1..=24 {
+                for offset in (40..=70).chain(490..=520) {
+                    let text = format!("{}{}.", "-".repeat(offset), run.repeat(len));
+                    // SAFETY: checked above.
+                    let wide = unsafe { features_wide(&text, Encoding::O200kBase) };
+                    let blocks = features_of::<false>(&text, Encoding::O200kBase);
+                    assert_eq!(wide, blocks, "{text:?}");
+                }
+            }
+        }
+        for encoding in Encoding::ALL {
+            // SAFETY: checked above.
+            assert_eq!(unsafe { features_wide("", encoding) }, [0; FEATURES]);
+        }
     }
 
     #[test]
@@ -2017,8 +2276,8 @@ mod tests {
             }
             for encoding in Encoding::ALL {
                 assert_eq!(
-                    features_of::<false, true>(&text, encoding),
-                    features_of::<false, false>(&text, encoding),
+                    features_of::<true>(&text, encoding),
+                    features_of::<false>(&text, encoding),
                     "{text:?}"
                 );
             }
@@ -2052,19 +2311,15 @@ mod tests {
                 text.push_str(&run.repeat((rng.next() % 60) as usize));
             }
             for encoding in Encoding::ALL {
-                let full = features_of::<false, false>(&text, encoding);
-                assert_eq!(
-                    features_of::<false, true>(&text, encoding),
-                    full,
-                    "{text:?}"
-                );
+                let full = features_of::<false>(&text, encoding);
+                assert_eq!(features_of::<true>(&text, encoding), full, "{text:?}");
                 // The vector pass over blocks of three-byte characters (where the CPU has it):
                 // every alignment of the first lead, two-byte and astral characters in the
                 // runs, repeats, and characters that end past the block or the text.
                 #[cfg(target_arch = "x86_64")]
-                if wide_cpu() {
+                if wide_features_cpu() {
                     // SAFETY: checked just above.
-                    let wide = unsafe { text_features_avx512(&text, encoding) };
+                    let wide = unsafe { features_wide(&text, encoding) };
                     assert_eq!(wide, full, "{text:?}");
                 }
             }
