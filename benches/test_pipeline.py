@@ -1,10 +1,12 @@
 """(b) The full per-request pipeline, file → serialized messages: open, context, pairing
 repair, history limit, token estimates, pruning, serialization (``clawctx_pipeline`` and
-``reference_pipeline``, which produce the same messages), against the orjson floor.
+``reference_pipeline``, which produce the same messages), against the orjson floor and the
+floor below every floor: reading the file's bytes into memory.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from benches import clawctx_pipeline, reference_pipeline
@@ -36,3 +38,13 @@ def test_orjson_floor(benchmark: Any, session: GeneratedSession) -> None:
         session.path,
     )
     assert parsed == session.lines
+
+
+def read_bytes(path: Path) -> bytes:
+    """What any implementation that reads the whole file pays at least."""
+    return path.read_bytes()
+
+
+def test_read_floor(benchmark: Any, session: GeneratedSession) -> None:
+    data = measure(benchmark, "pipeline", "read bytes", session, read_bytes, session.path)
+    assert len(data) == session.size
