@@ -157,8 +157,13 @@ def summary_lines(measured: list[Measured]) -> list[str]:
             "|---|---|---|---|---|",
         ]
         for m in refresh:
-            cold_scenario = "pipeline" if "pipeline" in m.impl else "open+context"
-            cold = by_key.get((cold_scenario, m.size, "clawctx"))
+            if "assemble" in m.impl:
+                cold_scenario, cold_impl = "assemble (facade)", "clawctx cold"
+            elif "pipeline" in m.impl:
+                cold_scenario, cold_impl = "pipeline", "clawctx"
+            else:
+                cold_scenario, cold_impl = "open+context", "clawctx"
+            cold = by_key.get((cold_scenario, m.size, cold_impl))
             ref = by_key.get(("pipeline", m.size, "reference"))
             share = f"{100 * m.median_s / cold.median_s:.2f}% of {cold_scenario}" if cold else ""
             vs_ref = f"{ref.median_s / m.median_s:.0f}x" if ref else ""

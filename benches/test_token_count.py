@@ -221,6 +221,10 @@ def _format_size(size: int) -> str:
     return f"{size // 1_000_000} MB" if size >= 1_000_000 else f"{size // 1000} KB"
 
 
+def _format_time(seconds: float) -> str:
+    return f"{seconds * 1e3:.2f} ms" if seconds >= 1e-3 else f"{seconds * 1e6:.1f} µs"
+
+
 def results_table(results: list[Result]) -> list[str]:
     by_key = {(r.kind, r.size, r.impl): r for r in results}
     lines = [
@@ -238,7 +242,7 @@ def results_table(results: list[Result]) -> list[str]:
         )
         nbytes = len(cached_text(r.kind, r.size).encode())
         lines.append(
-            f"| {r.kind} | {_format_size(r.size)} | {r.impl} | {r.median_s * 1e3:.2f} ms | "
+            f"| {r.kind} | {_format_size(r.size)} | {r.impl} | {_format_time(r.median_s)} | "
             f"{nbytes / 1e6 / r.median_s:,.0f} | {r.tokens:,} | {vs_tik} | {speedup} |"
         )
     return lines
