@@ -444,19 +444,24 @@ def estimate_chars(message: Any) -> int:
     if role in ("custom", "toolResult"):
         if isinstance(content, str):
             return js_len(content)
-        chars = 0
-        for b in _blocks(content):
-            kind = b.get("type")
-            if kind == "text":
-                chars += _str_len(b.get("text"))
-            elif kind == "image":
-                chars += IMAGE_CHARS
-        return chars
+        return _text_and_image_chars(content, IMAGE_CHARS)
     if role == "bashExecution":
         return _str_len(message.get("command")) + _str_len(message.get("output"))
     if role in ("branchSummary", "compactionSummary"):
         return _str_len(message.get("summary"))
     return 0
+
+
+def _text_and_image_chars(content: Any, image_chars: int) -> int:
+    """The text blocks' lengths plus ``image_chars`` per image block."""
+    chars = 0
+    for b in _blocks(content):
+        kind = b.get("type")
+        if kind == "text":
+            chars += _str_len(b.get("text"))
+        elif kind == "image":
+            chars += image_chars
+    return chars
 
 
 def estimate_tokens(message: Any) -> int:
@@ -476,14 +481,7 @@ def pruner_chars(message: Any) -> int:
     if role in ("user", "toolResult"):
         if isinstance(content, str):
             return js_len(content) if role == "user" else 0
-        chars = 0
-        for b in _blocks(content):
-            kind = b.get("type")
-            if kind == "text":
-                chars += _str_len(b.get("text"))
-            elif kind == "image":
-                chars += PRUNER_IMAGE_CHARS
-        return chars
+        return _text_and_image_chars(content, PRUNER_IMAGE_CHARS)
     if role == "assistant":
         chars = 0
         for b in _blocks(content):

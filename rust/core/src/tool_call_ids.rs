@@ -116,8 +116,9 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
     input.map_messages(|_, message| {
         let facts = message.facts();
         if facts.is_role("assistant") && facts.has_input_tool_call_blocks {
-            let value = message.to_value().unwrap_or(Value::Null);
-            let mut next = value.clone();
+            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
+            let mut next = message.to_value().unwrap_or(Value::Null);
+            let mut changed = false;
             if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
                 for block in blocks.iter_mut() {
                     let is_call = block
@@ -131,14 +132,16 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
                         let id = resolve(&raw);
                         if id != raw {
                             block["id"] = Value::from(id);
+                            changed = true;
                         }
                     }
                 }
             }
-            (next != value).then_some(next)
+            changed.then_some(next)
         } else if facts.is_role("toolResult") {
-            let value = message.to_value().unwrap_or(Value::Null);
-            let mut next = value.clone();
+            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
+            let mut next = message.to_value().unwrap_or(Value::Null);
+            let mut changed = false;
             for key in ["toolCallId", "toolUseId"] {
                 if let Some(raw) = next
                     .get(key)
@@ -149,10 +152,11 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
                     let id = resolve(&raw);
                     if id != raw {
                         next[key] = Value::from(id);
+                        changed = true;
                     }
                 }
             }
-            (next != value).then_some(next)
+            changed.then_some(next)
         } else {
             None
         }
@@ -344,8 +348,9 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
     input.map_messages(|_, message| {
         let facts = message.facts();
         if facts.is_role("assistant") && !facts.tool_calls.is_empty() {
-            let value = message.to_value().unwrap_or(Value::Null);
-            let mut next = value.clone();
+            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
+            let mut next = message.to_value().unwrap_or(Value::Null);
+            let mut changed = false;
             if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
                 for block in blocks.iter_mut() {
                     let is_call = block
@@ -370,11 +375,12 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
                     used.insert(id.clone());
                     if id != raw {
                         block["id"] = Value::from(id.clone());
+                        changed = true;
                     }
                     pending.entry(raw).or_default().push_back(id);
                 }
             }
-            (next != value).then_some(next)
+            changed.then_some(next)
         } else if facts.is_role("toolResult") {
             match facts.tool_result_id.as_deref().and_then(|raw| {
                 pending

@@ -530,12 +530,15 @@ unsafe fn features_wide(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     let bytes = text.as_bytes();
     let mut chars = NonAscii::new(CjkTables::get(encoding));
     for (group_index, group) in bytes.chunks(512).enumerate() {
-        // The last group is padded with NULs (in no class but punctuation, masked by `valid`).
-        let mut padded = [0u8; 512];
+        // The last group is padded with NULs (in no class but punctuation, masked by `valid`);
+        // full groups are read in place.
+        let padded;
         let data: &[u8] = if group.len() == 512 {
             group
         } else {
-            padded[..group.len()].copy_from_slice(group);
+            let mut buffer = [0u8; 512];
+            buffer[..group.len()].copy_from_slice(group);
+            padded = buffer;
             &padded
         };
         let mut ms = [Masks::default(); 8];
