@@ -464,7 +464,8 @@ unsafe fn text_features_popcnt(text: &str, encoding: Encoding) -> [u64; FEATURES
 /// block `j` of a group of eight, the look-back into the previous block is one funnel shift
 /// with the lanes moved up by one (lane 0 taking the previous group's last lane), and the
 /// counts are vector bit counts. The per-character pass then visits the group's blocks in
-/// order (blocks of three-byte characters with the vector pass). Same counts as
+/// order (blocks whose non-ASCII characters are two or three bytes long with the vector pass,
+/// [`NonAscii::block_wide`]). Same counts as
 /// [`features_of`] (checked by the tests).
 ///
 /// # Safety
@@ -529,6 +530,7 @@ unsafe fn features_wide(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     let mut f = [0u64; FEATURES];
     let bytes = text.as_bytes();
     let mut chars = NonAscii::new(CjkTables::get(encoding));
+    let mut wide_counts = WideCounts::new();
     for (group_index, group) in bytes.chunks(512).enumerate() {
         // The last group is padded with NULs (in no class but punctuation, masked by `valid`);
         // full groups are read in place.
@@ -684,15 +686,16 @@ unsafe fn features_wide(text: &str, encoding: Encoding) -> [u64; FEATURES] {
                 continue;
             }
             let base = group_index * 512 + 64 * j;
-            // SAFETY: the CPU has AVX-512 F, BW and VBMI; an all-non-ASCII block is a full
-            // block of the text.
-            let done = m.high == u64::MAX
-                && unsafe { chars.three_byte_block_wide(bytes, base, leads, &mut f) };
+            // SAFETY: the CPU has AVX-512 F, BW, VBMI and VBMI2; a block with a lead byte in
+            // the first 64 bytes of a group of at least that many is a full block of the text.
+            let done = group.len() >= 64 * (j + 1)
+                && unsafe { chars.block_wide(bytes, base, leads, &mut wide_counts) };
             if !done {
                 chars.block(bytes, base, leads, &mut f);
             }
         }
     }
+    wide_counts.add_to(&mut f);
     let mut sums = [0u64; 8];
     for (k, lanes) in acc.iter().enumerate() {
         // SAFETY: writes the eight words of `sums`.
@@ -1081,36 +1084,33 @@ impl<'t> NonAscii<'t> {
 }
 
 impl NonAscii<'_> {
-    /// [`NonAscii::block`] for a block of three-byte characters only (most Chinese and
-    /// Japanese text), sixteen characters per vector instruction: decoded with byte
-    /// permutes, their table entries and pair bits gathered. Returns false, having counted
-    /// nothing, when the block holds another kind of character.
+    /// [`NonAscii::block`] for a block whose non-ASCII characters are all two or three bytes
+    /// long (Chinese, Japanese and Korean text, also amid ASCII; Cyrillic, Greek, accented
+    /// Latin), sixteen characters per vector instruction: their positions compressed out of
+    /// the lead-byte mask, their bytes fetched with byte permutes and decoded, their table
+    /// entries and pair bits gathered. Returns false, having counted nothing, when the block
+    /// starts a four-byte character.
     ///
     /// # Safety
-    /// The CPU must have AVX-512 F, BW and VBMI; `bytes[base..base + 64]` must be a block of
-    /// valid UTF-8 text whose bytes are all non-ASCII.
+    /// The CPU must have AVX-512 F, BW, VBMI and VBMI2; `bytes[base..base + 64]` must be a block
+    /// of valid UTF-8 text and `leads` the mask of its non-ASCII characters' lead bytes.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,popcnt,bmi1,bmi2")]
-    unsafe fn three_byte_block_wide(
+    #[target_feature(enable = "avx512f,avx512bw,avx512vbmi,avx512vbmi2,popcnt,bmi1,bmi2")]
+    unsafe fn block_wide(
         &mut self,
         bytes: &[u8],
         base: usize,
         leads: u64,
-        f: &mut [u64; FEATURES],
+        counts: &mut WideCounts,
     ) -> bool {
         use std::arch::x86_64::*;
         let block = &bytes[base..base + 64];
         // SAFETY: reads the 64 bytes of `block`.
         let v0 = unsafe { _mm512_loadu_si512(block.as_ptr().cast::<__m512i>()) };
-        let three = _mm512_cmple_epu8_mask(
-            _mm512_sub_epi8(v0, _mm512_set1_epi8(0xE0u8 as i8)),
-            _mm512_set1_epi8(0x0F),
-        );
-        if leads == 0 || three != leads {
+        if leads == 0 || _mm512_cmpge_epu8_mask(v0, _mm512_set1_epi8(0xF0u8 as i8)) & leads != 0 {
             return false;
         }
-        // Valid UTF-8 of three-byte characters: a lead every third byte from the first.
-        let first = leads.trailing_zeros() as usize;
+        // At most 32 characters of two or more bytes start in 64 bytes: two vectors of 16.
         let n = leads.count_ones() as usize;
         // The last character may end up to two bytes past the block; the masked load reads
         // only bytes of the text.
@@ -1123,31 +1123,65 @@ impl NonAscii<'_> {
         // SAFETY: the mask limits the load to `bytes[base + 64..]`.
         let v1 =
             unsafe { _mm512_maskz_loadu_epi8(rest_mask, bytes.as_ptr().add(base + 64).cast()) };
+        // Byte k: the offset in the block of the k-th lead byte.
+        // SAFETY: reads the 64 bytes of `BYTE_OFFSETS`.
+        let offsets = unsafe { _mm512_loadu_si512(BYTE_OFFSETS.as_ptr().cast()) };
+        let positions = _mm512_maskz_compress_epi8(leads, offsets);
+        let two_byte_leads = leads & _mm512_cmplt_epu8_mask(v0, _mm512_set1_epi8(0xE0u8 as i8));
         let tables = self.tables;
-        let adjacent_first = self.last_end == base + first;
-        let (mut classes, mut cjk_multi, mut other_multi) = ([0u64; 6], 0u64, 0u64);
-        let (mut pairs, mut repeat) = (0u64, 0u64);
-        // Lane 15 of the carries: the character before this vector's first.
+        let one = _mm512_set1_epi32(1);
+        let mut add = |feature: usize, mask: u16| {
+            let lanes = &mut counts.lanes[feature - NA];
+            *lanes = _mm512_mask_add_epi32(*lanes, mask, *lanes, one);
+        };
+        // Lane 15 of the carries: the character before this vector's first, and where it
+        // ended relative to the block (-1 if before the block: never adjacent).
         let mut carry_char = _mm512_set1_epi32(self.last_char as i32);
         let mut carry_index = _mm512_set1_epi32((self.last_info >> 20) as i32);
-        for (half, lanes) in THREE_BYTE_LANES.iter().enumerate() {
-            let chars_here = n.saturating_sub(16 * half).min(16);
-            if chars_here == 0 {
-                break;
-            }
+        let last_end = if self.last_end >= base {
+            (self.last_end - base) as i32
+        } else {
+            -1
+        };
+        let mut carry_end = _mm512_set1_epi32(last_end);
+        for (half, spread) in SPREAD_POSITIONS.iter().enumerate().take(n.div_ceil(16)) {
+            let chars_here = (n - 16 * half).min(16);
             let valid = ((1u32 << chars_here) - 1) as u16;
-            // Lane k: the three bytes of character 16 * half + k, lead byte lowest.
-            // SAFETY: reads the 64 bytes of `lanes`.
-            let offsets = unsafe { _mm512_loadu_si512(lanes.as_ptr().cast::<__m512i>()) };
-            let index = _mm512_add_epi8(offsets, _mm512_set1_epi8(first as i8));
+            // Lane k: the offsets of the bytes at, at + 1 and at + 2 of character 16 * half + k,
+            // lead byte lowest.
+            // SAFETY: reads the 64 bytes of `spread`.
+            let spread = unsafe { _mm512_loadu_si512(spread.as_ptr().cast()) };
+            let index = _mm512_add_epi8(
+                _mm512_permutexvar_epi8(spread, positions),
+                // (Byte 3 repeats byte 2; the decoding masks it off.)
+                _mm512_set1_epi32(0x0202_0100),
+            );
+            let at = _mm512_and_si512(index, _mm512_set1_epi32(0xFF));
             let w = _mm512_permutex2var_epi8(v0, index, v1);
-            let c = _mm512_or_si512(
+            let c3 = _mm512_or_si512(
                 _mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x0F)), 12),
                 _mm512_or_si512(
                     _mm512_srli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x3F00)), 2),
                     _mm512_srli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x3F_0000)), 16),
                 ),
             );
+            let (c, end) = if two_byte_leads == 0 {
+                (c3, _mm512_add_epi32(at, _mm512_set1_epi32(3)))
+            } else {
+                let three = _mm512_cmpge_epu32_mask(
+                    _mm512_and_si512(w, _mm512_set1_epi32(0xFF)),
+                    _mm512_set1_epi32(0xE0),
+                );
+                let c2 = _mm512_or_si512(
+                    _mm512_slli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x1F)), 6),
+                    _mm512_srli_epi32(_mm512_and_si512(w, _mm512_set1_epi32(0x3F00)), 8),
+                );
+                let two = _mm512_add_epi32(at, _mm512_set1_epi32(2));
+                (
+                    _mm512_mask_blend_epi32(three, c2, c3),
+                    _mm512_mask_add_epi32(two, three, two, one),
+                )
+            };
             // SAFETY: every code point is below 0x10000, the length of the table.
             let info = unsafe {
                 _mm512_mask_i32gather_epi32::<4>(
@@ -1157,29 +1191,28 @@ impl NonAscii<'_> {
                     tables.info.as_ptr().cast(),
                 )
             };
+            // The class as a one in byte `class` of a pair of words (as the scalar pass counts:
+            // shifting by `info & 63`); a shift past 31 makes 0.
             let shift = _mm512_and_si512(info, _mm512_set1_epi32(63));
-            for (class, count) in classes.iter_mut().enumerate() {
-                let k =
-                    _mm512_mask_cmpeq_epi32_mask(valid, shift, _mm512_set1_epi32(8 * class as i32));
-                *count += u64::from(k.count_ones());
+            for (word, lanes) in counts.class_bytes.iter_mut().enumerate() {
+                let here = _mm512_sllv_epi32(
+                    one,
+                    _mm512_sub_epi32(shift, _mm512_set1_epi32(32 * word as i32)),
+                );
+                *lanes = _mm512_mask_add_epi32(*lanes, valid, *lanes, here);
             }
-            let test = |bit: u32| {
-                u64::from(
-                    _mm512_mask_test_epi32_mask(valid, info, _mm512_set1_epi32(1 << bit))
-                        .count_ones(),
-                )
-            };
-            cjk_multi += test(CJK_MULTI_LANE);
-            other_multi += test(OTHER_MULTI_LANE);
-            // The previous character of each lane; lane 0 of the first vector is adjacent
-            // only if the previous character ended where this block's first one starts.
-            let adjacent = if half == 0 && !adjacent_first {
-                valid & !1
-            } else {
-                valid
-            };
+            let test =
+                |bit: u32| _mm512_mask_test_epi32_mask(valid, info, _mm512_set1_epi32(1 << bit));
+            add(NA + 8, test(CJK_MULTI_LANE));
+            add(NA + 10, test(OTHER_MULTI_LANE));
+            // A character is adjacent to the previous one if that one ended where it starts.
+            let adjacent =
+                _mm512_mask_cmpeq_epi32_mask(valid, at, _mm512_alignr_epi32(end, carry_end, 15));
             let prev_char = _mm512_alignr_epi32(c, carry_char, 15);
-            repeat += u64::from(_mm512_mask_cmpeq_epi32_mask(adjacent, c, prev_char).count_ones());
+            add(
+                NA + 11,
+                _mm512_mask_cmpeq_epi32_mask(adjacent, c, prev_char),
+            );
             let pair_index = _mm512_srli_epi32(info, 20);
             let prev_index =
                 _mm512_maskz_mov_epi32(adjacent, _mm512_alignr_epi32(pair_index, carry_index, 15));
@@ -1195,46 +1228,99 @@ impl NonAscii<'_> {
                 )
             };
             let pair_bits = _mm512_srlv_epi32(word, _mm512_and_si512(bit, _mm512_set1_epi32(31)));
-            pairs += u64::from(
-                _mm512_mask_test_epi32_mask(valid, pair_bits, _mm512_set1_epi32(1)).count_ones(),
-            );
+            add(NA + 7, _mm512_mask_test_epi32_mask(valid, pair_bits, one));
             carry_char = c;
             carry_index = pair_index;
+            carry_end = end;
         }
-        for (slot, count) in f[NA..NA + 6].iter_mut().zip(classes) {
-            *slot += count;
+        counts.class_vectors += 2;
+        if counts.class_vectors >= 250 {
+            counts.flush_classes();
         }
-        f[NA + 7] += pairs;
-        f[NA + 8] += cjk_multi;
-        f[NA + 10] += other_multi;
-        f[NA + 11] += repeat;
-        let last = base + first + 3 * (n - 1);
-        let (c, _) = decode(bytes, last);
-        (self.last_info, self.last_char, self.last_end) = (tables.info[c as usize], c, last + 3);
+        let last = base + 63 - leads.leading_zeros() as usize;
+        let (c, len) = decode(bytes, last);
+        (self.last_info, self.last_char, self.last_end) = (tables.info[c as usize], c, last + len);
         true
     }
 }
 
-/// Byte `4k + j` of vector `h`: the offset from a block's first lead byte of byte `j` of its
-/// character `16h + k` when all characters are three bytes (byte 3 repeats byte 2 and is
-/// masked off by the decoding).
+/// Per-lane counts of the non-ASCII features `NA..NA + 12` by [`NonAscii::block_wide`] (32
+/// bits a lane: a lane counts at most one character in 16, so it cannot overflow before the
+/// text's length does).
 #[cfg(target_arch = "x86_64")]
-static THREE_BYTE_LANES: [[u8; 64]; 2] = {
-    let mut lanes = [[0u8; 64]; 2];
-    let mut h = 0;
-    while h < 2 {
-        let mut k = 0;
-        while k < 16 {
-            let start = 3 * (16 * h + k) as u8;
-            lanes[h][4 * k] = start;
-            lanes[h][4 * k + 1] = start + 1;
-            lanes[h][4 * k + 2] = start + 2;
-            lanes[h][4 * k + 3] = start + 2;
-            k += 1;
+struct WideCounts {
+    lanes: [std::arch::x86_64::__m512i; 12],
+    /// The classes (`NA..NA + 6`) in bytes of two words (classes 0-3, 4-5), flushed into
+    /// `lanes` before a byte can overflow: `class_vectors` counts the vectors added since
+    /// (at most one per lane each).
+    class_bytes: [std::arch::x86_64::__m512i; 2],
+    class_vectors: u32,
+}
+
+#[cfg(target_arch = "x86_64")]
+impl WideCounts {
+    #[target_feature(enable = "avx512f")]
+    fn new() -> WideCounts {
+        let zero = std::arch::x86_64::_mm512_setzero_si512();
+        WideCounts {
+            lanes: [zero; 12],
+            class_bytes: [zero; 2],
+            class_vectors: 0,
         }
-        h += 1;
     }
-    lanes
+
+    #[target_feature(enable = "avx512f")]
+    fn flush_classes(&mut self) {
+        use std::arch::x86_64::*;
+        for class in 0..6 {
+            let bytes = self.class_bytes[class / 4];
+            let count = _mm512_and_si512(
+                _mm512_srlv_epi32(bytes, _mm512_set1_epi32(8 * (class % 4) as i32)),
+                _mm512_set1_epi32(0xFF),
+            );
+            self.lanes[class] = _mm512_add_epi32(self.lanes[class], count);
+        }
+        self.class_bytes = [_mm512_setzero_si512(); 2];
+        self.class_vectors = 0;
+    }
+
+    /// Adds the counts to `f` (summing the lanes in 64 bits).
+    #[target_feature(enable = "avx512f")]
+    fn add_to(&mut self, f: &mut [u64; FEATURES]) {
+        use std::arch::x86_64::*;
+        self.flush_classes();
+        for (slot, lanes) in f[NA..NA + 12].iter_mut().zip(&self.lanes) {
+            let low = _mm512_cvtepu32_epi64(_mm512_castsi512_si256(*lanes));
+            let high = _mm512_cvtepu32_epi64(_mm512_extracti64x4_epi64::<1>(*lanes));
+            *slot += _mm512_reduce_add_epi64(_mm512_add_epi64(low, high)) as u64;
+        }
+    }
+}
+
+/// Byte `4k + j` of vector `h`: `16h + k`, to copy the position of character `16h + k` into
+/// the four bytes of lane `k`.
+#[cfg(target_arch = "x86_64")]
+static SPREAD_POSITIONS: [[u8; 64]; 2] = {
+    let mut spread = [[0u8; 64]; 2];
+    let mut i = 0;
+    while i < 128 {
+        spread[i / 64][i % 64] = (16 * (i / 64) + (i % 64) / 4) as u8;
+        i += 1;
+    }
+    spread
+};
+
+/// 0, 1, ..., 63: byte offsets in a block, compressed by a mask into the positions of its set
+/// bits.
+#[cfg(target_arch = "x86_64")]
+static BYTE_OFFSETS: [u8; 64] = {
+    let mut offsets = [0u8; 64];
+    let mut i = 0;
+    while i < 64 {
+        offsets[i] = i as u8;
+        i += 1;
+    }
+    offsets
 };
 
 #[cfg(test)]
@@ -1309,6 +1395,34 @@ mod tests {
                     let blocks = features_of::<false>(&text, Encoding::O200kBase);
                     assert_eq!(wide, blocks, "{text:?}");
                 }
+            }
+        }
+        // Long texts of two- and three-byte characters amid ASCII (Korean, Chinese with
+        // punctuation and newlines, Cyrillic, Greek): the vector pass's per-lane counters of
+        // classes are flushed before they overflow, which short texts never reach.
+        let long_alphabets: [&[&str]; 3] = [
+            &[
+                "한", "국", "어", " ", "는", "。", "的", "是", "\n", "中", "国", "了", "我们",
+            ],
+            &["я", "Ω", "ß", "é", "ü", " ", "中", "の", "、", "x", "1"],
+            &[
+                "日本", "語", "の", "テ", "キ", "ス", "ト", "。", "\n\n", "中文", "字",
+            ],
+        ];
+        for (seed, alphabet) in long_alphabets.iter().enumerate() {
+            let mut rng = Rng(seed as u64 + 100);
+            let mut text = String::new();
+            while text.len() < 200_000 {
+                text.push_str(alphabet[(rng.next() % alphabet.len() as u64) as usize]);
+            }
+            for encoding in Encoding::ALL {
+                // SAFETY: checked above.
+                let wide = unsafe { features_wide(&text, encoding) };
+                assert_eq!(
+                    wide,
+                    features_of::<false>(&text, encoding),
+                    "alphabet {seed}"
+                );
             }
         }
         for encoding in Encoding::ALL {

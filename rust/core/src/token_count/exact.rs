@@ -4,6 +4,7 @@
 
 use rayon::prelude::*;
 
+use super::boundaries::TokenBoundaries;
 use super::{decode, Encoding, PARALLEL_MIN_BYTES};
 
 /// The exact token count of `text` (tiktoken's `len(encode_ordinary(text))`). Linear in the
@@ -12,8 +13,10 @@ use super::{decode, Encoding, PARALLEL_MIN_BYTES};
 /// ASCII stretches are cut into pre-tokenizer pieces by a hand-written splitter
 /// (`split_ascii`, the encoding's regex specialised to ASCII); stretches with other
 /// characters go through `bpe-openai`'s regex. A piece that is itself a token counts 1 after
-/// one hash lookup; only the others run the byte-pair encoder. Texts of 1 MB and more are cut
-/// at line starts (where no piece can cross) and counted on all cores.
+/// one hash lookup; a piece with other characters is first cut where no token can cross
+/// (`TokenBoundaries`); only segments that are no token run the byte-pair encoder. Texts
+/// of 1 MB and more are cut at line starts (where no piece can cross) and counted on all
+/// cores.
 pub fn count_exact(text: &str, encoding: Encoding) -> u64 {
     if text.len() >= PARALLEL_MIN_BYTES {
         let threads = rayon::current_num_threads();
@@ -130,6 +133,9 @@ pub(super) struct Vocab {
     /// a matching tag is confirmed by comparing the token's bytes.
     slots: Box<[u64]>,
     mask: usize,
+    /// Where pieces with non-ASCII characters can be cut (built on first use: most texts never
+    /// need it).
+    boundaries: std::sync::OnceLock<TokenBoundaries>,
 }
 
 /// Tokens up to this many bytes are keyed by their bytes in [`Vocab::short_slots`].
@@ -227,6 +233,7 @@ impl Vocab {
             short_shift,
             slots,
             mask,
+            boundaries: std::sync::OnceLock::new(),
         }
     }
 
@@ -269,7 +276,24 @@ impl Vocab {
         }
     }
 
+    /// The token count of one pre-tokenizer piece (whole UTF-8 characters).
     fn count_piece(&self, piece: &[u8]) -> u64 {
+        if piece.len() > SHORT_PIECE && !piece.is_ascii() {
+            // Chinese and Japanese pieces run to dozens of characters; cut where no token can
+            // cross, most segments are one character or a two-character word.
+            let boundaries = self.boundaries.get_or_init(|| {
+                let bpe = &self.tokenizer.bpe;
+                TokenBoundaries::build((0..bpe.num_tokens() as u32).map(|id| bpe.token_bytes(id)))
+            });
+            boundaries.count_segments(piece, |segment| self.count_segment(segment))
+        } else {
+            self.count_segment(piece)
+        }
+    }
+
+    /// [`Vocab::count_piece`] without cutting: a token, a short piece to merge, or the
+    /// byte-pair encoder.
+    fn count_segment(&self, piece: &[u8]) -> u64 {
         if piece.len() == 1 || (piece.len() <= LIKELY_TOKEN && self.rank(piece).is_some()) {
             1
         } else if piece.len() <= SHORT_PIECE {
@@ -598,6 +622,120 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The bytes of a token made whole: a token starting inside a character gets that
+    /// character's lead byte (and continuation bytes) in front, one ending inside a character
+    /// gets continuation bytes behind; `None` if no valid UTF-8 results.
+    fn complete_token(token: &[u8]) -> Option<String> {
+        let head = token
+            .iter()
+            .take_while(|&&b| (0x80..0xC0).contains(&b))
+            .count();
+        for lead in [
+            &[0xC3u8][..],
+            &[0xE4, 0xB8],
+            &[0xE4],
+            &[0xF0, 0x9F, 0x98],
+            &[0xF0, 0x9F],
+        ] {
+            let mut bytes = if head > 0 { lead.to_vec() } else { Vec::new() };
+            bytes.extend_from_slice(token);
+            for _ in 0..3 {
+                if let Ok(text) = std::str::from_utf8(&bytes) {
+                    return Some(text.to_owned());
+                }
+                bytes.push(0x80);
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn token_count_cut_pieces_match_the_encoder() {
+        for encoding in Encoding::ALL {
+            let vocab = Vocab::get(encoding);
+            let bpe = &vocab.tokenizer.bpe;
+            let mut rng = Rng(1234);
+            // Random pieces of Chinese, Japanese, Korean, Cyrillic, accented Latin, emoji and
+            // ASCII, and real CJK sentences.
+            let alphabet = [
+                "中", "国", "我们", "的", "是", "了", "人", "日本", "語", "の", "は", "テ", "ス",
+                "ト", "です", "한", "국", "어", "는", "я", "не", "Ω", "é", "ü", "😀", "👍", "a",
+                "b", " ", "1", "。", "、", "「", "\u{3000}",
+            ];
+            for _ in 0..3000 {
+                let piece = rng.text(&alphabet, 30);
+                assert_eq!(
+                    vocab.count_piece(piece.as_bytes()),
+                    bpe.count(piece.as_bytes()) as u64,
+                    "{encoding:?} {piece:?}"
+                );
+            }
+            // Every token that crosses a character boundary starting or ending inside a
+            // character (the boundaries told by parts of characters), made whole and put
+            // between other characters.
+            let mut checked = 0;
+            for id in 0..bpe.num_tokens() as u32 {
+                let token = bpe.token_bytes(id);
+                let partial_start = token.first().is_some_and(|&b| (0x80..0xC0).contains(&b));
+                let partial_end = std::str::from_utf8(token).is_err();
+                let crosses = token[1..].iter().any(|&b| !(0x80..0xC0).contains(&b));
+                if !(crosses && (partial_start || partial_end)) {
+                    continue;
+                }
+                let Some(whole) = complete_token(token) else {
+                    continue;
+                };
+                for (before, after) in [("", ""), ("中", "国"), ("の", "😀"), ("a", "é")] {
+                    let piece = format!("{before}{whole}{after}");
+                    assert_eq!(
+                        vocab.count_piece(piece.as_bytes()),
+                        bpe.count(piece.as_bytes()) as u64,
+                        "{encoding:?} token {id} in {piece:?}"
+                    );
+                }
+                checked += 1;
+            }
+            assert!(
+                checked > 20,
+                "{encoding:?}: only {checked} partial tokens checked"
+            );
+        }
+    }
+
+    #[test]
+    fn token_count_cut_points_split_cjk_pieces_but_never_a_token() {
+        let vocab = Vocab::get(Encoding::O200kBase);
+        let bpe = &vocab.tokenizer.bpe;
+        let boundaries =
+            TokenBoundaries::build((0..bpe.num_tokens() as u32).map(|id| bpe.token_bytes(id)));
+        let sentence = "我们今天去了北京的博物馆看展览然后在附近的餐厅吃了晚饭";
+        let mut segments = Vec::new();
+        let total = boundaries.count_segments(sentence.as_bytes(), |segment| {
+            segments.push(
+                std::str::from_utf8(segment)
+                    .expect("whole characters")
+                    .to_owned(),
+            );
+            bpe.count(segment) as u64
+        });
+        assert_eq!(total, bpe.count(sentence.as_bytes()) as u64);
+        assert_eq!(segments.concat(), sentence);
+        assert!(segments.len() > 5, "{segments:?}");
+        // A two-character token is never cut.
+        let word = (0..bpe.num_tokens() as u32)
+            .filter_map(|id| std::str::from_utf8(bpe.token_bytes(id)).ok())
+            .find(|t| {
+                t.chars().count() == 2 && t.chars().all(|c| ('\u{4E00}'..='\u{9FFF}').contains(&c))
+            })
+            .expect("o200k has two-character Chinese tokens");
+        let mut pieces = 0;
+        boundaries.count_segments(word.as_bytes(), |_| {
+            pieces += 1;
+            1
+        });
+        assert_eq!(pieces, 1, "{word:?}");
     }
 
     #[test]

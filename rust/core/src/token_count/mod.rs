@@ -6,8 +6,10 @@
 //! binary: nothing is downloaded at run time. Results are those of tiktoken's `encode_ordinary`
 //! (special-token strings such as `<|endoftext|>` are counted as plain text). ASCII stretches
 //! are pre-tokenized by a hand-written splitter, pieces that are a token count 1 after one hash
-//! probe, short pieces are merged without allocating; see [`count_exact`]. The first count with
-//! an encoding loads its vocabulary (about 0.1 s).
+//! probe, short pieces are merged without allocating, and pieces with other characters are cut
+//! where no token of the vocabulary can cross (`boundaries`), so that Chinese and Japanese
+//! pieces are encoded a word at a time; see [`count_exact`]. The first count with an encoding
+//! loads its vocabulary (about 0.1 s), the first non-ASCII piece its boundary table (10 ms).
 //!
 //! The calibrated estimator ([`estimate`]) runs no byte-pair encoding: it reads the text in
 //! 64-byte blocks of bit masks (letters, digits, blanks, newlines, punctuation, non-ASCII),
@@ -31,8 +33,8 @@
 //! without decoding it, never by the base64 length: see [`image_tokens`].
 //!
 //! Layout: this module has the encodings, the counter, the image and message rules; `exact`
-//! the exact counter; `calibrated` the estimator (its block pass, the AVX-512 pass and the
-//! per-character pass over non-ASCII text).
+//! the exact counter; `boundaries` where pieces can be cut; `calibrated` the estimator (its
+//! block pass, the AVX-512 pass and the per-character pass over non-ASCII text).
 
 use std::borrow::Cow;
 
@@ -43,6 +45,7 @@ use crate::json::{parse_value, raw_as_str, to_js_string, RawObject};
 use crate::message::PAIRING_TOOL_CALL_TYPES;
 use crate::transcript::{Message, Transcript};
 
+mod boundaries;
 mod calibrated;
 mod exact;
 
