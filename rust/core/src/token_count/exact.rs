@@ -111,8 +111,14 @@ fn count_serial(text: &str, encoding: Encoding) -> u64 {
     total
 }
 
-/// Pieces up to this many bytes that are not a token are merged by [`Vocab::merge_count`].
-const SHORT_PIECE: usize = 8;
+/// ASCII pieces up to this many bytes that are not a token are merged by
+/// [`Vocab::merge_count`] (faster than the byte-pair encoder on them: base64 and identifiers).
+const SHORT_PIECE: usize = 16;
+
+/// Pieces with other characters longer than this are cut where no token can cross; the
+/// others, and the segments, are merged by [`Vocab::merge_count`] (on longer ones, mostly
+/// Chinese words and phrases, the byte-pair encoder is faster).
+const CUT_PIECE: usize = 8;
 
 /// Only pieces up to this many bytes are looked up as a whole: longer ones are rarely a token
 /// (the byte-pair encoder counts those as 1 too).
@@ -278,7 +284,7 @@ impl Vocab {
 
     /// The token count of one pre-tokenizer piece (whole UTF-8 characters).
     fn count_piece(&self, piece: &[u8]) -> u64 {
-        if piece.len() > SHORT_PIECE && !piece.is_ascii() {
+        if piece.len() > CUT_PIECE && !piece.is_ascii() {
             // Chinese and Japanese pieces run to dozens of characters; cut where no token can
             // cross, most segments are one character or a two-character word.
             let boundaries = self.boundaries.get_or_init(|| {
@@ -296,7 +302,7 @@ impl Vocab {
     fn count_segment(&self, piece: &[u8]) -> u64 {
         if piece.len() == 1 || (piece.len() <= LIKELY_TOKEN && self.rank(piece).is_some()) {
             1
-        } else if piece.len() <= SHORT_PIECE {
+        } else if piece.len() <= CUT_PIECE || (piece.len() <= SHORT_PIECE && piece.is_ascii()) {
             self.merge_count(piece)
         } else {
             self.tokenizer.bpe.count(piece) as u64
