@@ -435,7 +435,7 @@ pub fn prune_context(
     }
 
     let matcher = ToolMatcher::from_tools(&settings.tools);
-    let mut changed: Vec<Option<Value>> = vec![None; messages.len()];
+    let mut changed: Vec<Option<Message>> = vec![None; messages.len()];
     let mut prunable: Vec<usize> = Vec::new();
     for i in start..cutoff.max(start) {
         let f = facts[i];
@@ -451,19 +451,24 @@ pub fn prune_context(
         if f.text_parts == 0 || f.pruning_chars + f.text_parts - 1 <= settings.soft_trim.max_chars {
             continue;
         }
-        let value = messages[i].to_value().unwrap_or(Value::Null);
-        let blocks: &[Value] = value
-            .get("content")
-            .and_then(Value::as_array)
-            .map_or(&[], Vec::as_slice);
-        let parts: Vec<&str> = blocks
-            .iter()
-            .filter(|b| block_type(b) == Some("text"))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect();
-        if let Some(text) = soft_trimmed_text(&parts, &settings.soft_trim) {
+        let trimmed = messages[i].soft_trimmed(&settings.soft_trim, |message| {
+            let value = message.to_value().unwrap_or(Value::Null);
+            let blocks: &[Value] = value
+                .get("content")
+                .and_then(Value::as_array)
+                .map_or(&[], Vec::as_slice);
+            let parts: Vec<&str> = blocks
+                .iter()
+                .filter(|b| block_type(b) == Some("text"))
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect();
+            let text = soft_trimmed_text(&parts, &settings.soft_trim)?;
             let next = with_text_content(&value, &text);
-            let next_chars = estimate_message_chars(&next);
+            Some(Message::new(JsonText::owned(to_js_string(&next))))
+        });
+        if let Some(next) = trimmed {
+            // The trimmed message's facts hold its pruner chars (computed once, cached too).
+            let next_chars = next.facts().pruning_chars;
             total = total - chars[i] + next_chars;
             chars[i] = next_chars;
             changed[i] = Some(next);
@@ -478,14 +483,13 @@ pub fn prune_context(
                 if ratio(total) < settings.hard_clear_ratio {
                     break;
                 }
-                let base = changed[i]
-                    .take()
-                    .unwrap_or_else(|| messages[i].to_value().unwrap_or(Value::Null));
+                // Clearing replaces the content, so a soft trim before makes no difference.
+                let base = messages[i].to_value().unwrap_or(Value::Null);
                 let next = with_text_content(&base, &settings.hard_clear.placeholder);
                 let next_chars = estimate_message_chars(&next);
                 total = total - chars[i] + next_chars;
                 chars[i] = next_chars;
-                changed[i] = Some(next);
+                changed[i] = Some(Message::new(JsonText::owned(to_js_string(&next))));
             }
         }
     }
@@ -496,10 +500,7 @@ pub fn prune_context(
     let out = messages
         .iter()
         .zip(changed)
-        .map(|(message, next)| match next {
-            Some(value) => Message::new(JsonText::owned(to_js_string(&value))),
-            None => message.clone(),
-        })
+        .map(|(message, next)| next.unwrap_or_else(|| message.clone()))
         .collect();
     Transcript::from_messages(out)
 }
@@ -533,6 +534,58 @@ mod tests {
         assert!(!m.is_prunable("Exec"));
         assert!(!m.is_prunable("Browser"));
         assert!(m.is_prunable("exa"));
+    }
+
+    #[test]
+    fn soft_trims_are_cached_per_message_and_settings() {
+        let long = "line of tool output\n".repeat(2000);
+        let mut texts = vec![r#"{"role":"user","content":"go"}"#.to_owned()];
+        for i in 0..4 {
+            texts.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"c{i}","name":"exec","arguments":{{}}}}]}}"#
+            ));
+            texts.push(
+                serde_json::json!({"role": "toolResult", "toolCallId": format!("c{i}"),
+                    "toolName": "exec", "content": [{"type": "text", "text": long}]})
+                .to_string(),
+            );
+        }
+        let input = Transcript::new(texts.into_iter().map(JsonText::owned).collect());
+        let settings = PruningSettings {
+            min_prunable_tool_chars: u64::MAX, // soft trims only
+            ..PruningSettings::default()
+        };
+        let window = Some(20_000.0);
+        let first = prune_context(&input, &settings, window);
+        let second = prune_context(&input, &settings, window);
+        assert_eq!(first, second);
+        let trimmed: Vec<usize> = (0..input.messages().len())
+            .filter(|&i| first.messages()[i] != input.messages()[i])
+            .collect();
+        assert!(!trimmed.is_empty());
+        for &i in &trimmed {
+            // The second request reuses the first one's trimmed message.
+            assert!(first.messages()[i].is_same(&second.messages()[i]));
+            assert!(first.messages()[i]
+                .as_str()
+                .contains("[Tool result trimmed: kept first 1500"));
+        }
+        // Other settings are not served from the cache.
+        let shorter = PruningSettings {
+            soft_trim: SoftTrim {
+                max_chars: 4000,
+                head_chars: 100,
+                tail_chars: 100,
+            },
+            ..settings.clone()
+        };
+        let other = prune_context(&input, &shorter, window);
+        for &i in &trimmed {
+            assert!(other.messages()[i]
+                .as_str()
+                .contains("kept first 100 chars and last 100"));
+        }
+        assert_eq!(prune_context(&input, &settings, window), first);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::facts::MessageFacts;
 use crate::json::{to_js_string, JsonText, RawObject};
+use crate::pruning::SoftTrim;
 
 /// One message: its JSON text and, computed on first use and then shared by every transcript
 /// that holds the message, its [`MessageFacts`].
@@ -19,6 +20,10 @@ struct MessageInner {
     text: JsonText,
     /// Boxed: most messages of a large session never need their facts computed.
     facts: OnceLock<Box<MessageFacts>>,
+    /// The message soft-trimmed by pruning (§6.5.17) under the settings it was first trimmed
+    /// with: a session's tool results are trimmed again on every request, and the trim parses
+    /// and rewrites the whole result.
+    soft_trim: OnceLock<Box<(SoftTrim, Option<Message>)>>,
 }
 
 impl Message {
@@ -26,11 +31,39 @@ impl Message {
         Message(Arc::new(MessageInner {
             text,
             facts: OnceLock::new(),
+            soft_trim: OnceLock::new(),
         }))
+    }
+
+    /// `trim(self)` (this message soft-trimmed under `soft`, or `None` when it is not
+    /// trimmed), cached with the message for the first settings it is asked with.
+    pub(crate) fn soft_trimmed(
+        &self,
+        soft: &SoftTrim,
+        trim: impl FnOnce(&Message) -> Option<Message>,
+    ) -> Option<Message> {
+        if let Some(cached) = self.0.soft_trim.get() {
+            if cached.0 == *soft {
+                return cached.1.clone();
+            }
+            return trim(self);
+        }
+        let trimmed = trim(self);
+        // (Another thread may have cached the same result meanwhile: equal either way.)
+        let _ = self
+            .0
+            .soft_trim
+            .set(Box::new((soft.clone(), trimmed.clone())));
+        trimmed
     }
 
     pub fn text(&self) -> &JsonText {
         &self.0.text
+    }
+
+    /// Whether both are the same message (not merely equal text).
+    pub fn is_same(&self, other: &Message) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
     }
 
     /// The message's facts (one pass over its text, then cached).
@@ -56,7 +89,7 @@ impl From<JsonText> for Message {
 
 impl PartialEq for Message {
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0.text == other.0.text
+        self.is_same(other) || self.0.text == other.0.text
     }
 }
 
