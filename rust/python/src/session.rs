@@ -184,6 +184,9 @@ impl PySession {
     /// `read_only=True`, which never writes (an empty file is then a `SessionFormatError` and
     /// appends raise `ValueError`). `session_id` and `cwd` are used only for a session started
     /// fresh (empty file or reset): by default a random UUID and the process's directory.
+    ///
+    /// Runs without the GIL; files of 4 MB and more are read, validated and parsed on all
+    /// cores (rayon's pool; `RAYON_NUM_THREADS=1` keeps it to one).
     #[staticmethod]
     #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None))]
     #[allow(clippy::too_many_arguments)]
