@@ -90,6 +90,7 @@ fn push_result(seen: &mut HashSet<String>, id: &str) -> bool {
 
 /// `repairToolUseResultPairing` with the 2026.5 options.
 pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> PairingReport {
+    input.compute_facts();
     let messages = input.messages();
     let text = options
         .missing_tool_result_text

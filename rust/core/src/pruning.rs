@@ -405,6 +405,7 @@ pub fn prune_context(
         return input.clone();
     };
     let char_window = window * CHARS_PER_TOKEN_ESTIMATE as f64;
+    input.compute_facts();
     let messages = input.messages();
     let facts: Vec<&MessageFacts> = messages.iter().map(|m| m.facts()).collect();
 

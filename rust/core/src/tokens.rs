@@ -147,6 +147,9 @@ pub fn estimate_tokens_weighted(message: &Value, weighting: CharWeighting) -> u6
 /// Per-message estimates of a transcript (the UTF-16 rule from the cached facts; the CJK rule
 /// needs each message's strings and parses them).
 pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64> {
+    if weighting == CharWeighting::Utf16 {
+        messages.compute_facts();
+    }
     messages
         .messages()
         .iter()

@@ -125,6 +125,7 @@ pub fn repair_tool_call_inputs(
     input: &Transcript,
     allowed: Option<&HashSet<String>>,
 ) -> ToolCallInputsReport {
+    input.compute_facts();
     let mut out: Vec<Message> = Vec::with_capacity(input.len());
     let (mut dropped_tool_calls, mut dropped_assistant_messages) = (0, 0);
     let mut changed = false;

@@ -61,6 +61,11 @@ impl Message {
         &self.0.text
     }
 
+    /// Whether the message's facts are computed already.
+    fn has_facts(&self) -> bool {
+        self.0.facts.get().is_some()
+    }
+
     /// Whether both are the same message (not merely equal text).
     pub fn is_same(&self, other: &Message) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
@@ -101,12 +106,38 @@ impl std::fmt::Debug for Message {
     }
 }
 
+/// Messages of at least this many bytes without facts get them computed on all cores
+/// ([`Transcript::compute_facts`]).
+const PARALLEL_FACTS_MIN_BYTES: usize = 1 << 20;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Transcript {
     messages: Vec<Message>,
 }
 
 impl Transcript {
+    /// Computes the facts of the messages that have none yet, on all cores when about
+    /// [`PARALLEL_FACTS_MIN_BYTES`] of messages or more lack them. The operations that read
+    /// every message's facts call this first. The bytes lacking facts are estimated from every
+    /// 16th message, so that a transcript whose facts are computed costs little; a wrong
+    /// estimate only changes where the facts are computed, never what they are.
+    pub(crate) fn compute_facts(&self) {
+        use rayon::prelude::*;
+        const STRIDE: usize = 16;
+        let pending: usize = self
+            .messages
+            .iter()
+            .step_by(STRIDE)
+            .filter(|m| !m.has_facts())
+            .map(|m| m.text().as_str().len() * STRIDE)
+            .sum();
+        if pending >= PARALLEL_FACTS_MIN_BYTES && rayon::current_num_threads() > 1 {
+            self.messages.par_iter().for_each(|m| {
+                m.facts();
+            });
+        }
+    }
+
     pub fn new(messages: Vec<JsonText>) -> Self {
         Transcript {
             messages: messages.into_iter().map(Message::new).collect(),
@@ -274,6 +305,32 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn transcript_facts_computed_on_all_cores_equal_the_lazy_ones() {
+        let kinds = [
+            r#"{"role":"user","content":"hello 中文 😀"}"#.to_owned(),
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"toolCall","id":"c1","name":"exec","arguments":{"cmd":"ls"}}],"stopReason":"toolUse","usage":{"input":10,"output":5,"totalTokens":15}}"#.to_owned(),
+            serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "exec",
+                "content": [{"type": "text", "text": "x\n".repeat(3000)}]}).to_string(),
+            r#"{"role":"bashExecution","command":"ls","output":"a"}"#.to_owned(),
+            r#"{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}"#
+                .to_owned(),
+        ];
+        let texts: Vec<String> = (0..1200).map(|i| kinds[i % kinds.len()].clone()).collect();
+        let total: usize = texts.iter().map(String::len).sum();
+        assert!(total >= PARALLEL_FACTS_MIN_BYTES);
+        let build = || Transcript::new(texts.iter().cloned().map(JsonText::owned).collect());
+        let (eager, lazy) = (build(), build());
+        eager.compute_facts();
+        if rayon::current_num_threads() > 1 {
+            assert!(eager.messages().iter().all(Message::has_facts));
+        }
+        assert!(!lazy.messages().iter().any(Message::has_facts));
+        for (a, b) in eager.messages().iter().zip(lazy.messages()) {
+            assert_eq!(a.facts(), b.facts());
+        }
+    }
 
     #[test]
     fn json_round_trip_keeps_bytes() {

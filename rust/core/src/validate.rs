@@ -88,6 +88,7 @@ fn is_valid_anthropic_id(id: &str) -> bool {
 
 /// Checks `messages` (AgentMessages, before `convertToLlm`) against `family`'s rules.
 pub fn validate_for_provider(messages: &Transcript, family: ProviderFamily) -> Vec<Violation> {
+    messages.compute_facts();
     // Which input messages are sent, in order, with their facts.
     let mut sent: Vec<(usize, &MessageFacts)> = Vec::new();
     for (i, message) in messages.messages().iter().enumerate() {
