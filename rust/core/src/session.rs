@@ -319,9 +319,9 @@ fn scan_records_in_parts(
     tail_pending: bool,
     parts: usize,
 ) -> Scan {
+    use rayon::prelude::*;
     let chunks = line_chunks(&bytes, parts);
     let valid_utf8 = if chunks.len() > 1 {
-        use rayon::prelude::*;
         chunks
             .par_iter()
             .all(|range| simdutf8::basic::from_utf8(&bytes[range.clone()]).is_ok())
@@ -340,7 +340,6 @@ fn scan_records_in_parts(
                 &HashMap::new(),
             );
         }
-        use rayon::prelude::*;
         let last = chunks.len() - 1;
         let parts: Vec<Scan> = chunks
             .into_par_iter()
