@@ -46,9 +46,9 @@ fn count_text(py: Python<'_>, text: &str, counter: TokenCounter) -> u64 {
 /// vocabularies ship with clawctx; special-token strings count as plain text);
 /// `estimator="calibrated"` runs no byte-pair encoding: it weighs counts of the pieces the
 /// pre-tokenizer would cut (fitted on real pi transcripts and CJK text). On CPUs with AVX-512
-/// it is 24-50 times faster than exact counting on prose, code, JSON and CJK and 130-160 times
-/// on base64; elsewhere 14-19 times (49 on base64). Exact counting itself runs 3-12 times as
-/// fast as tiktoken (CJK below 1 MB: 2.6 times). The estimator's accuracy on held-out texts
+/// it is 22-50 times faster than exact counting on prose, code, JSON and CJK and 120-130 times
+/// on base64; elsewhere 14-19 times on prose, code and JSON, 8 on CJK, 48 on base64. Exact
+/// counting itself runs 3.7-14 times as fast as tiktoken. The estimator's accuracy on held-out texts
 /// of 1,000-4,000 characters, against the exact o200k_base count: prose mean absolute error
 /// 1.9% (max 5.6%), code 1.6% (6.5%), JSON 1.8%
 /// (8.8%), CJK paragraphs 2.6% (6.5%), shell output 2.4% (7.1%); on texts of 200-1,000
