@@ -385,12 +385,14 @@ pub fn soft_trimmed_text(parts: &[&str], soft: &SoftTrim) -> Option<String> {
     ))
 }
 
-fn with_text_content(message: &Value, text: &str) -> Value {
+/// `message` with its content replaced by one text block, as a new message (its pruner chars
+/// come from its facts).
+fn with_text_content(message: &Value, text: &str) -> Message {
     let mut next = message.clone();
     if let Some(obj) = next.as_object_mut() {
         obj.insert("content".into(), json!([{"type": "text", "text": text}]));
     }
-    next
+    Message::new(JsonText::owned(to_js_string(&next)))
 }
 
 /// `pruneContextMessages` (§6.5, baseline): returns the input itself when nothing is pruned.
@@ -464,11 +466,9 @@ pub fn prune_context(
                 .filter_map(|b| b.get("text").and_then(Value::as_str))
                 .collect();
             let text = soft_trimmed_text(&parts, &settings.soft_trim)?;
-            let next = with_text_content(&value, &text);
-            Some(Message::new(JsonText::owned(to_js_string(&next))))
+            Some(with_text_content(&value, &text))
         });
         if let Some(next) = trimmed {
-            // The trimmed message's facts hold its pruner chars (computed once, cached too).
             let next_chars = next.facts().pruning_chars;
             total = total - chars[i] + next_chars;
             chars[i] = next_chars;
@@ -487,10 +487,10 @@ pub fn prune_context(
                 // Clearing replaces the content, so a soft trim before makes no difference.
                 let base = messages[i].to_value().unwrap_or(Value::Null);
                 let next = with_text_content(&base, &settings.hard_clear.placeholder);
-                let next_chars = estimate_message_chars(&next);
+                let next_chars = next.facts().pruning_chars;
                 total = total - chars[i] + next_chars;
                 chars[i] = next_chars;
-                changed[i] = Some(Message::new(JsonText::owned(to_js_string(&next))));
+                changed[i] = Some(next);
             }
         }
     }
