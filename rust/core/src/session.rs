@@ -250,31 +250,25 @@ fn zero_and_read_at(
 }
 
 /// Reads `target.len()` bytes of `file` from `offset`, or up to the end of the file; returns
-/// how many were read.
-#[cfg(unix)]
+/// how many were read. (Outside Unix through the file's cursor: not for concurrent use.)
 fn read_fully_at(file: &fs::File, target: &mut [u8], offset: usize) -> std::io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    let mut filled = 0;
-    while filled < target.len() {
-        match file.read_at(&mut target[filled..], (offset + filled) as u64) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut file = file;
+        file.seek(SeekFrom::Start(offset as u64))?;
     }
-    Ok(filled)
-}
-
-/// [`read_fully_at`] through the file's cursor (not for concurrent use).
-#[cfg(not(unix))]
-fn read_fully_at(file: &fs::File, target: &mut [u8], offset: usize) -> std::io::Result<usize> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut file = file;
-    file.seek(SeekFrom::Start(offset as u64))?;
     let mut filled = 0;
     while filled < target.len() {
-        match file.read(&mut target[filled..]) {
+        #[cfg(unix)]
+        let read = std::os::unix::fs::FileExt::read_at(
+            file,
+            &mut target[filled..],
+            (offset + filled) as u64,
+        );
+        #[cfg(not(unix))]
+        let read = std::io::Read::read(&mut &*file, &mut target[filled..]);
+        match read {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
