@@ -25,6 +25,7 @@ __all__ = [
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "ImageBlockRef",
+    "LeafContext",
     "LineChange",
     "PairingReport",
     "PruningSettings",
@@ -80,6 +81,7 @@ __all__ = [
     "provider_family",
     "prune_context",
     "prune_heartbeat_transcript",
+    "read_leaf_context",
     "repair_session_file",
     "repair_tool_call_inputs",
     "repair_tool_pairing",
@@ -305,6 +307,28 @@ class Session:
         settings: _CompactionSettingsArg = None,
         custom_instructions: str | None = None,
     ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None: ...
+
+@final
+class LeafContext:
+    """The context of a session file's last entry, read from the end of the file."""
+
+    @property
+    def messages(self) -> Transcript: ...
+    @property
+    def thinking_level(self) -> Any: ...
+    @property
+    def model(self) -> _JsonDict | None: ...
+    def context(self) -> SessionContext: ...
+    @property
+    def bytes_read(self) -> int: ...
+    @property
+    def file_size(self) -> int: ...
+    @property
+    def read_in_full(self) -> bool: ...
+
+def read_leaf_context(
+    path: str | os.PathLike[str], *, chunk_bytes: int = 262144
+) -> LeafContext: ...
 
 @final
 class LineChange:

@@ -3,7 +3,8 @@
 //! Pipeline stages, one module each, named after the spec (`../shared/spec/hot-path.md`):
 //! - [`lines`]: splitting files into lines, salvaging records from damaged lines;
 //! - [`entry`], [`session`]: parsing, migration, index, tree and appends (§1.1–§1.4, §1.9);
-//! - [`context`]: `buildSessionContext` (§1.6); [`convert`]: `convertToLlm` (§1.7);
+//! - [`context`]: `buildSessionContext` (§1.6); [`leaf_context`]: the same for the last entry,
+//!   reading the file from its end only as far as needed; [`convert`]: `convertToLlm` (§1.7);
 //! - [`repair`]: session file repair (§2);
 //! - [`transcript`]: the in-memory message list; [`json`]: JSON/JavaScript compatibility;
 //! - [`persist`]: locking, appends, backups and atomic replacement.
@@ -20,6 +21,7 @@ pub mod hygiene;
 pub mod ids;
 pub mod images;
 pub mod json;
+pub mod leaf_context;
 pub mod lines;
 pub mod message;
 pub mod pairing;

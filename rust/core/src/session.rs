@@ -39,6 +39,16 @@ impl Header {
         }
     }
 
+    /// The header as read from the file.
+    pub(crate) fn from_record(record: Entry) -> Header {
+        Header {
+            fields: record.fields().cloned().unwrap_or_default(),
+            text: record.text,
+            line: record.line,
+            modified: false,
+        }
+    }
+
     pub fn id(&self) -> Option<&str> {
         self.fields.get("id").and_then(Value::as_str)
     }
@@ -183,9 +193,9 @@ impl Clone for Session {
 }
 
 /// The parsed records of a file before the header check.
-struct Scan {
-    records: Vec<Entry>,
-    skipped: Vec<SkippedLine>,
+pub(crate) struct Scan {
+    pub(crate) records: Vec<Entry>,
+    pub(crate) skipped: Vec<SkippedLine>,
     lines: usize,
     has_content: bool,
     /// Bytes up to and including the last `"\n"` (what later reads continue after).
@@ -201,6 +211,16 @@ struct Scan {
 pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
     let file = fs::File::open(path)?;
     let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+    read_shared_at(&file, 0, len)
+}
+
+/// [`read_shared`] of the `len` bytes of `file` from `offset` (fewer when the file ends
+/// sooner).
+pub(crate) fn read_shared_at(
+    file: &fs::File,
+    offset: usize,
+    len: usize,
+) -> std::io::Result<Arc<[u8]>> {
     if len == 0 {
         return Ok(Arc::from(Vec::new()));
     }
@@ -212,8 +232,8 @@ pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
     {
         let (first, second) = target.split_at_mut(len / 2);
         let (first_filled, second_filled) = rayon::join(
-            || zero_and_read_at(&file, first, 0),
-            || zero_and_read_at(&file, second, len / 2),
+            || zero_and_read_at(file, first, offset),
+            || zero_and_read_at(file, second, offset + len / 2),
         );
         let first_filled = first_filled?;
         if first_filled < len / 2 {
@@ -222,7 +242,7 @@ pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
             len / 2 + second_filled?
         }
     } else {
-        zero_and_read_at(&file, target, 0)?
+        zero_and_read_at(file, target, offset)?
     };
     // SAFETY: `zero_and_read_at` initialized every element.
     let mut buf = unsafe { uninit.assume_init() };
@@ -297,7 +317,7 @@ const PARALLEL_SCAN_MIN_BYTES: usize = 4 << 20;
 /// become slices of one shared buffer; damaged lines go through [`salvage_line`]. With
 /// `tail_pending`, an unterminated last line that does not parse is left alone (a writer is
 /// probably still writing it; it is read once complete) instead of being salvaged.
-fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan {
+pub(crate) fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan {
     let parts = if bytes.len() >= PARALLEL_SCAN_MIN_BYTES {
         rayon::current_num_threads()
     } else {
@@ -496,7 +516,7 @@ impl Scan {
     }
 }
 
-fn is_valid_header(entry: &Entry) -> bool {
+pub(crate) fn is_valid_header(entry: &Entry) -> bool {
     entry.is_type(types::SESSION) && entry.id.is_some()
 }
 
@@ -724,13 +744,7 @@ impl Session {
         }
         // Filter in place: a second vector of entries would hold every entry twice at the peak.
         let mut entries = scan.records;
-        let first = entries.remove(0);
-        let header = Header {
-            fields: first.fields().cloned().unwrap_or_default(),
-            text: first.text,
-            line: first.line,
-            modified: false,
-        };
+        let header = Header::from_record(entries.remove(0));
         let mut skipped = scan.skipped;
         entries.retain(|entry| {
             if entry.is_type(types::SESSION) {

@@ -8,6 +8,7 @@ mod errors;
 mod heartbeat;
 mod hygiene;
 mod images;
+mod leaf_context;
 mod ops;
 mod repair;
 mod scan;
@@ -34,6 +35,8 @@ mod _core {
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
         ImageBlockRef,
     };
+    #[pymodule_export]
+    use crate::leaf_context::{read_leaf_context, PyLeafContext};
     #[pymodule_export]
     use crate::ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
