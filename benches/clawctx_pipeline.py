@@ -5,6 +5,9 @@
     → sanitize_tool_use_result_pairing(now_ms=0) → limit_history_turns(N) → token_counts()
     → prune_context(PruningSettings.from_config({"mode": "cache-ttl"}), context_window_tokens=W)
     → to_json()
+
+``run_pipeline_from_end`` gets the same messages from ``read_leaf_context(path).messages``,
+which reads the file backwards only as far as the leaf's context reaches.
 """
 
 from __future__ import annotations
@@ -59,3 +62,24 @@ def run_pipeline(
 def open_context(path: str | os.PathLike[str]) -> clawctx.Transcript:
     """Cold open + context."""
     return clawctx.Session.open(path, read_only=True).context().messages
+
+
+def run_pipeline_from_end(
+    path: str | os.PathLike[str],
+    *,
+    history_turns: int | None = HISTORY_TURNS,
+    context_window_tokens: float | None = CONTEXT_WINDOW_TOKENS,
+    settings: Any = SETTINGS,
+) -> tuple[bytes, Any]:
+    """File → serialized messages, reading the file from its end (``read_leaf_context``)."""
+    return run_messages(
+        clawctx.read_leaf_context(path).messages,
+        history_turns=history_turns,
+        context_window_tokens=context_window_tokens,
+        settings=settings,
+    )
+
+
+def open_context_from_end(path: str | os.PathLike[str]) -> clawctx.Transcript:
+    """The leaf's context read from the end of the file."""
+    return clawctx.read_leaf_context(path).messages

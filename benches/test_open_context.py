@@ -1,6 +1,8 @@
 """(a) Cold open + context: read the file, parse and index it, build the leaf's context.
 
-clawctx: ``Session.open(path, read_only=True).context().messages`` (a Rust-owned transcript).
+clawctx: ``Session.open(path, read_only=True).context().messages`` (a Rust-owned transcript);
+"clawctx from the end": ``read_leaf_context(path).messages``, reading back only as far as the
+context needs.
 Reference: orjson per line, dict entries, buildSessionContext in Python (a list of dicts).
 Floor: ``orjson.loads`` of every line, nothing else.
 
@@ -30,6 +32,22 @@ def reference_open_context(path: Path) -> int:
 def test_clawctx(benchmark: Any, session: GeneratedSession) -> None:
     count = measure(
         benchmark, "open+context", "clawctx", session, clawctx_open_context, session.path
+    )
+    assert count == len(reference_pipeline.load_context(session.path))
+
+
+def clawctx_context_from_end(path: Path) -> int:
+    return len(clawctx_pipeline.open_context_from_end(path))
+
+
+def test_clawctx_from_the_end(benchmark: Any, session: GeneratedSession) -> None:
+    count = measure(
+        benchmark,
+        "open+context",
+        "clawctx from the end",
+        session,
+        clawctx_context_from_end,
+        session.path,
     )
     assert count == len(reference_pipeline.load_context(session.path))
 

@@ -74,6 +74,11 @@ def run_both(
     data, tokens = clawctx_pipeline.run_pipeline(
         path, history_turns=turns, context_window_tokens=window
     )
+    # Reading only the end of the file gives the same request.
+    data_from_end, tokens_from_end = clawctx_pipeline.run_pipeline_from_end(
+        path, history_turns=turns, context_window_tokens=window
+    )
+    assert data_from_end == data and tokens_from_end.tolist() == tokens.tolist()
     return orjson.loads(data), orjson.loads(result.json), result, tokens.tolist()
 
 
