@@ -499,7 +499,7 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
     }
     Some(Preparation {
         cut,
-        first_kept_entry_id,
+        first_kept_entry_id: first_kept_entry_id.into(),
         messages_to_summarize,
         turn_prefix_messages,
         previous_summary: previous.and_then(|p| path[p].str_field("summary").map(str::to_owned)),
@@ -507,7 +507,7 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
         file_ops,
         settings: *settings,
         previous_compaction_index: previous,
-        leaf_id: path.last().and_then(|e| e.id.clone()),
+        leaf_id: path.last().and_then(|e| e.id.as_deref().map(str::to_owned)),
     })
 }
 
@@ -821,7 +821,10 @@ mod tests {
 
         fn push(&mut self, mut fields: Value) -> String {
             let id = format!("test-id-{}", self.entries.len());
-            let parent = self.entries.last().and_then(|e| e.id.clone());
+            let parent = self
+                .entries
+                .last()
+                .and_then(|e| e.id.as_deref().map(str::to_owned));
             let map = fields.as_object_mut().unwrap();
             map.insert("id".into(), id.clone().into());
             map.insert("parentId".into(), parent.map_or(Value::Null, Value::from));

@@ -505,6 +505,9 @@ impl Scan {
     /// Appends the scan of the lines right after this one's (numbered from 1).
     fn append(&mut self, mut next: Scan) {
         next.renumber(self.lines);
+        // Exactly: `append`'s amortized growth could leave up to half of the largest vector of
+        // an open (one record per line) unused.
+        self.records.reserve_exact(next.records.len());
         self.records.append(&mut next.records);
         self.skipped.append(&mut next.skipped);
         self.lines = next.lines;
@@ -936,8 +939,11 @@ impl Session {
         let mut values: Vec<Option<Map<String, Value>>> = vec![None; self.entries.len()];
         if version < 2 {
             header.insert("version".into(), 2.into());
-            let original_ids: Vec<Option<String>> =
-                self.entries.iter().map(|e| e.id.clone()).collect();
+            let original_ids: Vec<Option<String>> = self
+                .entries
+                .iter()
+                .map(|e| e.id.as_deref().map(str::to_owned))
+                .collect();
             let mut taken: HashSet<String> = HashSet::new();
             let mut new_ids: Vec<String> = Vec::with_capacity(self.entries.len());
             let mut prev: Option<String> = None;
@@ -1434,7 +1440,7 @@ impl Session {
     /// [`Session::append`] with an id drawn beforehand by [`Session::next_entry_id`].
     pub fn append_with_id(&mut self, entry: NewEntry, id: String, now_ms: i64) -> Result<String> {
         self.check_writable()?;
-        if self.index.contains_key(&id) || id.is_empty() {
+        if self.index.contains_key(id.as_str()) || id.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "entry id {id:?} is empty or already used"
             )));
@@ -1444,13 +1450,13 @@ impl Session {
             _ => self.leaf_id().map(str::to_owned),
         };
         match &entry {
-            NewEntry::Label { target_id, .. } if !self.index.contains_key(target_id) => {
+            NewEntry::Label { target_id, .. } if !self.index.contains_key(target_id.as_str()) => {
                 return Err(Error::EntryNotFound(target_id.clone()));
             }
             NewEntry::BranchSummary {
                 branch_from: Some(from),
                 ..
-            } if !self.index.contains_key(from) => {
+            } if !self.index.contains_key(from.as_str()) => {
                 return Err(Error::EntryNotFound(from.clone()));
             }
             NewEntry::Message(message) => validate_message(message)?,
@@ -1647,7 +1653,7 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
 
 /// The id → entry index map (a later duplicate wins, like `Map.set`). Fx hashing: ids are
 /// short and not attacker-chosen, and lookups are on the hot path of every context build.
-pub type IdIndex = rustc_hash::FxHashMap<String, usize>;
+pub type IdIndex = rustc_hash::FxHashMap<compact_str::CompactString, usize>;
 
 /// Root→leaf entry indices, following `parentId` through `index`. A cyclic file cannot hang
 /// the walk: past as many steps as there are entries it must be cycling, and the walk is
