@@ -114,6 +114,9 @@ def test_only_the_end_of_a_compacted_session_is_read(tmp_path: Path) -> None:
     roles = [m["role"] for m in leaf.messages]
     assert roles == ["compactionSummary", "assistant", "user", "user"]
     assert leaf.bytes_read < 8192 < size
+    # The latest assistant message is among the lines read: the model needs no more.
+    assert leaf.model == {"provider": "anthropic", "modelId": "claude"}
+    assert leaf.bytes_read < 8192
     # The thinking level was set at the start of the file: asking for it reads the rest.
     assert leaf.thinking_level == "high"
     assert leaf.bytes_read >= size - len(dump_line(HEADER)) - 1

@@ -66,19 +66,7 @@ pub struct ContextState {
 impl ContextState {
     /// The context as returned to callers.
     pub fn to_context(&self, entries: &[Entry]) -> SessionContext {
-        let model = self.model_source.map(|i| {
-            let entry = &entries[i];
-            match entry.message() {
-                Some(head) => {
-                    let (provider, model) = head.provider_and_model();
-                    model_value(provider, model)
-                }
-                None => model_value(
-                    entry.field("provider").cloned(),
-                    entry.field("modelId").cloned(),
-                ),
-            }
-        });
+        let model = self.model_source.map(|i| model_of(&entries[i]));
         SessionContext {
             messages: Transcript::from_messages(self.messages.clone()),
             thinking_level: self.thinking_level.clone(),
@@ -183,6 +171,20 @@ pub fn build_session_context(
     };
     let path = path_to_root(entries, index, leaf_index);
     ContextState::for_path(entries, &path).to_context(entries)
+}
+
+/// `{provider, modelId}` set by a model_change or assistant message entry (§1.6 rule 26).
+pub(crate) fn model_of(entry: &Entry) -> Value {
+    match entry.message() {
+        Some(head) => {
+            let (provider, model) = head.provider_and_model();
+            model_value(provider, model)
+        }
+        None => model_value(
+            entry.field("provider").cloned(),
+            entry.field("modelId").cloned(),
+        ),
+    }
 }
 
 fn model_value(provider: Option<Value>, model_id: Option<Value>) -> Value {

@@ -34,7 +34,7 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use crate::context::{ContextState, SessionContext};
+use crate::context::{model_of, ContextState, LeafSelector, SessionContext};
 use crate::entry::{types, Entry};
 use crate::error::{Error, Result};
 use crate::ids::RandomIds;
@@ -101,10 +101,7 @@ impl LeafContextReader {
                     ..OpenOptions::default()
                 };
                 let session = Session::open(path, &options, &mut RandomIds, 0)?;
-                let context = match session.leaf_index() {
-                    Some(leaf) => session.context(crate::context::LeafSelector::Index(leaf)),
-                    None => SessionContext::empty(),
-                };
+                let context = session.context(LeafSelector::Last);
                 Source::Loaded { context, file_len }
             }
         };
@@ -130,9 +127,16 @@ impl LeafContextReader {
         }
     }
 
-    /// The model `{provider, modelId}` on the path, reading on if needed.
+    /// The model `{provider, modelId}` on the path, reading on if needed (only as far as the
+    /// latest model change or assistant message, not to the thinking level).
     pub fn model(&mut self) -> Result<Option<Value>> {
-        Ok(self.context()?.model)
+        match &mut self.source {
+            Source::Loaded { context, .. } => Ok(context.model.clone()),
+            Source::Tail(walk) => {
+                walk.read_until(|w| w.model_source.is_some())?;
+                Ok(walk.model_source.map(|i| model_of(&walk.entries[i])))
+            }
+        }
     }
 
     /// The whole context, as [`Session::context`] builds it for the last entry.
@@ -447,7 +451,6 @@ impl TailWalk {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::LeafSelector;
 
     /// SplitMix64: a small deterministic generator (each failing case names its seed).
     struct Rng(u64);
@@ -585,10 +588,7 @@ mod tests {
             ..OpenOptions::default()
         };
         let session = Session::open(path, &options, &mut RandomIds, 0)?;
-        Ok(match session.leaf_index() {
-            Some(leaf) => session.context(LeafSelector::Index(leaf)),
-            None => SessionContext::empty(),
-        })
+        Ok(session.context(LeafSelector::Last))
     }
 
     fn write_temp(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
