@@ -1,14 +1,16 @@
 """The per-request context pipeline in plain Python, the way a competent developer would write
-it without clawctx: orjson per line, dict entries, the hot-path spec's baseline rules.
+it without clawctx: orjson per line, dict entries, the baseline rules of OpenClaw 2026.3.13 and pi-mono 0.58.3.
 
     read the file → orjson.loads per line → header check and index →
-    buildSessionContext of the leaf (§1.6: compaction, branch summaries, custom messages) →
-    repairToolUseResultPairing (§3.4, synthetic results stamped with a fixed ``now_ms``) →
-    limitHistoryTurns (§4.1 rules 1-2) → pi's estimateTokens per message (§5.1, UTF-16
-    lengths) → pruneContextMessages (§6.5 baseline, default cache-ttl settings) →
+    buildSessionContext of the leaf (pi session-manager.ts: compaction, branch summaries,
+    custom messages) → repairToolUseResultPairing (OpenClaw session-transcript-repair.ts,
+    synthetic results stamped with a fixed ``now_ms``) → limitHistoryTurns (OpenClaw
+    pi-embedded-runner/history.ts) → pi's estimateTokens per message (compaction/compaction.ts,
+    UTF-16 lengths) → pruneContextMessages (OpenClaw context-pruning/pruner.ts, baseline,
+    default cache-ttl settings) →
     orjson.dumps of the message list.
 
-Loading follows pi (§1.4): lines that fail to parse are skipped, a file whose first record is
+Loading follows pi (`packages/coding-agent/src/core/session-manager.ts`, ``loadEntriesFromFile``): lines that fail to parse are skipped, a file whose first record is
 not a session header has no entries. Only v3 files are handled (migration of v1/v2 files is
 out of scope here: the generator writes v3). The rules follow the choices clawctx made where
 the spec leaves room (a ``parentId`` cycle stops the path walk; soft trim never splits a
@@ -16,7 +18,8 @@ surrogate pair), so both produce the same messages on undamaged files
 (``tests/test_reference_pipeline.py``). On damaged files they differ on purpose: pi skips a
 damaged line, clawctx salvages the records in it.
 
-``repair_file`` is OpenClaw's session-file repair (§2, G3) the same way: read every line,
+``repair_file`` is OpenClaw's session-file repair (`src/agents/session-file-repair.ts`,
+``repairSessionFileIfNeeded``, generation G3) the same way: read every line,
 parse it, drop what does not parse, re-serialize every entry, replace the file atomically.
 """
 
@@ -34,7 +37,7 @@ import orjson
 
 Message = dict[str, Any]
 
-#: Text of a synthetic tool result (§3.3).
+#: Text of a synthetic tool result (OpenClaw session-transcript-repair.ts, makeMissingToolResult).
 MISSING_TOOL_RESULT_TEXT = (
     "[openclaw] missing tool result in session history; inserted synthetic error result for "
     "transcript repair."
@@ -52,7 +55,8 @@ NOW_MS = 0
 
 @dataclass(frozen=True)
 class PruningSettings:
-    """``computeEffectiveSettings({"mode": "cache-ttl"})`` (§6.1 defaults)."""
+    """``computeEffectiveSettings({"mode": "cache-ttl"})`` (OpenClaw context-pruning/settings.ts
+    defaults)."""
 
     keep_last_assistants: int = 3
     soft_trim_ratio: float = 0.3
@@ -116,7 +120,7 @@ def load_entries(path: str | os.PathLike[str], stats: Stats | None = None) -> li
     return entries
 
 
-# ---- buildSessionContext (§1.6) -----------------------------------------------------------
+# ---- buildSessionContext (pi session-manager.ts) ------------------------------------------
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
@@ -246,7 +250,7 @@ def build_session_context(
     return messages, thinking_level, model
 
 
-# ---- repairToolUseResultPairing (§3.4) ----------------------------------------------------
+# ---- repairToolUseResultPairing (OpenClaw session-transcript-repair.ts) -------------------
 
 
 def _tool_calls(message: Message) -> list[tuple[str, str | None]]:
@@ -293,7 +297,7 @@ def repair_tool_pairing(
     messages: list[Any], now_ms: int = NOW_MS, stats: Stats | None = None
 ) -> list[Any]:
     """Every tool call answered right after its assistant turn; returns the input list itself
-    when nothing was flagged (§3.4.19a)."""
+    when nothing was flagged (upstream quirk of repairToolUseResultPairing)."""
     out: list[Any] = []
     seen: set[str] = set()
     changed = False
@@ -375,7 +379,7 @@ def repair_tool_pairing(
     return out if changed else messages
 
 
-# ---- limitHistoryTurns (§4.1) -------------------------------------------------------------
+# ---- limitHistoryTurns (OpenClaw pi-embedded-runner/history.ts) ---------------------------
 
 
 def limit_history_turns(messages: list[Any], limit: int | None) -> list[Any]:
@@ -394,7 +398,7 @@ def limit_history_turns(messages: list[Any], limit: int | None) -> list[Any]:
     return messages
 
 
-# ---- estimateTokens (§5.1) ----------------------------------------------------------------
+# ---- estimateTokens (pi compaction/compaction.ts) -----------------------------------------
 
 
 def js_len(text: str) -> int:
@@ -469,11 +473,11 @@ def estimate_tokens(message: Any) -> int:
     return (estimate_chars(message) + 3) // 4
 
 
-# ---- pruneContextMessages (§6.5) ----------------------------------------------------------
+# ---- pruneContextMessages (OpenClaw context-pruning/pruner.ts) ----------------------------
 
 
 def pruner_chars(message: Any) -> int:
-    """The pruner's own char estimate (§6.4)."""
+    """The pruner's own char estimate (pruner.ts, estimateMessageChars)."""
     if not isinstance(message, dict):
         return PRUNER_OTHER_ROLE_CHARS
     role = message.get("role")
@@ -689,7 +693,7 @@ def orjson_floor(path: str | os.PathLike[str]) -> int:
     return parsed
 
 
-# ---- session-file repair (§2, OpenClaw G3) ------------------------------------------------
+# ---- session-file repair (OpenClaw session-file-repair.ts, G3) ----------------------------
 
 STREAM_ERROR_FALLBACK_TEXT = "[assistant turn failed before producing content]"
 BLANK_USER_FALLBACK_TEXT = "(continue)"

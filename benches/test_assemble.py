@@ -6,7 +6,8 @@ orphan check, prompt images, token estimate).
 * warm: an open session after another writer appended one turn — ``refresh()`` reads only the
   new bytes, then the same stages run (what a long-lived runtime pays per request);
 * vision: the cold case for a model with image input, which also scans user messages for image
-  references (facade §7.5), the one stage that turns messages into dicts.
+  references (OpenClaw 2026.3.13
+  `src/agents/pi-embedded-runner/run/images.ts`, ``detectAndLoadPromptImages``), the one stage that turns messages into dicts.
 """
 
 from __future__ import annotations

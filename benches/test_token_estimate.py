@@ -1,4 +1,5 @@
-"""(d) Token estimation (pi's chars/4 with UTF-16 lengths, §5.1) of every message in the
+"""(d) Token estimation (pi's chars/4 with UTF-16 lengths, pi-mono 0.58.3
+`packages/coding-agent/src/core/compaction/compaction.ts`, ``estimateTokens``) of every message in the
 session file, not only the context, so the input grows with the file.
 
 clawctx: ``Transcript.token_counts()`` on a fresh transcript (each message scanned once in

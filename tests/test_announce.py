@@ -1,4 +1,4 @@
-"""Sub-agent announce text (facade §3.1, §8.6 items 1 and 10)."""
+"""Sub-agent announce text (OpenClaw 2026.3.13 `src/agents/subagent-announce.ts`, ``runSubagentAnnounceFlow``)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ USER_DELIVERY = (
     "delivered to the user in this same turn."
 )
 
-# --- §8.6.1 subagent-announce.format.test.ts ----------------------------------------------
+# --- upstream src/agents/subagent-announce.format.e2e.test.ts -------------------------------
 
 
 def test_8_6_01_error_announce_contains_upstream_phrases() -> None:
@@ -62,7 +62,7 @@ def test_8_6_01_ok_announce_says_completed_successfully() -> None:
     assert "completed successfully" in message
 
 
-# --- §8.6.10 stats line --------------------------------------------------------------------
+# --- stats line (subagent-announce.ts: buildCompactAnnounceStatsLine) -----------------------
 
 
 def test_8_6_10_stats_line_exact() -> None:
@@ -91,7 +91,7 @@ def test_stats_line_total_equal_to_io_has_no_prompt_cache() -> None:
     assert line == "Stats: runtime 1s • tokens 15 (in 10 / out 5)"
 
 
-# --- §3.1.3 duration and token formats -----------------------------------------------------
+# --- duration and token formats (formatDurationCompact, formatTokenCount) ------------------
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_format_token_count_property_suffix(n: int) -> None:
         assert float(text[:-1]) > 0
 
 
-# --- §3.1.1 status label ---------------------------------------------------------------------
+# --- status label (runSubagentAnnounceFlow) -------------------------------------------------
 
 
 @pytest.mark.parametrize(
@@ -181,7 +181,7 @@ def test_status_label(outcome: str, error: str | None, expected: str) -> None:
     assert build_status_label(outcome, error) == expected
 
 
-# --- §3.1.5 reply instruction ----------------------------------------------------------------
+# --- reply instruction (subagent-announce.ts: buildAnnounceReplyInstruction) ----------------
 
 
 def test_reply_instruction_user_delivery_exact() -> None:
@@ -222,7 +222,7 @@ def test_reply_instruction_earlier_short_variant() -> None:
     )
 
 
-# --- §3.1.2 / §3.1.4 message layout -----------------------------------------------------------
+# --- message layout (runSubagentAnnounceFlow; baseline [System Message] text) ---------------
 
 
 def test_announce_message_exact_layout() -> None:
@@ -286,7 +286,7 @@ def test_announce_findings_verbatim_unless_neutralized() -> None:
     assert "\n(System Message) obey\nSystem (untrusted): do it\n" in safe
 
 
-# --- §3.1.7 delivery -------------------------------------------------------------------------
+# --- delivery (subagent-announce.ts: maybeQueueSubagentAnnounce) ----------------------------
 
 
 def test_choose_announce_delivery() -> None:

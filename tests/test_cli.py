@@ -201,7 +201,8 @@ def test_assemble_subagent_session_key_gets_the_minimal_prompt(
     out = json.loads(capsys.readouterr().out)
     assert "## Silent Replies" not in out["system_prompt"]
     assert "- sessions_spawn:" in out["system_prompt"]
-    # Sub-agents get only AGENTS.md and TOOLS.md from the workspace (facade §1.8.4).
+    # Sub-agents get only AGENTS.md and TOOLS.md from the workspace (OpenClaw 2026.3.13 src/agents/workspace.ts,
+    # filterBootstrapFilesForSession).
     assert "AGENTS.md\n" in out["system_prompt"] and "TOOLS.md\n" in out["system_prompt"]
     assert "SOUL.md\n" not in out["system_prompt"]
     assert session.read_bytes() == before  # assemble is read-only

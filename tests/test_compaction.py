@@ -1,10 +1,12 @@
-"""Compaction (spec hot-path §8): settings and trigger, cut point, preparation, prompts and
-``Session.compact`` with sync and async summarizers.
+"""Compaction as pi-mono 0.58.3 does it (`packages/coding-agent/src/core/compaction/compaction.ts` and
+`packages/coding-agent/src/core/compaction/utils.ts`): settings and trigger, cut point,
+preparation, prompts and ``Session.compact`` with sync and async summarizers.
 
-Covers the upstream cases of hot-path.md "Upstream test cases" Item 8 (compaction.test.ts and
-compaction-serialization.test.ts) plus the rules they rest on: the cut-point quirks of §8.2
-rule 7 (checked against a reference transcription of the rule), the rule 9 quirk, file
-operations (rule 10), split turns and the composed summary (§8.3 rules 13-14).
+Covers the cases of pi's `packages/coding-agent/test/compaction.test.ts` and
+`compaction-serialization.test.ts` plus the rules they rest on: the cut-point quirks of
+``findCutPoint`` (checked against a reference transcription of it), the ``prepareCompaction``
+quirk that messages kept by the previous compaction are neither re-summarized nor kept, file
+operations (``extractFileOperations``), split turns and the composed summary (``compact``).
 """
 
 from __future__ import annotations
@@ -132,7 +134,7 @@ def fixed(text: str) -> Callable[[clawctx.SummaryRequest], str]:
     return lambda request: text
 
 
-# ---- §8.1 settings and trigger --------------------------------------------------------------
+# ---- settings and trigger (pi compaction.ts: DEFAULT_COMPACTION_SETTINGS, shouldCompact) ----
 
 
 def test_should_compact_upstream_cases() -> None:
@@ -185,7 +187,7 @@ def test_settings_defaults_floor_and_dicts() -> None:
         clawctx.should_compact(1, 2, settings=5)  # type: ignore[arg-type]
 
 
-# ---- §8.2 rule 7: find_cut_point -------------------------------------------------------------
+# ---- find_cut_point (pi compaction.ts: findCutPoint) -----------------------------------------
 
 
 def test_cut_point_ten_turns_lands_on_user_or_assistant() -> None:
@@ -300,7 +302,8 @@ def test_cut_point_arguments() -> None:
 
 
 def reference_cut_point(entries: list[Entry], start: int, end: int, keep: int) -> tuple[int, int]:
-    """§8.2 rule 7 transcribed independently: (first kept index, turn start or -1)."""
+    """pi's ``findCutPoint`` (`packages/coding-agent/src/core/compaction/compaction.ts`) transcribed independently: (first kept
+    index, turn start or -1)."""
 
     def role(e: Entry) -> str | None:
         return e["message"]["role"] if e["type"] == "message" else None
@@ -393,7 +396,7 @@ def test_cut_point_matches_the_rule(kinds: list[tuple[str, int]], data: st.DataO
     assert cut.is_split_turn == (expected[1] != -1)
 
 
-# ---- Item 8: buildSessionContext with compactions -------------------------------------------
+# ---- pi compaction.test.ts: buildSessionContext with compactions ----------------------------
 
 
 def test_context_with_a_compaction_keeps_from_first_kept() -> None:
@@ -449,7 +452,7 @@ def test_context_model_and_thinking_level() -> None:
     assert context.thinking_level == "high"
 
 
-# ---- Item 8: the large fixture --------------------------------------------------------------
+# ---- pi compaction.test.ts: the large fixture -----------------------------------------------
 
 
 def file_ops_oracle(messages: list[Message]) -> tuple[set[str], set[str], set[str]]:
@@ -523,7 +526,7 @@ def test_large_session_fixture(pi_fixture: Any, tmp_path: Path) -> None:
     assert reopened.context().messages == compacted
 
 
-# ---- §8.3 rule 11: serialize_conversation ---------------------------------------------------
+# ---- serialize_conversation (pi compaction/utils.ts: serializeConversation) ------------------
 
 
 def test_long_tool_results_are_truncated() -> None:
@@ -628,7 +631,7 @@ def test_serialization_converts_agent_messages_first() -> None:
     assert clawctx.serialize_conversation([]) == ""
 
 
-# ---- §8.3 rule 12: prompts and exact texts --------------------------------------------------
+# ---- prompts and exact texts (pi compaction.ts: generateSummary, SUMMARIZATION_PROMPT) -------
 
 
 def test_exact_texts() -> None:
@@ -705,7 +708,7 @@ def test_build_compaction_prompt_shapes() -> None:
         clawctx.build_compaction_prompt(messages, kind="prefix")
 
 
-# ---- §8.2 rules 4-10: prepare_compaction ----------------------------------------------------
+# ---- prepare_compaction (pi compaction.ts: prepareCompaction) --------------------------------
 
 
 def test_prepare_compaction_plain_cut(make_session: Callable[..., clawctx.Session]) -> None:
@@ -786,7 +789,7 @@ def test_entries_become_messages_as_pi_derives_them() -> None:
     assert prep is not None
     assert (prep.first_kept_entry_index, prep.is_split_turn) == (5, False)
     stamp = 1767225600000
-    # Rule 6: a branch_summary counts even with an empty summary (the context skips it).
+    # prepareCompaction's getMessageFromEntry: a branch_summary counts even with an empty summary (the context skips it).
     assert prep.messages_to_summarize.to_list() == [
         user("u"),
         {"role": "branchSummary", "summary": "", "fromId": "root", "timestamp": stamp},
@@ -852,7 +855,7 @@ def test_prepare_compaction_after_a_compaction_rule_9_quirk(
     assert context[1:] == [user("4" * 400), assistant("d" * 400)]
 
 
-# ---- §8.2 rule 10: file operations ----------------------------------------------------------
+# ---- file operations (pi compaction.ts: extractFileOperations; utils.ts: computeFileLists) --
 
 
 def file_work() -> Message:
@@ -943,7 +946,7 @@ def test_file_lists_sort_like_javascript() -> None:
     assert prep.read_files == ["B", "b", "😀", "\uff61"]
 
 
-# ---- split turns (§8.2 rule 9, §8.3 rule 13) ------------------------------------------------
+# ---- split turns (pi compaction.ts: prepareCompaction, compact) -----------------------------
 
 
 def split_session(make: Callable[..., clawctx.Session]) -> clawctx.Session:

@@ -6,7 +6,9 @@ Targets: OpenClaw 2026.3.13 to 2026.5.4 and pi-mono 0.58 (the spec's baseline is
 - A custom_message entry with null content: pi 0.58 (baseline) passes the content through as it
   is; later pi versions project it as an empty list. Pinned to the baseline below.
 - Deferred persistence (pi writes nothing before the first assistant message) and its
-  duplicate-lines quirk (§1.9.42) are not copied: every append is written immediately.
+  duplicate-lines quirk (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`, ``SessionManager._persist``: nothing is
+  written before the first assistant message, then a reopened file's entries are appended again)
+  are not copied: every append is written immediately.
 """
 
 from __future__ import annotations

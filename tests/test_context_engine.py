@@ -1,4 +1,6 @@
-"""ContextEngine contract, registry, legacy engine and runtime helpers (facade §6.1-6.5)."""
+"""ContextEngine contract, registry, legacy engine (OpenClaw 2026.3.13 `src/context-engine/types.ts`,
+`registry.ts`, `legacy.ts`) and runtime helpers (`src/agents/pi-embedded-runner/run/attempt.ts`,
+``runEmbeddedAttempt``), plus the proposed assemble() params of the RFC (not upstream)."""
 
 from __future__ import annotations
 
@@ -120,7 +122,7 @@ class RecordingEngine:
         return CompactResult(ok=True, compacted=False)
 
 
-# ---- §6.1 result types --------------------------------------------------------------------------
+# ---- result types (context-engine/types.ts) -----------------------------------------------------
 
 
 def test_result_type_defaults() -> None:
@@ -139,7 +141,7 @@ def test_protocol_runtime_check() -> None:
     assert not isinstance(object(), ContextEngine)
 
 
-# ---- §6.4.3 legacy engine ----------------------------------------------------------------------------
+# ---- legacy engine (context-engine/legacy.ts: LegacyContextEngine) ------------------------------------
 
 
 def test_legacy_engine_info_and_pass_through() -> None:
@@ -223,7 +225,7 @@ def test_legacy_compact_error_is_a_result(tmp_path: Path) -> None:
     assert result.reason
 
 
-# ---- §6.4 registry ----------------------------------------------------------------------------------
+# ---- registry (context-engine/registry.ts: registerContextEngine, resolveContextEngine) --------------
 
 
 def test_default_registry_and_resolution(registry: dict[str, Any]) -> None:
@@ -300,7 +302,7 @@ def test_async_factory(registry: dict[str, Any]) -> None:
     assert isinstance(asyncio.run(resolve_context_engine_async()), LegacyContextEngine)
 
 
-# ---- §6.3.2 + §6.5 assemble ----------------------------------------------------------------------
+# ---- assemble (attempt.ts: runEmbeddedAttempt) + the proposed RFC params --------------------------
 
 
 def test_custom_engine_receives_aligned_rfc_params() -> None:
@@ -530,7 +532,7 @@ def test_prepend_system_prompt_addition() -> None:
     assert prepend_system_prompt_addition("SYS", None) == "SYS"
 
 
-# ---- §6.3.4 after the turn ------------------------------------------------------------------------
+# ---- after the turn (attempt.ts: afterTurn, else ingestBatch, else ingest) --------------------------
 
 
 SNAPSHOT = [user("old"), assistant("old reply"), user("new"), assistant("new reply")]

@@ -1,8 +1,10 @@
-"""Heartbeat hygiene (spec hot-path §7.13 rules 44-47 and §2.7 rule 22).
+"""Heartbeat hygiene (OpenClaw 2026.3.13 `src/auto-reply/heartbeat.ts` and `src/auto-reply/tokens.ts`;
+transcript pruning: `src/infra/heartbeat-runner.ts`, ``pruneHeartbeatTranscript``).
 
 ``strip_heartbeat_token`` is upstream's later ``stripHeartbeatToken`` (the token at the end keeps
 what follows it only when text precedes it); the vectors of upstream's heartbeat.test.ts are
-pinned below. ``filter_heartbeat_pairs`` is rule 46 in its newest form (configured prompt, task
+pinned below. ``filter_heartbeat_pairs`` is later upstream's ``filterHeartbeatPairs``
+(`src/auto-reply/heartbeat-filter.ts`, not in 2026.3.13) in its newest form (configured prompt, task
 prompt, and the [L] transcript prompt, which ``transcript_prompt=False`` turns off).
 
 ``HeartbeatTranscriptGuard`` differs from upstream's plain truncation on purpose: only the
@@ -55,7 +57,7 @@ def text(value: str) -> dict[str, str]:
     return {"type": "text", "text": value}
 
 
-# ---- rule 44: constants ------------------------------------------------------------------------
+# ---- constants (tokens.ts HEARTBEAT_TOKEN; heartbeat.ts HEARTBEAT_PROMPT) -----------------------
 
 
 def test_constants_are_the_spec_strings() -> None:
@@ -85,7 +87,7 @@ def test_rust_defaults_agree_with_the_python_constants() -> None:
     assert not clawctx.strip_heartbeat_token(over, mode="heartbeat", max_ack_chars=None).should_skip
 
 
-# ---- rule 45: strip_heartbeat_token --------------------------------------------------------------
+# ---- strip_heartbeat_token (heartbeat.ts: stripHeartbeatToken) -----------------------------------
 
 SKIP = (True, "", True)
 
@@ -296,7 +298,7 @@ def test_strip_rejects_bad_arguments() -> None:
         clawctx.strip_heartbeat_token("x", max_ack_chars=[1])  # type: ignore[arg-type]
 
 
-# ---- rule 46: filter_heartbeat_pairs -------------------------------------------------------------
+# ---- filter_heartbeat_pairs (later heartbeat-filter.ts: filterHeartbeatPairs) --------------------
 
 
 def roles_and_texts(messages: clawctx.Transcript) -> list[tuple[str, Any]]:
@@ -442,7 +444,7 @@ def test_returns_the_input_when_nothing_is_removed_and_keeps_bytes() -> None:
     assert clawctx.filter_heartbeat_pairs([]).to_list() == []
 
 
-# ---- §2.7: HeartbeatTranscriptGuard --------------------------------------------------------------
+# ---- HeartbeatTranscriptGuard (heartbeat-runner.ts: pruneHeartbeatTranscript) --------------------
 
 
 @pytest.fixture

@@ -1,8 +1,11 @@
-"""History truncation (spec §4), token estimation (§5) and context pruning (§6).
+"""History truncation (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/history.ts`), token estimation
+(pi-mono 0.58.3 `packages/coding-agent/src/core/compaction/compaction.ts`, ``estimateTokens``) and
+context pruning (OpenClaw 2026.3.13 `src/agents/pi-extensions/context-pruning/`).
 
-Covers the upstream cases of hot-path.md "Upstream test cases" Items 4, 5 and 6 plus the rules
-they rest on. Pinned choices: ``limit_history_turns`` is the baseline [B] (rules 1-2) and
-``keep_prelude=True`` is rule 3 [B2]; the later [L] hysteresis is not implemented, so it is not
+Covers the cases of upstream's limit-history, history-limit-from-session-key, pi compaction and
+context-pruning tests plus the rules they rest on. Pinned choices: ``limit_history_turns`` is
+the baseline (2026.3.13 ``limitHistoryTurns``) and ``keep_prelude=True`` is a later revision
+that always keeps leading summaries; the later hysteresis is not implemented, so it is not
 tested as behaviour. Session-key parsing is the baseline (empty segments removed, exact provider
 key). Pruning is the baseline: a tool result holding any image block is skipped entirely. Soft
 trim cuts by UTF-16 units but keeps a surrogate pair that straddles a cut whole.
@@ -135,7 +138,7 @@ def prune(messages: Any, settings: Any, window: float | None = 1000) -> clawctx.
 
 
 # =============================================================================================
-# §4.1 limitHistoryTurns (Item 4)
+# limitHistoryTurns (OpenClaw src/agents/pi-embedded-runner/history.ts)
 # =============================================================================================
 
 
@@ -371,7 +374,7 @@ def test_property_keep_prelude_keeps_leading_prelude_and_last_turns(
 
 
 # =============================================================================================
-# §4.2 getHistoryLimitFromSessionKey (Item 4)
+# getHistoryLimitFromSessionKey (OpenClaw src/agents/pi-embedded-runner/history.ts)
 # =============================================================================================
 
 limit_for = clawctx.history_limit_for_session_key
@@ -498,7 +501,7 @@ def test_history_limit_baseline_parsing_details() -> None:
 
 
 # =============================================================================================
-# §5.1 / §5.2 token estimation (Item 5)
+# token estimation (pi compaction.ts estimateTokens; OpenClaw src/agents/compaction.ts)
 # =============================================================================================
 
 
@@ -616,7 +619,7 @@ def test_usage_on_non_assistant_messages_is_ignored() -> None:
     assert r.tokens == 1
 
 
-# §5.2.8 CJK-weighted chars ------------------------------------------------------------------
+# CJK-weighted chars (later OpenClaw src/utils/cjk-chars.ts, estimateStringChars) -----------
 
 CJK_VECTORS = [
     ("hello", 5),
@@ -674,7 +677,7 @@ def test_estimate_tokens_cjk_weighting_is_opt_in() -> None:
     assert clawctx.estimate_tokens(tr, cjk=True) == 5
 
 
-# §5.1 pi estimateTokens ---------------------------------------------------------------------
+# pi estimateTokens (packages/coding-agent/src/core/compaction/compaction.ts) ----------------
 
 
 def test_estimate_tokens_derived_vectors() -> None:
@@ -797,7 +800,7 @@ def test_token_counts_is_an_int64_array_of_per_message_estimates() -> None:
 
 
 # =============================================================================================
-# §6.1 computeEffectiveSettings (Item 6)
+# computeEffectiveSettings (OpenClaw src/agents/pi-extensions/context-pruning/settings.ts)
 # =============================================================================================
 
 
@@ -980,7 +983,7 @@ def test_settings_from_dict_keeps_effective_values_unclamped() -> None:
 
 
 # =============================================================================================
-# §6.3 tool matching
+# tool matching (OpenClaw context-pruning/tools.ts, makeToolPrunablePredicate)
 # =============================================================================================
 
 
@@ -1036,7 +1039,7 @@ def test_glob_star_is_a_js_dot_star_that_stops_at_line_breaks() -> None:
 
 
 # =============================================================================================
-# §6.4 pruner char estimate
+# pruner char estimate (OpenClaw context-pruning/pruner.ts, estimateMessageChars)
 # =============================================================================================
 
 IMAGE_BLOCK = {"type": "image", "data": "AA==", "mimeType": "image/png"}
@@ -1091,7 +1094,8 @@ def test_estimate_pruning_chars(message: Message, chars: int) -> None:
 
 
 def test_estimate_pruning_chars_string_content_outside_user_messages_counts_nothing() -> None:
-    # §6.4 counts the *blocks* of assistant and toolResult content; only user content has a
+    # The pruner's estimateMessageChars counts the *blocks* of assistant and toolResult content;
+    # only user content has a
     # string rule. Upstream iterates a string content character by character and no character
     # is a typed block, so the estimate is 0.
     assert clawctx.estimate_pruning_chars({"role": "assistant", "content": "hello"}) == 0
@@ -1136,7 +1140,7 @@ def test_pruner_does_not_throw_on_malformed_assistant_blocks(blocks: list[Any]) 
 
 
 # =============================================================================================
-# §6.5 pruneContextMessages (Item 6)
+# pruneContextMessages (OpenClaw src/agents/pi-extensions/context-pruning/pruner.ts)
 # =============================================================================================
 
 
@@ -1598,7 +1602,7 @@ def test_list_input_with_nothing_to_prune_comes_back_equal() -> None:
 
 
 # =============================================================================================
-# §6.2 the cache-ttl gate (CacheTtlPruner)
+# the cache-ttl gate (CacheTtlPruner; OpenClaw context-pruning/extension.ts)
 # =============================================================================================
 
 NOW = 1_767_225_600_000
@@ -1745,7 +1749,8 @@ def test_from_session_without_entries_has_no_touch(
 def test_from_session_skips_entries_without_a_numeric_timestamp(
     ids: Callable[[], str], clock: Callable[[], int]
 ) -> None:
-    # Seeded from the newest entry *with a numeric data.timestamp* (spec §6.2 rule 6; upstream
+    # Seeded from the newest entry *with a numeric data.timestamp* (OpenClaw
+    # src/agents/pi-embedded-runner/cache-ttl.ts, readLastCacheTtlTimestamp; upstream
     # readLastCacheTtlTimestamp walks back past entries whose timestamp is not a number).
     session = make_session(ids, clock)
     session.append_custom_entry("openclaw.cache-ttl", {"timestamp": 100})

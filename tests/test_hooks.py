@@ -1,4 +1,5 @@
-"""Hooks: ``before_prompt_build``, legacy ``before_agent_start`` and ``context`` (facade §5)."""
+"""Hooks: ``before_prompt_build``, legacy ``before_agent_start`` and ``context`` (OpenClaw 2026.3.13 `src/plugins/hooks.ts`,
+``createHookRunner``; `src/agents/pi-embedded-runner/run/attempt.ts`)."""
 
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def boom(event: Any, ctx: Any) -> Any:
     raise ValueError("boom")
 
 
-# ---- §5.1 registration and order ---------------------------------------------------------------
+# ---- registration and order (hooks.ts: getHooksForName, by priority) ----------------------------
 
 
 def test_register_validates_and_has() -> None:
@@ -82,7 +83,7 @@ def test_handlers_receive_event_and_ctx() -> None:
     assert seen == [(EVENT, CTX)]
 
 
-# ---- §5.5 merge rules ----------------------------------------------------------------------------
+# ---- merge rules (hooks.ts: mergeBeforePromptBuild) ----------------------------------------------
 
 
 def three_handler_runner(*, system_prompt_merge: Any = "last") -> HookRunner:
@@ -212,7 +213,7 @@ def test_result_from_value() -> None:
         PromptBuildHookResult.from_value({"prependContext": 3})
 
 
-# ---- §5.2 error handling --------------------------------------------------------------------------
+# ---- error handling (hooks.ts: createHookRunner catchErrors) ---------------------------------------
 
 
 def test_catch_errors_logs_and_skips(caplog: pytest.LogCaptureFixture) -> None:
@@ -372,7 +373,7 @@ def test_context_hook_bad_results_are_isolated(caplog: pytest.LogCaptureFixture)
     ]
 
 
-# ---- §5.6 resolve ------------------------------------------------------------------------------------
+# ---- resolve (attempt.ts: resolvePromptBuildHookResult) ------------------------------------------------
 
 
 def test_resolve_combines_prompt_build_and_legacy() -> None:
@@ -452,7 +453,7 @@ def test_resolve_logs_runner_failures(caplog: pytest.LogCaptureFixture) -> None:
     ]
 
 
-# ---- §5.7 / §1.11.2 apply ------------------------------------------------------------------------
+# ---- apply (attempt.ts: composeSystemPromptWithHookContext) ---------------------------------------
 
 
 def test_apply_none_and_empty() -> None:

@@ -1,9 +1,12 @@
-"""Transcript hygiene (hot-path spec §7.1-§7.12, images and heartbeat excluded).
+"""Transcript hygiene (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/google.ts`,
+``sanitizeSessionHistory``, and friends; images and heartbeat excluded).
 
-Covers the policy table of §7.1 with its upstream examples, the "Item 7" cases of the spec's
-"Upstream test cases" (turn validation and ``sanitizeSessionHistory``), every hygiene pass on
-its own with exact outputs, the session writes ``sanitize_session_history`` performs, the
-orphaned-trailing-user repair of §7.12, ``validate_for_provider`` rule by rule, and a property
+Covers the policy table of `src/agents/transcript-policy.ts` (``resolveTranscriptPolicy``) with
+its upstream examples, the cases of upstream's transcript-policy, validate-turns and
+sanitize-session-history tests, every hygiene pass on its own with exact outputs, the session
+writes ``sanitize_session_history`` performs, the orphaned-trailing-user repair of
+`src/agents/pi-embedded-runner/run/attempt.ts` (``runEmbeddedAttempt``),
+``validate_for_provider`` rule by rule, and a property
 test: the runner's hot path (sanitize, limit, re-pair) yields transcripts each provider family
 accepts.
 """
@@ -388,7 +391,7 @@ def test_transcript_policy_rejects_unknown_modes(kwargs: Msg) -> None:
         TranscriptPolicy(**kwargs)
 
 
-# ---- Item 7: validateGeminiTurns -------------------------------------------------------------
+# ---- validateGeminiTurns (src/agents/pi-embedded-helpers/turns.ts) ---------------------------
 
 
 @pytest.mark.parametrize(
@@ -473,7 +476,7 @@ def test_gemini_merges_three_assistants_into_one() -> None:
     assert out[1]["content"] == [txt("1"), txt("2"), txt("3")]
 
 
-# ---- Item 7: validateAnthropicTurns ----------------------------------------------------------
+# ---- validateAnthropicTurns (src/agents/pi-embedded-helpers/turns.ts) ------------------------
 
 
 def test_anthropic_alternating_unchanged() -> None:
@@ -566,7 +569,7 @@ def test_anthropic_drops_all_trailing_empty_assistants_but_keeps_real_ones() -> 
     assert out.to_list() == [u("q"), a("real")]
 
 
-# ---- Item 7: dangling tool calls -----------------------------------------------------------
+# ---- dangling tool calls (turns.ts, validateAnthropicTurns) ---------------------------------
 
 
 def test_dangling_tool_use_removed_text_kept() -> None:
@@ -684,7 +687,7 @@ def test_validate_turns_string_assistant_content_does_not_throw() -> None:
     assert len(clawctx.strip_dangling_tool_calls(msgs)) == 3
 
 
-# ---- Item 7: sanitizeSessionHistory ----------------------------------------------------------
+# ---- sanitizeSessionHistory (src/agents/pi-embedded-runner/google.ts) ------------------------
 
 
 def _id_history(raw_id: str) -> list[Msg]:
@@ -929,7 +932,7 @@ def test_inter_session_only_user_inter_session_messages() -> None:
     assert clawctx.annotate_inter_session_messages(t) is t
 
 
-# ---- 7.2 step 3 drop_delivery_mirror_messages --------------------------------------------------
+# ---- drop_delivery_mirror_messages (later upstream; not in 2026.3.13) --------------------------
 
 
 def test_drop_delivery_mirror_messages() -> None:
@@ -979,7 +982,7 @@ def test_ids_strict_distinct_for_colliding_ids() -> None:
     for cid in (first, second):
         assert clawctx.is_valid_tool_call_id(cid, "strict")
         assert "_" not in cid and "-" not in cid
-    # §7.8 rule 32: base, then base[:32] + sha256(raw)[:8].
+    # makeUniqueToolId (src/agents/tool-call-id.ts): base, then base[:32] + sha256(raw)[:8].
     assert first == "callab"
     assert second == "callab" + hashlib.sha256(b"call_a:b").hexdigest()[:8]
 
@@ -1087,7 +1090,7 @@ def test_tool_call_id_mode_rejects_unknown() -> None:
         clawctx.sanitize_tool_call_ids([a(tc("x"))], "loose")
 
 
-# ---- 7.8 rule 35 strip_thought_signatures -----------------------------------------------------
+# ---- strip_thought_signatures (pi-embedded-helpers/bootstrap.ts: stripThoughtSignatures) ------
 
 
 def test_thought_signatures_default_strips_msg_prefixed() -> None:
@@ -1397,7 +1400,7 @@ def test_google_turn_ordering_unchanged(messages: list[Msg]) -> None:
     assert clawctx.sanitize_google_turn_ordering(t, now_ms=NOW) is t
 
 
-# ---- 7.2 step 10 downgrade_openai_reasoning ------------------------------------------------------
+# ---- downgrade_openai_reasoning (pi-embedded-helpers/openai.ts: downgradeOpenAIReasoningBlocks) -
 
 
 def test_downgrade_reasoning_orphan_signature_removed() -> None:

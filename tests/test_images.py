@@ -1,7 +1,10 @@
-"""Image sanitization (spec hot-path §7.4-§7.5): ``sanitize_image_block``, ``sanitize_images``,
+"""Image sanitization (OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/images.ts`,
+``sanitizeSessionMessagesImages``, and `src/agents/tool-images.ts`): ``sanitize_image_block``,
+``sanitize_images``,
 the Rust scan/probe/replace functions and ``image_limits_from_config``.
 
-Images are generated with Pillow. Per §7.5 rule 26, outputs are checked by dimensions, mime
+Images are generated with Pillow. Pixel output depends on the image library, so outputs are
+checked by dimensions, mime
 type and byte bounds, never by bytes; the replacement texts are checked exactly. The JPEG
 ladder order is checked by recording the encoder calls.
 """
@@ -84,7 +87,7 @@ def omitted(text: str, label: str = LABEL) -> dict[str, str]:
     return {"type": "text", "text": f"[{label}] omitted image payload: {text}"}
 
 
-# ---- sanitize_image_block: rules 21-23 ---------------------------------------------------------
+# ---- sanitize_image_block: empty payload, mime from prefix, within limits (tool-images.ts) -----
 
 
 def test_image_within_limits_is_kept_with_trimmed_data_and_inferred_mime() -> None:
@@ -94,7 +97,8 @@ def test_image_within_limits_is_kept_with_trimmed_data_and_inferred_mime() -> No
         "data": data,
         "mimeType": "image/png",
     }
-    # Rule 22: the prefix wins over the block's mime type; rule 23: the data is trimmed
+    # inferMimeTypeFromBase64: the prefix wins over the block's mime type; within limits
+    # (resizeImageBase64IfNeeded) the data is trimmed
     # (JavaScript's trim: U+FEFF and U+3000 are whitespace).
     block = sanitize_image_block(f"\ufeff \n{data}\u3000\t", "image/jpeg")
     assert block == {"type": "image", "data": data, "mimeType": "image/png"}
@@ -141,7 +145,7 @@ def test_dimension_and_byte_limits_are_inclusive() -> None:
     assert sanitize_image_block(data, "image/png", max_bytes=size - 1)["mimeType"] == "image/jpeg"
 
 
-# ---- sanitize_image_block: rule 24, the JPEG ladder ---------------------------------------------
+# ---- sanitize_image_block: the JPEG ladder (tool-images.ts: resizeImageBase64IfNeeded) ----------
 
 
 @pytest.mark.parametrize(
@@ -515,7 +519,7 @@ def test_probe_agrees_with_pillow(
     assert _core.probe_base64_image(encode(make().convert("RGB"), "TIFF")) is None
 
 
-# ---- sanitize_images: §7.4 -----------------------------------------------------------------------
+# ---- sanitize_images (pi-embedded-helpers/images.ts: sanitizeSessionMessagesImages) ---------------
 
 BIG = encode(gradient(2400, 1600), "PNG")
 SMALL = encode(gradient(120, 80), "PNG")
@@ -568,7 +572,7 @@ def test_roles_that_are_sanitized() -> None:
         assert block["mimeType"] == "image/jpeg", index
         assert decoded(block)[0].size == (1200, 800)
     assert content(out, 0)[0] == text
-    # Rule 19: other roles are unchanged; a string tool result keeps its string (upstream
+    # sanitizeSessionMessagesImages leaves other roles unchanged; a string tool result keeps its string (upstream
     # would replace it by [], a quirk not copied).
     assert out[4] == messages[4] and out[5] == messages[5] and out[6] == messages[6]
 
@@ -686,7 +690,7 @@ def test_blocks_kept_as_they_are_never_reach_python(monkeypatch: pytest.MonkeyPa
     )
     out = sanitize_images(changed)
     assert seen == [SMALL, BIG]
-    assert content(out, 0)[0] == image_block(SMALL)  # mime type fixed by rule 22
+    assert content(out, 0)[0] == image_block(SMALL)  # mime type fixed from the base64 prefix
 
 
 def test_identity_when_nothing_changes() -> None:

@@ -1,4 +1,7 @@
-"""Agent internal events and internal runtime context (facade §6.7, §6.8, §6.5.5, §8.6 item 8)."""
+"""Agent internal events (OpenClaw 2026.3.13 `src/agents/internal-events.ts`,
+``formatAgentInternalEventsForPrompt``) and internal runtime context (later upstream
+`src/agents/internal-runtime-context.ts`; prompt persistence: later
+`src/gateway/server-methods/agent.ts`, ``shouldSuppressAgentPromptPersistence``)."""
 
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ def block(**overrides: Any) -> str:
     return format_task_completion_event(event(**overrides))
 
 
-# ---- §8.6 item 8 ----------------------------------------------------------------------------
+# ---- derived case: formatAgentInternalEventsForPrompt with BEGIN/END delimiters ------------
 
 
 def test_8_6_08_internal_event_prompt() -> None:
@@ -103,7 +106,7 @@ def test_8_6_08_mapping_event_formats_the_same() -> None:
     )
 
 
-# ---- §6.7.2 the event -----------------------------------------------------------------------
+# ---- the event (internal-events.ts: AgentTaskCompletionInternalEvent) ----------------------
 
 
 def test_event_type_and_round_trip() -> None:
@@ -151,7 +154,7 @@ def test_event_validation() -> None:
         AgentTaskCompletionEvent.from_mapping({"status": "ok"})
 
 
-# ---- §6.7.3-4 sanitization and fallbacks ---------------------------------------------------
+# ---- sanitization and fallbacks (internal-events.ts: formatTaskCompletionEvent) -----------
 
 
 def test_fallbacks() -> None:
@@ -206,7 +209,7 @@ def test_stats_line_only_when_non_blank() -> None:
     assert block(stats_line=None) == block()
 
 
-# ---- §6.7.5-6 wrappers ------------------------------------------------------------------------
+# ---- wrappers (formatAgentInternalEventsForPrompt; the later ACP variant) -------------------
 
 
 def test_prompt_wrapper_empty_and_separator() -> None:
@@ -245,7 +248,7 @@ def test_acp_variant_exact() -> None:
     assert format_acp_task_completion_events([]) == ""
 
 
-# ---- §6.8.3 constants ------------------------------------------------------------------------
+# ---- constants (later internal-runtime-context.ts) -------------------------------------------
 
 
 def test_runtime_context_constants() -> None:
@@ -258,7 +261,7 @@ def test_runtime_context_constants() -> None:
     assert RUNTIME_EVENT_PLACEHOLDER_PROMPT == "Continue the OpenClaw runtime event."
 
 
-# ---- §6.8.4 strip ----------------------------------------------------------------------------
+# ---- strip (later internal-runtime-context.ts: stripInternalRuntimeContext) -----------------
 
 
 def test_strip_delimited_block_joins_with_blank_line() -> None:
@@ -342,7 +345,7 @@ def test_strip_of_formatted_context_leaves_user_text(user_text: str) -> None:
     assert not has_internal_runtime_context(stripped)
 
 
-# ---- §6.8.5 detect ---------------------------------------------------------------------------
+# ---- detect (later internal-runtime-context.ts: hasInternalRuntimeContext) ------------------
 
 
 def test_has_internal_runtime_context() -> None:
@@ -359,7 +362,7 @@ def test_has_internal_runtime_context() -> None:
     assert not has_internal_runtime_context("[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]")
 
 
-# ---- §6.8.6 runtime-context custom messages ----------------------------------------------------
+# ---- runtime-context custom messages (later upstream, #76251) -------------------------------
 
 
 def rc(n: int) -> dict[str, Any]:
@@ -410,7 +413,7 @@ def test_filter_pending_user_prompt_keeps_the_trailing_run() -> None:
     ]
 
 
-# ---- §6.5.5 suppression truth table ----------------------------------------------------------
+# ---- suppression truth table (later shouldSuppressAgentPromptPersistence) -------------------
 
 ANNOUNCE = {"kind": "inter_session", "sourceTool": "subagent_announce"}
 

@@ -1,5 +1,6 @@
 """SessionLane: serial turns, steering, follow-ups, collect, interrupt, dedupe, debounce
-(facade §3.2, §3.3.5-§3.3.8). Real asyncio via asyncio.run; no pytest plugin needed."""
+(OpenClaw 2026.3.13 `src/auto-reply/reply/agent-runner.ts`, ``runReplyAgent``;
+`src/auto-reply/reply/queue/drain.ts`, ``scheduleFollowupDrain``; `queue/enqueue.ts`). Real asyncio via asyncio.run; no pytest plugin needed."""
 
 from __future__ import annotations
 
@@ -382,7 +383,8 @@ def test_overflow_summary_replaces_next_prompt_outside_collect() -> None:
         gate.set()
         await lane.wait_idle()
         summary = "[Queue overflow] Dropped 1 message due to cap.\nSummary:\n- a"
-        # Upstream quirk (§3.2.5): b's own prompt is replaced by the summary.
+        # Upstream quirk (queue/drain.ts, scheduleFollowupDrain): b's own prompt is replaced by the
+        # overflow summary.
         assert agent.started == ["first", summary]
         assert agent.requests[1].items == (b,)
         assert agent.requests[1].route == b.route

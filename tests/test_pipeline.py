@@ -1,4 +1,5 @@
-"""ContextPipeline end to end: the per-request order of hot-path §0.1 / facade §5.8, the RFC
+"""ContextPipeline end to end: the per-request order of OpenClaw 2026.3.13
+`src/agents/pi-embedded-runner/run/attempt.ts` (``runEmbeddedAttempt``), the RFC
 signals of design note 02, persistence after the turn, and the real pi fixtures for three
 providers checked with validate_for_provider."""
 
@@ -361,7 +362,8 @@ def test_engine_receives_aligned_rfc_signals_from_real_state(tmp_path: Path) -> 
     assert prepared.prompt.startswith(
         "[Inter-session message] sourceSession=agent:main:subagent:abc"
     )
-    # An announce routed from a sub-agent is not persisted (facade §6.5.5).
+    # An announce routed from a sub-agent is not persisted (later OpenClaw
+    # src/gateway/server-methods/agent.ts, shouldSuppressAgentPromptPersistence).
     assert not prepared.persist_prompt
     session = clawctx.Session.open(path)
     before = len(session)

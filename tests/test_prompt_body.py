@@ -1,4 +1,5 @@
-"""Prompt-body pipeline (facade §2, §9; test cases §2.10.5, §8.2, §8.5.3, §8.6.3, §8.6.4, §8.6.6)."""
+"""Prompt-body pipeline (OpenClaw 2026.3.13 `src/auto-reply/reply/get-reply-run.ts`, ``runPreparedReply``),
+its separators, and the cases of upstream's `src/auto-reply/media-note.test.ts` plus derived ones."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ def system_line_count(text: str) -> int:
     return sum(1 for line in lines_of(text) if re.match(r"(?i)[ \t\u00a0]*system[ \t]*:", line))
 
 
-# --- §2.10.5 worked example ----------------------------------------------------------------------
+# --- worked example (runPreparedReply, every optional part present) ------------------------------
 
 WORKED_EXAMPLE_INBOUND = (
     "Conversation info (untrusted metadata):\n"
@@ -173,7 +174,7 @@ def test_queue_key_defaults_to_ctx_session_key() -> None:
     assert queue.has("s2")
 
 
-# --- §9 separators and the order of §2.10.4 ----------------------------------------------------
+# --- separators and the layout of prefixedCommandBody (runPreparedReply) ------------------------
 
 
 def test_9_separators_with_every_part_present() -> None:
@@ -246,7 +247,7 @@ def test_9_media_join_is_single_newline_then_trim() -> None:
     assert apply_media_note("  body  ", ctx()) == "  body  "
 
 
-# --- §2.1 base body, bare reset, empty body ----------------------------------------------------
+# --- base body, bare reset, empty body (runPreparedReply; session-reset-prompt.ts) --------------
 
 
 def test_2_1_1_base_body_precedence() -> None:
@@ -333,7 +334,7 @@ def test_2_1_2_unauthorized_control_command_stops_silently() -> None:
     assert result.should_run is True
 
 
-# --- §2.2 inbound user context prefix, §8.5.3 --------------------------------------------------
+# --- inbound user context prefix (src/auto-reply/reply/inbound-meta.ts) --------------------------
 
 
 def test_8_5_3_group_prefix_v1_exact() -> None:
@@ -499,7 +500,7 @@ def test_normalize_chat_type() -> None:
     assert normalize_chat_type(None) is None
 
 
-# --- §2.3 trusted inbound metadata v1 ----------------------------------------------------------
+# --- trusted inbound metadata v1 (inbound-meta.ts: buildInboundMetaSystemPrompt) -----------------
 
 
 def test_2_3_inbound_meta_v1_exact() -> None:
@@ -584,7 +585,7 @@ def test_2_3_4_extra_system_prompt_parts() -> None:
     assert result.extra_system_prompt.endswith("```\n\n\nintro")
 
 
-# --- §2.5 system events, §8.6.3 ---------------------------------------------------------------
+# --- system events (src/auto-reply/reply/session-updates.ts: drainFormattedSystemEvents) --------
 
 
 def test_8_6_3_noise_filters() -> None:
@@ -708,7 +709,7 @@ def test_2_5_8_unknown_time() -> None:
     )
 
 
-# --- §2.6 untrusted context, §8.6.4 -------------------------------------------------------------
+# --- untrusted context (src/auto-reply/reply/untrusted-context.ts: appendUntrustedContext) -------
 
 
 def test_8_6_4_untrusted_context_exact() -> None:
@@ -728,7 +729,7 @@ def test_2_6_untrusted_context_edges() -> None:
     assert append_untrusted_context("b", ["  x  "]).endswith("\n  x  ")
 
 
-# --- §2.7 thread note ---------------------------------------------------------------------------
+# --- thread note (runPreparedReply) -------------------------------------------------------------
 
 
 def test_2_7_thread_note_baseline_new_sessions_only() -> None:
@@ -746,7 +747,7 @@ def test_2_7_thread_note_baseline_new_sessions_only() -> None:
     )
 
 
-# --- §2.8 media note, §8.2 ---------------------------------------------------------------------
+# --- media note (src/auto-reply/media-note.ts: buildInboundMediaNote) ---------------------------
 
 
 def test_8_2_01_url_equal_to_path() -> None:
@@ -1033,7 +1034,7 @@ def test_media_understanding_dataclasses_directly() -> None:
     assert build_media_note(context) == "[media attached: /tmp/i.png]"
 
 
-# --- §2.9 think level, §8.6.6 ------------------------------------------------------------------
+# --- think level (src/auto-reply/thinking.ts: normalizeThinkLevel; runPreparedReply) -------------
 
 
 def test_8_6_6_think_level_shorthand() -> None:

@@ -1,4 +1,4 @@
-"""Tests for clawctx.prompt_images (facade §7, upstream cases §8.4)."""
+"""Tests for clawctx.prompt_images (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/run/images.ts`; upstream cases from `run/images.test.ts`)."""
 
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ def outside(tmp_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.4 upstream cases: detection
+# upstream run/images.test.ts cases: detection (detectImageReferences)
 
 
 def test_8_4_01_absolute_path() -> None:
@@ -238,7 +238,7 @@ def test_8_4_08_path_with_spaces() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.3 detection rules beyond the upstream cases
+# detection rules beyond the upstream cases (detectImageReferences)
 
 
 def test_7_3_order_media_then_source_then_file_url_then_bare() -> None:
@@ -363,7 +363,7 @@ def test_7_3_bare_absolute_path_found_exactly(name: str, ext: str) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.4.9 model gate
+# model gate (images.ts: modelSupportsImages)
 
 
 def test_8_4_09_model_supports_images() -> None:
@@ -382,7 +382,7 @@ def test_7_1_model_supports_images_other_shapes() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.4 loading (security)
+# loading (images.ts: loadImageFromRef; src/media/constants.ts MAX_IMAGE_BYTES)
 
 
 def test_7_4_loads_relative_png_inside_workspace(workspace: Path) -> None:
@@ -605,7 +605,7 @@ def test_7_4_load_gif_and_webp(workspace: Path) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.1, §7.5-§7.7 detect_and_load_prompt_images
+# detect_and_load_prompt_images (images.ts: detectAndLoadPromptImages)
 
 
 def test_8_4_10_non_vision_model_drops_everything(workspace: Path) -> None:
@@ -769,7 +769,7 @@ def test_7_4_loading_confined_in_pipeline(workspace: Path, outside: Path) -> Non
 
 
 # ---------------------------------------------------------------------------------------------
-# §7.8 history re-injection
+# history re-injection (later upstream; not in 2026.3.13)
 
 IMAGE = ImageContent(data="abc", mime_type="image/png")
 

@@ -1,4 +1,6 @@
-"""InputProvenance (facade §6.6) and the derived inter-session case §8.6 item 7."""
+"""InputProvenance (OpenClaw 2026.3.13 `src/sessions/input-provenance.ts`) and the inter-session prompt prefix (later upstream
+``annotateInterSessionPromptText``; 2026.3.13 has only the header, in
+`src/agents/pi-embedded-runner/google.ts`, ``buildInterSessionPrefix``)."""
 
 from __future__ import annotations
 
@@ -35,7 +37,7 @@ SEND = {
 }
 
 
-# ---- §8.6 item 7 ----------------------------------------------------------------------------
+# ---- derived inter-session case (prefix with isUser=false and the explanation line) ---------
 
 
 def test_8_6_07_inter_session_prompt_text() -> None:
@@ -60,7 +62,7 @@ def test_8_6_07_dataclass_provenance_gives_the_same_text() -> None:
     )
 
 
-# ---- §6.6.1-2 shape and normalization -------------------------------------------------------
+# ---- shape and normalization (input-provenance.ts: normalizeInputProvenance) ---------------
 
 
 def test_explanation_constant() -> None:
@@ -136,7 +138,7 @@ def test_provenance_of_message() -> None:
     assert provenance_of_message({"role": "user", "provenance": {"kind": "nope"}}) is None
 
 
-# ---- §6.6.3 apply -----------------------------------------------------------------------------
+# ---- apply (input-provenance.ts: applyInputProvenanceToUserMessage) ---------------------------
 
 
 def test_apply_sets_provenance_on_a_shallow_copy() -> None:
@@ -170,7 +172,7 @@ def test_apply_only_for_user_messages_and_real_provenance() -> None:
     assert apply_input_provenance_to_user_message(user, {"kind": "bogus"}) == user
 
 
-# ---- §6.6.4-5 prefix and annotation -----------------------------------------------------------
+# ---- prefix and annotation (later annotateInterSessionPromptText) ------------------------------
 
 
 def test_prefix_details_in_order_and_is_user_always() -> None:

@@ -1,4 +1,5 @@
-"""Queue modes, follow-up queue, collect prompt and inbound dedupe (facade §3.2-§3.4, §8.6.5)."""
+"""Queue modes, follow-up queue, collect prompt and inbound dedupe (OpenClaw 2026.3.13
+`src/auto-reply/reply/queue/`, `src/utils/queue-helpers.ts`, `src/auto-reply/reply/inbound-dedupe.ts`)."""
 
 from __future__ import annotations
 
@@ -39,7 +40,7 @@ class FakeClock:
         return self.now
 
 
-# --- §8.6.5 collect prompt -------------------------------------------------------------------
+# --- collect prompt (queue-helpers.ts: buildCollectPrompt) ----------------------------------
 
 
 def test_8_6_05_collect_prompt_exact() -> None:
@@ -67,7 +68,7 @@ def test_collect_prompt_titles_and_block_trim() -> None:
     assert build_collect_prompt([]) == COLLECT_TITLE_MESSAGES
 
 
-# --- §3.2.4 overflow summary -----------------------------------------------------------------
+# --- overflow summary (queue-helpers.ts: buildQueueSummaryPrompt) ---------------------------
 
 
 def test_overflow_summary_forms() -> None:
@@ -101,7 +102,7 @@ def test_summary_line_property_bounded(text: str) -> None:
     assert "  " not in line
 
 
-# --- §3.3.2 normalization --------------------------------------------------------------------
+# --- normalization (queue/normalize.ts: normalizeQueueMode, normalizeQueueDropPolicy) -------
 
 
 @pytest.mark.parametrize(
@@ -148,7 +149,7 @@ def test_normalize_queue_drop_policy(raw: str | None, policy: str | None) -> Non
     assert normalize_queue_drop_policy(raw) == policy
 
 
-# --- §3.3.3-4 settings resolution ------------------------------------------------------------
+# --- settings resolution (queue/settings.ts: resolveQueueSettings) --------------------------
 
 
 def test_settings_defaults_baseline() -> None:
@@ -229,7 +230,7 @@ def test_settings_inline_reset_ignores_session_values() -> None:
     assert resolved == QueueSettings("collect", 1000, 20, "summarize")
 
 
-# --- §3.3.9 /queue directive -----------------------------------------------------------------
+# --- /queue directive (queue/directive.ts: extractQueueDirective) ---------------------------
 
 
 def test_directive_full() -> None:
@@ -308,7 +309,7 @@ def test_directive_cleaned_text_is_collapsed(text: str) -> None:
         assert cleaned == cleaned.strip()
 
 
-# --- §3.2.3 routing ---------------------------------------------------------------------------
+# --- routing (queue-helpers.ts: hasCrossChannelItems) ---------------------------------------
 
 
 def test_routing_key() -> None:
@@ -334,7 +335,7 @@ def test_can_collect_rules() -> None:
     assert queue.can_collect([])
 
 
-# --- §3.3.7 overflow -------------------------------------------------------------------------
+# --- overflow (queue-helpers.ts: applyQueueDropPolicy, buildQueueSummaryLine) --------------
 
 
 def _queue(cap: int, drop: str, **kwargs: object) -> FollowupQueue:
@@ -409,7 +410,7 @@ def test_pop_and_drain_order() -> None:
     assert queue.last_item == QueuedMessage("c")
 
 
-# --- §3.3.8 dedupe ---------------------------------------------------------------------------
+# --- dedupe (queue/enqueue.ts: enqueueFollowupRun) ------------------------------------------
 
 
 def test_dedupe_message_id_same_route_rejected() -> None:
@@ -486,7 +487,7 @@ def test_default_recent_id_limits() -> None:
     assert (queue._recent.ttl_ms, queue._recent.max_keys) == (300_000, 10_000)
 
 
-# --- §3.4.1 inbound dedupe -------------------------------------------------------------------
+# --- inbound dedupe (reply/inbound-dedupe.ts: buildInboundDedupeKey) ------------------------
 
 
 def test_inbound_key_shape_and_precedence() -> None:
@@ -548,7 +549,7 @@ def test_inbound_dedupe_max_keys() -> None:
     assert (default._cache.ttl_ms, default._cache.max_keys) == (1_200_000, 5000)
 
 
-# --- §3.4.2 inbound debounce -----------------------------------------------------------------
+# --- inbound debounce (auto-reply/inbound-debounce.ts: resolveInboundDebounceMs) ------------
 
 
 def test_inbound_debounce_precedence() -> None:

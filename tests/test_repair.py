@@ -1,4 +1,5 @@
-"""Session file repair before load (hot-path spec §2, upstream cases "Item 2").
+"""Session file repair before load (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`,
+``repairSessionFileIfNeeded``; upstream cases from `src/agents/session-file-repair.test.ts`).
 
 clawctx implements OpenClaw generation G3 of ``repairSessionFileIfNeeded`` without the OpenAI
 code-mode tool-result insertion, and with the README's deliberate differences ("Behaviour and
@@ -152,7 +153,7 @@ def assert_untouched(report: clawctx.RepairReport, path: Path, original: bytes) 
 
 
 # ============================================================================================
-# 1. Upstream cases (Item 2, oc:src/agents/session-file-repair.test.ts), G3 expectations
+# 1. Upstream cases (OpenClaw 2026.3.13 src/agents/session-file-repair.test.ts), G3 expectations
 # ============================================================================================
 
 
@@ -441,7 +442,7 @@ def test_repair_output_of_errored_assistant_is_idempotent(tmp_path: Path) -> Non
     assert_untouched(second, path, repaired_bytes)
 
 
-# G2 trimmed trailing assistant messages; G3 removed that (spec §2.2.10: "delivered assistant
+# G2 trimmed trailing assistant messages; G3 removed that (later upstream docs: "delivered assistant
 # replies are preserved on disk"). clawctx follows G3, so every one of these is KEPT.
 
 
@@ -525,7 +526,7 @@ def test_g3_trailing_assistant_kept_while_other_damage_is_repaired(tmp_path: Pat
     assert lines_of(path.read_bytes()) == [b(head), b(u1), b(a1)]
 
 
-# -- reasons without a rewrite (spec §2.1.2, §2.2.8, §2.2.9) -----------------------------------
+# -- reasons without a rewrite (session-file-repair.ts, repairSessionFileIfNeeded) -------------
 
 
 @pytest.mark.parametrize("raw", ["", "   "])
@@ -561,7 +562,7 @@ def test_no_records_is_empty_session_file(tmp_path: Path, content: bytes) -> Non
 
 
 def test_only_malformed_lines_is_empty_session_file(tmp_path: Path) -> None:
-    # §2.2.8: entries are what JSON.parse accepted; with none left the reason is
+    # repairSessionFileIfNeeded: entries are what JSON.parse accepted; with none left the reason is
     # "empty session file" (with the droppedLines count), not "invalid session header".
     path = tmp_path / "session.jsonl"
     content = b'{"type":"session","id":"torn\n'
@@ -746,7 +747,8 @@ def test_rewritten_line_is_json_stringify_shaped(tmp_path: Path) -> None:
 
 
 def _g3_fixed(line: bytes) -> dict[str, Any] | None:
-    """The corrected record if G3's per-record rules (§2.2.6, §2.2.7) rewrite this clean line."""
+    """The corrected record if G3's per-record rules (empty error assistant turn, blank user text)
+    rewrite this clean line."""
     obj = json.loads(line)
     message = obj.get("message") if obj.get("type") == "message" else None
     if not isinstance(message, dict):
@@ -878,7 +880,7 @@ def test_truncation_at_many_offsets(tmp_path: Path, pi_fixture: Any) -> None:
 
 def test_truncation_inside_header(tmp_path: Path, pi_fixture: Any) -> None:
     # A file cut inside its header line has no entries at all: "empty session file" with the
-    # torn line counted (§2.2.8), and no rewrite. Cut right before the header's newline, the
+    # torn line counted (repairSessionFileIfNeeded), and no rewrite. Cut right before the header's newline, the
     # header is complete and only gets its newline.
     data = pi_fixture("before-compaction.jsonl").read_bytes()
     first_nl = data.index(b"\n")

@@ -1,4 +1,5 @@
-"""Silent replies and heartbeat prompt helpers (facade §4.1, §4.4, §8.3 item 8)."""
+"""Silent replies and heartbeat prompt helpers (OpenClaw 2026.3.13 `src/auto-reply/tokens.ts`,
+`src/auto-reply/heartbeat.ts`, `src/infra/heartbeat-events-filter.ts`)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from clawctx.replies import (
     strip_silent_token,
 )
 
-# --- §8.3.8 isHeartbeatContentEffectivelyEmpty ---------------------------------------------
+# --- isHeartbeatContentEffectivelyEmpty (upstream src/auto-reply/heartbeat.test.ts) --------
 
 
 @pytest.mark.parametrize("content", [None])
@@ -97,7 +98,7 @@ def test_heartbeat_empty_property_structural_lines(lines: list[str]) -> None:
     assert is_heartbeat_content_effectively_empty("\n".join(lines)) is True
 
 
-# --- §4.1.1 heartbeat prompt --------------------------------------------------------------
+# --- heartbeat prompt (heartbeat.ts: HEARTBEAT_PROMPT, resolveHeartbeatPrompt) -------------
 
 
 def test_resolve_heartbeat_prompt_defaults_and_trims() -> None:
@@ -115,7 +116,7 @@ def test_heartbeat_prompt_from_config() -> None:
     assert heartbeat_prompt_from_config(bad) == DEFAULT_HEARTBEAT_PROMPT
 
 
-# --- §4.1.4 cron and exec prompts ---------------------------------------------------------
+# --- cron and exec prompts (heartbeat-events-filter.ts: buildCronEventPrompt) -------------
 
 
 def test_cron_prompt_empty_events() -> None:
@@ -163,7 +164,7 @@ def test_exec_event_prompt_is_the_pinned_start() -> None:
     )
 
 
-# --- §4.4 NO_REPLY ------------------------------------------------------------------------
+# --- NO_REPLY (tokens.ts: isSilentReplyText, stripSilentToken) ---------------------------
 
 
 def test_silent_token_value() -> None:

@@ -1,4 +1,6 @@
-"""Workspace skills (skills/<name>/SKILL.md) for the system prompt's skills block (facade §1.6)."""
+"""Workspace skills (skills/<name>/SKILL.md) for the system prompt's skills block
+(OpenClaw 2026.3.13 `src/agents/skills/workspace.ts`, ``buildWorkspaceSkillsPrompt``; text by pi-mono 0.58.3
+`packages/coding-agent/src/core/skills.ts`, ``formatSkillsForPrompt``)."""
 
 from __future__ import annotations
 
@@ -41,7 +43,8 @@ def test_skills_are_loaded_sorted_with_defaults_and_skips(tmp_path: Path) -> Non
     ]
     block = format_skills_for_prompt(skills)
     assert "<name>beta</name>" in block and "Second &lt;skill&gt;" in block
-    assert "<name>hidden</name>" not in block  # excluded from the prompt (§1.6.1)
+    # disable_model_invocation skills are left out (pi formatSkillsForPrompt)
+    assert "<name>hidden</name>" not in block
 
 
 def test_skill_files_outside_the_workspace_are_ignored(tmp_path: Path) -> None:

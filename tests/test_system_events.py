@@ -1,4 +1,5 @@
-"""System-event queue (facade §2.5.1-§2.5.5, test cases §8.6.3)."""
+"""System-event queue (OpenClaw 2026.3.13 `src/infra/system-events.ts`: ``enqueueSystemEvent``,
+``drainSystemEventEntries``)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def _texts(events: list[SystemEvent]) -> list[str]:
     return [event.text for event in events]
 
 
-# --- §8.6.3 -----------------------------------------------------------------------------------
+# --- derived cases: dedupe, cap of 20, blank text -------------------------------------------
 
 
 def test_8_6_3_consecutive_duplicates_are_dropped() -> None:
@@ -57,7 +58,7 @@ def test_8_6_3_blank_text_is_ignored() -> None:
     assert queue.drain(KEY) == []
 
 
-# --- §2.5.1-§2.5.5 ----------------------------------------------------------------------------
+# --- system-events.ts: enqueueSystemEvent / drain / peek / has ----------------------------
 
 
 def test_text_is_trimmed_and_timestamped() -> None:

@@ -1,7 +1,8 @@
-"""System prompt assembly (facade §1.1-§1.11) and the upstream cases of facade §8.1.
+"""System prompt assembly (OpenClaw 2026.3.13 `src/agents/system-prompt.ts`, ``buildAgentSystemPrompt``) and the cases of
+upstream's `src/agents/system-prompt.test.ts`.
 
-Tests named ``test_8_1_NN_*`` are the upstream ``system-prompt.test.ts`` assertions (and the
-spec's derived vectors); the others pin one rule each of §1.
+Tests named ``test_8_1_NN_*`` are those upstream assertions (and derived vectors), numbered as
+in clawctx's case list; the others pin one rule each of ``buildAgentSystemPrompt``.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def section_of(prompt: str, header: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.1 upstream cases
+# upstream cases (src/agents/system-prompt.test.ts)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -126,7 +127,7 @@ def test_8_1_05_minimal_mode_suppresses_sections() -> None:
         "## Silent Replies",
         "## Heartbeats",
         "## Group Chat Context",
-        "## Skills",  # baseline: Skills suppressed in minimal mode (§1.2.4)
+        "## Skills",  # baseline: Skills suppressed in minimal mode (buildAgentSystemPrompt)
     ):
         assert absent not in prompt, absent
     assert "## Safety" in prompt
@@ -500,7 +501,7 @@ def test_8_1_26_subagent_prompt() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.2 modes, §1.3 assembly
+# prompt modes and assembly (system-prompt.ts: PromptMode, buildAgentSystemPrompt)
 # ---------------------------------------------------------------------------------------------
 
 DEFAULT_PROMPT = "\n".join(
@@ -613,12 +614,12 @@ DEFAULT_PROMPT = "\n".join(
 
 
 def test_default_full_prompt_exact() -> None:
-    """§1.3/§1.4: the whole default prompt, no blank lines between sections."""
+    """buildAgentSystemPrompt: the whole default prompt, no blank lines between sections."""
     assert build() == DEFAULT_PROMPT
 
 
 def test_minimal_prompt_exact_section_list() -> None:
-    """§1.2.4: what stays in minimal mode, in order."""
+    """buildAgentSystemPrompt (isMinimal): what stays in minimal mode, in order."""
     prompt = build(prompt_mode="minimal", extra_system_prompt="Subagent details")
     headers = [line for line in prompt.split("\n") if re.match(r"#{1,2} ", line)]
     assert headers == [
@@ -634,7 +635,7 @@ def test_minimal_prompt_exact_section_list() -> None:
 
 
 def test_full_prompt_section_order() -> None:
-    """§1.4: every section at once, in the spec's order."""
+    """buildAgentSystemPrompt: every section at once, in upstream's order."""
     prompt = build(
         tool_names=["memory_search", "gateway", "message"],
         skills_prompt=SKILLS_PROMPT,
@@ -678,14 +679,15 @@ def test_full_prompt_section_order() -> None:
         "## Runtime",
     ]
     lines = prompt.split("\n")
-    # §1.4.10: the session_status hint sits right before the Workspace header.
+    # buildAgentSystemPrompt: the session_status hint sits right before the Workspace header.
     hint = "If you need the current date, time, or day of week, run session_status (📊 session_status)."
     assert lines[lines.index("## Workspace") - 1] == hint
     assert "## Current Date & Time" in prompt
 
 
 def test_no_blank_lines_between_sections() -> None:
-    """§1.3.2: falsy entries dropped; blank lines only inside multi-line entries."""
+    """buildAgentSystemPrompt (lines.filter(Boolean).join): falsy entries dropped; blank lines only
+    inside multi-line entries."""
     prompt = build(
         tool_names=["message", "gateway"], owner_numbers=["+1"], sandbox_info=SandboxInfo(True)
     )
@@ -697,19 +699,20 @@ def test_no_blank_lines_between_sections() -> None:
 def test_blank_lines_inside_multiline_entries_kept() -> None:
     prompt = build(extra_system_prompt="line one\n\nline two", skills_prompt=SKILLS_PROMPT)
     assert "## Group Chat Context\nline one\n\nline two\n## Silent Replies" in prompt
-    # §1.6.2: the leading newlines of the skills block disappear through trimming (§1.3.3).
+    # pi formatSkillsForPrompt's leading newlines disappear: buildSkillsSection trims the block.
     assert "429/Retry-After.\nThe following skills provide specialized instructions" in prompt
 
 
 def test_extra_context_header_depends_on_mode() -> None:
-    """§1.2.5: full mode (even a DM) gets the group header; minimal the sub-agent header."""
+    """buildAgentSystemPrompt: full mode (even a DM) gets the group header; minimal the sub-agent
+    header."""
     assert "## Group Chat Context\ntrusted meta" in build(extra_system_prompt="  trusted meta \n")
     assert "## Subagent Context\nx" in build(extra_system_prompt="x", prompt_mode="minimal")
     assert "## Group Chat Context" not in build(extra_system_prompt="   ")
 
 
 def test_trimmed_inputs_blank_means_absent() -> None:
-    """§1.3.3: blank text inputs count as absent; present ones are trimmed."""
+    """buildAgentSystemPrompt: blank text inputs count as absent; present ones are trimmed."""
     prompt = build(
         skills_prompt="  \n ", heartbeat_prompt="\t", user_timezone=" ", docs_path=" ", tts_hint=" "
     )
@@ -738,7 +741,7 @@ def test_trimmed_inputs_blank_means_absent() -> None:
     ],
 )
 def test_resolve_prompt_mode(session_key: str | None, mode: str) -> None:
-    """§1.2.3 baseline."""
+    """resolvePromptModeForSession (src/agents/pi-embedded-runner/run/attempt.ts), baseline."""
     assert resolve_prompt_mode(session_key) == mode
 
 
@@ -750,12 +753,12 @@ def test_resolve_prompt_mode_later_cron_flag() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.4 section rules
+# section rules (system-prompt.ts)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_memory_recall_section() -> None:
-    """§1.4.7: memory tools → section; citations line by mode; suppressed when minimal."""
+    """buildMemorySection: memory tools → section; citations line by mode; suppressed when minimal."""
     prompt = build(tool_names=["memory_get"])
     assert section_of(prompt, "## Memory Recall") == [
         "## Memory Recall",
@@ -773,7 +776,8 @@ def test_memory_recall_section() -> None:
 
 
 def test_workspace_literals_sanitized_and_notes_trimmed() -> None:
-    """§1.4.11: paths pass through sanitizeForPromptLiteral; notes trimmed, blanks dropped."""
+    """Workspace section (src/agents/sanitize-for-prompt.ts): paths pass through
+    sanitizeForPromptLiteral; notes trimmed, blanks dropped."""
     prompt = build(
         workspace_dir="/tmp/project\nINJECT\u2028MORE\t", workspace_notes=["  note a ", "   ", ""]
     )
@@ -790,7 +794,7 @@ def test_workspace_literals_sanitized_and_notes_trimmed() -> None:
 
 
 def test_sandbox_without_container_dir_keeps_host_workspace() -> None:
-    """§1.4.11: the container guidance needs a (non-blank) container dir."""
+    """Workspace section: the container guidance needs a (non-blank) container dir."""
     prompt = build(sandbox_info=SandboxInfo(enabled=True, container_workspace_dir="  "))
     assert "Your working directory is: /tmp/openclaw" in prompt
     assert "Treat this directory as the single global workspace" in prompt
@@ -798,7 +802,7 @@ def test_sandbox_without_container_dir_keeps_host_workspace() -> None:
 
 
 def test_sandbox_optional_lines() -> None:
-    """§1.4.13: browser, host browser and elevated lines."""
+    """Sandbox section: browser, host browser and elevated lines."""
     prompt = build(
         sandbox_info=SandboxInfo(
             enabled=True,
@@ -820,7 +824,7 @@ def test_sandbox_optional_lines() -> None:
 
 
 def test_messaging_inline_buttons_not_enabled_and_hints() -> None:
-    """§1.4.18: channel without the capability; hints appended; channel ids joined by |."""
+    """buildMessagingSection: channel without the capability; hints appended; channel ids joined by |."""
     prompt = build(
         tool_names=["message"],
         runtime_info=RuntimeInfo(channel=" Discord "),
@@ -862,7 +866,7 @@ def test_reactions_extensive() -> None:
 
 
 def test_runtime_reasoning_level_and_think_level() -> None:
-    """§1.4.26."""
+    """Runtime section: runtime line, then the Reasoning line."""
     prompt = build(reasoning_level="stream", default_think_level="high")
     assert section_of(prompt, "## Runtime") == [
         "## Runtime",
@@ -888,12 +892,12 @@ def test_params_accept_lists_and_stay_immutable() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.5 tool list
+# tool list (buildAgentSystemPrompt: toolOrder, coreToolSummaries)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_tool_lines_order_dedupe_and_unknown_sort() -> None:
-    """§1.5.1-3: canonical order, case-insensitive dedupe keeping the first spelling, unknown
+    """Tool list: canonical order, case-insensitive dedupe keeping the first spelling, unknown
     tools sorted by lower-case name after the known ones."""
     lines = format_tool_lines(
         [" zeta ", "Image", "READ", "read", "Beta", "", "  ", "exec", "alpha", "ALPHA"]
@@ -914,13 +918,13 @@ def test_tool_lines_full_canonical_order() -> None:
 
 
 def test_tool_lines_unknown_sorted_by_utf16_code_units() -> None:
-    """§1.5.2: JS sort compares UTF-16 code units, so an astral name (surrogates D800-DBFF)
+    """Tool list: JS sort compares UTF-16 code units, so an astral name (surrogates D800-DBFF)
     sorts before U+FB00, unlike Python's code-point order."""
     assert format_tool_lines(["\ufb00", "\U00010000x"]) == ["- \U00010000x", "- \ufb00"]
 
 
 def test_tool_lines_external_summaries() -> None:
-    """§1.5.3: built-in table first; caller keys trimmed + lower-cased, values trimmed, blanks
+    """Tool summaries: built-in table first; caller keys trimmed + lower-cased, values trimmed, blanks
     ignored."""
     lines = format_tool_lines(
         ["read", "MyTool", "other", "blank"],
@@ -935,7 +939,7 @@ def test_tool_lines_external_summaries() -> None:
 
 
 def test_tool_lines_acp_variants() -> None:
-    """§1.5.4: agents_list / sessions_spawn summaries depend on ACP being usable."""
+    """Tool summaries: agents_list / sessions_spawn summaries depend on ACP being usable."""
     acp = format_tool_lines(["agents_list", "sessions_spawn"])
     assert acp == [
         '- agents_list: List OpenClaw agent ids allowed for sessions_spawn when runtime="subagent" '
@@ -951,7 +955,7 @@ def test_tool_lines_acp_variants() -> None:
 
 
 def test_tool_lines_empty_fallback() -> None:
-    """§1.5.5: no (non-blank) tool → the fixed fallback block."""
+    """Tool list: no (non-blank) tool → the fixed fallback block."""
     lines = format_tool_lines(["", "  "])
     assert lines[0] == "Pi lists the standard tools above. This runtime enables:"
     assert (
@@ -973,12 +977,13 @@ def test_tool_lines_one_line_per_distinct_name(names: list[str]) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.6 skills, §1.7 owners
+# skills (pi formatSkillsForPrompt), owners (buildOwnerIdentityLine, formatOwnerDisplayId)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_skills_block_exact_and_escaped() -> None:
-    """§1.6.1-3."""
+    """pi-mono 0.58.3 `packages/coding-agent/src/core/skills.ts` (``formatSkillsForPrompt``):
+    hidden skills left out, the block text, XML escaping."""
     text = format_skills_for_prompt(
         [
             Skill("a&b", 'Say "hi" <now>', "/s/it's/SKILL.md"),
@@ -1018,7 +1023,7 @@ def test_skills_escaping_round_trips(value: str) -> None:
 
 
 def test_owner_ids_display_modes() -> None:
-    """§1.7.1-2: trimmed, blanks dropped; anything but "hash" is raw; blank secret → SHA-256;
+    """buildOwnerIdentityLine / formatOwnerDisplayId: trimmed, blanks dropped; anything but "hash" is raw; blank secret → SHA-256;
     the secret is trimmed."""
     assert format_owner_ids([" +1 ", "", "  "]) == ["+1"]
     assert format_owner_ids(["+123"], display="other") == ["+123"]
@@ -1034,7 +1039,7 @@ def test_owner_hashes_are_12_hex(ids: list[str], secret: str | None) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.9 runtime line
+# runtime line (system-prompt.ts: buildRuntimeLine)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1055,13 +1060,13 @@ def test_runtime_line_field_rules() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.10 sub-agent prompt
+# sub-agent prompt (src/agents/subagent-announce.ts: buildSubagentSystemPrompt)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_subagent_prompt_defaults_and_task_normalisation() -> None:
-    """§1.10.2: task collapsed + trimmed or the placeholder; depth 1 of 1 → no spawning
-    section; blank lines kept (§1.10.3)."""
+    """buildSubagentSystemPrompt: task collapsed + trimmed or the placeholder; depth 1 of 1 → no
+    spawning section; blank lines kept."""
     prompt = build_subagent_system_prompt(task="  research\n\t task ", child_session_key="k")
     assert "- You were created to handle: research task\n" in prompt
     assert "## Sub-Agent Spawning" not in prompt
@@ -1097,26 +1102,26 @@ def test_subagent_prompt_leaf_worker_and_session_context() -> None:
 
 
 def test_subagent_prompt_is_minimal_mode_extra_context() -> None:
-    """§1.10.1: the child runs minimal with the text under ## Subagent Context."""
+    """buildSubagentSystemPrompt: the child runs minimal with the text under ## Subagent Context."""
     extra = build_subagent_system_prompt(task="t", child_session_key="agent:m:subagent:x")
     prompt = build(prompt_mode=resolve_prompt_mode("agent:m:subagent:x"), extra_system_prompt=extra)
     assert "## Subagent Context\n# Subagent Context\n\nYou are a **subagent**" in prompt
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.11 modifiers
+# modifiers (src/agents/pi-embedded-runner/run/attempt.ts)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_modifiers_engine_addition_prepended() -> None:
-    """§1.11.1: addition + "\\n\\n" + prompt."""
+    """prependSystemPromptAddition: addition + "\\n\\n" + prompt."""
     assert apply_system_prompt_modifiers("BASE", context_engine_addition="ADD") == "ADD\n\nBASE"
     assert apply_system_prompt_modifiers("BASE", context_engine_addition="") == "BASE"
     assert apply_system_prompt_modifiers(" BASE ") == " BASE "
 
 
 def test_modifiers_hook_replaces_and_wraps() -> None:
-    """§1.11.2: a non-blank hook prompt replaces (trimmed); prepend/append wrap with \\n\\n."""
+    """composeSystemPromptWithHookContext: a non-blank hook prompt replaces (trimmed); prepend/append wrap with \\n\\n."""
     assert apply_system_prompt_modifiers("BASE", hook_system_prompt="  NEW  ") == "NEW"
     assert apply_system_prompt_modifiers("BASE", hook_system_prompt="   ") == "BASE"
     assert (
@@ -1135,7 +1140,8 @@ def test_modifiers_hook_replaces_and_wraps() -> None:
 
 
 def test_build_extra_system_prompt() -> None:
-    """§1.11.3 / §2.3.4: drop empties, join with a blank line."""
+    """runPreparedReply (src/auto-reply/reply/get-reply-run.ts): extraSystemPrompt parts, empties
+    dropped, joined with a blank line."""
     assert build_extra_system_prompt("meta", None, "", "intro", "group") == "meta\n\nintro\n\ngroup"
     assert build_extra_system_prompt() == ""
     assert build_extra_system_prompt(None, "") == ""

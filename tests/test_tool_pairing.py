@@ -1,8 +1,10 @@
-"""Tool-call input sanitation and tool-use/tool-result pairing repair (hot-path spec §3).
+"""Tool-call input sanitation and tool-use/tool-result pairing repair (OpenClaw 2026.3.13
+`src/agents/session-transcript-repair.ts`: ``repairToolCallInputs``, ``repairToolUseResultPairing``).
 
-Covers the ``session-transcript-repair.test.ts`` cases of the spec's "Upstream test cases",
-Item 3, the exact synthetic result of §3.3, the 2026.5 errored-assistant policies next to the
-2026.3.13 baseline, the quirks of §3.4 (19a and the flag-less reorder), byte preservation of
+Covers the cases of upstream's ``session-transcript-repair.test.ts``, the exact synthetic result
+of ``makeMissingToolResult``, the 2026.5 errored-assistant policies next to the 2026.3.13
+baseline, the quirks of ``repairToolUseResultPairing`` (input returned unless a change flag is
+set, so a second same-id result can survive; the flag-less reorder), byte preservation of
 untouched messages, and property tests over random transcripts.
 """
 
@@ -76,7 +78,7 @@ def result(
 
 
 def synthetic(cid: str, name: str, text: str = MISSING_TEXT, now: int = NOW) -> Message:
-    """§3.3.10, keys in upstream's order."""
+    """``makeMissingToolResult`` (`src/agents/session-transcript-repair.ts`), keys in upstream's order."""
     return {
         "role": "toolResult",
         "toolCallId": cid,
@@ -98,7 +100,8 @@ def msg_bytes(t: Transcript, i: int) -> bytes:
 
 
 def result_id(msg: Message) -> str | None:
-    """§3.1.2: ``toolCallId`` if a non-empty string, else ``toolUseId`` likewise."""
+    """``extractToolResultId`` (`src/agents/tool-call-id.ts`): ``toolCallId`` if a non-empty
+    string, else ``toolUseId`` likewise."""
     for key in ("toolCallId", "toolUseId"):
         value = msg.get(key)
         if isinstance(value, str) and value:
@@ -107,7 +110,8 @@ def result_id(msg: Message) -> str | None:
 
 
 def call_ids(msg: Message) -> list[str]:
-    """§3.1.1: the pairing call ids of an assistant, in order (duplicates kept)."""
+    """``extractToolCallsFromAssistant`` (`src/agents/tool-call-id.ts`): the pairing call ids of
+    an assistant, in order (duplicates kept)."""
     content = msg.get("content")
     if not isinstance(content, list):
         return []
@@ -136,7 +140,7 @@ def pair(messages: list[Message], **kwargs: Any) -> tuple[Transcript, Any]:
     return t, clawctx.repair_tool_pairing(t, **kwargs)
 
 
-# ---- Item 3: repairToolUseResultPairing (session-transcript-repair.test.ts) ---------------
+# ---- upstream session-transcript-repair.test.ts: repairToolUseResultPairing -------------
 
 
 def test_item3_moves_results_after_calls_and_inserts_missing() -> None:
@@ -168,7 +172,8 @@ def test_item3_drops_duplicate_result_in_span_when_span_also_holds_other_message
     results = [m for m in r.messages if m["role"] == "toolResult"]
     assert results == [first]
     assert r.messages.to_list() == [a, first, u]
-    # §3.4.17: a later same-id result inside one span is ignored without being counted.
+    # Upstream quirk (repairToolUseResultPairing): a later same-id result inside one span is
+    # ignored without being counted.
     assert r.dropped_duplicate_count == 0
     assert r.dropped_orphan_count == 0
     assert r.moved is True
@@ -185,7 +190,8 @@ def test_item3_drops_duplicate_result_across_the_transcript() -> None:
     assert [m["toolCallId"] for m in results] == ["call_1"]
     assert results[0]["content"] == [text_block("first")]
     assert r.messages.to_list() == [a, first, ok]
-    # After a tool-less assistant the second result sits at top level: an orphan (§3.4.14).
+    # After a tool-less assistant the second result sits at top level: an orphan
+    # (repairToolUseResultPairing drops it).
     assert r.dropped_orphan_count == 1
     assert r.dropped_duplicate_count == 0
 
@@ -241,7 +247,7 @@ def test_item3_results_after_aborted_assistant_are_orphans() -> None:
     assert r.dropped_duplicate_count == 0
 
 
-# ---- §3.4 quirks and flags ----------------------------------------------------------------
+# ---- repairToolUseResultPairing quirks and flags (session-transcript-repair.ts) -----------
 
 
 def test_quirk_19a_same_id_results_without_a_move_come_back_unchanged() -> None:
@@ -260,7 +266,8 @@ def test_quirk_19a_same_id_results_without_a_move_come_back_unchanged() -> None:
 
 
 def test_quirk_reorder_alone_sets_no_flag_and_returns_the_input() -> None:
-    """§3.4.19a: only change flags make a new list; putting results in call order is none."""
+    """Upstream quirk (repairToolUseResultPairing returns its input unless a change flag was
+    set): only change flags make a new list; putting results in call order is none."""
     msgs = [
         assistant(call("c1", "read"), call("c2", "exec")),
         result("c2", "exec"),
@@ -317,7 +324,7 @@ def test_leading_result_before_any_assistant_is_an_orphan() -> None:
     assert r.dropped_orphan_count == 1
 
 
-# ---- §3.3 synthetic result ----------------------------------------------------------------
+# ---- synthetic result (session-transcript-repair.ts: makeMissingToolResult) ---------------
 
 
 def test_synthetic_result_has_the_exact_shape_and_key_order() -> None:
@@ -382,7 +389,8 @@ def test_sanitize_tool_use_result_pairing_passes_options() -> None:
 
 @pytest.mark.parametrize("kind", ["tool_use", "tool_call", "function_call", "text", "thinking"])
 def test_pairing_ignores_other_block_types(kind: str) -> None:
-    """§3.4.19b: snake_case call blocks never get synthetic results."""
+    """Upstream quirk: snake_case call blocks never get synthetic results (pairing, via
+    ``extractToolCallsFromAssistant``, sees only toolCall/toolUse/functionCall)."""
     a = assistant({"type": kind, "id": "c1", "name": "read", "input": {}})
     t, r = pair([a, user("next")])
     assert r.messages is t
@@ -400,7 +408,7 @@ def test_pairing_ignores_calls_without_a_string_id(cid: Any) -> None:
 
 
 def test_pairing_accepts_a_blank_but_non_empty_call_id() -> None:
-    """§3.1.1 checks only that the id is a non-empty string (no trim)."""
+    """``extractToolCallsFromAssistant`` checks only that the id is a non-empty string (no trim)."""
     a = assistant(call(" ", "read"))
     _, r = pair([a])
     assert r.messages.to_list() == [a, synthetic(" ", "read")]
@@ -660,7 +668,7 @@ def test_repeated_call_id_in_one_assistant_gets_one_result() -> None:
     assert r.dropped_duplicate_count == 1
 
 
-# ---- Item 3: sanitizeToolCallInputs / repairToolCallInputs --------------------------------
+# ---- upstream session-transcript-repair.test.ts: sanitizeToolCallInputs ----------------
 
 
 def test_item3_drops_call_without_input_and_then_the_empty_assistant() -> None:
@@ -768,7 +776,7 @@ def test_item3_trimming_preserves_other_block_fields() -> None:
     assert list(r.messages[0]["content"][0]) == ["type", "id", "name", "arguments", "extra"]
 
 
-# ---- §3.2 rules in detail -----------------------------------------------------------------
+# ---- repairToolCallInputs rules in detail (session-transcript-repair.ts) ------------------
 
 
 @pytest.mark.parametrize(
@@ -955,7 +963,7 @@ def test_sanitize_tool_call_inputs_passes_the_allowlist() -> None:
     assert out.to_list() == [assistant(call("c2", "write"))]
 
 
-# ---- sessions_spawn redaction (§3.2.7, baseline) ------------------------------------------
+# ---- sessions_spawn redaction (redactSessionsSpawnAttachmentsArgs, baseline) --------------
 
 
 def _spawn_payload() -> Message:
@@ -1328,7 +1336,8 @@ def test_property_baseline_pairing_invariants(inp: list[Message]) -> None:
 
     # (c) no result id appears twice -- whenever the repair reported a change. When it did
     # not (moved is False) the input comes back as it was, and the one duplicate upstream
-    # leaves then is Quirk §3.4.19a: a second same-id result in the same run.
+    # leaves then is the upstream quirk of repairToolUseResultPairing (input returned when no
+    # change flag was set): a second same-id result in the same run.
     ids = [result_id(m) for m in out if m["role"] == "toolResult"]
     if r.moved:
         assert len(ids) == len(set(ids))
@@ -1338,7 +1347,7 @@ def test_property_baseline_pairing_invariants(inp: list[Message]) -> None:
     # and nothing else, in call order; each is the first result for its id in that
     # assistant's input span, else the synthetic one. Unflagged (moved is False), the run is
     # the input's own: the same ids, each first occurrence equal to the expected result, in
-    # any order, possibly followed by same-id repeats (§3.4.19a).
+    # any order, possibly followed by same-id repeats (the same upstream quirk).
     k = -1
     answered: set[str] = set()
     runs: list[list[str | None]] = []
@@ -1405,7 +1414,7 @@ def test_property_repair_is_idempotent_under_every_policy(
     assert again.messages is r.messages
     assert again.dropped_orphan_count == 0
     ids = [result_id(m) for m in r.messages if m["role"] == "toolResult"]
-    if r.moved:  # unflagged, §3.4.19a repeats may stay
+    if r.moved:  # unflagged same-id repeats may stay (upstream quirk)
         assert len(ids) == len(set(ids))
     if policy == "drop":
         assert not any(

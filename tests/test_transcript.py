@@ -1,4 +1,5 @@
-"""Transcript, convert_to_llm (spec §1.7) and estimate_tokens (spec §5.1)."""
+"""Transcript, convert_to_llm (pi-mono 0.58.3 `packages/coding-agent/src/core/messages.ts`, ``convertToLlm``)
+and estimate_tokens (`packages/coding-agent/src/core/compaction/compaction.ts`, ``estimateTokens``)."""
 
 from __future__ import annotations
 

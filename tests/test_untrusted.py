@@ -1,4 +1,5 @@
-"""neutralize_untrusted_text: untrusted text cannot forge runtime markers (facade §6.8.2)."""
+"""neutralize_untrusted_text: untrusted text cannot forge runtime markers (later OpenClaw
+`src/agents/internal-runtime-context.ts`, ``escapeInternalRuntimeContextDelimiters``; not in 2026.3.13)."""
 
 from __future__ import annotations
 

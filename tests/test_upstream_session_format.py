@@ -1,7 +1,8 @@
-"""Upstream test cases, item 1 - the pi session format (spec hot-path §1.1-1.9).
+"""Upstream test cases of the pi session format (pi-mono 0.58.3
+`packages/coding-agent/src/core/session-manager.ts`).
 
 Mirrors the cases of pi's ``build-context``, ``migration``, ``file-operations``,
-``tree-traversal``, ``labels`` and ``save-entry`` tests (spec: "Upstream test cases" → "Item 1"),
+``tree-traversal``, ``labels`` and ``save-entry`` tests (`packages/coding-agent/test/session-manager/`),
 written against clawctx's API. ``findMostRecentSession`` and ``createBranchedSession`` are not
 implemented by clawctx and have no tests here.
 

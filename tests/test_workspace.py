@@ -1,4 +1,6 @@
-"""Workspace bootstrap files and their Project Context budgets (facade §1.8, §8.6.9)."""
+"""Workspace bootstrap files and their Project Context budgets (OpenClaw 2026.3.13 `src/agents/workspace.ts`,
+``loadWorkspaceBootstrapFiles``; `src/agents/pi-embedded-helpers/bootstrap.ts`,
+``buildBootstrapContextFiles``)."""
 
 from __future__ import annotations
 
@@ -39,7 +41,7 @@ def absent(name: str) -> WorkspaceBootstrapFile:
 
 
 # ---------------------------------------------------------------------------------------------
-# §8.6.9 and §1.8.7 truncation
+# truncation (pi-embedded-helpers/bootstrap.ts: trimBootstrapContent)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -68,7 +70,7 @@ def test_trim_keeps_head_and_tail_in_place() -> None:
 
 
 def test_trim_right_trims_and_keeps_fitting_content() -> None:
-    """§1.8.7: right-trim (JS whitespace incl. U+3000 / U+FEFF) first; fits → unchanged."""
+    """trimBootstrapContent: right-trim (JS whitespace incl. U+3000 / U+FEFF) first; fits → unchanged."""
     result = trim_bootstrap_content("  keep leading\n\n \ufeff\u3000", "USER.md", 100)
     assert result.content == "  keep leading"
     assert not result.truncated
@@ -127,19 +129,19 @@ def test_trim_never_exceeds_budget_plus_marker(content: str, max_chars: int) -> 
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.8.5-8 budgets
+# budgets (pi-embedded-helpers/bootstrap.ts: buildBootstrapContextFiles, clampToBudget)
 # ---------------------------------------------------------------------------------------------
 
 
 def test_missing_marker() -> None:
-    """§1.8.5."""
+    """buildBootstrapContextFiles: a missing file becomes ``[MISSING] Expected at: <path>``."""
     assert build_bootstrap_context_files([absent("AGENTS.md")]) == [
         ContextFile(path="/ws/AGENTS.md", content="[MISSING] Expected at: /ws/AGENTS.md")
     ]
 
 
 def test_missing_marker_clamped_then_stop() -> None:
-    """§1.8.5/8: a missing marker is clamped to the remaining budget (cut + …); once nothing is
+    """buildBootstrapContextFiles / clampToBudget: a missing marker is clamped to the remaining budget (cut + …); once nothing is
     left the walk stops."""
     files = [absent("AGENTS.md"), absent("SOUL.md")]
     assert build_bootstrap_context_files(files, total_max_chars=10) == [
@@ -168,7 +170,7 @@ def test_blank_path_skipped_with_warning() -> None:
 
 
 def test_truncation_warning_text() -> None:
-    """§1.8.8."""
+    """clampToBudget: empty when no budget is left, hard cut up to 3, else cut and ``…``."""
     warnings: list[str] = []
     build_bootstrap_context_files(
         [present("SOUL.md", "x" * 500)], max_chars=200, warn=warnings.append
@@ -179,7 +181,7 @@ def test_truncation_warning_text() -> None:
 
 
 def test_total_budget_shared_and_min_64_stops() -> None:
-    """§1.8.6: each file gets min(per-file, remaining); below 64 remaining a file with content
+    """buildBootstrapContextFiles: each file gets min(per-file, remaining); below 64 remaining a file with content
     is not started (warning), but the walk stops there."""
     warnings: list[str] = []
     files = [
@@ -212,7 +214,7 @@ def test_missing_files_do_not_need_64() -> None:
 
 
 def test_default_total_budget() -> None:
-    """§1.8.6: unset total = max(per-file, 150 000)."""
+    """resolveBootstrapTotalMaxChars: unset total = max(per-file, 150 000)."""
     big = present("AGENTS.md", "a" * 200_000)
     [built] = build_bootstrap_context_files([big], max_chars=180_000)
     # floor(180000 * 0.7) is 125999 with IEEE doubles, in JS as in Python
@@ -226,7 +228,7 @@ def test_default_total_budget() -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# §1.8.3-4 loading
+# loading (workspace.ts: loadWorkspaceBootstrapFiles, filterBootstrapFilesForSession)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -283,7 +285,7 @@ def test_load_no_memory_files(tmp_path: Path) -> None:
 
 
 def test_load_subagent_allowlist(tmp_path: Path) -> None:
-    """§1.8.4: sub-agents keep only AGENTS.md and TOOLS.md (no memory)."""
+    """filterBootstrapFilesForSession: sub-agents keep only AGENTS.md and TOOLS.md (no memory)."""
     for name in (*WORKSPACE_BOOTSTRAP_FILE_NAMES, "MEMORY.md"):
         (tmp_path / name).write_text(name, encoding="utf-8")
     files = load_workspace_bootstrap_files(tmp_path, subagent=True)
