@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import clawctx
-from clawctx.hooks import (
+from clawctx.engine.hooks import (
     ContextHookEvent,
     HookContext,
     HookError,

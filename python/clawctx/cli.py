@@ -242,8 +242,8 @@ def _cmd_repair(args: argparse.Namespace) -> int:
 
 def _cmd_assemble(args: argparse.Namespace) -> int:
     # Imported here: the facade modules are not needed by the other commands.
-    from clawctx.pipeline import ContextPipeline, ModelSpec, PromptRequest
-    from clawctx.system_prompt import SystemPromptParams
+    from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
+    from clawctx.prompt.system_prompt import SystemPromptParams
 
     session = Path(args.session) if args.session else demo_session_path()
     workspace = Path(args.workspace) if args.workspace else demo_workspace_path()

@@ -16,8 +16,8 @@ from typing import Any, ClassVar, Final, Literal, get_args
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import js_trim as _js_trim
-from clawctx.provenance import InputProvenance, normalize_input_provenance
-from clawctx.untrusted import (
+from clawctx.engine.provenance import InputProvenance, normalize_input_provenance
+from clawctx.prompt.untrusted import (
     INTERNAL_CONTEXT_BEGIN,
     INTERNAL_CONTEXT_END,
     UNTRUSTED_CHILD_RESULT_BEGIN,

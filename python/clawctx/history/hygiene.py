@@ -41,7 +41,7 @@ def _sanitize_images(
     messages: _core.Transcript, *, max_dimension_px: int | None, max_bytes: int | None
 ) -> _core.Transcript:
     # Imported here: the image pass pulls in Pillow, which plain session work does not need.
-    from clawctx import images
+    from clawctx.history import images
 
     options: dict[str, Any] = {"label": HISTORY_IMAGE_LABEL}
     if max_dimension_px is not None:
