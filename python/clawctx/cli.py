@@ -13,6 +13,7 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.demo import demo_session_path, demo_workspace_path
+from clawctx.history.session import Session
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
 #: provider-shaped variants real OpenClaw files contain, spec §1.5).
@@ -95,7 +96,7 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
 
     Opens the file read-only: inspecting never writes, migrates or repairs.
     """
-    session = _core.Session.open(path, read_only=True)
+    session = Session.open(path, read_only=True)
     context = session.context()
     messages = context.messages.to_list()
     calls: list[str] = []

@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
-from clawctx import _core
 from clawctx._core import CompactionSettings, SummaryRequest, Transcript
 from clawctx.engine.internal_events import AgentTaskCompletionEvent, runtime_context_keep_mask
 from clawctx.engine.provenance import InputProvenance, normalize_input_provenance
 from clawctx.history.compaction import compact_session
+from clawctx.history.session import Session
 
 __all__ = [
     "DEFAULT_CONTEXT_ENGINE_ID",
@@ -331,7 +331,7 @@ class LegacyContextEngine:
         if self._summarize is None:
             return CompactResult(ok=False, compacted=False, reason="no summarizer configured")
         try:
-            session = _core.Session.open(session_file)
+            session = Session.open(session_file)
             outcome = compact_session(session, self._summarize, self._settings, custom_instructions)
             if inspect.isawaitable(outcome):
                 outcome = await outcome

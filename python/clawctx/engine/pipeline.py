@@ -68,6 +68,7 @@ from clawctx.engine.provenance import (
     normalize_input_provenance,
 )
 from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
+from clawctx.history.session import Session
 from clawctx.prompt.prompt_body import InboundContext, PromptBody, build_prompt_body
 from clawctx.prompt.prompt_images import (
     ImageContent,
@@ -492,7 +493,7 @@ class ContextPipeline:
                 run.note("repair", repaired.summary())
         # Like pi's SessionManager.open (hot-path §0.1 step 2), a writable pipeline rewrites an
         # old-version file in the current format (atomically, with a backup): appends need it.
-        opened = _core.Session.open(
+        opened = Session.open(
             path,
             read_only=self.read_only,
             rewrite_migrated=not self.read_only,
