@@ -33,7 +33,7 @@ def run_messages(
     settings: Any = SETTINGS,
 ) -> tuple[bytes, Any]:
     """Everything after the context is built: ``(serialized messages, token counts)``."""
-    messages = clawctx.sanitize_tool_use_result_pairing(messages, now_ms=NOW_MS)
+    messages = clawctx.history.sanitize_tool_use_result_pairing(messages, now_ms=NOW_MS)
     messages = clawctx.limit_history_turns(messages, history_turns)
     tokens = messages.token_counts()
     messages = clawctx.prune_context(

@@ -42,7 +42,7 @@ def message_texts(session: GeneratedSession) -> list[bytes]:
 
 def clawctx_all_operations(t: clawctx.Transcript) -> Any:
     t = clawctx.sanitize_tool_call_inputs(t)
-    t = clawctx.sanitize_tool_use_result_pairing(t, now_ms=0)
+    t = clawctx.history.sanitize_tool_use_result_pairing(t, now_ms=0)
     t = clawctx.limit_history_turns(t, LIMIT)
     counts = t.token_counts()
     context = clawctx.estimate_context_tokens(t)

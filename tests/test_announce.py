@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.announce import (
+from clawctx.runtime.announce import (
     ANNOUNCE_NO_OUTPUT,
     build_announce_reply_instruction,
     build_stats_line,

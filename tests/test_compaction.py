@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import clawctx
-from clawctx.compaction import NO_PRIOR_HISTORY
+from clawctx.history.compaction import NO_PRIOR_HISTORY
 
 Message = dict[str, Any]
 Entry = dict[str, Any]
@@ -164,7 +164,7 @@ def test_settings_defaults_floor_and_dicts() -> None:
     )
     assert default.to_dict() == {"enabled": True, "reserveTokens": 16384, "keepRecentTokens": 20000}
     assert (default.summary_max_tokens, default.turn_prefix_max_tokens) == (13107, 8192)
-    assert clawctx.DEFAULT_PI_COMPACTION_RESERVE_TOKENS_FLOOR == 20000
+    assert clawctx.history.DEFAULT_PI_COMPACTION_RESERVE_TOKENS_FLOOR == 20000
     floored = default.with_reserve_floor()
     assert floored.reserve_tokens == 20000
     assert floored.summary_max_tokens == 16000
@@ -195,29 +195,29 @@ def test_cut_point_ten_turns_lands_on_user_or_assistant() -> None:
     for i in range(10):
         b.message(user(f"User {i}"))
         b.message(assistant(f"Assistant {i}", usage(0, 100, (i + 1) * 1000)))
-    cut = clawctx.find_cut_point(b.entries, 0, len(b.entries), 2500)
+    cut = clawctx.history.find_cut_point(b.entries, 0, len(b.entries), 2500)
     kept = b.entries[cut.first_kept_entry_index]
     assert kept["type"] == "message"
     assert kept["message"]["role"] in ("user", "assistant")
     # The estimate is chars/4 of the text (usage plays no part): users 2 tokens, assistants 3.
     # Summed from the end: 3, 5, 8, 10, 13 ... budget 10 is reached at user 16, 11 at the
     # assistant 15, which splits the turn user 14 started.
-    cut = clawctx.find_cut_point(b.entries, 0, len(b.entries), 10)
+    cut = clawctx.history.find_cut_point(b.entries, 0, len(b.entries), 10)
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (16, -1, False)
-    cut = clawctx.find_cut_point(b.entries, 0, len(b.entries), 11)
+    cut = clawctx.history.find_cut_point(b.entries, 0, len(b.entries), 11)
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (15, 14, True)
 
 
 def test_cut_point_single_assistant_and_everything_within_budget() -> None:
     b = Entries()
     b.message(assistant("a"))
-    assert clawctx.find_cut_point(b.entries, 0, 1, 1000).first_kept_entry_index == 0
+    assert clawctx.history.find_cut_point(b.entries, 0, 1, 1000).first_kept_entry_index == 0
     b = Entries()
     b.message(user("1"))
     b.message(assistant("a", usage(0, 50, 500)))
     b.message(user("2"))
     b.message(assistant("b", usage(0, 50, 1000)))
-    cut = clawctx.find_cut_point(b.entries, 0, 4, 50000)
+    cut = clawctx.history.find_cut_point(b.entries, 0, 4, 50000)
     assert cut.first_kept_entry_index == 0
     assert cut.is_split_turn is False
 
@@ -230,7 +230,7 @@ def test_cut_point_split_turn_upstream_case() -> None:
     b.message(assistant("A2-1", usage(0, 100, 5000)))
     b.message(assistant("A2-2", usage(0, 100, 8000)))
     b.message(assistant("A2-3", usage(0, 100, 10000)))
-    cut = clawctx.find_cut_point(b.entries, 0, len(b.entries), 3000)
+    cut = clawctx.history.find_cut_point(b.entries, 0, len(b.entries), 3000)
     # Upstream's assertion is conditional; with these tiny texts the budget is never reached
     # and everything is kept from the first cut point.
     if b.entries[cut.first_kept_entry_index]["message"]["role"] == "assistant":
@@ -240,7 +240,7 @@ def test_cut_point_split_turn_upstream_case() -> None:
     # With texts large enough to reach the budget, the cut lands on an assistant of turn 2.
     for i, size in [(3, 4000), (4, 4000), (5, 4000)]:
         b.entries[i]["message"]["content"][0]["text"] = "x" * size
-    cut = clawctx.find_cut_point(b.entries, 0, len(b.entries), 3000)
+    cut = clawctx.history.find_cut_point(b.entries, 0, len(b.entries), 3000)
     assert b.entries[cut.first_kept_entry_index]["message"]["role"] == "assistant"
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (3, 2, True)
 
@@ -255,15 +255,15 @@ def test_cut_point_quirks() -> None:
     b.message(user("u2"))
     # Never at a tool result: the budget is reached at the result (index 2); the next cut point
     # is u2, and the cut is extended back over the two non-message entries before it.
-    cut = clawctx.find_cut_point(b.entries, 0, 6, 50)
+    cut = clawctx.history.find_cut_point(b.entries, 0, 6, 50)
     assert cut.first_kept_entry_index == 3
     # The cut entry is no longer a user message, so the turn counts as split from u1.
     assert (cut.turn_start_index, cut.is_split_turn) == (0, True)
     # No cut point at or after the entry that reaches the budget: the first cut point.
-    cut = clawctx.find_cut_point(b.entries, 0, 3, 10)
+    cut = clawctx.history.find_cut_point(b.entries, 0, 3, 10)
     assert (cut.first_kept_entry_index, cut.is_split_turn) == (0, False)
     # No valid cut point in the range: the start, not split.
-    cut = clawctx.find_cut_point(b.entries, 2, 5, 0)
+    cut = clawctx.history.find_cut_point(b.entries, 2, 5, 0)
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (2, -1, False)
     # The extension stops at a compaction entry.
     b = Entries()
@@ -271,21 +271,21 @@ def test_cut_point_quirks() -> None:
     b.compaction("S", "test-id-0")
     b.add("thinking_level_change", thinkingLevel="high")
     b.message(user("b"))
-    assert clawctx.find_cut_point(b.entries, 0, 4, 1).first_kept_entry_index == 2
+    assert clawctx.history.find_cut_point(b.entries, 0, 4, 1).first_kept_entry_index == 2
     # custom_message is not a `message` entry: the cut at the assistant extends over it, and
     # as a turn start it makes a "split" turn that starts at the cut itself.
     b = Entries()
     b.message(user("x" * 40))
     b.add("custom_message", customType="t", content="c", display=True)
     b.message(assistant("y" * 40))
-    cut = clawctx.find_cut_point(b.entries, 0, 3, 5)
+    cut = clawctx.history.find_cut_point(b.entries, 0, 3, 5)
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (1, 1, True)
     # branch_summary is a cut point and a turn start: a cut after it is split from it.
     b = Entries()
     b.add("branch_summary", fromId="root", summary="s" * 40)
     b.message(assistant("y" * 40))
     b.message(assistant("z" * 40))
-    cut = clawctx.find_cut_point(b.entries, 0, 3, 5)
+    cut = clawctx.history.find_cut_point(b.entries, 0, 3, 5)
     assert (cut.first_kept_entry_index, cut.turn_start_index, cut.is_split_turn) == (2, 0, True)
 
 
@@ -293,12 +293,12 @@ def test_cut_point_arguments() -> None:
     b = Entries()
     b.message(user("u"))
     with pytest.raises(ValueError):
-        clawctx.find_cut_point(b.entries, 0, 2, 10)
+        clawctx.history.find_cut_point(b.entries, 0, 2, 10)
     with pytest.raises(ValueError):
-        clawctx.find_cut_point(b.entries, -1, 1, 10)
+        clawctx.history.find_cut_point(b.entries, -1, 1, 10)
     with pytest.raises(TypeError):
-        clawctx.find_cut_point([1], 0, 1, 10)  # type: ignore[list-item]
-    assert repr(clawctx.find_cut_point(b.entries, 0, 1, -5)).startswith("CutPoint(")
+        clawctx.history.find_cut_point([1], 0, 1, 10)  # type: ignore[list-item]
+    assert repr(clawctx.history.find_cut_point(b.entries, 0, 1, -5)).startswith("CutPoint(")
 
 
 def reference_cut_point(entries: list[Entry], start: int, end: int, keep: int) -> tuple[int, int]:
@@ -390,7 +390,7 @@ def test_cut_point_matches_the_rule(kinds: list[tuple[str, int]], data: st.DataO
     end = data.draw(st.integers(0, n))
     start = data.draw(st.integers(0, end))
     keep = data.draw(st.integers(0, 80))
-    cut = clawctx.find_cut_point(b.entries, start, end, keep)
+    cut = clawctx.history.find_cut_point(b.entries, start, end, keep)
     expected = reference_cut_point(b.entries, start, end, keep)
     assert (cut.first_kept_entry_index, cut.turn_start_index) == expected
     assert cut.is_split_turn == (expected[1] != -1)
@@ -480,11 +480,11 @@ def test_large_session_fixture(pi_fixture: Any, tmp_path: Path) -> None:
     assert len(entries) > 100
     assert sum(1 for e in entries if e["type"] == "message") > 100
 
-    cut = clawctx.find_cut_point(entries, 0, len(entries), 20000)
+    cut = clawctx.history.find_cut_point(entries, 0, len(entries), 20000)
     kept = entries[cut.first_kept_entry_index]
     assert kept["type"] == "message"
     assert kept["message"]["role"] in ("user", "assistant")
-    same = clawctx.find_cut_point(session, 0, len(entries), 20000)
+    same = clawctx.history.find_cut_point(session, 0, len(entries), 20000)
     assert (same.first_kept_entry_index, same.turn_start_index) == (
         cut.first_kept_entry_index,
         cut.turn_start_index,
@@ -530,7 +530,7 @@ def test_large_session_fixture(pi_fixture: Any, tmp_path: Path) -> None:
 
 
 def test_long_tool_results_are_truncated() -> None:
-    result = clawctx.serialize_conversation([tool_result("x" * 5000)])
+    result = clawctx.history.serialize_conversation([tool_result("x" * 5000)])
     assert "[Tool result]:" in result
     assert "[... 3000 more characters truncated]" in result
     assert "x" * 3000 not in result
@@ -540,17 +540,18 @@ def test_long_tool_results_are_truncated() -> None:
 
 def test_short_tool_results_are_not_truncated() -> None:
     content = "x" * 1500
-    result = clawctx.serialize_conversation([tool_result(content)])
+    result = clawctx.history.serialize_conversation([tool_result(content)])
     assert result == f"[Tool result]: {content}"
     assert "truncated" not in result
     assert (
-        clawctx.serialize_conversation([tool_result("x" * 2000)]) == "[Tool result]: " + "x" * 2000
+        clawctx.history.serialize_conversation([tool_result("x" * 2000)])
+        == "[Tool result]: " + "x" * 2000
     )
 
 
 def test_user_and_assistant_text_is_never_truncated() -> None:
     long_text = "y" * 5000
-    result = clawctx.serialize_conversation(
+    result = clawctx.history.serialize_conversation(
         [
             {"role": "user", "content": [{"type": "text", "text": long_text}], "timestamp": 1},
             assistant(long_text, usage(0, 0)),
@@ -587,7 +588,7 @@ def test_serialization_parts_and_order() -> None:
         {"role": "toolResult", "toolCallId": "c3", "content": [], "timestamp": 4},
         assistant_blocks([]),
     ]
-    assert clawctx.serialize_conversation(messages) == (
+    assert clawctx.history.serialize_conversation(messages) == (
         "[User]: look here\n\n"
         "[Assistant thinking]: hmm\nmore\n\n"
         "[Assistant]: first\nsecond\n\n"
@@ -620,7 +621,7 @@ def test_serialization_converts_agent_messages_first() -> None:
             {"role": "mystery", "content": "?"},
         ]
     )
-    assert clawctx.serialize_conversation(messages) == (
+    assert clawctx.history.serialize_conversation(messages) == (
         "[User]: Ran `make`\n```\nok\n```\n\n"
         "[User]: The conversation history before this point was compacted into the following "
         "summary:\n\n<summary>\nS\n</summary>\n\n"
@@ -628,29 +629,29 @@ def test_serialization_converts_agent_messages_first() -> None:
         "\n\n<summary>\nB</summary>\n\n"
         "[User]: note"
     )
-    assert clawctx.serialize_conversation([]) == ""
+    assert clawctx.history.serialize_conversation([]) == ""
 
 
 # ---- prompts and exact texts (pi compaction.ts: generateSummary, SUMMARIZATION_PROMPT) -------
 
 
 def test_exact_texts() -> None:
-    assert clawctx.SUMMARIZATION_SYSTEM_PROMPT == (
+    assert clawctx.history.SUMMARIZATION_SYSTEM_PROMPT == (
         "You are a context summarization assistant. Your task is to read a conversation between "
         "a user and an AI coding assistant, then produce a structured summary following the "
         "exact format specified.\n\nDo NOT continue the conversation. Do NOT respond to any "
         "questions in the conversation. ONLY output the structured summary."
     )
-    assert clawctx.SUMMARIZATION_PROMPT.startswith(
+    assert clawctx.history.SUMMARIZATION_PROMPT.startswith(
         "The messages above are a conversation to summarize. Create a structured context "
         "checkpoint summary that another LLM will use to continue the work.\n\nUse this EXACT "
         "format:\n\n## Goal\n[What is the user trying to accomplish? Can be multiple items if "
         "the session covers different tasks.]\n\n## Constraints & Preferences\n"
     )
     assert '- [Or "(none)" if not applicable]\n\nKeep each section concise.' in (
-        clawctx.SUMMARIZATION_PROMPT
+        clawctx.history.SUMMARIZATION_PROMPT
     )
-    assert clawctx.UPDATE_SUMMARIZATION_PROMPT.startswith(
+    assert clawctx.history.UPDATE_SUMMARIZATION_PROMPT.startswith(
         "The messages above are NEW conversation messages to incorporate into the existing "
         "summary provided in <previous-summary> tags.\n\nUpdate the existing structured summary "
         "with new information. RULES:\n- PRESERVE all existing information from the previous "
@@ -658,17 +659,17 @@ def test_exact_texts() -> None:
     )
     assert (
         '- UPDATE the Progress section: move items from "In Progress" to "Done" when completed\n'
-        in (clawctx.UPDATE_SUMMARIZATION_PROMPT)
+        in (clawctx.history.UPDATE_SUMMARIZATION_PROMPT)
     )
     assert "- **[Decision]**: [Brief rationale] (preserve all previous, add new)\n" in (
-        clawctx.UPDATE_SUMMARIZATION_PROMPT
+        clawctx.history.UPDATE_SUMMARIZATION_PROMPT
     )
-    for text in (clawctx.SUMMARIZATION_PROMPT, clawctx.UPDATE_SUMMARIZATION_PROMPT):
+    for text in (clawctx.history.SUMMARIZATION_PROMPT, clawctx.history.UPDATE_SUMMARIZATION_PROMPT):
         assert text.endswith(
             "\n\nKeep each section concise. Preserve exact file paths, function names, and "
             "error messages."
         )
-    assert clawctx.TURN_PREFIX_SUMMARIZATION_PROMPT == (
+    assert clawctx.history.TURN_PREFIX_SUMMARIZATION_PROMPT == (
         "This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is "
         "retained.\n\nSummarize the prefix to provide context for the retained suffix:\n\n"
         "## Original Request\n[What did the user ask for in this turn?]\n\n## Early Progress\n"
@@ -683,29 +684,36 @@ def test_build_compaction_prompt_shapes() -> None:
     messages = [user("hi"), assistant("hello")]
     conversation = "[User]: hi\n\n[Assistant]: hello"
     head = f"<conversation>\n{conversation}\n</conversation>\n\n"
-    assert clawctx.build_compaction_prompt(messages) == head + clawctx.SUMMARIZATION_PROMPT
-    assert clawctx.build_compaction_prompt(conversation) == head + clawctx.SUMMARIZATION_PROMPT
     assert (
-        clawctx.build_compaction_prompt(messages, "OLD")
+        clawctx.history.build_compaction_prompt(messages)
+        == head + clawctx.history.SUMMARIZATION_PROMPT
+    )
+    assert (
+        clawctx.history.build_compaction_prompt(conversation)
+        == head + clawctx.history.SUMMARIZATION_PROMPT
+    )
+    assert (
+        clawctx.history.build_compaction_prompt(messages, "OLD")
         == head
         + "<previous-summary>\nOLD\n</previous-summary>\n\n"
-        + clawctx.UPDATE_SUMMARIZATION_PROMPT
+        + clawctx.history.UPDATE_SUMMARIZATION_PROMPT
     )
     assert (
-        clawctx.build_compaction_prompt(messages, "", "files")
-        == head + clawctx.SUMMARIZATION_PROMPT + "\n\nAdditional focus: files"
+        clawctx.history.build_compaction_prompt(messages, "", "files")
+        == head + clawctx.history.SUMMARIZATION_PROMPT + "\n\nAdditional focus: files"
     )
     assert (
-        clawctx.build_compaction_prompt(messages, None, "") == head + clawctx.SUMMARIZATION_PROMPT
+        clawctx.history.build_compaction_prompt(messages, None, "")
+        == head + clawctx.history.SUMMARIZATION_PROMPT
     )
     assert (
-        clawctx.build_compaction_prompt(clawctx.Transcript(messages), kind="turn_prefix")
-        == head + clawctx.TURN_PREFIX_SUMMARIZATION_PROMPT
+        clawctx.history.build_compaction_prompt(clawctx.Transcript(messages), kind="turn_prefix")
+        == head + clawctx.history.TURN_PREFIX_SUMMARIZATION_PROMPT
     )
     with pytest.raises(ValueError):
-        clawctx.build_compaction_prompt(messages, "OLD", kind="turn_prefix")
+        clawctx.history.build_compaction_prompt(messages, "OLD", kind="turn_prefix")
     with pytest.raises(ValueError):
-        clawctx.build_compaction_prompt(messages, kind="prefix")
+        clawctx.history.build_compaction_prompt(messages, kind="prefix")
 
 
 # ---- prepare_compaction (pi compaction.ts: prepareCompaction) --------------------------------
@@ -736,11 +744,11 @@ def test_prepare_compaction_plain_cut(make_session: Callable[..., clawctx.Sessio
     assert (prep.read_files, prep.modified_files) == ([], [])
     (request,) = prep.summary_requests()
     assert request.kind == "history"
-    assert request.system_prompt == clawctx.SUMMARIZATION_SYSTEM_PROMPT
+    assert request.system_prompt == clawctx.history.SUMMARIZATION_SYSTEM_PROMPT
     assert request.max_tokens == 13107
     assert request.prompt == (
         "<conversation>\n[User]: 1\n\n[Assistant]: a\n</conversation>\n\n"
-        + clawctx.SUMMARIZATION_PROMPT
+        + clawctx.history.SUMMARIZATION_PROMPT
     )
     assert request.messages is prep.messages_to_summarize
     assert request.preparation is prep
@@ -843,7 +851,7 @@ def test_prepare_compaction_after_a_compaction_rule_9_quirk(
     assert request.custom_instructions == "keep paths"
     assert request.prompt.endswith(
         "\n</conversation>\n\n<previous-summary>\nFirst summary\n</previous-summary>\n\n"
-        + clawctx.UPDATE_SUMMARIZATION_PROMPT
+        + clawctx.history.UPDATE_SUMMARIZATION_PROMPT
         + "\n\nAdditional focus: keep paths"
     )
     assert "2222" not in request.prompt
@@ -975,7 +983,7 @@ def test_split_turn_preparation_and_requests(make_session: Callable[..., clawctx
     history, prefix = prep.summary_requests("focus")
     assert (history.kind, prefix.kind) == ("history", "turn_prefix")
     assert (history.max_tokens, prefix.max_tokens) == (13107, 8192)
-    assert history.prompt == clawctx.build_compaction_prompt(
+    assert history.prompt == clawctx.history.build_compaction_prompt(
         prep.messages_to_summarize, None, "focus"
     )
     assert prefix.prompt == (
@@ -983,9 +991,9 @@ def test_split_turn_preparation_and_requests(make_session: Callable[..., clawctx
         "[Tool result]: "
         + "x" * 400
         + "\n</conversation>\n\n"
-        + clawctx.TURN_PREFIX_SUMMARIZATION_PROMPT
+        + clawctx.history.TURN_PREFIX_SUMMARIZATION_PROMPT
     )
-    assert prefix.system_prompt == clawctx.SUMMARIZATION_SYSTEM_PROMPT
+    assert prefix.system_prompt == clawctx.history.SUMMARIZATION_SYSTEM_PROMPT
     assert prefix.messages is prep.turn_prefix_messages
     assert (prefix.previous_summary, prefix.custom_instructions) == (None, None)
     assert prep.compose_summary("H", "P") == "H" + SPLIT + "P\n\n<read-files>\n/p\n</read-files>"

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 import clawctx
-from clawctx import context_engine as ce
-from clawctx.context_engine import (
+from clawctx.engine import context_engine as ce
+from clawctx.engine.context_engine import (
     AssembleResult,
     BootstrapResult,
     CompactResult,
@@ -35,8 +35,8 @@ from clawctx.context_engine import (
     resolve_context_engine_async,
     unregister_context_engine,
 )
-from clawctx.internal_events import RUNTIME_CONTEXT_CUSTOM_TYPE, AgentTaskCompletionEvent
-from clawctx.provenance import InputProvenance
+from clawctx.engine.internal_events import RUNTIME_CONTEXT_CUSTOM_TYPE, AgentTaskCompletionEvent
+from clawctx.engine.provenance import InputProvenance
 
 Message = dict[str, Any]
 
@@ -657,7 +657,7 @@ def test_legacy_engine_after_turn_is_a_no_op() -> None:
 def test_bootstrap_with_engine_calls_optional_bootstrap_and_isolates_failures(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from clawctx.context_engine import BootstrapResult, bootstrap_with_engine
+    from clawctx.engine.context_engine import BootstrapResult, bootstrap_with_engine
 
     class Bootstrapping(LegacyContextEngine):
         async def bootstrap(self, *, session_id: str, session_file: str) -> BootstrapResult:

@@ -29,10 +29,10 @@ import clawctx
 
 Message = dict[str, Any]
 
-PROMPT = clawctx.DEFAULT_HEARTBEAT_PROMPT
+PROMPT = clawctx.history.DEFAULT_HEARTBEAT_PROMPT
 TASKS = (
-    f"{clawctx.HEARTBEAT_TASK_PROMPT_PREFIX}\n\n- inbox: check mail\n\n"
-    f"{clawctx.HEARTBEAT_TASK_PROMPT_ACK}"
+    f"{clawctx.history.HEARTBEAT_TASK_PROMPT_PREFIX}\n\n- inbox: check mail\n\n"
+    f"{clawctx.history.HEARTBEAT_TASK_PROMPT_ACK}"
 )
 
 
@@ -61,26 +61,27 @@ def text(value: str) -> dict[str, str]:
 
 
 def test_constants_are_the_spec_strings() -> None:
-    assert clawctx.HEARTBEAT_TOKEN == "HEARTBEAT_OK"
-    assert clawctx.DEFAULT_HEARTBEAT_ACK_MAX_CHARS == 300
-    assert clawctx.DEFAULT_HEARTBEAT_PROMPT == (
+    assert clawctx.history.HEARTBEAT_TOKEN == "HEARTBEAT_OK"
+    assert clawctx.history.DEFAULT_HEARTBEAT_ACK_MAX_CHARS == 300
+    assert clawctx.history.DEFAULT_HEARTBEAT_PROMPT == (
         "Read HEARTBEAT.md if it exists (workspace context). Follow it strictly. Do not infer or "
         "repeat old tasks from prior chats. If nothing needs attention, reply HEARTBEAT_OK."
     )
-    assert clawctx.HEARTBEAT_TASK_PROMPT_PREFIX == (
+    assert clawctx.history.HEARTBEAT_TASK_PROMPT_PREFIX == (
         "Run the following periodic tasks (only those due based on their intervals):"
     )
     assert (
-        clawctx.HEARTBEAT_TASK_PROMPT_ACK == "After completing all due tasks, reply HEARTBEAT_OK."
+        clawctx.history.HEARTBEAT_TASK_PROMPT_ACK
+        == "After completing all due tasks, reply HEARTBEAT_OK."
     )
-    assert clawctx.HEARTBEAT_TRANSCRIPT_PROMPT == "[OpenClaw heartbeat poll]"
+    assert clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT == "[OpenClaw heartbeat poll]"
 
 
 def test_rust_defaults_agree_with_the_python_constants() -> None:
     # The core's default prompt and ack limit are the ones exported here.
-    pair = [user(clawctx.DEFAULT_HEARTBEAT_PROMPT), assistant("HEARTBEAT_OK")]
+    pair = [user(clawctx.history.DEFAULT_HEARTBEAT_PROMPT), assistant("HEARTBEAT_OK")]
     assert len(clawctx.filter_heartbeat_pairs(pair)) == 0
-    limit = clawctx.DEFAULT_HEARTBEAT_ACK_MAX_CHARS
+    limit = clawctx.history.DEFAULT_HEARTBEAT_ACK_MAX_CHARS
     at_limit = "HEARTBEAT_OK " + "a" * limit
     assert clawctx.strip_heartbeat_token(at_limit, mode="heartbeat", max_ack_chars=None).should_skip
     over = "HEARTBEAT_OK " + "a" * (limit + 1)
@@ -123,7 +124,7 @@ def test_upstream_strip_vectors(
 
 def test_strip_result_fields_unpacking_and_message_default_mode() -> None:
     result = clawctx.strip_heartbeat_token("HEARTBEAT_OK done")
-    assert isinstance(result, clawctx.StripResult)
+    assert isinstance(result, clawctx.history.StripResult)
     assert (result.should_skip, result.text, result.did_strip) == (False, "done", True)
     should_skip, rest, did_strip = result
     assert (should_skip, rest, did_strip) == (False, "done", True)
@@ -315,8 +316,8 @@ def roles_and_texts(messages: clawctx.Transcript) -> list[tuple[str, Any]]:
         [{"type": "image", "data": "AAAA", "mimeType": "image/png"}, text(PROMPT)],
         TASKS,
         [text(TASKS)],
-        clawctx.HEARTBEAT_TRANSCRIPT_PROMPT,
-        f"  {clawctx.HEARTBEAT_TRANSCRIPT_PROMPT}\n",
+        clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT,
+        f"  {clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT}\n",
     ],
 )
 def test_heartbeat_user_messages_and_their_ack_are_removed(prompt_content: Any) -> None:
@@ -332,9 +333,9 @@ def test_heartbeat_user_messages_and_their_ack_are_removed(prompt_content: Any) 
     [
         "Hello, " + PROMPT,  # the prompt must start the text
         PROMPT[:-1],  # a truncated prompt is not the prompt
-        clawctx.HEARTBEAT_TASK_PROMPT_PREFIX + "\n- inbox",  # task prefix without the ack
-        "Please: " + clawctx.HEARTBEAT_TASK_PROMPT_ACK,  # the ack without the prefix
-        clawctx.HEARTBEAT_TRANSCRIPT_PROMPT + " extra",  # the transcript prompt is exact
+        clawctx.history.HEARTBEAT_TASK_PROMPT_PREFIX + "\n- inbox",  # task prefix without the ack
+        "Please: " + clawctx.history.HEARTBEAT_TASK_PROMPT_ACK,  # the ack without the prefix
+        clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT + " extra",  # the transcript prompt is exact
         [{"type": "image", "data": "AAAA", "mimeType": "image/png"}],
         "   ",
         [],
@@ -409,7 +410,7 @@ def test_configured_prompt_transcript_prompt_and_ack_limit() -> None:
     # The task prompt matches whatever the configured prompt.
     tasks = [user(TASKS), assistant("HEARTBEAT_OK")]
     assert len(clawctx.filter_heartbeat_pairs(tasks, heartbeat_prompt=None)) == 0
-    poll = [user(clawctx.HEARTBEAT_TRANSCRIPT_PROMPT), assistant("HEARTBEAT_OK")]
+    poll = [user(clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT), assistant("HEARTBEAT_OK")]
     assert len(clawctx.filter_heartbeat_pairs(poll)) == 0
     assert clawctx.filter_heartbeat_pairs(poll, transcript_prompt=False).to_list() == poll
     chatty = [user(PROMPT), assistant("HEARTBEAT_OK " + "x" * 20)]

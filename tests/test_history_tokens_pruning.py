@@ -308,7 +308,7 @@ def test_truncation_then_pairing_repair_leaves_no_tool_results() -> None:
         assistant("done"),
     ]
     limited = clawctx.limit_history_turns(messages, 1)
-    repaired = clawctx.sanitize_tool_use_result_pairing(limited, now_ms=0)
+    repaired = clawctx.history.sanitize_tool_use_result_pairing(limited, now_ms=0)
     assert repaired.roles() == ["user", "assistant"]
     assert all(m["role"] != "toolResult" for m in repaired)
     assert repaired.to_list() == [user("turn 3"), assistant("done")]
@@ -507,14 +507,14 @@ def test_history_limit_baseline_parsing_details() -> None:
 
 def test_calculate_context_tokens() -> None:
     usage = {"input": 1000, "output": 500, "cacheRead": 200, "cacheWrite": 100, "totalTokens": 1800}
-    assert clawctx.usage_tokens(usage) == 1800
+    assert clawctx.history.usage_tokens(usage) == 1800
     zero = {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0}
-    assert clawctx.usage_tokens(zero) == 0
+    assert clawctx.history.usage_tokens(zero) == 0
     # totalTokens falsy => the sum of the components.
     parts = {"input": 10, "output": 20, "cacheRead": 30, "cacheWrite": 40, "totalTokens": 0}
-    assert clawctx.usage_tokens(parts) == 100
+    assert clawctx.history.usage_tokens(parts) == 100
     # totalTokens truthy wins even when it disagrees with the components.
-    assert clawctx.usage_tokens({**parts, "totalTokens": 7}) == 7
+    assert clawctx.history.usage_tokens({**parts, "totalTokens": 7}) == 7
 
 
 def usage_of(input_tokens: int) -> dict[str, int]:
@@ -636,7 +636,7 @@ CJK_VECTORS = [
 
 @pytest.mark.parametrize(("text", "chars"), CJK_VECTORS)
 def test_estimate_string_chars_upstream_vectors(text: str, chars: int) -> None:
-    assert clawctx.estimate_string_chars(text) == chars
+    assert clawctx.history.estimate_string_chars(text) == chars
 
 
 @pytest.mark.parametrize(
@@ -665,7 +665,7 @@ def test_estimate_string_chars_upstream_vectors(text: str, chars: int) -> None:
     ],
 )
 def test_estimate_string_chars_range_edges(text: str, chars: int) -> None:
-    assert clawctx.estimate_string_chars(text) == chars
+    assert clawctx.history.estimate_string_chars(text) == chars
 
 
 def test_estimate_tokens_cjk_weighting_is_opt_in() -> None:
@@ -770,8 +770,8 @@ def test_estimate_messages_tokens_sums_and_ignores_tool_result_details() -> None
     messages = [user("hello"), assistant("abcd"), with_details]
     expected = sum(clawctx.estimate_tokens(m) for m in messages)
     assert expected == 2 + 1 + 2
-    assert clawctx.estimate_messages_tokens(messages) == expected
-    assert clawctx.estimate_messages_tokens(clawctx.Transcript(messages)) == expected
+    assert clawctx.history.estimate_messages_tokens(messages) == expected
+    assert clawctx.history.estimate_messages_tokens(clawctx.Transcript(messages)) == expected
 
 
 def test_token_counts_is_an_int64_array_of_per_message_estimates() -> None:
@@ -1027,15 +1027,15 @@ def test_settings_from_dict_keeps_effective_values_unclamped() -> None:
     ],
 )
 def test_is_tool_prunable(tools: dict[str, Any] | None, name: str, prunable: bool) -> None:
-    assert clawctx.is_tool_prunable(name, tools) is prunable
+    assert clawctx.history.is_tool_prunable(name, tools) is prunable
 
 
 def test_glob_star_is_a_js_dot_star_that_stops_at_line_breaks() -> None:
     # Upstream compiles "a*b" to /^a.*b$/ (no "s" flag): "." does not match a line terminator,
     # so a name with an inner newline does not match although "*" alone ("all") would.
-    assert clawctx.is_tool_prunable("a\nb", {"allow": ["a*b"]}) is False
-    assert clawctx.is_tool_prunable("a\nb", {"deny": ["a*b"]}) is True
-    assert clawctx.is_tool_prunable("a\nb", {"deny": ["*"]}) is False
+    assert clawctx.history.is_tool_prunable("a\nb", {"allow": ["a*b"]}) is False
+    assert clawctx.history.is_tool_prunable("a\nb", {"deny": ["a*b"]}) is True
+    assert clawctx.history.is_tool_prunable("a\nb", {"deny": ["*"]}) is False
 
 
 # =============================================================================================
@@ -1090,7 +1090,7 @@ IMAGE_BLOCK = {"type": "image", "data": "AA==", "mimeType": "image/png"}
     ],
 )
 def test_estimate_pruning_chars(message: Message, chars: int) -> None:
-    assert clawctx.estimate_pruning_chars(message) == chars
+    assert clawctx.history.estimate_pruning_chars(message) == chars
 
 
 def test_estimate_pruning_chars_string_content_outside_user_messages_counts_nothing() -> None:
@@ -1098,9 +1098,9 @@ def test_estimate_pruning_chars_string_content_outside_user_messages_counts_noth
     # only user content has a
     # string rule. Upstream iterates a string content character by character and no character
     # is a typed block, so the estimate is 0.
-    assert clawctx.estimate_pruning_chars({"role": "assistant", "content": "hello"}) == 0
+    assert clawctx.history.estimate_pruning_chars({"role": "assistant", "content": "hello"}) == 0
     assert (
-        clawctx.estimate_pruning_chars(
+        clawctx.history.estimate_pruning_chars(
             {"role": "toolResult", "toolCallId": "t", "toolName": "x", "content": "hello"}
         )
         == 0
@@ -1119,7 +1119,7 @@ def test_estimate_pruning_chars_skips_malformed_blocks() -> None:
             {"type": "text", "text": "ok"},
         ]
     )
-    assert clawctx.estimate_pruning_chars(message) == 2
+    assert clawctx.history.estimate_pruning_chars(message) == 2
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import clawctx
-from clawctx.hooks import (
+from clawctx.engine.hooks import (
     ContextHookEvent,
     HookContext,
     HookError,

@@ -395,7 +395,7 @@ def test_transcript_policy_rejects_unknown_modes(kwargs: Msg) -> None:
 
 
 @pytest.mark.parametrize(
-    "validate", [clawctx.validate_gemini_turns, clawctx.validate_anthropic_turns]
+    "validate", [clawctx.history.validate_gemini_turns, clawctx.history.validate_anthropic_turns]
 )
 def test_validate_turns_empty_and_single(validate: Callable[..., Transcript]) -> None:
     assert validate([]).to_list() == []
@@ -405,11 +405,13 @@ def test_validate_turns_empty_and_single(validate: Callable[..., Transcript]) ->
 
 def test_gemini_alternating_unchanged() -> None:
     t = Transcript([u("a"), a("b"), u("c"), a("d")])
-    assert clawctx.validate_gemini_turns(t) is t
+    assert clawctx.history.validate_gemini_turns(t) is t
 
 
 def test_gemini_merges_consecutive_assistants() -> None:
-    out = clawctx.validate_gemini_turns([u("q"), a("Part 1"), a("Part 2"), u("next")]).to_list()
+    out = clawctx.history.validate_gemini_turns(
+        [u("q"), a("Part 1"), a("Part 2"), u("next")]
+    ).to_list()
     assert roles(out) == ["user", "assistant", "user"]
     assert out[1]["content"] == [txt("Part 1"), txt("Part 2")]
 
@@ -417,7 +419,7 @@ def test_gemini_merges_consecutive_assistants() -> None:
 def test_gemini_merge_takes_later_usage_and_stop_reason() -> None:
     first = a("one", usage={"input": 10, "output": 5})
     second = a("two", usage={"input": 10, "output": 10}, stopReason="end_turn")
-    out = clawctx.validate_gemini_turns([first, second]).to_list()
+    out = clawctx.history.validate_gemini_turns([first, second]).to_list()
     assert len(out) == 1
     assert out[0]["usage"] == {"input": 10, "output": 10}
     assert out[0]["stopReason"] == "end_turn"
@@ -425,7 +427,7 @@ def test_gemini_merge_takes_later_usage_and_stop_reason() -> None:
 
 def test_gemini_tool_result_between_assistants_prevents_merge() -> None:
     msgs = [u("q"), a(tc("t1", kind="toolUse")), tr("t1"), a("x"), a("y"), u("z")]
-    out = clawctx.validate_gemini_turns(msgs).to_list()
+    out = clawctx.history.validate_gemini_turns(msgs).to_list()
     assert roles(out) == ["user", "assistant", "toolResult", "assistant", "user"]
     assert out[3]["content"] == [txt("x"), txt("y")]
 
@@ -437,7 +439,7 @@ def test_gemini_merge_fields_exact() -> None:
     later = a(
         "second", stop="error", usage={"input": 2}, errorMessage="boom", model="m2", timestamp=2
     )
-    out = clawctx.validate_gemini_turns([u("q"), earlier, later]).to_list()
+    out = clawctx.history.validate_gemini_turns([u("q"), earlier, later]).to_list()
     assert out[1] == {
         "role": "assistant",
         "content": [txt("first"), txt("second")],
@@ -453,7 +455,7 @@ def test_gemini_merge_fields_exact() -> None:
 def test_gemini_merge_keeps_earlier_fields_the_later_lacks() -> None:
     earlier = a("first", stop="stop", usage={"input": 1}, errorMessage="old")
     later = {"role": "assistant", "content": [txt("second")]}
-    out = clawctx.validate_gemini_turns([earlier, later]).to_list()
+    out = clawctx.history.validate_gemini_turns([earlier, later]).to_list()
     assert out == [
         {
             "role": "assistant",
@@ -466,12 +468,14 @@ def test_gemini_merge_keeps_earlier_fields_the_later_lacks() -> None:
 
 
 def test_gemini_merge_treats_non_array_content_as_empty() -> None:
-    out = clawctx.validate_gemini_turns([a(), {"role": "assistant", "content": "s"}, a("x")])
+    out = clawctx.history.validate_gemini_turns(
+        [a(), {"role": "assistant", "content": "s"}, a("x")]
+    )
     assert [m["content"] for m in out] == [[txt("x")]]
 
 
 def test_gemini_merges_three_assistants_into_one() -> None:
-    out = clawctx.validate_gemini_turns([u("q"), a("1"), a("2"), a("3")]).to_list()
+    out = clawctx.history.validate_gemini_turns([u("q"), a("1"), a("2"), a("3")]).to_list()
     assert roles(out) == ["user", "assistant"]
     assert out[1]["content"] == [txt("1"), txt("2"), txt("3")]
 
@@ -481,12 +485,12 @@ def test_gemini_merges_three_assistants_into_one() -> None:
 
 def test_anthropic_alternating_unchanged() -> None:
     t = Transcript([u("a"), a("b"), u("c"), a("d")])
-    assert clawctx.validate_anthropic_turns(t) is t
+    assert clawctx.history.validate_anthropic_turns(t) is t
 
 
 def test_anthropic_merges_two_users() -> None:
     msgs = [u([txt("first")], timestamp=1000), u([txt("second")], timestamp=2000), a("ok")]
-    out = clawctx.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
     assert out == [
         {"role": "user", "content": [txt("first"), txt("second")], "timestamp": 2000},
         a("ok"),
@@ -495,14 +499,14 @@ def test_anthropic_merges_two_users() -> None:
 
 def test_anthropic_merges_three_users() -> None:
     msgs = [u([txt("1")], timestamp=1), u([txt("2")], timestamp=2), u([txt("3")], timestamp=3)]
-    out = clawctx.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
     assert out == [{"role": "user", "content": [txt("1"), txt("2"), txt("3")], "timestamp": 3}]
 
 
 def test_anthropic_merge_keeps_newer_metadata() -> None:
     older = u([txt("old")], timestamp=1000, attachments=["a.png"], channel="x", onlyOld=True)
     newer = u([txt("new")], timestamp=2000, attachments=["b.png"], channel="y", custom={"k": 1})
-    out = clawctx.validate_anthropic_turns([older, newer]).to_list()
+    out = clawctx.history.validate_anthropic_turns([older, newer]).to_list()
     # All fields but content come from the later message (the earlier's onlyOld is gone).
     assert out == [
         {
@@ -517,27 +521,27 @@ def test_anthropic_merge_keeps_newer_metadata() -> None:
 
 
 def test_anthropic_merge_missing_later_timestamp_uses_earlier() -> None:
-    out = clawctx.validate_anthropic_turns([u([txt("a")], timestamp=1000), u([txt("b")])])
+    out = clawctx.history.validate_anthropic_turns([u([txt("a")], timestamp=1000), u([txt("b")])])
     assert out.to_list() == [{"role": "user", "content": [txt("a"), txt("b")], "timestamp": 1000}]
 
 
 def test_anthropic_merge_preserves_block_order_with_images() -> None:
     first = u([txt("look"), img("AAA1")], timestamp=1)
     second = u([img("BBB2"), txt("and this")], timestamp=2)
-    out = clawctx.validate_anthropic_turns([first, second]).to_list()
+    out = clawctx.history.validate_anthropic_turns([first, second]).to_list()
     assert out[0]["content"] == [txt("look"), img("AAA1"), img("BBB2"), txt("and this")]
 
 
 def test_anthropic_merge_quirk_string_content_is_lost() -> None:
-    out = clawctx.validate_anthropic_turns([u("lost one", timestamp=1), u([txt("kept")])])
+    out = clawctx.history.validate_anthropic_turns([u("lost one", timestamp=1), u([txt("kept")])])
     assert out.to_list() == [{"role": "user", "content": [txt("kept")], "timestamp": 1}]
-    out = clawctx.validate_anthropic_turns([u("a"), u("b")])
+    out = clawctx.history.validate_anthropic_turns([u("a"), u("b")])
     assert out.to_list() == [{"role": "user", "content": []}]
 
 
 def test_anthropic_does_not_merge_assistants() -> None:
     t = Transcript([u("q"), a("first"), a("second")])
-    out = clawctx.validate_anthropic_turns(t)
+    out = clawctx.history.validate_anthropic_turns(t)
     assert roles(out) == ["user", "assistant", "assistant"]
     assert out is t
 
@@ -549,7 +553,7 @@ def test_anthropic_errored_assistant_between_users() -> None:
         u([txt("retry")]),
         u([txt("again")]),
     ]
-    out = clawctx.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
     assert roles(out) == ["user", "assistant", "user"]
     assert out[2]["content"] == [txt("retry"), txt("again")]
     assert out[1] == msgs[1]
@@ -560,12 +564,12 @@ def test_anthropic_errored_assistant_between_users() -> None:
     [a(), a(txt("   "), txt("")), a(thinking("only thinking")), a(thinking("t"), txt(" "))],
 )
 def test_anthropic_drops_trailing_empty_assistant(last: Msg) -> None:
-    out = clawctx.validate_anthropic_turns([u("q"), a("answer"), u("more"), last])
+    out = clawctx.history.validate_anthropic_turns([u("q"), a("answer"), u("more"), last])
     assert out.to_list() == [u("q"), a("answer"), u("more")]
 
 
 def test_anthropic_drops_all_trailing_empty_assistants_but_keeps_real_ones() -> None:
-    out = clawctx.validate_anthropic_turns([u("q"), a("real"), a(" "), a(thinking())])
+    out = clawctx.history.validate_anthropic_turns([u("q"), a("real"), a(" "), a(thinking())])
     assert out.to_list() == [u("q"), a("real")]
 
 
@@ -574,7 +578,7 @@ def test_anthropic_drops_all_trailing_empty_assistants_but_keeps_real_ones() -> 
 
 def test_dangling_tool_use_removed_text_kept() -> None:
     msgs = [u("check"), a(tc("tool-1", kind="toolUse"), txt("I'll check that")), u("thanks")]
-    out = clawctx.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
     assert out[1]["content"] == [txt("I'll check that")]
     assert out[0] == msgs[0]
     assert out[2] == msgs[2]
@@ -592,17 +596,19 @@ def test_dangling_resolved_by_nested_result_in_user(nested: Msg) -> None:
     t = Transcript(
         [u("check"), a(tc("tool-1", kind="toolUse"), txt("I'll check that")), u([nested])]
     )
-    assert clawctx.validate_anthropic_turns(t) is t
+    assert clawctx.history.validate_anthropic_turns(t) is t
 
 
 def test_dangling_only_tool_use_becomes_omitted_text() -> None:
-    out = clawctx.validate_anthropic_turns([u("q"), a(tc("tool-1", kind="toolUse")), u("next")])
+    out = clawctx.history.validate_anthropic_turns(
+        [u("q"), a(tc("tool-1", kind="toolUse")), u("next")]
+    )
     assert out.to_list()[1]["content"] == [{"type": "text", "text": "[tool calls omitted]"}]
 
 
 @pytest.mark.parametrize("stop", ["aborted", "error"])
 def test_dangling_errored_assistant_becomes_empty(stop: str) -> None:
-    out = clawctx.validate_anthropic_turns([u("q"), a(tc("tool-1"), stop=stop), u("next")])
+    out = clawctx.history.validate_anthropic_turns([u("q"), a(tc("tool-1"), stop=stop), u("next")])
     assert roles(out) == ["user", "assistant", "user"]
     assert out.to_list()[1]["content"] == []
 
@@ -613,7 +619,7 @@ def test_dangling_two_calls_none_resolved() -> None:
         a(tc("tool-1", kind="toolUse"), tc("tool-2", kind="toolUse"), txt("Done")),
         u("plain"),
     ]
-    assert clawctx.validate_anthropic_turns(msgs).to_list()[1]["content"] == [txt("Done")]
+    assert clawctx.history.validate_anthropic_turns(msgs).to_list()[1]["content"] == [txt("Done")]
 
 
 def test_dangling_one_of_two_resolved() -> None:
@@ -623,13 +629,16 @@ def test_dangling_one_of_two_resolved() -> None:
         a(call1, tc("tool-2", kind="toolUse"), txt("Done")),
         u([{"type": "toolResult", "toolUseId": "tool-1", "content": "r"}]),
     ]
-    assert clawctx.validate_anthropic_turns(msgs).to_list()[1]["content"] == [call1, txt("Done")]
+    assert clawctx.history.validate_anthropic_turns(msgs).to_list()[1]["content"] == [
+        call1,
+        txt("Done"),
+    ]
 
 
 def test_dangling_standalone_tool_result_resolves() -> None:
     call1 = tc("tool-1")
     msgs = [u("q"), a(call1, tc("tool-2")), tr("tool-1"), a("next"), u("more")]
-    out = clawctx.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
     assert out[1]["content"] == [call1]
     assert out[2:] == msgs[2:]
 
@@ -638,12 +647,12 @@ def test_dangling_tool_use_id_result_resolves() -> None:
     t = Transcript(
         [u("q"), a(tc("tool-1")), {"role": "toolResult", "toolUseId": "tool-1", "content": []}]
     )
-    assert clawctx.strip_dangling_tool_calls(t) is t
+    assert clawctx.history.strip_dangling_tool_calls(t) is t
 
 
 def test_dangling_result_after_next_assistant_does_not_resolve() -> None:
     msgs = [u("q"), a(tc("tool-1"), txt("x")), a("other"), tr("tool-1"), u("z")]
-    out = clawctx.strip_dangling_tool_calls(msgs).to_list()
+    out = clawctx.history.strip_dangling_tool_calls(msgs).to_list()
     assert out[1]["content"] == [txt("x")]
 
 
@@ -656,7 +665,7 @@ def test_dangling_tool_role_after_intermediate_user_resolves() -> None:
             {"role": "tool", "toolCallId": "tool-1", "content": "result"},
         ]
     )
-    out = clawctx.validate_anthropic_turns(t)
+    out = clawctx.history.validate_anthropic_turns(t)
     assert out is t
 
 
@@ -672,8 +681,8 @@ def test_validate_anthropic_turns_is_idempotent() -> None:
         u([txt("z")]),
         a(" "),
     ]
-    once = clawctx.validate_anthropic_turns(msgs)
-    twice = clawctx.validate_anthropic_turns(once)
+    once = clawctx.history.validate_anthropic_turns(msgs)
+    twice = clawctx.history.validate_anthropic_turns(once)
     assert twice is once
     assert twice.to_list() == once.to_list()
     assert roles(once) == ["user", "assistant", "toolResult", "user", "assistant", "user"]
@@ -682,9 +691,9 @@ def test_validate_anthropic_turns_is_idempotent() -> None:
 
 def test_validate_turns_string_assistant_content_does_not_throw() -> None:
     msgs = [u("q"), {"role": "assistant", "content": "plain string reply"}, u("more")]
-    assert len(clawctx.validate_anthropic_turns(msgs)) == 3
-    assert len(clawctx.validate_gemini_turns(msgs)) == 3
-    assert len(clawctx.strip_dangling_tool_calls(msgs)) == 3
+    assert len(clawctx.history.validate_anthropic_turns(msgs)) == 3
+    assert len(clawctx.history.validate_gemini_turns(msgs)) == 3
+    assert len(clawctx.history.strip_dangling_tool_calls(msgs)) == 3
 
 
 # ---- sanitizeSessionHistory (src/agents/pi-embedded-runner/google.ts) ------------------------
@@ -858,7 +867,9 @@ def inter(content: Any, **prov: Any) -> Msg:
 
 
 def test_inter_session_string_content() -> None:
-    out = clawctx.annotate_inter_session_messages([inter("hello", sourceSessionKey="agent:x")])
+    out = clawctx.history.annotate_inter_session_messages(
+        [inter("hello", sourceSessionKey="agent:x")]
+    )
     assert out.to_list() == [
         {
             "role": "user",
@@ -870,13 +881,13 @@ def test_inter_session_string_content() -> None:
 
 
 def test_inter_session_without_source_fields() -> None:
-    out = clawctx.annotate_inter_session_messages([inter("hello")])
+    out = clawctx.history.annotate_inter_session_messages([inter("hello")])
     assert out.to_list()[0]["content"] == "[Inter-session message]\nhello"
 
 
 def test_inter_session_first_text_block_is_prefixed() -> None:
     msg = inter([img("AAA1"), txt("one"), txt("two")], sourceSessionKey="k")
-    out = clawctx.annotate_inter_session_messages([msg]).to_list()
+    out = clawctx.history.annotate_inter_session_messages([msg]).to_list()
     assert out[0]["content"] == [
         img("AAA1"),
         txt("[Inter-session message] sourceSession=k\none"),
@@ -885,7 +896,9 @@ def test_inter_session_first_text_block_is_prefixed() -> None:
 
 
 def test_inter_session_no_text_block_gets_prefix_block() -> None:
-    out = clawctx.annotate_inter_session_messages([inter([img("AAA1")], sourceSessionKey="k")])
+    out = clawctx.history.annotate_inter_session_messages(
+        [inter([img("AAA1")], sourceSessionKey="k")]
+    )
     assert out.to_list()[0]["content"] == [
         txt("[Inter-session message] sourceSession=k"),
         img("AAA1"),
@@ -902,7 +915,7 @@ def test_inter_session_no_text_block_gets_prefix_block() -> None:
 )
 def test_inter_session_already_prefixed_unchanged(content: Any) -> None:
     t = Transcript([inter(content, sourceSessionKey="k")])
-    assert clawctx.annotate_inter_session_messages(t) is t
+    assert clawctx.history.annotate_inter_session_messages(t) is t
 
 
 def test_inter_session_channel_and_tool() -> None:
@@ -912,12 +925,14 @@ def test_inter_session_channel_and_tool() -> None:
         sourceChannel="telegram",
         sourceTool="sessions_send",
     )
-    out = clawctx.annotate_inter_session_messages([msg]).to_list()
+    out = clawctx.history.annotate_inter_session_messages([msg]).to_list()
     assert out[0]["content"] == (
         "[Inter-session message] sourceSession=agent:main:req sourceChannel=telegram "
         "sourceTool=sessions_send\nping"
     )
-    only_tool = clawctx.annotate_inter_session_messages([inter("p", sourceTool="t")]).to_list()
+    only_tool = clawctx.history.annotate_inter_session_messages(
+        [inter("p", sourceTool="t")]
+    ).to_list()
     assert only_tool[0]["content"] == "[Inter-session message] sourceTool=t\np"
 
 
@@ -929,7 +944,7 @@ def test_inter_session_only_user_inter_session_messages() -> None:
             u("plain"),
         ]
     )
-    assert clawctx.annotate_inter_session_messages(t) is t
+    assert clawctx.history.annotate_inter_session_messages(t) is t
 
 
 # ---- drop_delivery_mirror_messages (later upstream; not in 2026.3.13) --------------------------
@@ -940,12 +955,12 @@ def test_drop_delivery_mirror_messages() -> None:
     other_model = a("k", provider="openclaw", model="gpt")
     other_provider = a("k", provider="anthropic", model="delivery-mirror")
     user_like = u("x", provider="openclaw", model="delivery-mirror")
-    out = clawctx.drop_delivery_mirror_messages(
+    out = clawctx.history.drop_delivery_mirror_messages(
         [u("q"), mirror, other_model, other_provider, user_like]
     )
     assert out.to_list() == [u("q"), other_model, other_provider, user_like]
     t = Transcript([u("q"), other_model])
-    assert clawctx.drop_delivery_mirror_messages(t) is t
+    assert clawctx.history.drop_delivery_mirror_messages(t) is t
 
 
 # ---- 7.8 tool-call ids ------------------------------------------------------------------------
@@ -964,23 +979,23 @@ def ids_of(messages: Any) -> list[str]:
 
 def test_ids_strict_valid_is_same_reference() -> None:
     t = Transcript([a(tc("call1")), tr("call1")])
-    assert clawctx.sanitize_tool_call_ids(t, "strict", now_ms=NOW) is t
+    assert clawctx.history.sanitize_tool_call_ids(t, "strict", now_ms=NOW) is t
 
 
 def test_ids_strict_pipe_and_colon_stripped_on_call_and_result() -> None:
     msgs = [u("q"), a(tc("call|item:123")), tr("call|item:123")]
-    out = clawctx.sanitize_tool_call_ids(msgs, "strict", now_ms=NOW).to_list()
+    out = clawctx.history.sanitize_tool_call_ids(msgs, "strict", now_ms=NOW).to_list()
     assert out == [u("q"), a(tc("callitem123")), tr("callitem123")]
 
 
 def test_ids_strict_distinct_for_colliding_ids() -> None:
     msgs = [a(tc("call_a|b"), tc("call_a:b")), tr("call_a|b"), tr("call_a:b")]
-    out = clawctx.sanitize_tool_call_ids(msgs, "strict", now_ms=NOW).to_list()
+    out = clawctx.history.sanitize_tool_call_ids(msgs, "strict", now_ms=NOW).to_list()
     first, second, r1, r2 = ids_of(out)
     assert first != second
     assert (r1, r2) == (first, second)
     for cid in (first, second):
-        assert clawctx.is_valid_tool_call_id(cid, "strict")
+        assert clawctx.history.is_valid_tool_call_id(cid, "strict")
         assert "_" not in cid and "-" not in cid
     # makeUniqueToolId (src/agents/tool-call-id.ts): base, then base[:32] + sha256(raw)[:8].
     assert first == "callab"
@@ -990,31 +1005,31 @@ def test_ids_strict_distinct_for_colliding_ids() -> None:
 def test_ids_strict_long_ids_distinct_and_at_most_40() -> None:
     one = "call_" + "a" * 60
     two = "call_" + "a" * 59 + "b"
-    out = clawctx.sanitize_tool_call_ids([a(tc(one), tc(two)), tr(one), tr(two)], "strict")
+    out = clawctx.history.sanitize_tool_call_ids([a(tc(one), tc(two)), tr(one), tr(two)], "strict")
     first, second, r1, r2 = ids_of(out)
     assert first != second
     assert (r1, r2) == (first, second)
-    assert all(len(x) <= 40 and clawctx.is_valid_tool_call_id(x) for x in (first, second))
+    assert all(len(x) <= 40 and clawctx.history.is_valid_tool_call_id(x) for x in (first, second))
     assert first == "call" + "a" * 36
     assert second == ("call" + "a" * 36)[:32] + hashlib.sha256(two.encode()).hexdigest()[:8]
 
 
 def test_ids_strict_whatsapp_login() -> None:
     raw = "whatsapp_login_1768799841527_1"
-    out = clawctx.sanitize_tool_call_ids([a(tc(raw)), tr(raw)], "strict").to_list()
+    out = clawctx.history.sanitize_tool_call_ids([a(tc(raw)), tr(raw)], "strict").to_list()
     assert ids_of(out) == ["whatsapplogin17687998415271"] * 2
 
 
 def test_ids_strict9_distinct_length_nine_and_remapped() -> None:
     one, two = "call_abc|item:123", "call_abc|item:456"
-    out = clawctx.sanitize_tool_call_ids([a(tc(one), tc(two)), tr(one), tr(two)], "strict9")
+    out = clawctx.history.sanitize_tool_call_ids([a(tc(one), tc(two)), tr(one), tr(two)], "strict9")
     first, second, r1, r2 = ids_of(out)
     assert first != second
     assert (r1, r2) == (first, second)
     for cid in (first, second):
         assert len(cid) == 9
         assert cid.isascii() and cid.isalnum()
-        assert clawctx.is_valid_tool_call_id(cid, "strict9")
+        assert clawctx.history.is_valid_tool_call_id(cid, "strict9")
     assert first == "callabcit"
     assert second == sha9(two + ":0")
 
@@ -1024,21 +1039,21 @@ def test_ids_results_use_tool_use_id_too() -> None:
         a(tc("id|1", kind="toolUse")),
         {"role": "toolResult", "toolUseId": "id|1", "content": []},
     ]
-    out = clawctx.sanitize_tool_call_ids(msgs, "strict").to_list()
+    out = clawctx.history.sanitize_tool_call_ids(msgs, "strict").to_list()
     assert out[0]["content"][0]["id"] == "id1"
     assert out[1]["toolUseId"] == "id1"
 
 
 def test_ids_one_mapping_for_repeated_raw_id() -> None:
     msgs = [a(tc("x|1")), tr("x|1"), u("again"), a(tc("x|1")), tr("x|1")]
-    out = clawctx.sanitize_tool_call_ids(msgs, "strict").to_list()
+    out = clawctx.history.sanitize_tool_call_ids(msgs, "strict").to_list()
     assert ids_of(out) == ["x1"] * 4
 
 
 def test_ids_other_messages_untouched() -> None:
     msgs = [u([{"type": "toolResult", "toolUseId": "a|b"}]), a(tc("ok1")), tr("ok1")]
     t = Transcript(msgs)
-    assert clawctx.sanitize_tool_call_ids(t, "strict") is t
+    assert clawctx.history.sanitize_tool_call_ids(t, "strict") is t
 
 
 @pytest.mark.parametrize(
@@ -1059,11 +1074,11 @@ def test_ids_other_messages_untouched() -> None:
     ],
 )
 def test_sanitize_tool_call_id_vectors(raw: str | None, mode: str, expected: str) -> None:
-    assert clawctx.sanitize_tool_call_id(raw, mode) == expected
+    assert clawctx.history.sanitize_tool_call_id(raw, mode) == expected
 
 
 def test_sanitize_tool_call_id_default_mode_is_strict() -> None:
-    assert clawctx.sanitize_tool_call_id("a_b-c") == "abc"
+    assert clawctx.history.sanitize_tool_call_id("a_b-c") == "abc"
 
 
 @pytest.mark.parametrize(
@@ -1080,14 +1095,14 @@ def test_sanitize_tool_call_id_default_mode_is_strict() -> None:
     ],
 )
 def test_is_valid_tool_call_id_vectors(cid: str, mode: str, valid: bool) -> None:
-    assert clawctx.is_valid_tool_call_id(cid, mode) is valid
+    assert clawctx.history.is_valid_tool_call_id(cid, mode) is valid
 
 
 def test_tool_call_id_mode_rejects_unknown() -> None:
     with pytest.raises(ValueError):
-        clawctx.sanitize_tool_call_id("x", "loose")
+        clawctx.history.sanitize_tool_call_id("x", "loose")
     with pytest.raises(ValueError):
-        clawctx.sanitize_tool_call_ids([a(tc("x"))], "loose")
+        clawctx.history.sanitize_tool_call_ids([a(tc("x"))], "loose")
 
 
 # ---- strip_thought_signatures (pi-embedded-helpers/bootstrap.ts: stripThoughtSignatures) ------
@@ -1101,7 +1116,7 @@ def test_thought_signatures_default_strips_msg_prefixed() -> None:
             tc("c3", thoughtSignature="msg_camel"),
         )
     ]
-    out = clawctx.strip_thought_signatures(msgs).to_list()
+    out = clawctx.history.strip_thought_signatures(msgs).to_list()
     assert out[0]["content"] == [
         tc("c1"),
         tc("c2", thought_signature="keepme"),
@@ -1113,7 +1128,7 @@ def test_thought_signatures_default_leaves_other_roles() -> None:
     t = Transcript(
         [u([txt("x") | {"thought_signature": "msg_1"}]), a(tc("c1", thought_signature=7))]
     )
-    assert clawctx.strip_thought_signatures(t) is t
+    assert clawctx.history.strip_thought_signatures(t) is t
 
 
 def test_thought_signatures_base64_mode() -> None:
@@ -1129,7 +1144,7 @@ def test_thought_signatures_base64_mode() -> None:
             txt("h") | {"thoughtSignature": "not base64!"},
         )
     ]
-    out = clawctx.strip_thought_signatures(msgs, allow_base64_only=True).to_list()
+    out = clawctx.history.strip_thought_signatures(msgs, allow_base64_only=True).to_list()
     assert out[0]["content"] == [
         txt("a") | {"thought_signature": "c2lnbmF0dXJl"},
         txt("b") | {"thought_signature": "YQ=="},
@@ -1150,13 +1165,15 @@ def test_thought_signatures_camel_case() -> None:
             tc("c3", thought_signature="@@"),
         )
     ]
-    out = clawctx.strip_thought_signatures(msgs, allow_base64_only=True, include_camel_case=True)
+    out = clawctx.history.strip_thought_signatures(
+        msgs, allow_base64_only=True, include_camel_case=True
+    )
     assert out.to_list()[0]["content"] == [
         tc("c1"),
         tc("c2", thoughtSignature="c2lnbmF0dXJl"),
         tc("c3"),
     ]
-    only_camel = clawctx.strip_thought_signatures(
+    only_camel = clawctx.history.strip_thought_signatures(
         [a(tc("c1", thoughtSignature="msg_1"), tc("c2", thoughtSignature="abc"))],
         include_camel_case=True,
     )
@@ -1168,29 +1185,29 @@ def test_thought_signatures_camel_case() -> None:
 
 def test_message_blocks_full_drops_blank_text() -> None:
     msgs = [u([txt(" ")]), a(txt("  \n"), txt("hi"), tc("c1")), a(txt("\t")), u("end")]
-    out = clawctx.sanitize_message_blocks(msgs, sanitize_mode="full").to_list()
+    out = clawctx.history.sanitize_message_blocks(msgs, sanitize_mode="full").to_list()
     assert out == [u([txt(" ")]), a(txt("hi"), tc("c1")), u("end")]
 
 
 def test_message_blocks_images_only_keeps_blank_text() -> None:
     t = Transcript([u("q"), a(txt("  "), txt("hi")), a(txt(" "))])
-    assert clawctx.sanitize_message_blocks(t, sanitize_mode="images-only") is t
-    assert clawctx.sanitize_message_blocks(t) is t
+    assert clawctx.history.sanitize_message_blocks(t, sanitize_mode="images-only") is t
+    assert clawctx.history.sanitize_message_blocks(t) is t
 
 
 @pytest.mark.parametrize("mode", ["full", "images-only"])
 def test_message_blocks_errored_assistant_untouched(mode: str) -> None:
     t = Transcript([u("q"), a(txt(" "), stop="error", errorMessage="x"), a(stop="error")])
-    assert clawctx.sanitize_message_blocks(t, sanitize_mode=mode) is t
+    assert clawctx.history.sanitize_message_blocks(t, sanitize_mode=mode) is t
 
 
 def test_message_blocks_empty_assistant_dropped_in_full_mode() -> None:
-    out = clawctx.sanitize_message_blocks([u("q"), a(), u("r")], sanitize_mode="full")
+    out = clawctx.history.sanitize_message_blocks([u("q"), a(), u("r")], sanitize_mode="full")
     assert out.to_list() == [u("q"), u("r")]
 
 
 def test_message_blocks_aborted_assistant_is_sanitized() -> None:
-    out = clawctx.sanitize_message_blocks(
+    out = clawctx.history.sanitize_message_blocks(
         [a(txt(" "), thinking("t"), stop="aborted")], sanitize_mode="full"
     )
     assert out.to_list() == [a(thinking("t"), stop="aborted")]
@@ -1204,7 +1221,7 @@ def test_message_blocks_tool_result_string_content_becomes_empty(mode: str) -> N
         {"role": "toolResult", "toolCallId": "c2"},
         tr("c3", text=" "),
     ]
-    out = clawctx.sanitize_message_blocks(msgs, sanitize_mode=mode).to_list()
+    out = clawctx.history.sanitize_message_blocks(msgs, sanitize_mode=mode).to_list()
     assert out == [
         msgs[0],
         {"role": "toolResult", "toolCallId": "c1", "content": []},
@@ -1215,10 +1232,10 @@ def test_message_blocks_tool_result_string_content_becomes_empty(mode: str) -> N
 
 def test_message_blocks_strips_signatures_unless_preserved() -> None:
     msgs = [a(tc("c1", thought_signature="msg_1"), txt("x"))]
-    out = clawctx.sanitize_message_blocks(msgs).to_list()
+    out = clawctx.history.sanitize_message_blocks(msgs).to_list()
     assert out[0]["content"] == [tc("c1"), txt("x")]
     t = Transcript(msgs)
-    assert clawctx.sanitize_message_blocks(t, preserve_signatures=True) is t
+    assert clawctx.history.sanitize_message_blocks(t, preserve_signatures=True) is t
 
 
 def test_message_blocks_signature_options_passed_through() -> None:
@@ -1229,7 +1246,7 @@ def test_message_blocks_signature_options_passed_through() -> None:
             tc("c3", thought_signature="msg_x"),
         )
     ]
-    out = clawctx.sanitize_message_blocks(
+    out = clawctx.history.sanitize_message_blocks(
         msgs, sanitize_thought_signatures={"allowBase64Only": True, "includeCamelCase": True}
     )
     # "msg_abc" is valid base64url (7 chars, zero trailing bits), so the base64 rule keeps it;
@@ -1244,7 +1261,7 @@ def test_message_blocks_signature_options_passed_through() -> None:
 def test_message_blocks_preserved_signatures_keep_blank_text_with_thinking() -> None:
     keep = a(thinking("t", thinkingSignature="s"), txt(" "))
     drop = a(txt(" "), txt("x"))
-    out = clawctx.sanitize_message_blocks(
+    out = clawctx.history.sanitize_message_blocks(
         [keep, drop], sanitize_mode="full", preserve_signatures=True
     )
     assert out.to_list() == [keep, a(txt("x"))]
@@ -1260,13 +1277,13 @@ def test_drop_thinking_blocks() -> None:
         a(thinking("only")),
         a("plain"),
     ]
-    out = clawctx.drop_thinking_blocks(msgs).to_list()
+    out = clawctx.history.drop_thinking_blocks(msgs).to_list()
     assert out == [msgs[0], a(txt("answer")), a(txt("")), a("plain")]
 
 
 def test_drop_thinking_blocks_unchanged_is_same_reference() -> None:
     t = Transcript([u("q"), a(txt("thinking about it")), a(tc("c1"))])
-    assert clawctx.drop_thinking_blocks(t) is t
+    assert clawctx.history.drop_thinking_blocks(t) is t
 
 
 # ---- strip_tool_result_details ---------------------------------------------------------------
@@ -1279,10 +1296,10 @@ def test_strip_tool_result_details() -> None:
         tr("c2", details=None),
         tr("c3"),
     ]
-    out = clawctx.strip_tool_result_details(msgs).to_list()
+    out = clawctx.history.strip_tool_result_details(msgs).to_list()
     assert out == [msgs[0], tr("c1"), tr("c2"), tr("c3")]
     t = Transcript([a(tc("c1"), details={"keep": True}), tr("c1")])
-    assert clawctx.strip_tool_result_details(t) is t
+    assert clawctx.history.strip_tool_result_details(t) is t
 
 
 # ---- 7.6 usage hygiene -------------------------------------------------------------------------
@@ -1290,7 +1307,7 @@ def test_strip_tool_result_details() -> None:
 
 def test_zero_stale_usage_exact_snapshot_bytes() -> None:
     msgs = [a("old", usage=copy.deepcopy(FULL_USAGE)), summary(0), u("q")]
-    out = clawctx.zero_stale_usage(msgs)
+    out = clawctx.history.zero_stale_usage(msgs)
     assert out.to_list()[0] == a("old", usage=ZERO_USAGE)
     assert (
         b'"usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,'
@@ -1310,7 +1327,7 @@ def test_zero_stale_usage_uses_last_summary_and_timestamps() -> None:
         a("6", timestamp=10),
         u("u", usage={"input": 9}, timestamp=1),
     ]
-    out = clawctx.zero_stale_usage(msgs).to_list()
+    out = clawctx.history.zero_stale_usage(msgs).to_list()
     assert [m.get("usage") for m in out] == [
         ZERO_USAGE,
         None,
@@ -1330,14 +1347,14 @@ def test_zero_stale_usage_iso_summary_timestamp() -> None:
         a("at", usage={"input": 1}, timestamp=NOW + 10_000),
         a("after", usage={"input": 1}, timestamp=NOW + 10_001),
     ]
-    out = clawctx.zero_stale_usage(msgs).to_list()
+    out = clawctx.history.zero_stale_usage(msgs).to_list()
     assert out[1]["usage"] == ZERO_USAGE
     assert out[2]["usage"] == {"input": 1}
 
 
 def test_zero_stale_usage_without_summary_is_same_reference() -> None:
     t = Transcript([u("q"), a("x", usage={"input": 1})])
-    assert clawctx.zero_stale_usage(t) is t
+    assert clawctx.history.zero_stale_usage(t) is t
 
 
 def test_normalize_usage() -> None:
@@ -1349,7 +1366,7 @@ def test_normalize_usage() -> None:
         a("junk", usage={"input": "x", "output": None, "cacheRead": 2}),
         u("user", usage={"input": 1}),
     ]
-    out = clawctx.normalize_usage(msgs).to_list()
+    out = clawctx.history.normalize_usage(msgs).to_list()
     assert [m.get("usage") for m in out] == [
         ZERO_USAGE,
         {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 15},
@@ -1370,14 +1387,14 @@ def test_normalize_usage() -> None:
 
 def test_normalize_usage_complete_usage_is_same_reference() -> None:
     t = Transcript([u("q"), a("x", usage=copy.deepcopy(FULL_USAGE)), a("y", usage=ZERO_USAGE)])
-    assert clawctx.normalize_usage(t) is t
+    assert clawctx.history.normalize_usage(t) is t
 
 
 # ---- 7.10 sanitize_google_turn_ordering --------------------------------------------------------
 
 
 def test_google_turn_ordering_prepends_bootstrap() -> None:
-    out = clawctx.sanitize_google_turn_ordering([a("hello"), u("q")], now_ms=NOW).to_list()
+    out = clawctx.history.sanitize_google_turn_ordering([a("hello"), u("q")], now_ms=NOW).to_list()
     assert out == [{"role": "user", "content": BOOTSTRAP, "timestamp": NOW}, a("hello"), u("q")]
     assert (
         stringify(out[0]) == b'{"role":"user","content":"(session bootstrap)","timestamp":%d}' % NOW
@@ -1397,7 +1414,7 @@ def test_google_turn_ordering_prepends_bootstrap() -> None:
 )
 def test_google_turn_ordering_unchanged(messages: list[Msg]) -> None:
     t = Transcript(messages)
-    assert clawctx.sanitize_google_turn_ordering(t, now_ms=NOW) is t
+    assert clawctx.history.sanitize_google_turn_ordering(t, now_ms=NOW) is t
 
 
 # ---- downgrade_openai_reasoning (pi-embedded-helpers/openai.ts: downgradeOpenAIReasoningBlocks) -
@@ -1410,7 +1427,7 @@ def test_downgrade_reasoning_orphan_signature_removed() -> None:
         a(txt("before"), thinking("t", thinkingSignature=sig)),
         a(thinking("t", thinkingSignature=sig), txt("")),
     ]
-    out = clawctx.downgrade_openai_reasoning(msgs).to_list()
+    out = clawctx.history.downgrade_openai_reasoning(msgs).to_list()
     assert out == [a(thinking("t")), a(txt("before"), thinking("t")), a(thinking("t"), txt(""))]
 
 
@@ -1426,14 +1443,14 @@ def test_downgrade_reasoning_followed_signature_kept() -> None:
             a(thinking("t")),
         ]
     )
-    assert clawctx.downgrade_openai_reasoning(t) is t
+    assert clawctx.history.downgrade_openai_reasoning(t) is t
 
 
 def test_downgrade_reasoning_only_the_unfollowed_block() -> None:
     msgs = [
         a(thinking("1", thinkingSignature="s1"), txt("x"), thinking("2", thinkingSignature="s2"))
     ]
-    out = clawctx.downgrade_openai_reasoning(msgs).to_list()
+    out = clawctx.history.downgrade_openai_reasoning(msgs).to_list()
     assert out[0]["content"] == [thinking("1", thinkingSignature="s1"), txt("x"), thinking("2")]
 
 
@@ -1742,7 +1759,7 @@ def test_detach_non_user_leaf(kind: str, ids: Callable[[], str], clock: Callable
         s.append_message(tr("c1"))
     leaf = s.leaf_id
     report = clawctx.detach_orphaned_trailing_user(s, run_id="r")
-    assert report == clawctx.OrphanedUserReport(detached=False)
+    assert report == clawctx.history.OrphanedUserReport(detached=False)
     assert report.warning is None and report.messages is None
     assert s.leaf_id == leaf
 
@@ -1775,7 +1792,7 @@ def violations(messages: Any, family: str) -> set[tuple[int, str]]:
     ],
 )
 def test_provider_family(kwargs: Msg, family: str) -> None:
-    assert clawctx.provider_family(**kwargs) == family
+    assert clawctx.history.provider_family(**kwargs) == family
 
 
 @pytest.mark.parametrize(
@@ -1992,7 +2009,7 @@ def test_hot_path_output_is_valid_for_provider(
     args = FAMILIES[family]
     out = clawctx.sanitize_session_history(messages, now_ms=0, **args)
     out = clawctx.limit_history_turns(out, limit)
-    out = clawctx.sanitize_tool_use_result_pairing(out, now_ms=0)
+    out = clawctx.history.sanitize_tool_use_result_pairing(out, now_ms=0)
     note(f"final transcript: {out.to_list()}")
     found = clawctx.validate_for_provider(
         out, provider=args["provider"], model_api=args["model_api"]

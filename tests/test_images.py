@@ -27,8 +27,9 @@ import pytest
 from PIL import Image
 
 import clawctx
-from clawctx import _core, images
-from clawctx.images import sanitize_image_block, sanitize_images
+from clawctx import _core
+from clawctx.history import images
+from clawctx.history.images import sanitize_image_block, sanitize_images
 
 MIB = 1024 * 1024
 LABEL = "session:history"
@@ -401,11 +402,11 @@ def test_base64_is_decoded_like_node() -> None:
 def test_decode_image_base64() -> None:
     raw = random.Random(2).randbytes(3001)
     data = base64.b64encode(raw).decode()
-    assert clawctx.decode_image_base64(data) == raw
+    assert clawctx.history.decode_image_base64(data) == raw
     messy = " ".join(data[i : i + 5] for i in range(0, len(data), 5)).replace("/", "_")
-    assert clawctx.decode_image_base64(messy.rstrip("=") + "\n") == raw
-    assert clawctx.decode_image_base64("QUJD=QUJD") == b"ABC"
-    assert clawctx.decode_image_base64("QUJDR") == b"ABC"
+    assert clawctx.history.decode_image_base64(messy.rstrip("=") + "\n") == raw
+    assert clawctx.history.decode_image_base64("QUJD=QUJD") == b"ABC"
+    assert clawctx.history.decode_image_base64("QUJDR") == b"ABC"
 
 
 def test_truncated_image_needing_reencoding_is_replaced() -> None:
@@ -644,7 +645,7 @@ def test_find_image_blocks_reports_positions_roles_and_overrides() -> None:
         ),
         assistant(image_block(SMALL), stop="error"),
     ]
-    refs = clawctx.find_image_blocks(messages)
+    refs = clawctx.history.find_image_blocks(messages)
     assert [(r.message_index, r.block_index, r.role) for r in refs] == [
         (0, 1, "user"),
         (2, 0, "toolResult"),
@@ -656,11 +657,13 @@ def test_find_image_blocks_reports_positions_roles_and_overrides() -> None:
     assert (refs[1].max_dimension_px, refs[1].max_bytes) == (640.5, 1000.0)
     assert (refs[0].max_dimension_px, refs[0].max_bytes) == (None, None)
     # Skipping blocks kept as they are: the mime fix and the trim still need Python.
-    kept = clawctx.find_image_blocks(messages, skip_within_limits=True)
+    kept = clawctx.history.find_image_blocks(messages, skip_within_limits=True)
     assert [(r.message_index, r.block_index) for r in kept] == [(0, 1), (2, 0), (2, 1)]
     assert [
         (r.message_index, r.block_index)
-        for r in clawctx.find_image_blocks(messages, skip_within_limits=True, max_dimension_px=100)
+        for r in clawctx.history.find_image_blocks(
+            messages, skip_within_limits=True, max_dimension_px=100
+        )
     ] == [(0, 1), (2, 0), (2, 1), (3, 0)]
 
 
@@ -780,20 +783,22 @@ def test_max_workers_must_be_positive() -> None:
 def test_replace_content_blocks_checks_its_arguments() -> None:
     transcript = clawctx.Transcript([user(image_block(SMALL)), {"role": "user", "content": "s"}])
     with pytest.raises(ValueError, match="message index 2 out of range"):
-        clawctx.replace_content_blocks(transcript, [(2, 0, {})])
+        clawctx.history.replace_content_blocks(transcript, [(2, 0, {})])
     with pytest.raises(ValueError, match="block index 1 out of range"):
-        clawctx.replace_content_blocks(transcript, [(0, 1, {})])
+        clawctx.history.replace_content_blocks(transcript, [(0, 1, {})])
     with pytest.raises(ValueError, match="no content array"):
-        clawctx.replace_content_blocks(transcript, [(1, 0, {})])
+        clawctx.history.replace_content_blocks(transcript, [(1, 0, {})])
     with pytest.raises(TypeError):
-        clawctx.replace_content_blocks(transcript, [(0, 0)])
+        clawctx.history.replace_content_blocks(transcript, [(0, 0)])
     with pytest.raises(TypeError):
-        clawctx.replace_content_blocks(transcript, [(0, 0, "text", True)])
-    merged = clawctx.replace_content_blocks(
+        clawctx.history.replace_content_blocks(transcript, [(0, 0, "text", True)])
+    merged = clawctx.history.replace_content_blocks(
         transcript, [(0, 0, {"mimeType": "image/x", "z": 1}, True)]
     )
     assert merged[0]["content"] == [{**image_block(SMALL, "image/x"), "z": 1}]
-    replaced = clawctx.replace_content_blocks(transcript, [(0, 0, {"type": "text", "text": "t"})])
+    replaced = clawctx.history.replace_content_blocks(
+        transcript, [(0, 0, {"type": "text", "text": "t"})]
+    )
     assert replaced[0]["content"] == [{"type": "text", "text": "t"}]
     assert replaced[1:].to_json() == transcript[1:].to_json()
 
@@ -817,7 +822,7 @@ def test_replace_content_blocks_checks_its_arguments() -> None:
 )
 def test_image_limits_from_config(value: Any, expected: dict[str, int]) -> None:
     config = {"agents": {"defaults": {"imageMaxDimensionPx": value}}}
-    assert clawctx.image_limits_from_config(config) == expected
+    assert clawctx.history.image_limits_from_config(config) == expected
 
 
 def test_image_limits_from_config_without_the_setting() -> None:
@@ -828,11 +833,11 @@ def test_image_limits_from_config_without_the_setting() -> None:
         {"agents": {"defaults": []}},
         {"agents": {"list": []}},
     ):
-        assert clawctx.image_limits_from_config(config) == {}
+        assert clawctx.history.image_limits_from_config(config) == {}
 
 
 def test_config_limit_applies_to_sanitize_images() -> None:
-    limits = clawctx.image_limits_from_config(
+    limits = clawctx.history.image_limits_from_config(
         {"agents": {"defaults": {"imageMaxDimensionPx": 640.7}}}
     )
     out = sanitize_images([user(image_block(BIG))], **limits)
@@ -840,5 +845,5 @@ def test_config_limit_applies_to_sanitize_images() -> None:
 
 
 def test_defaults_match_the_spec() -> None:
-    assert clawctx.DEFAULT_IMAGE_MAX_DIMENSION_PX == 1200
-    assert clawctx.DEFAULT_IMAGE_MAX_BYTES == 5 * 1024 * 1024
+    assert clawctx.history.DEFAULT_IMAGE_MAX_DIMENSION_PX == 1200
+    assert clawctx.history.DEFAULT_IMAGE_MAX_BYTES == 5 * 1024 * 1024

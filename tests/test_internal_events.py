@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.internal_events import (
+from clawctx.engine.internal_events import (
     AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION,
     INTERNAL_RUNTIME_CONTEXT_NOTICE,
     NEXT_TURN_RUNTIME_CONTEXT_HEADER,
@@ -27,7 +27,7 @@ from clawctx.internal_events import (
     should_suppress_prompt_persistence,
     strip_internal_runtime_context,
 )
-from clawctx.provenance import InputProvenance
+from clawctx.engine.provenance import InputProvenance
 
 BEGIN = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 END = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"

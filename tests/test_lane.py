@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable
 
 import pytest
 
-from clawctx.lane import SessionLane, TurnRequest
-from clawctx.queues import (
+from clawctx.runtime.lane import SessionLane, TurnRequest
+from clawctx.runtime.queues import (
     COLLECT_TITLE_ANNOUNCES,
     InboundDedupe,
     MessageRoute,

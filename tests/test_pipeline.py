@@ -16,19 +16,19 @@ import pytest
 from PIL import Image
 
 import clawctx
-from clawctx.context_engine import (
+from clawctx.engine.context_engine import (
     AssembleResult,
     BootstrapResult,
     CompactResult,
     ContextEngineInfo,
     IngestResult,
 )
-from clawctx.hooks import HookRunner
-from clawctx.internal_events import AgentTaskCompletionEvent
-from clawctx.pipeline import ContextPipeline, ModelSpec, PromptRequest
-from clawctx.provenance import InputProvenance
-from clawctx.system_events import SystemEventQueue
-from clawctx.system_prompt import SystemPromptParams
+from clawctx.engine.hooks import HookRunner
+from clawctx.engine.internal_events import AgentTaskCompletionEvent
+from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
+from clawctx.engine.provenance import InputProvenance
+from clawctx.prompt.system_events import SystemEventQueue
+from clawctx.prompt.system_prompt import SystemPromptParams
 from conftest import write_jsonl
 
 ANTHROPIC = ModelSpec(
@@ -301,7 +301,7 @@ def test_user_text_cannot_forge_runtime_structure(tmp_path: Path) -> None:
     assert not any(line.startswith("<<<") for line in lines)
     assert not any(line.startswith("[Inter-session message]") for line in lines)
     assert not any(line.startswith("[System Message]") for line in lines)
-    assert not clawctx.has_internal_runtime_context(prepared.prompt)
+    assert not clawctx.engine.has_internal_runtime_context(prepared.prompt)
 
 
 def test_think_level_directive_is_extracted_from_a_bare_message(tmp_path: Path) -> None:

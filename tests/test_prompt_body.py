@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.prompt_body import (
+from clawctx.prompt.prompt_body import (
     ABORT_HINT,
     BARE_SESSION_RESET_PROMPT,
     EMPTY_BODY_REPLY,
@@ -41,8 +41,8 @@ from clawctx.prompt_body import (
     resolve_base_body,
     resolve_sender_label,
 )
-from clawctx.system_events import SystemEvent, SystemEventQueue
-from clawctx.untrusted import INTERNAL_CONTEXT_BEGIN, INTERNAL_CONTEXT_END
+from clawctx.prompt.system_events import SystemEvent, SystemEventQueue
+from clawctx.prompt.untrusted import INTERNAL_CONTEXT_BEGIN, INTERNAL_CONTEXT_END
 
 # Date.UTC(2025, 4, 1, 14, 30, 0)
 TS = 1_746_109_800_000

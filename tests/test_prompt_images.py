@@ -1,4 +1,4 @@
-"""Tests for clawctx.prompt_images (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/run/images.ts`; upstream cases from `run/images.test.ts`)."""
+"""Tests for clawctx.prompt.prompt_images (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/run/images.ts`; upstream cases from `run/images.test.ts`)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from clawctx import prompt_images
-from clawctx.prompt_images import (
+from clawctx.prompt import prompt_images
+from clawctx.prompt.prompt_images import (
     IMAGE_EXTENSIONS,
     MAX_IMAGE_BYTES,
     ImageContent,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.provenance import (
+from clawctx.engine.provenance import (
     INTER_SESSION_EXPLANATION,
     InputProvenance,
     annotate_inter_session_prompt_text,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.queues import (
+from clawctx.runtime.queues import (
     COLLECT_TITLE_ANNOUNCES,
     COLLECT_TITLE_MESSAGES,
     DedupeCache,

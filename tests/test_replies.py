@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.heartbeat import DEFAULT_HEARTBEAT_PROMPT
-from clawctx.replies import (
+from clawctx.history.heartbeat import DEFAULT_HEARTBEAT_PROMPT
+from clawctx.runtime.replies import (
     CRON_EVENT_EMPTY_PROMPT,
     CRON_EVENT_EMPTY_PROMPT_INTERNAL,
     EXEC_EVENT_PROMPT,

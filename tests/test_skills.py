@@ -7,7 +7,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from clawctx import Skill, format_skills_for_prompt, load_workspace_skills, parse_skill_front_matter
+from clawctx.prompt import (
+    Skill,
+    format_skills_for_prompt,
+    load_workspace_skills,
+    parse_skill_front_matter,
+)
 
 
 def _skill(root: Path, name: str, text: str) -> Path:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.system_events import (
+from clawctx.prompt.system_events import (
     DEFAULT_MAX_SYSTEM_EVENTS,
     SystemEvent,
     SystemEventQueue,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx.system_prompt import (
+from clawctx.prompt.system_prompt import (
     DEFAULT_MESSAGE_CHANNEL_OPTIONS,
     IDENTITY_LINE,
     OPENCLAW_LAYOUT,

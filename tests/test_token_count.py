@@ -489,7 +489,7 @@ def test_messages_with_cl100k_and_calibrated() -> None:
     ],
 )
 def test_image_tokens_rule(width: int, height: int, tokens: int) -> None:
-    assert clawctx.image_tokens(width, height) == tokens
+    assert clawctx.history.image_tokens(width, height) == tokens
 
 
 @pytest.mark.parametrize("fmt", ["PNG", "JPEG", "GIF", "WEBP"])
@@ -497,7 +497,7 @@ def test_images_are_charged_by_their_dimensions(fmt: str) -> None:
     data = encoded(1024, 600, fmt)
     for role in ("user", "toolResult"):
         message = {"role": role, "content": [{"type": "image", "data": data, "mimeType": "x"}]}
-        assert clawctx.count_tokens(message) == clawctx.image_tokens(1024, 600)
+        assert clawctx.count_tokens(message) == clawctx.history.image_tokens(1024, 600)
 
 
 def test_image_charge_does_not_depend_on_base64_length() -> None:
@@ -507,7 +507,7 @@ def test_image_charge_does_not_depend_on_base64_length() -> None:
         clawctx.count_tokens({"role": "user", "content": [{"type": "image", "data": data}]})
         for data in (flat, noisy)
     ]
-    assert charge == [clawctx.image_tokens(400, 300)] * 2
+    assert charge == [clawctx.history.image_tokens(400, 300)] * 2
     for estimator in ("exact", "calibrated"):
         mixed = {
             "role": "toolResult",
@@ -515,12 +515,12 @@ def test_image_charge_does_not_depend_on_base64_length() -> None:
         }
         assert clawctx.count_tokens(mixed, estimator=estimator) == clawctx.count_tokens(
             "screenshot", estimator=estimator
-        ) + clawctx.image_tokens(400, 300)
+        ) + clawctx.history.image_tokens(400, 300)
 
 
 def test_image_sources_and_unreadable_images() -> None:
     data = png(2000, 1000)
-    expected = clawctx.image_tokens(2000, 1000)
+    expected = clawctx.history.image_tokens(2000, 1000)
     as_url = {"type": "image", "data": "data:image/png;base64," + data}
     anthropic = {
         "type": "image",

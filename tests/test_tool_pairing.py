@@ -160,7 +160,7 @@ def test_item3_moves_results_after_calls_and_inserts_missing() -> None:
     assert r.dropped_duplicate_count == 0
     assert r.dropped_orphan_count == 0
     assert r.moved is True
-    assert clawctx.sanitize_tool_use_result_pairing(t, now_ms=NOW) == out
+    assert clawctx.history.sanitize_tool_use_result_pairing(t, now_ms=NOW) == out
 
 
 def test_item3_drops_duplicate_result_in_span_when_span_also_holds_other_messages() -> None:
@@ -381,7 +381,7 @@ def test_missing_tool_result_text_replaces_only_the_text() -> None:
 
 def test_sanitize_tool_use_result_pairing_passes_options() -> None:
     a = assistant(call("c1", "read"))
-    out = clawctx.sanitize_tool_use_result_pairing(
+    out = clawctx.history.sanitize_tool_use_result_pairing(
         [a], now_ms=7, missing_tool_result_text="aborted"
     )
     assert out.to_list() == [a, synthetic("c1", "read", text="aborted", now=7)]
@@ -1099,7 +1099,7 @@ def test_clean_transcript_is_returned_as_the_same_object() -> None:
     assert isinstance(r.added, Transcript)
     for policy in ("preserve", "drop"):
         assert clawctx.repair_tool_pairing(t, errored_assistant_result_policy=policy).messages is t
-    assert clawctx.sanitize_tool_use_result_pairing(t) is t
+    assert clawctx.history.sanitize_tool_use_result_pairing(t) is t
     ri = clawctx.repair_tool_call_inputs(t)
     assert ri.messages is t
     assert (ri.dropped_tool_calls, ri.dropped_assistant_messages) == (0, 0)
@@ -1114,7 +1114,7 @@ def test_empty_transcript() -> None:
 
 def test_list_input_gives_an_equal_transcript() -> None:
     msgs = copy.deepcopy(CLEAN)
-    out = clawctx.sanitize_tool_use_result_pairing(msgs)
+    out = clawctx.history.sanitize_tool_use_result_pairing(msgs)
     assert isinstance(out, Transcript)
     assert out == Transcript.from_list(CLEAN)
     out = clawctx.sanitize_tool_call_inputs(msgs)
@@ -1422,7 +1422,7 @@ def test_property_repair_is_idempotent_under_every_policy(
             for m in r.messages
         )
     # The list form gives the same result.
-    listed = clawctx.sanitize_tool_use_result_pairing(
+    listed = clawctx.history.sanitize_tool_use_result_pairing(
         inp, now_ms=NOW, errored_assistant_result_policy=policy
     )
     assert listed == r.messages

@@ -7,7 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from clawctx import escape_internal_context_delimiters, neutralize_untrusted_text
+from clawctx import neutralize_untrusted_text
+from clawctx.prompt import escape_internal_context_delimiters
 
 LINE_BREAKS = ["\n", "\r", "\r\n", "\v", "\f", "\x1c", "\x1d", "\x1e", "\x85", "\u2028", "\u2029"]
 

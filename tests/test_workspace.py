@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from clawctx.system_prompt import ContextFile, SystemPromptParams, build_system_prompt
-from clawctx.workspace import (
+from clawctx.prompt.system_prompt import ContextFile, SystemPromptParams, build_system_prompt
+from clawctx.prompt.workspace import (
     DEFAULT_BOOTSTRAP_MAX_CHARS,
     DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS,
     MEMORY_BOOTSTRAP_FILE_NAMES,

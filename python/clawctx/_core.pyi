@@ -2,9 +2,7 @@
 
 import os
 from collections.abc import (
-    Awaitable,
     Callable,
-    Coroutine,
     Iterable,
     Iterator,
     Mapping,
@@ -13,7 +11,7 @@ from collections.abc import (
 from pathlib import Path
 from typing import Any, ClassVar, Literal, final, overload
 
-from clawctx.compaction import CompactionResult
+from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -182,12 +180,21 @@ class SkippedLine:
     @property
     def records(self) -> int: ...
 
-@final
+@disjoint_base
 class Session:
-    """A pi/OpenClaw session bound to its JSONL file."""
+    """A pi/OpenClaw session bound to its JSONL file (subclassed by ``clawctx.Session``)."""
 
-    @staticmethod
+    def __new__(
+        cls,
+        *,
+        cwd: str | None = None,
+        session_id: str | None = None,
+        now_ms: _Clock = None,
+        id_factory: _IdFactory = None,
+    ) -> Self: ...
+    @classmethod
     def open(
+        cls,
         path: str | os.PathLike[str],
         *,
         on_invalid_header: str = "error",
@@ -199,9 +206,10 @@ class Session:
         id_factory: _IdFactory = None,
         session_id: str | None = None,
         cwd: str | None = None,
-    ) -> Session: ...
-    @staticmethod
+    ) -> Self: ...
+    @classmethod
     def create(
+        cls,
         path: str | os.PathLike[str],
         *,
         cwd: str,
@@ -211,15 +219,16 @@ class Session:
         lock_timeout: float = 10.0,
         now_ms: _Clock = None,
         id_factory: _IdFactory = None,
-    ) -> Session: ...
-    @staticmethod
+    ) -> Self: ...
+    @classmethod
     def in_memory(
+        cls,
         *,
         cwd: str | None = None,
         session_id: str | None = None,
         now_ms: _Clock = None,
         id_factory: _IdFactory = None,
-    ) -> Session: ...
+    ) -> Self: ...
     @property
     def path(self) -> Path | None: ...
     @property
@@ -286,27 +295,6 @@ class Session:
         details: Any | None = None,
         from_hook: bool | None = None,
     ) -> str: ...
-    @overload
-    def compact(
-        self,
-        summarize: Callable[[SummaryRequest], Awaitable[str]],
-        settings: _CompactionSettingsArg = None,
-        custom_instructions: str | None = None,
-    ) -> Coroutine[Any, Any, CompactionResult | None]: ...
-    @overload
-    def compact(
-        self,
-        summarize: Callable[[SummaryRequest], str],
-        settings: _CompactionSettingsArg = None,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | None: ...
-    @overload
-    def compact(
-        self,
-        summarize: Callable[[SummaryRequest], str | Awaitable[str]],
-        settings: _CompactionSettingsArg = None,
-        custom_instructions: str | None = None,
-    ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None: ...
 
 @final
 class LeafContext:

@@ -13,6 +13,7 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.demo import demo_session_path, demo_workspace_path
+from clawctx.history.session import Session
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
 #: provider-shaped variants real OpenClaw files contain, spec §1.5).
@@ -95,7 +96,7 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
 
     Opens the file read-only: inspecting never writes, migrates or repairs.
     """
-    session = _core.Session.open(path, read_only=True)
+    session = Session.open(path, read_only=True)
     context = session.context()
     messages = context.messages.to_list()
     calls: list[str] = []
@@ -242,8 +243,8 @@ def _cmd_repair(args: argparse.Namespace) -> int:
 
 def _cmd_assemble(args: argparse.Namespace) -> int:
     # Imported here: the facade modules are not needed by the other commands.
-    from clawctx.pipeline import ContextPipeline, ModelSpec, PromptRequest
-    from clawctx.system_prompt import SystemPromptParams
+    from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
+    from clawctx.prompt.system_prompt import SystemPromptParams
 
     session = Path(args.session) if args.session else demo_session_path()
     workspace = Path(args.workspace) if args.workspace else demo_workspace_path()

@@ -2,10 +2,10 @@
 //! `prepare_compaction` with its `CompactionPreparation` and `SummaryRequest`s, and the prompt
 //! texts. Cut points, preparation and serialization run in Rust without the GIL.
 //!
-//! `Session.compact` is the one piece driven from Python: it calls a caller-supplied summarizer
-//! that may be sync or async, which only Python code can await. Its `#[pymethods]` entry in
-//! `session.rs` calls [`compact_session`], which hands over to
-//! `clawctx.compaction.compact_session`; the planning and the append it uses are Rust.
+//! `Session.compact` is the one piece written in Python: it calls a caller-supplied summarizer
+//! that may be sync or async, which only Python code can await. It is a method of the Python
+//! subclass `clawctx.Session` (`clawctx/history/session.py`), not of this module's `Session`;
+//! the planning and the append it uses are Rust.
 
 use std::sync::Arc;
 
@@ -541,20 +541,4 @@ pub fn compaction_texts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         texts.set_item(name, text)?;
     }
     Ok(texts)
-}
-
-/// `Session.compact(summarize, settings=None, custom_instructions=None)` (the method is
-/// declared in `session.rs`): calls `clawctx.compaction.compact_session`, which runs the
-/// caller's summarizer, sync or async.
-pub fn compact_session<'py>(
-    session: &Bound<'py, PyAny>,
-    summarize: &Bound<'py, PyAny>,
-    settings: Option<&Bound<'py, PyAny>>,
-    custom_instructions: Option<&str>,
-) -> PyResult<Bound<'py, PyAny>> {
-    session
-        .py()
-        .import("clawctx.compaction")?
-        .getattr("compact_session")?
-        .call1((session, summarize, settings, custom_instructions))
 }

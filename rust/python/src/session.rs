@@ -119,7 +119,10 @@ fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
 }
 
 /// A pi/OpenClaw session: header, entries, tree and leaf, bound to its JSONL file.
-#[pyclass(name = "Session", module = "clawctx._core")]
+///
+/// Subclassable: `clawctx.Session` (`clawctx/history/session.py`) extends it with the parts
+/// that are Python compositions (`compact`), so the native module never imports the package.
+#[pyclass(subclass, name = "Session", module = "clawctx._core")]
 pub struct PySession {
     inner: Session,
     clock: Clock,
@@ -172,6 +175,20 @@ impl PySession {
     }
 }
 
+/// An instance of `cls` (`Session` or a Python subclass such as `clawctx.Session`) holding
+/// `session`. PyO3 0.29 can allocate only the base type from a Rust value, so for a subclass
+/// `cls()` allocates the object (through `#[new]`, an empty in-memory session; a subclass
+/// `__init__` must accept no arguments) and the built state is moved into it.
+fn instance_of<'py>(cls: &Bound<'py, pyo3::types::PyType>, session: PySession) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    if cls.is(py.get_type::<PySession>()) {
+        return Ok(Bound::new(py, session)?.into_any());
+    }
+    let object = cls.call0()?;
+    *object.cast::<PySession>()?.try_borrow_mut()? = session;
+    Ok(object)
+}
+
 #[pymethods]
 impl PySession {
     /// Opens a session file (spec §1.4): damaged lines are salvaged or skipped (see
@@ -187,11 +204,12 @@ impl PySession {
     ///
     /// Runs without the GIL; files of 4 MB and more are read, validated and parsed on all
     /// cores (rayon's pool; `RAYON_NUM_THREADS=1` keeps it to one).
-    #[staticmethod]
+    #[classmethod]
     #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None))]
     #[allow(clippy::too_many_arguments)]
-    fn open(
-        py: Python<'_>,
+    fn open<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        py: Python<'py>,
         path: PathBuf,
         on_invalid_header: &str,
         rewrite_migrated: bool,
@@ -202,7 +220,7 @@ impl PySession {
         id_factory: Option<&Bound<'_, PyAny>>,
         session_id: Option<String>,
         cwd: Option<String>,
-    ) -> PyResult<Self> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let on_invalid_header = match on_invalid_header {
             "error" => InvalidHeader::Error,
             "reset" => InvalidHeader::Reset,
@@ -237,16 +255,17 @@ impl PySession {
                 .detach(|| Session::open(&path, &options, &mut RandomIds, now))
                 .py_err(py)?,
         };
-        Ok(PySession::new(inner, clock, id_factory))
+        instance_of(cls, PySession::new(inner, clock, id_factory))
     }
 
     /// Creates a new session file with a v3 header (written immediately). Fails with
     /// `FileExistsError` if the file exists and is not empty.
-    #[staticmethod]
+    #[classmethod]
     #[pyo3(signature = (path, *, cwd, session_id = None, parent_session = None, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None))]
     #[allow(clippy::too_many_arguments)]
-    fn create(
-        py: Python<'_>,
+    fn create<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        py: Python<'py>,
         path: PathBuf,
         cwd: String,
         session_id: Option<String>,
@@ -255,7 +274,7 @@ impl PySession {
         lock_timeout: f64,
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
-    ) -> PyResult<Self> {
+    ) -> PyResult<Bound<'py, PyAny>> {
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
         let write = write_options(fsync, lock_timeout)?;
@@ -271,13 +290,30 @@ impl PySession {
                 )
             })
             .py_err(py)?;
-        Ok(PySession::new(inner, clock, id_factory))
+        instance_of(cls, PySession::new(inner, clock, id_factory))
     }
 
     /// A session that lives only in memory (appends write nothing).
-    #[staticmethod]
+    #[classmethod]
     #[pyo3(signature = (*, cwd = None, session_id = None, now_ms = None, id_factory = None))]
-    fn in_memory(
+    fn in_memory<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        py: Python<'py>,
+        cwd: Option<String>,
+        session_id: Option<String>,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        id_factory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let session = PySession::py_new(py, cwd, session_id, now_ms, id_factory)?;
+        instance_of(cls, session)
+    }
+
+    /// `Session()` is `Session.in_memory()`: an empty session that lives only in memory. It
+    /// exists so that `open`, `create` and `in_memory` can return instances of a subclass
+    /// (see [`instance_of`]).
+    #[new]
+    #[pyo3(signature = (*, cwd = None, session_id = None, now_ms = None, id_factory = None))]
+    fn py_new(
         py: Python<'_>,
         cwd: Option<String>,
         session_id: Option<String>,
@@ -666,18 +702,5 @@ impl PySession {
                 from_hook,
             },
         )
-    }
-
-    /// Compacts the current branch (spec §8) with `summarize`, the caller's summarizer (sync
-    /// or async; see `clawctx.compaction.compact_session`, which this delegates to because
-    /// only Python can await it), and appends pi's compaction entry.
-    #[pyo3(signature = (summarize, settings = None, custom_instructions = None))]
-    fn compact<'py>(
-        slf: &Bound<'py, Self>,
-        summarize: &Bound<'py, PyAny>,
-        settings: Option<&Bound<'py, PyAny>>,
-        custom_instructions: Option<&str>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        crate::compaction::compact_session(slf.as_any(), summarize, settings, custom_instructions)
     }
 }

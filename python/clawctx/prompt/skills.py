@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from clawctx.system_prompt import Skill
+from clawctx.prompt.system_prompt import Skill
 
 __all__ = ["load_workspace_skills", "parse_skill_front_matter"]
 

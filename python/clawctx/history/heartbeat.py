@@ -27,6 +27,7 @@ from clawctx._core import (
     prune_heartbeat_transcript,
     strip_heartbeat_token,
 )
+from clawctx.history.session import Session
 
 __all__ = [
     "DEFAULT_HEARTBEAT_ACK_MAX_CHARS",
@@ -221,10 +222,10 @@ class HeartbeatTranscriptGuard:
             return chain
         return session.entries()[self._entry_count :]
 
-    def reopen(self, **options: Any) -> _core.Session:
+    def reopen(self, **options: Any) -> Session:
         """Opens the session file again (``Session.open(path, **options)``): a handle whose
         entries match the file after pruning."""
-        return _core.Session.open(self.path, **options)
+        return Session.open(self.path, **options)
 
     def __enter__(self) -> HeartbeatTranscriptGuard:
         self.begin()

@@ -41,14 +41,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clawctx import _core
-from clawctx.context_engine import (
+from clawctx.engine.context_engine import (
     ContextEngine,
     LegacyContextEngine,
     assemble_with_engine,
     bootstrap_with_engine,
     record_turn_with_engine,
 )
-from clawctx.hooks import (
+from clawctx.engine.hooks import (
     HookContext,
     HookRunner,
     PromptBuildEvent,
@@ -56,28 +56,29 @@ from clawctx.hooks import (
     apply_prompt_build_hook_result,
     resolve_prompt_build_hook_result,
 )
-from clawctx.hygiene import detach_orphaned_trailing_user, sanitize_session_history
-from clawctx.internal_events import (
+from clawctx.engine.internal_events import (
     AgentTaskCompletionEvent,
     format_agent_internal_events_for_prompt,
     should_suppress_prompt_persistence,
 )
-from clawctx.prompt_body import InboundContext, PromptBody, build_prompt_body
-from clawctx.prompt_images import (
-    ImageContent,
-    detect_and_load_prompt_images,
-    inject_history_images_into_messages,
-    model_supports_images,
-)
-from clawctx.provenance import (
+from clawctx.engine.provenance import (
     InputProvenance,
     annotate_inter_session_prompt_text,
     apply_input_provenance_to_user_message,
     normalize_input_provenance,
 )
-from clawctx.skills import load_workspace_skills
-from clawctx.system_events import SystemEventQueue
-from clawctx.system_prompt import (
+from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
+from clawctx.history.session import Session
+from clawctx.prompt.prompt_body import InboundContext, PromptBody, build_prompt_body
+from clawctx.prompt.prompt_images import (
+    ImageContent,
+    detect_and_load_prompt_images,
+    inject_history_images_into_messages,
+    model_supports_images,
+)
+from clawctx.prompt.skills import load_workspace_skills
+from clawctx.prompt.system_events import SystemEventQueue
+from clawctx.prompt.system_prompt import (
     OPENCLAW_LAYOUT,
     ContextFile,
     PromptMode,
@@ -90,7 +91,7 @@ from clawctx.system_prompt import (
     format_skills_for_prompt,
     resolve_prompt_mode,
 )
-from clawctx.workspace import build_bootstrap_context_files, load_workspace_bootstrap_files
+from clawctx.prompt.workspace import build_bootstrap_context_files, load_workspace_bootstrap_files
 
 __all__ = [
     "ContextPipeline",
@@ -492,7 +493,7 @@ class ContextPipeline:
                 run.note("repair", repaired.summary())
         # Like pi's SessionManager.open (hot-path §0.1 step 2), a writable pipeline rewrites an
         # old-version file in the current format (atomically, with a backup): appends need it.
-        opened = _core.Session.open(
+        opened = Session.open(
             path,
             read_only=self.read_only,
             rewrite_migrated=not self.read_only,

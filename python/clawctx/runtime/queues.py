@@ -7,7 +7,7 @@ pure parts: mode/settings resolution (:func:`resolve_queue_settings`), the inlin
 directive (:func:`parse_queue_directive`), the capped and deduplicating
 :class:`FollowupQueue` with its overflow summary, the collect prompt
 (:func:`build_collect_prompt`), and inbound redelivery dedupe (:class:`InboundDedupe`). The
-asyncio lane that drives turns with them is :class:`clawctx.lane.SessionLane`.
+asyncio lane that drives turns with them is :class:`clawctx.runtime.lane.SessionLane`.
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ from typing import Any, Final, Literal
 
 from clawctx._js import JS_WHITESPACE, JS_WHITESPACE_CLASS
 from clawctx._js import js_trim as _js_trim
-from clawctx.images import DEFAULT_IMAGE_MAX_BYTES, sanitize_image_block
+from clawctx.history.images import DEFAULT_IMAGE_MAX_BYTES, sanitize_image_block
 
 __all__ = [
     "IMAGE_EXTENSIONS",
@@ -51,7 +51,7 @@ __all__ = [
     "sniff_image_mime_type",
 ]
 
-_log = logging.getLogger(__name__)
+_log = logging.getLogger("clawctx.prompt_images")
 
 #: §7.2: extensions (lower case, with the dot) that mark a path as an image.
 IMAGE_EXTENSIONS: Final = (

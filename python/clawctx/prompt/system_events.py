@@ -3,7 +3,7 @@
 Cron jobs, channel adapters, the heartbeat runner and plugins report things the agent should
 know about ("Cron job "daily" completed") by enqueueing a short text under a session key. The
 next prompt for that session drains the queue and prepends each event as a ``System:`` line
-(:func:`clawctx.prompt_body.prepend_system_events`).
+(:func:`clawctx.prompt.prompt_body.prepend_system_events`).
 
 The queue lives in memory only and is never persisted (§2.5.1). A :class:`SystemEventQueue` is
 thread-safe: producers may enqueue from any thread, and an asyncio consumer can await

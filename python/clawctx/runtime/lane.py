@@ -5,9 +5,10 @@ A runtime creates one :class:`SessionLane` per session and hands it every inboun
 the lane is busy is routed by the session's queue mode: ``interrupt`` cancels the running turn
 and drops the queue, ``steer``/``steer-backlog`` inject it into the running turn through the
 ``steer`` callback, and everything else (including failed steers) waits in a
-:class:`~clawctx.queues.FollowupQueue`. When a turn ends the lane drains the queue after the
-debounce window: ``collect`` mode runs one turn over the whole batch
-(:func:`~clawctx.queues.build_collect_prompt`), the other modes run queued messages one by one.
+:class:`~clawctx.runtime.queues.FollowupQueue`. When a turn ends the lane drains the queue after
+the debounce window: ``collect`` mode runs one turn over the whole batch
+(:func:`~clawctx.runtime.queues.build_collect_prompt`), the other modes run queued messages one
+by one.
 
 Example::
 
@@ -31,7 +32,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Final, Literal
 
-from clawctx.queues import (
+from clawctx.runtime.queues import (
     COLLECT_TITLE_MESSAGES,
     FollowupQueue,
     InboundDedupe,
@@ -50,7 +51,7 @@ __all__ = [
     "TurnRequest",
 ]
 
-_log: Final = logging.getLogger(__name__)
+_log: Final = logging.getLogger("clawctx.lane")
 
 #: What :meth:`SessionLane.submit` did with a message.
 SubmitResult = Literal["started", "steered", "queued", "interrupted", "duplicate", "rejected"]

@@ -15,7 +15,7 @@ from typing import Any, Final, Literal, get_args
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import js_trim as _js_trim
-from clawctx.untrusted import INTER_SESSION_HEADER
+from clawctx.prompt.untrusted import INTER_SESSION_HEADER
 
 __all__ = [
     "INPUT_PROVENANCE_KINDS",

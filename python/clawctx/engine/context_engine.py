@@ -22,11 +22,11 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, Protocol, runtime_checkable
 
-from clawctx import _core
 from clawctx._core import CompactionSettings, SummaryRequest, Transcript
-from clawctx.compaction import compact_session
-from clawctx.internal_events import AgentTaskCompletionEvent, runtime_context_keep_mask
-from clawctx.provenance import InputProvenance, normalize_input_provenance
+from clawctx.engine.internal_events import AgentTaskCompletionEvent, runtime_context_keep_mask
+from clawctx.engine.provenance import InputProvenance, normalize_input_provenance
+from clawctx.history.compaction import compact_session
+from clawctx.history.session import Session
 
 __all__ = [
     "DEFAULT_CONTEXT_ENGINE_ID",
@@ -245,11 +245,12 @@ class LegacyContextEngine:
     ``bootstrap`` and no ``owns_compaction``.
 
     ``compact`` runs pi's compaction on ``session_file`` through
-    :func:`clawctx.compaction.compact_session` with the ``summarize`` callable (sync or async)
-    and ``settings`` given here, and maps the outcome: compacted → ``ok=True, compacted=True``
-    with the summary, first kept entry id, tokens before and file details; nothing to compact
-    → ``ok=True, compacted=False, reason="nothing to compact"``; an error → ``ok=False`` with
-    the error as reason. clawctx has no model client, so without ``summarize`` it returns
+    :func:`clawctx.history.compaction.compact_session` with the ``summarize`` callable (sync or
+    async) and ``settings`` given here, and maps the outcome: compacted → ``ok=True,
+    compacted=True`` with the summary, first kept entry id, tokens before and file details;
+    nothing to compact → ``ok=True, compacted=False, reason="nothing to compact"``; an error →
+    ``ok=False`` with the error as reason. clawctx has no model client, so without
+    ``summarize`` it returns
     ``CompactResult(ok=False, compacted=False, reason="no summarizer configured")``.
     ``force`` and ``token_budget`` do not change pi's cut (it compacts whenever called).
     """
@@ -330,7 +331,7 @@ class LegacyContextEngine:
         if self._summarize is None:
             return CompactResult(ok=False, compacted=False, reason="no summarizer configured")
         try:
-            session = _core.Session.open(session_file)
+            session = Session.open(session_file)
             outcome = compact_session(session, self._summarize, self._settings, custom_instructions)
             if inspect.isawaitable(outcome):
                 outcome = await outcome

@@ -32,6 +32,7 @@ from typing import Final, Literal
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import js_trim as _js_trim
+from clawctx.history.heartbeat import HEARTBEAT_TOKEN
 
 __all__ = [
     "DEFAULT_MESSAGE_CHANNEL_OPTIONS",
@@ -1106,11 +1107,11 @@ def _render_heartbeats(params: SystemPromptParams) -> list[str]:
         f"Heartbeat prompt: {prompt}" if prompt else "Heartbeat prompt: (configured)",
         "If you receive a heartbeat poll (a user message matching the heartbeat prompt above), "
         "and there is nothing that needs attention, reply exactly:",
-        "HEARTBEAT_OK",
-        'OpenClaw treats a leading/trailing "HEARTBEAT_OK" as a heartbeat ack (and may discard '
-        "it).",
-        'If something needs attention, do NOT include "HEARTBEAT_OK"; reply with the alert text '
-        "instead.",
+        HEARTBEAT_TOKEN,
+        f'OpenClaw treats a leading/trailing "{HEARTBEAT_TOKEN}" as a heartbeat ack (and may '
+        "discard it).",
+        f'If something needs attention, do NOT include "{HEARTBEAT_TOKEN}"; reply with the alert '
+        "text instead.",
         "",
     ]
 

@@ -9,7 +9,7 @@ default prompt, a cron-reminder prompt, or the exec-completion prompt, and
 on, so the heartbeat model call can be skipped.
 
 Token stripping for ``HEARTBEAT_OK`` replies and transcript pruning (§4.2, §4.3) live in
-:mod:`clawctx.heartbeat`; the constants used here are imported from there.
+:mod:`clawctx.history.heartbeat`; the constants used here are imported from there.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any, Final
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import JS_WHITESPACE_CLASS
 from clawctx._js import js_trim as _js_trim
-from clawctx.heartbeat import DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_TOKEN
+from clawctx.history.heartbeat import DEFAULT_HEARTBEAT_PROMPT, HEARTBEAT_TOKEN
 
 __all__ = [
     "CRON_EVENT_EMPTY_PROMPT",
@@ -130,7 +130,7 @@ def resolve_heartbeat_prompt(configured: str | None) -> str:
     """The user message of a heartbeat turn (facade §4.1.1).
 
     A configured prompt (``agents.defaults.heartbeat.prompt``) wins when it is not blank and is
-    used trimmed; otherwise :data:`~clawctx.heartbeat.DEFAULT_HEARTBEAT_PROMPT`.
+    used trimmed; otherwise :data:`~clawctx.history.heartbeat.DEFAULT_HEARTBEAT_PROMPT`.
     """
     trimmed = _js_trim(configured) if isinstance(configured, str) else ""
     return trimmed or DEFAULT_HEARTBEAT_PROMPT

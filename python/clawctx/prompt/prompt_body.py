@@ -23,7 +23,7 @@ structure. With ``neutralize_untrusted=True`` (the default everywhere) every pie
 comes from a user or a channel and is rendered outside JSON — the user's own text, untrusted
 context entries, thread history and starter bodies, the continuation lines of event texts,
 media paths/types/URLs and the summary line — goes through
-:func:`clawctx.untrusted.neutralize_untrusted_text`, which rewrites only those markers. Every
+:func:`clawctx.prompt.untrusted.neutralize_untrusted_text`, which rewrites only those markers. Every
 line break a reader may honour counts (lone CR, VT, FF, U+001C-U+001E, NEL, U+2028, U+2029, not
 only LF). Values rendered inside JSON cannot start a line through LF or CR (JSON escapes them):
 there the delimiters are escaped, and only text after a raw NEL/U+2028/U+2029 (which JSON
@@ -47,8 +47,8 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import js_trim as _js_trim
-from clawctx.system_events import SystemEvent, SystemEventQueue
-from clawctx.untrusted import escape_internal_context_delimiters, neutralize_untrusted_text
+from clawctx.prompt.system_events import SystemEvent, SystemEventQueue
+from clawctx.prompt.untrusted import escape_internal_context_delimiters, neutralize_untrusted_text
 
 __all__ = [
     "ABORT_HINT",

@@ -2,7 +2,7 @@
 
 :func:`load_workspace_bootstrap_files` reads the fixed set of user-editable files from an agent
 workspace (upstream ``loadWorkspaceBootstrapFiles``); :func:`build_bootstrap_context_files`
-turns them into the :class:`~clawctx.system_prompt.ContextFile` entries of the prompt's
+turns them into the :class:`~clawctx.prompt.system_prompt.ContextFile` entries of the prompt's
 ``# Project Context`` section under per-file and total character budgets (upstream
 ``buildBootstrapContextFiles``), truncating oversized files with :func:`trim_bootstrap_content`.
 
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
-from clawctx.system_prompt import ContextFile
+from clawctx.prompt.system_prompt import ContextFile
 
 __all__ = [
     "DEFAULT_BOOTSTRAP_MAX_CHARS",

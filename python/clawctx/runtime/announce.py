@@ -15,9 +15,9 @@ from collections.abc import Callable
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Final, Literal
 
-from clawctx.queues import QueueMode
-from clawctx.replies import SILENT_REPLY_TOKEN
-from clawctx.untrusted import neutralize_untrusted_text
+from clawctx.prompt.untrusted import neutralize_untrusted_text
+from clawctx.runtime.queues import QueueMode
+from clawctx.runtime.replies import SILENT_REPLY_TOKEN
 
 __all__ = [
     "ANNOUNCE_NO_OUTPUT",
@@ -226,7 +226,7 @@ def build_subagent_announce_message(
     :func:`resolve_announce_task_label`; findings default to ``(no output)``. Without
     ``stats_line`` the line reads as upstream's does when the child recorded no usage:
     ``Stats: runtime n/a • tokens 0 (in 0 / out 0)``. ``neutralize_findings=True`` passes the
-    child's reply through :func:`~clawctx.untrusted.neutralize_untrusted_text` first (not
+    child's reply through :func:`~clawctx.prompt.untrusted.neutralize_untrusted_text` first (not
     baseline: upstream quotes it as is).
     """
     session_id = child_session_id or "unknown"
@@ -264,7 +264,7 @@ def choose_announce_delivery(
     ``steer``/``steer-backlog``: ``try_steer()`` injects the message into the running turn;
     when it returns True the result is ``steered``. Otherwise, if the requester's run is active
     (every mode queues then, ``steer`` included) → ``queued`` (enqueue it in the announce
-    queue, e.g. a :class:`~clawctx.lane.SessionLane` with announce titles). Otherwise
+    queue, e.g. a :class:`~clawctx.runtime.lane.SessionLane` with announce titles). Otherwise
     ``direct``: start a requester turn with the message (``deliver`` unless the requester is a
     sub-agent).
     """

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from clawctx import _core
+from clawctx.history import images
+from clawctx.history.images import DEFAULT_IMAGE_LABEL
 
 log = logging.getLogger("clawctx")
 
@@ -25,8 +27,6 @@ MODEL_SNAPSHOT_CUSTOM_TYPE: Final = "model-snapshot"
 GOOGLE_BOOTSTRAP_CUSTOM_TYPE: Final = "google-turn-ordering-bootstrap"
 GOOGLE_APIS: Final = frozenset({"google-gemini-cli", "google-generative-ai"})
 OPENAI_RESPONSES_APIS: Final = frozenset({"openai-responses", "openai-codex-responses"})
-#: The label image replacement texts carry in session history (§7.5 rule 21).
-HISTORY_IMAGE_LABEL: Final = "session:history"
 
 _Messages = _core.Transcript | Iterable[Mapping[str, Any]]
 
@@ -40,10 +40,8 @@ def _now_ms(now_ms: int | Callable[[], int] | None) -> int:
 def _sanitize_images(
     messages: _core.Transcript, *, max_dimension_px: int | None, max_bytes: int | None
 ) -> _core.Transcript:
-    # Imported here: the image pass pulls in Pillow, which plain session work does not need.
-    from clawctx import images
-
-    options: dict[str, Any] = {"label": HISTORY_IMAGE_LABEL}
+    # The image pass imports Pillow inside its functions, only when an image needs it.
+    options: dict[str, Any] = {"label": DEFAULT_IMAGE_LABEL}
     if max_dimension_px is not None:
         options["max_dimension_px"] = max_dimension_px
     if max_bytes is not None:

@@ -1,0 +1,80 @@
+"""The session: ``Session`` (the native session plus compaction) and ``build_session_context``
+on plain entry dicts (spec hot-path §1.6).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
+from typing import Any, Final, overload
+
+from clawctx import _core
+from clawctx.history.compaction import CompactionResult, compact_session
+
+__all__ = ["Session", "build_session_context"]
+
+
+class Session(_core.Session):
+    """A pi/OpenClaw session: header, entries, tree and leaf, bound to its JSONL file.
+
+    Everything but :meth:`compact` is native (``clawctx._core.Session``); ``open``, ``create``
+    and ``in_memory`` return instances of this class. ``compact`` is written in Python because
+    it calls the caller's summarizer, which may be async and only Python can await.
+    """
+
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[_core.SummaryRequest], Awaitable[str]],
+        settings: _core.CompactionSettings | Mapping[str, Any] | None = None,
+        custom_instructions: str | None = None,
+    ) -> Coroutine[Any, Any, CompactionResult | None]: ...
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[_core.SummaryRequest], str],
+        settings: _core.CompactionSettings | Mapping[str, Any] | None = None,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | None: ...
+    @overload
+    def compact(
+        self,
+        summarize: Callable[[_core.SummaryRequest], str | Awaitable[str]],
+        settings: _core.CompactionSettings | Mapping[str, Any] | None = None,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None: ...
+    def compact(
+        self,
+        summarize: Callable[[_core.SummaryRequest], str | Awaitable[str]],
+        settings: _core.CompactionSettings | Mapping[str, Any] | None = None,
+        custom_instructions: str | None = None,
+    ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None:
+        """Compacts the current branch (spec §8) with ``summarize``, the caller's summarizer
+        (sync or async), and appends pi's compaction entry: see
+        :func:`clawctx.history.compaction.compact_session`, which this calls.
+        """
+        return compact_session(self, summarize, settings, custom_instructions)
+
+
+class _Omitted:
+    """Marks an argument that was not passed (distinct from ``None``)."""
+
+    def __repr__(self) -> str:
+        return "<omitted>"
+
+
+_OMITTED: Final = _Omitted()
+
+
+def build_session_context(
+    entries: Iterable[Mapping[str, Any]],
+    leaf_id: str | _Omitted | None = _OMITTED,
+) -> _core.SessionContext:
+    """Build the context (messages, thinking level, model) of a list of session entries.
+
+    ``entries`` are session entries in file order, header excluded. ``leaf_id`` picks the leaf:
+    omitted means the last entry, ``None`` gives the empty context, and an id that is not in
+    ``entries`` falls back to the last entry, exactly as pi's ``buildSessionContext`` does.
+    """
+    if isinstance(leaf_id, _Omitted):
+        return _core.build_session_context(entries, None, False)
+    return _core.build_session_context(entries, leaf_id, True)
