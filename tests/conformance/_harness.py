@@ -151,6 +151,8 @@ def flat_lines(value: Any, path: str = "$") -> list[str]:
             f"{path} | {_safe(json.dumps(line, ensure_ascii=False)[1:-1])}"
             for line in value.split("\n")
         ]
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)  # JavaScript prints 1.0 as 1
     return [f"{path} = {_safe(json.dumps(value, ensure_ascii=False, default=repr))}"]
 
 
