@@ -493,7 +493,8 @@ def repair_session_file(
 
 @final
 class TranscriptPolicy:
-    """What hygiene a provider needs (spec §7.1)."""
+    """What hygiene a provider needs (OpenClaw `src/agents/transcript-policy.ts`,
+    resolveTranscriptPolicy)."""
 
     def __new__(
         cls,
@@ -587,7 +588,8 @@ def provider_family(*, provider: str | None = None, model_api: str | None = None
 
 @final
 class ImageBlockRef:
-    """An image block that image sanitization (hot-path §7.4) handles."""
+    """An image block that image sanitization (OpenClaw
+    `src/agents/pi-embedded-helpers/images.ts`, sanitizeSessionMessagesImages) handles."""
 
     @property
     def message_index(self) -> int: ...
@@ -621,7 +623,7 @@ def replace_content_blocks(
     ],
 ) -> Transcript: ...
 
-# ---- heartbeat hygiene (hot-path §7.13, §2.7) ----------------------------------------------
+# ---- heartbeat hygiene (OpenClaw heartbeat.ts: stripHeartbeatToken; heartbeat-runner.ts) ----
 
 @final
 class StripResult:
@@ -695,7 +697,7 @@ def prune_heartbeat_transcript(
     now_ms: _Clock = None,
 ) -> HeartbeatPruneReport: ...
 
-# ---- compaction (spec §8) -------------------------------------------------------------------
+# ---- compaction (pi-mono 0.58.3 compaction/compaction.ts: prepareCompaction, compact) -------
 
 @final
 class CompactionSettings:

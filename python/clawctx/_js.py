@@ -1,4 +1,5 @@
-"""JavaScript string semantics the byte-exact ports need (spec §0.3).
+"""JavaScript string semantics the byte-exact ports need (JSON.stringify, String.prototype.trim,
+UTF-16 lengths, as OpenClaw 2026.3.13 uses them e.g. in `src/auto-reply/reply/inbound-meta.ts`).
 
 JS ``String.prototype.trim`` and the regex class ``\\s`` use ECMAScript's WhiteSpace and
 LineTerminator set. Python's ``str.strip()`` and ``\\s`` differ: they also strip U+001C-U+001F

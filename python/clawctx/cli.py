@@ -16,7 +16,8 @@ from clawctx.demo import demo_session_path, demo_workspace_path
 from clawctx.history.session import Session
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
-#: provider-shaped variants real OpenClaw files contain, spec §1.5).
+#: provider-shaped variants real OpenClaw files contain; pi-mono 0.58.3
+#: `packages/coding-agent/src/core/messages.ts`).
 TOOL_CALL_BLOCK_TYPES = frozenset({"toolCall", "toolUse", "functionCall"})
 
 

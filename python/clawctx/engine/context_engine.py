@@ -1,16 +1,20 @@
-"""The ContextEngine plugin contract, its registry and the legacy engine (facade §6.1-6.5).
+"""The ContextEngine plugin contract, its registry and the legacy engine (OpenClaw
+2026.3.13 `src/context-engine/types.ts`, `registry.ts` and `legacy.ts`; the optional ``assemble()``
+params of clawctx's RFC are proposed, not upstream).
 
 A context engine owns what the model sees: the runtime hands it every new message (``ingest`` /
 ``after_turn``), asks it for the context before a model call (``assemble``) and lets it compact
 (``compact``). OpenClaw's default engine, ``"legacy"``, passes messages through unchanged and
 compacts with pi's built-in compaction. :func:`assemble_with_engine` and
-:func:`record_turn_with_engine` are the runtime's side of the contract (§6.3): they call an
+:func:`record_turn_with_engine` are the runtime's side of the contract (``runEmbeddedAttempt`` in
+`src/agents/pi-embedded-runner/run/attempt.ts`): they call an
 engine, validate what it returns and keep a failing engine from failing the turn.
 
 Method parameters are keyword-only and snake_case (``session_id``, ``pre_prompt_message_count``,
 …). The runtime helpers pass an engine only the keyword arguments its method declares (all of
 them if it takes ``**kwargs``), so an engine written before an optional parameter existed — such
-as the RFC's ``input_provenance`` (§6.5) — keeps working and simply does not see it.
+as the RFC's ``input_provenance`` (proposed, not upstream) — keeps working and simply does not see
+it.
 """
 
 from __future__ import annotations
@@ -61,9 +65,10 @@ __all__ = [
 Messages = Sequence[Mapping[str, Any]] | Transcript
 SubagentEndReason = Literal["deleted", "completed", "swept", "released"]
 CompactionTarget = Literal["budget", "threshold"]
-#: §6.4.2: the engine used when the config names none.
+#: registry.ts, resolveContextEngine: the engine used when the config names none.
 DEFAULT_CONTEXT_ENGINE_ID: Final = "legacy"
-#: §6.2: methods an engine may leave out; call sites look them up with ``getattr``.
+#: types.ts, ContextEngine: methods an engine may leave out; call sites look them up with
+#: ``getattr``.
 OPTIONAL_CONTEXT_ENGINE_METHODS: Final = (
     "bootstrap",
     "maintain",
@@ -76,13 +81,13 @@ OPTIONAL_CONTEXT_ENGINE_METHODS: Final = (
 _LOGGER: Final = logging.getLogger("clawctx.context_engine")
 
 
-# ---- §6.1 result types ---------------------------------------------------------------------
+# ---- result types (context-engine/types.ts) ------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class AssembleResult:
-    """What ``assemble`` returns (facade §6.1.1). ``system_prompt_addition`` is prepended to the
-    runtime system prompt (see :func:`prepend_system_prompt_addition`)."""
+    """What ``assemble`` returns (types.ts, ``AssembleResult``). ``system_prompt_addition`` is
+    prepended to the runtime system prompt (see :func:`prepend_system_prompt_addition`)."""
 
     messages: Messages
     estimated_tokens: int = 0
@@ -91,7 +96,7 @@ class AssembleResult:
 
 @dataclass(frozen=True, slots=True)
 class CompactResultDetails:
-    """The ``result`` of a compaction that happened (facade §6.1.2)."""
+    """The ``result`` of a compaction that happened (types.ts, ``CompactResult``)."""
 
     tokens_before: int
     summary: str | None = None
@@ -102,7 +107,7 @@ class CompactResultDetails:
 
 @dataclass(frozen=True, slots=True)
 class CompactResult:
-    """What ``compact`` returns (facade §6.1.2)."""
+    """What ``compact`` returns (types.ts, ``CompactResult``)."""
 
     ok: bool
     compacted: bool
@@ -112,21 +117,22 @@ class CompactResult:
 
 @dataclass(frozen=True, slots=True)
 class IngestResult:
-    """What ``ingest`` returns (facade §6.1.3); ``False`` means a duplicate or a no-op."""
+    """What ``ingest`` returns (types.ts, ``IngestResult``); ``False`` means a duplicate or a
+    no-op."""
 
     ingested: bool
 
 
 @dataclass(frozen=True, slots=True)
 class IngestBatchResult:
-    """What ``ingest_batch`` returns (facade §6.1.3)."""
+    """What ``ingest_batch`` returns (types.ts, ``IngestBatchResult``)."""
 
     ingested_count: int
 
 
 @dataclass(frozen=True, slots=True)
 class BootstrapResult:
-    """What ``bootstrap`` returns (facade §6.1.4)."""
+    """What ``bootstrap`` returns (types.ts, ``BootstrapResult``)."""
 
     bootstrapped: bool
     imported_messages: int | None = None
@@ -135,7 +141,8 @@ class BootstrapResult:
 
 @dataclass(frozen=True, slots=True)
 class TranscriptRewriteResult:
-    """What ``maintain`` returns (facade §6.1.7, [Apr+])."""
+    """What ``maintain`` returns (later OpenClaw types.ts, ``TranscriptRewriteResult``;
+    not in 2026.3.13)."""
 
     changed: bool
     bytes_freed: int
@@ -145,8 +152,8 @@ class TranscriptRewriteResult:
 
 @dataclass(frozen=True, slots=True)
 class ContextEngineInfo:
-    """Who an engine is (facade §6.1.5). ``owns_compaction=True`` means the runtime must turn
-    off pi's automatic compaction: the engine's ``compact`` is authoritative."""
+    """Who an engine is (types.ts, ``ContextEngineInfo``). ``owns_compaction=True`` means the
+    runtime must turn off pi's automatic compaction: the engine's ``compact`` is authoritative."""
 
     id: str
     name: str
@@ -155,39 +162,43 @@ class ContextEngineInfo:
 
 
 class SubagentSpawnPreparation(Protocol):
-    """Returned by ``prepare_subagent_spawn`` (facade §6.1.6): undoes the preparation when the
+    """Returned by ``prepare_subagent_spawn`` (types.ts,
+    ``SubagentSpawnPreparation``): undoes the preparation when the
     spawn fails. ``rollback`` may be sync or ``async``."""
 
     def rollback(self) -> Awaitable[None] | None: ...
 
 
-# ---- §6.2 the contract ---------------------------------------------------------------------
+# ---- the contract (context-engine/types.ts: ContextEngine) ---------------------------------
 
 
 @runtime_checkable
 class ContextEngine(Protocol):
-    """A context engine (facade §6.2). Required: ``info``, ``ingest``, ``assemble``, ``compact``.
+    """A context engine (types.ts, ``ContextEngine``). Required: ``info``, ``ingest``, ``assemble``,
+    ``compact``.
 
     Optional methods (look them up with ``getattr``; see :data:`OPTIONAL_CONTEXT_ENGINE_METHODS`),
     all ``async`` with keyword-only parameters:
 
     * ``bootstrap(*, session_id, session_file, session_key=None) -> BootstrapResult`` —
-      initialise state, optionally import existing history (§6.2.2);
+      initialise state, optionally import existing history (``bootstrap?``);
     * ``maintain(*, session_id, session_file, session_key=None, runtime_context=None) ->
       TranscriptRewriteResult`` — [Apr+] housekeeping after bootstrap, turns or compaction;
     * ``ingest_batch(*, session_id, messages, session_key=None, is_heartbeat=False) ->
-      IngestBatchResult`` (§6.2.5);
+      IngestBatchResult`` (``ingestBatch?``);
     * ``after_turn(*, session_id, session_file, messages, pre_prompt_message_count,
       session_key=None, auto_compaction_summary=None, is_heartbeat=False, token_budget=None,
-      runtime_context=None) -> None`` — replaces per-message ingestion when present (§6.2.6);
+      runtime_context=None) -> None`` — replaces per-message ingestion when present
+      (``afterTurn?``);
     * ``prepare_subagent_spawn(*, parent_session_key, child_session_key, ttl_ms=None) ->
       SubagentSpawnPreparation | None``; ``on_subagent_ended(*, child_session_key, reason:
-      SubagentEndReason) -> None``; ``dispose() -> None`` (§6.2.9).
+      SubagentEndReason) -> None``; ``dispose() -> None`` (``prepareSubagentSpawn?``,
+      ``onSubagentEnded?``, ``dispose?``).
 
-    ``assemble`` also takes the RFC parameters of §6.5: ``pre_prompt_message_count`` (the
-    messages before it are history, the rest is the live turn), and ``input_provenance`` /
-    ``internal_events``, sequences aligned with ``messages`` by index (``None`` at an index =
-    no signal, not "external user").
+    ``assemble`` also takes the RFC's proposed parameters (not upstream):
+    ``pre_prompt_message_count`` (the messages before it are history, the rest is the live turn),
+    and ``input_provenance`` / ``internal_events``, sequences aligned with ``messages`` by index
+    (``None`` at an index = no signal, not "external user").
     """
 
     @property
@@ -231,13 +242,13 @@ class ContextEngine(Protocol):
     ) -> CompactResult: ...
 
 
-# ---- §6.4.3 the legacy engine --------------------------------------------------------------
+# ---- the legacy engine (context-engine/legacy.ts: LegacyContextEngine) --------------------
 
 _Summarizer = Callable[[SummaryRequest], str | Awaitable[str]]
 
 
 class LegacyContextEngine:
-    """OpenClaw's default engine, id ``"legacy"`` (facade §6.4.3).
+    """OpenClaw's default engine, id ``"legacy"`` (legacy.ts, ``LegacyContextEngine``).
 
     ``ingest`` is a no-op returning ``ingested=False`` (the session file already holds the
     messages); ``assemble`` returns the very same ``messages`` object with
@@ -354,15 +365,15 @@ class LegacyContextEngine:
         """Nothing to release."""
 
 
-# ---- §6.4 registry -------------------------------------------------------------------------
+# ---- registry (context-engine/registry.ts) -------------------------------------------------
 
 #: Builds an engine; receives the keyword arguments given to :func:`resolve_context_engine`.
 ContextEngineFactory = Callable[..., ContextEngine | Awaitable[ContextEngine]]
 
 
 class ContextEngineNotRegisteredError(LookupError):
-    """The configured engine id is not registered (facade §6.4.2). The message is
-    ``Context engine "<id>" is not registered. Available engines: <ids joined ", " or
+    """The configured engine id is not registered (registry.ts, ``resolveContextEngine``). The
+    message is ``Context engine "<id>" is not registered. Available engines: <ids joined ", " or
     "(none)">``."""
 
 
@@ -382,7 +393,7 @@ _REGISTRY: dict[str, ContextEngineFactory] = {DEFAULT_CONTEXT_ENGINE_ID: _legacy
 def register_context_engine(
     id: str, factory: ContextEngineFactory, *, replace: bool = False
 ) -> None:
-    """Registers an engine factory under ``id`` (facade §6.4.1).
+    """Registers an engine factory under ``id`` (registry.ts, ``registerContextEngine``).
 
     Registering an id twice raises ``ValueError`` unless ``replace=True`` (upstream's [later]
     registry refuses silent takeovers too). The default ``"legacy"`` id is pre-registered.
@@ -404,17 +415,19 @@ def unregister_context_engine(id: str) -> ContextEngineFactory | None:
 
 
 def get_context_engine_factory(id: str) -> ContextEngineFactory | None:
-    """The factory registered under ``id``, or ``None`` (facade §6.4.1)."""
+    """The factory registered under ``id``, or ``None`` (registry.ts,
+    ``getContextEngineFactory``)."""
     return _REGISTRY.get(id)
 
 
 def list_context_engine_ids() -> list[str]:
-    """Registered ids in registration order (facade §6.4.1)."""
+    """Registered ids in registration order (registry.ts, ``listContextEngineIds``)."""
     return list(_REGISTRY)
 
 
 def _configured_engine_id(config: Mapping[str, Any] | None) -> str:
-    """§6.4.2: trimmed ``config["plugins"]["slots"]["contextEngine"]``, else ``"legacy"``."""
+    """``resolveContextEngine``: trimmed ``config["plugins"]["slots"]["contextEngine"]``, else
+    ``"legacy"``."""
     value: Any = config
     for key in ("plugins", "slots", "contextEngine"):
         value = value.get(key) if isinstance(value, Mapping) else None
@@ -437,7 +450,7 @@ def _factory_for(config: Mapping[str, Any] | None) -> ContextEngineFactory:
 def resolve_context_engine(
     config: Mapping[str, Any] | None = None, **factory_kwargs: Any
 ) -> ContextEngine:
-    """Builds the configured engine (facade §6.4.2).
+    """Builds the configured engine (registry.ts, ``resolveContextEngine``).
 
     The id is the trimmed ``config["plugins"]["slots"]["contextEngine"]`` or ``"legacy"``; its
     factory is called with ``**factory_kwargs`` (e.g. ``summarize=`` for the legacy engine).
@@ -457,14 +470,15 @@ def resolve_context_engine(
 async def resolve_context_engine_async(
     config: Mapping[str, Any] | None = None, **factory_kwargs: Any
 ) -> ContextEngine:
-    """:func:`resolve_context_engine` for factories that may be ``async`` (facade §6.4.2)."""
+    """:func:`resolve_context_engine` for factories that may be ``async``
+    (``resolveContextEngine``)."""
     engine = _factory_for(config)(**factory_kwargs)
     if inspect.isawaitable(engine):
         engine = await engine
     return engine
 
 
-# ---- §6.3 runtime call sequence ------------------------------------------------------------
+# ---- runtime call sequence (pi-embedded-runner/run/attempt.ts: runEmbeddedAttempt) --------
 
 
 def _describe_error(error: BaseException) -> str:
@@ -521,9 +535,9 @@ def _is_messages(value: object) -> bool:
 
 
 def _validated_assemble_result(value: object, engine_id: str) -> AssembleResult:
-    """§6.3.2: the result must carry a ``messages`` array. Accepts :class:`AssembleResult` or a
-    mapping with ``messages`` / ``estimatedTokens`` / ``systemPromptAddition`` (snake_case
-    accepted)."""
+    """``runEmbeddedAttempt``: the result must carry a ``messages`` array. Accepts
+    :class:`AssembleResult` or a mapping with ``messages`` / ``estimatedTokens`` /
+    ``systemPromptAddition`` (snake_case accepted)."""
     prefix = (
         f'context engine "{engine_id}" assemble() returned an invalid result: '
         'expected an object with a "messages" array'
@@ -555,7 +569,7 @@ def _engine_id(engine: object) -> str:
 
 
 def _aligned(name: str, values: Sequence[Any] | None, count: int) -> tuple[Any, ...] | None:
-    """§6.5.2-3: an aligned array must have one entry per message."""
+    """RFC (proposed, not upstream): an aligned array must have one entry per message."""
     if values is None:
         return None
     if isinstance(values, (str, bytes)) or len(values) != count:
@@ -581,7 +595,8 @@ async def assemble_with_engine(
     filter_runtime_context: bool = False,
     logger: logging.Logger | None = None,
 ) -> tuple[Messages, AssembleResult | None, str | None]:
-    """Calls ``engine.assemble`` the way the embedded runner does (facade §6.3.2, §6.5).
+    """Calls ``engine.assemble`` the way the embedded runner does (run/attempt.ts,
+    ``runEmbeddedAttempt``; plus the RFC's proposed parameters).
 
     Returns ``(messages, result, warning)``. On success ``messages`` is the engine's list
     (``result.messages``; the caller replaces its in-memory messages when it is not the object
@@ -591,10 +606,11 @@ async def assemble_with_engine(
     assemble failed, using pipeline messages: <error>`` is logged and returned together with
     the unchanged pipeline ``messages`` and ``result=None``.
 
-    RFC §6.5: ``input_provenance`` (normalized per entry) and ``internal_events`` must have
-    exactly ``len(messages)`` entries and ``pre_prompt_message_count`` must lie in
-    ``[0, len(messages)]``, else ``ValueError`` (a caller bug, raised, never swallowed).
-    ``filter_runtime_context=True`` applies the [later] #76251 rule of §6.8.6 to the engine's
+    RFC (proposed, not upstream): ``input_provenance`` (normalized per entry) and
+    ``internal_events`` must have exactly ``len(messages)`` entries and ``pre_prompt_message_count``
+    must lie in ``[0, len(messages)]``, else ``ValueError`` (a caller bug, raised, never swallowed).
+    ``filter_runtime_context=True`` applies the [later] upstream rule of openclaw#76251
+    (not in 2026.3.13) to the engine's
     input (historical ``openclaw.runtime-context`` messages dropped, the run right before the
     upcoming prompt kept; the aligned arrays are filtered the same way and
     ``pre_prompt_message_count`` is shifted to match).
@@ -646,9 +662,9 @@ async def assemble_with_engine(
 
 
 def prepend_system_prompt_addition(system_prompt: str, addition: str | None) -> str:
-    """§1.11.1 / §6.3.2: a non-empty ``system_prompt_addition`` goes before the system prompt,
-    separated by a blank line (separator not pinned by the spec; upstream's baseline
-    ``prependSystemPromptAddition`` joins with ``\\n\\n``)."""
+    """``prependSystemPromptAddition`` (run/attempt.ts): a non-empty ``system_prompt_addition`` goes
+    before the system prompt, separated by a blank line (separator not pinned by the spec;
+    upstream's baseline ``prependSystemPromptAddition`` joins with ``\\n\\n``)."""
     return f"{addition}\n\n{system_prompt}" if addition else system_prompt
 
 
@@ -660,9 +676,10 @@ async def bootstrap_with_engine(
     session_file: str | os.PathLike[str],
     logger: logging.Logger | None = None,
 ) -> BootstrapResult | None:
-    """facade §6.3.1: lets an engine with ``bootstrap`` initialise its state for an existing
-    session file (optionally importing its history). Engines without it, and failures (logged
-    as ``context engine bootstrap failed: <err>``), give ``None``: the run continues."""
+    """``runEmbeddedAttempt`` (run/attempt.ts): lets an engine with ``bootstrap`` initialise its
+    state for an existing session file (optionally importing its history). Engines without it, and
+    failures (logged as ``context engine bootstrap failed: <err>``), give ``None``: the run
+    continues."""
     bootstrap = getattr(engine, "bootstrap", None)
     if not callable(bootstrap):
         return None
@@ -690,7 +707,8 @@ async def record_turn_with_engine(
     token_budget: int | None = None,
     logger: logging.Logger | None = None,
 ) -> None:
-    """Tells the engine about a finished turn (facade §6.3.4).
+    """Tells the engine about a finished turn (``runEmbeddedAttempt``: ``afterTurn``, else
+    ``ingestBatch``, else ``ingest``).
 
     If the engine has ``after_turn`` it gets the whole message snapshot and
     ``pre_prompt_message_count``. Otherwise the new messages ``messages[pre_prompt_message_count:]``

@@ -1,10 +1,13 @@
-"""Plugin hooks around prompt building and every model call (facade §5).
+"""Plugin hooks around prompt building and every model call (OpenClaw 2026.3.13
+`src/plugins/hooks.ts`, ``createHookRunner``; applied in
+`src/agents/pi-embedded-runner/run/attempt.ts`).
 
 Plugins register handlers for ``before_prompt_build`` (and the legacy ``before_agent_start``) to
 add context to the prompt or change the system prompt, and for ``context`` to rewrite the
 message list right before each model call (pruning inside long tool loops). Handlers may be
 plain functions or ``async def``; they run one after the other in descending priority, a failing
-handler is logged and skipped, and their results are merged by the rules of §5.5.
+handler is logged and skipped, and their results are merged by the rules of
+``mergeBeforePromptBuild``.
 
 Typical use::
 
@@ -65,7 +68,8 @@ _LOGGER: Final = logging.getLogger("clawctx.hooks")
 
 
 class HookError(RuntimeError):
-    """A hook handler failed while the runner had ``catch_errors=False`` (facade §5.2).
+    """A hook handler failed while the runner had ``catch_errors=False`` (hooks.ts,
+    ``createHookRunner``'s ``catchErrors``).
 
     The message is ``[hooks] <hookName> handler from <pluginId> failed: <error>``; the
     original exception is chained as ``__cause__``.
@@ -74,9 +78,10 @@ class HookError(RuntimeError):
 
 @dataclass(frozen=True, slots=True)
 class PromptBuildEvent:
-    """What ``before_prompt_build`` / ``before_agent_start`` handlers see (facade §5.3)."""
+    """What ``before_prompt_build`` / ``before_agent_start`` handlers see (`src/plugins/types.ts`,
+    ``PluginHookBeforePromptBuildEvent``)."""
 
-    #: The prompt body of facade §2 (before hooks prepend anything).
+    #: The prompt body (get-reply-run.ts, runPreparedReply; before hooks prepend anything).
     prompt: str
     #: The session messages after history sanitization and limiting.
     messages: _Messages
@@ -92,7 +97,7 @@ class ContextHookEvent:
 
 @dataclass(frozen=True, slots=True)
 class HookContext:
-    """The agent context passed to every handler (facade §5.3, upstream ``ctx``)."""
+    """The agent context passed to every handler (upstream ``ctx``, plugins/types.ts)."""
 
     agent_id: str | None = None
     session_key: str | None = None
@@ -108,7 +113,7 @@ class HookContext:
 
 @dataclass(frozen=True, slots=True)
 class PromptBuildHookResult:
-    """A prompt-build hook result (facade §5.4).
+    """A prompt-build hook result (plugins/types.ts, ``PluginHookBeforePromptBuildResult``).
 
     Handlers may return this, a mapping with the upstream camelCase keys (``systemPrompt``,
     ``prependContext``, ``prependSystemContext``, ``appendSystemContext``, ``modelOverride``,
@@ -161,8 +166,8 @@ def _describe_error(error: BaseException) -> str:
 
 
 def _concat_segments(left: str | None, right: str | None) -> str | None:
-    """§5.5 text merge: both non-empty → ``left\\n\\nright``; else the non-empty one (empties
-    are skipped); ``None`` only when neither side was given."""
+    """``mergeBeforePromptBuild`` text merge: both non-empty → ``left\\n\\nright``; else the
+    non-empty one (empties are skipped); ``None`` only when neither side was given."""
     if left and right:
         return f"{left}\n\n{right}"
     if right:
@@ -173,13 +178,14 @@ def _concat_segments(left: str | None, right: str | None) -> str | None:
 
 
 def _join_present(*segments: str | None) -> str | None:
-    """Non-empty segments joined by a blank line, ``None`` if there are none (§5.6)."""
+    """Non-empty segments joined by a blank line, ``None`` if there are none
+    (``resolvePromptBuildHookResult``)."""
     present = [segment for segment in segments if segment]
     return "\n\n".join(present) if present else None
 
 
 class HookRunner:
-    """Runs registered hook handlers (facade §5.1-5.2, §5.5).
+    """Runs registered hook handlers (hooks.ts, ``createHookRunner``).
 
     Handlers of one hook run sequentially in descending ``priority`` (registration order for
     ties). A handler that raises is logged as ``[hooks] <hookName> handler from <pluginId>
@@ -213,7 +219,8 @@ class HookRunner:
         priority: int = 0,
         plugin_id: str = "anonymous",
     ) -> None:
-        """Adds a handler (§5.1). ``handler(event, ctx)`` may be sync or ``async``."""
+        """Adds a handler (sorted by priority, higher first, as ``getHooksForName``).
+        ``handler(event, ctx)`` may be sync or ``async``."""
         if hook_name not in self._hooks:
             raise ValueError(f"unknown hook {hook_name!r}; expected one of {', '.join(HOOK_NAMES)}")
         if not callable(handler):
@@ -232,8 +239,9 @@ class HookRunner:
     async def run_before_prompt_build(
         self, event: PromptBuildEvent, ctx: HookContext
     ) -> PromptBuildHookResult | None:
-        """Runs ``before_prompt_build`` and merges the results (§5.5); ``None`` when no handler
-        returned anything. Model/provider overrides are not part of this hook's result."""
+        """Runs ``before_prompt_build`` and merges the results (``mergeBeforePromptBuild``);
+        ``None`` when no handler returned anything. Model/provider overrides are not part of this
+        hook's result."""
         return await _drive_async(self._prompt_build_steps("before_prompt_build", event, ctx))
 
     async def run_before_agent_start(
@@ -241,7 +249,7 @@ class HookRunner:
     ) -> PromptBuildHookResult | None:
         """Runs the legacy ``before_agent_start`` hook: the prompt fields merge as for
         ``before_prompt_build``, ``modelOverride``/``providerOverride`` keep the first defined
-        value (§5.4-5.5)."""
+        value (``mergeBeforePromptBuild``)."""
         return await _drive_async(self._prompt_build_steps("before_agent_start", event, ctx))
 
     async def run_context(self, messages: _Messages, ctx: HookContext) -> list[Mapping[str, Any]]:
@@ -316,8 +324,9 @@ class HookRunner:
     def _merge(
         self, acc: PromptBuildHookResult, nxt: PromptBuildHookResult
     ) -> PromptBuildHookResult:
-        """§5.5: texts concatenate in priority order; ``systemPrompt`` last defined wins
-        (baseline) or first defined wins ([later]); overrides keep the first defined."""
+        """``mergeBeforePromptBuild``: texts concatenate in priority order; ``systemPrompt`` last
+        defined wins (baseline) or first defined wins ([later]); overrides keep the first
+        defined."""
         if self.system_prompt_merge == "first":
             system_prompt = (
                 acc.system_prompt if acc.system_prompt is not None else nxt.system_prompt
@@ -433,14 +442,15 @@ def _drive_sync(steps: _Step[_T], method: str) -> _T:
         return result
 
 
-# ---- §5.6-5.7: combining and applying the results ---------------------------------------------
+# ---- combining and applying the results (run/attempt.ts) -----------------------------------
 
 
 def _combine(
     prompt_build: PromptBuildHookResult | None, legacy: PromptBuildHookResult | None
 ) -> PromptBuildHookResult:
-    """§5.6: ``systemPrompt`` = prompt-build's if defined, else legacy's; the three text fields
-    are ``[prompt-build, legacy]`` non-empty joined by a blank line."""
+    """``resolvePromptBuildHookResult``: ``systemPrompt`` = prompt-build's if defined, else
+    legacy's; the three text fields are ``[prompt-build, legacy]`` non-empty joined by a blank
+    line."""
     pb = prompt_build or PromptBuildHookResult()
     old = legacy or PromptBuildHookResult()
     return PromptBuildHookResult(
@@ -459,14 +469,14 @@ async def resolve_prompt_build_hook_result(
     precomputed_legacy: PromptBuildHookResult | None = None,
     logger: logging.Logger | None = None,
 ) -> PromptBuildHookResult:
-    """The attempt's combined hook result (facade §5.6, upstream ``resolvePromptBuildHookResult``).
+    """The attempt's combined hook result (upstream ``resolvePromptBuildHookResult``).
 
     Runs ``before_prompt_build`` if registered; uses ``precomputed_legacy`` (the
     ``before_agent_start`` result the caller already got before model resolution) or else runs
     ``before_agent_start`` now. A runner call that raises (e.g. :class:`HookError` with
     ``catch_errors=False``) is logged as a warning, ``before_prompt_build hook failed: <err>``
     or ``before_agent_start hook (legacy prompt build path) failed: <err>``, and counts as no
-    result (§5.2). Model/provider overrides are not carried into the combined result.
+    result (``catchErrors``). Model/provider overrides are not carried into the combined result.
     """
     log = logger if logger is not None else _LOGGER
     prompt_build: PromptBuildHookResult | None = None
@@ -519,8 +529,8 @@ def resolve_prompt_build_hook_result_sync(
 def apply_prompt_build_hook_result(
     prompt: str, system_prompt: str, result: PromptBuildHookResult | None
 ) -> tuple[str, str]:
-    """Applies a combined hook result (facade §5.7, §1.11.2); returns ``(prompt,
-    system_prompt)``.
+    """Applies a combined hook result (run/attempt.ts, ``composeSystemPromptWithHookContext``);
+    returns ``(prompt, system_prompt)``.
 
     * a non-empty ``prepend_context`` gives ``prepend_context + "\\n\\n" + prompt``;
     * a ``system_prompt`` that is not blank replaces the system prompt (trimmed);

@@ -1,10 +1,13 @@
-"""Agent internal events and internal runtime context blocks (facade §6.7, §6.8).
+"""Agent internal events and internal runtime context blocks (OpenClaw
+2026.3.13 `src/agents/internal-events.ts`; the runtime-context blocks are later OpenClaw
+`src/agents/internal-runtime-context.ts`, not in 2026.3.13).
 
 When a sub-agent, cron job or media generation finishes, the runtime tells the parent agent with
 a *task completion* event rendered into the prompt as an internal-context block fenced by
 ``<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>`` / ``<<<END_OPENCLAW_INTERNAL_CONTEXT>>>``. This module
 formats those blocks, strips them back out of text (for display, replay and comparison), and
-decides when such a synthesized prompt is not persisted (§6.5.5).
+decides when such a synthesized prompt is not persisted (later OpenClaw
+``shouldSuppressAgentPromptPersistence``, not in 2026.3.13).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ __all__ = [
     "strip_internal_runtime_context",
 ]
 
-#: §6.7.1: the only internal event type.
+#: internal-events.ts, AgentInternalEventType: the only internal event type.
 AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION: Final = "task_completion"
 AgentInternalEventSource = Literal[
     "subagent", "cron", "image_generation", "video_generation", "music_generation"
@@ -63,7 +66,7 @@ AGENT_INTERNAL_EVENT_STATUSES: Final[tuple[AgentInternalEventStatus, ...]] = get
     AgentInternalEventStatus
 )
 
-#: §6.8.3 constants.
+#: Constants of later OpenClaw internal-runtime-context.ts.
 INTERNAL_RUNTIME_CONTEXT_NOTICE: Final = (
     "This context is runtime-generated, not user-authored. Keep internal details private."
 )
@@ -73,12 +76,14 @@ NEXT_TURN_RUNTIME_CONTEXT_HEADER: Final = (
 RUNTIME_EVENT_HEADER: Final = "OpenClaw runtime event."
 RUNTIME_CONTEXT_CUSTOM_TYPE: Final = "openclaw.runtime-context"
 RUNTIME_EVENT_PLACEHOLDER_PROMPT: Final = "Continue the OpenClaw runtime event."
-#: §6.7.5: the second line of an internal-context block (and the legacy, undelimited header).
+#: internal-events.ts, formatAgentInternalEventsForPrompt: the second line of an internal-context
+#: block (and the legacy, undelimited header).
 LEGACY_INTERNAL_CONTEXT_HEADER: Final = "OpenClaw runtime context (internal):"
 
 _TASK_COMPLETION_MARKER: Final = "[Internal task completion event]"
 _EVENT_SEPARATOR: Final = "\n\n---\n\n"
-# §6.8.4: the legacy block opens with header, notice and a blank line.
+# internal-runtime-context.ts (later), stripInternalRuntimeContext: the legacy block opens with
+# header, notice and a blank line.
 _LEGACY_BLOCK_OPENING: Final = (
     f"{LEGACY_INTERNAL_CONTEXT_HEADER}\n{INTERNAL_RUNTIME_CONTEXT_NOTICE}\n\n"
 )
@@ -98,12 +103,12 @@ _LINE_BREAK: Final = re.compile(r"\r?\n")
 
 @dataclass(frozen=True, slots=True)
 class AgentTaskCompletionEvent:
-    """A background task finished (facade §6.7.2, upstream ``AgentTaskCompletionInternalEvent``).
+    """A background task finished (upstream ``AgentTaskCompletionInternalEvent``).
 
     ``source`` and ``status`` are validated (``ValueError`` for unknown values).
     """
 
-    #: The discriminator of every internal event (§6.7.1).
+    #: The discriminator of every internal event (``AgentInternalEventType``).
     type: ClassVar[Literal["task_completion"]] = "task_completion"
 
     source: AgentInternalEventSource
@@ -158,7 +163,7 @@ class AgentTaskCompletionEvent:
 
         ``type``, when present, must be ``"task_completion"``; ``source`` and ``status`` are
         required; missing or non-string text fields read as ``""`` (the formatter's fallbacks
-        of §6.7.3 then apply). Raises ``ValueError`` on anything else.
+        of ``formatTaskCompletionEvent`` then apply). Raises ``ValueError`` on anything else.
         """
         event_type = value.get("type", AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION)
         if event_type != AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION:
@@ -199,17 +204,18 @@ class AgentTaskCompletionEvent:
         )
 
 
-#: Every internal event kind (§6.7: only task completions so far).
+#: Every internal event kind (internal-events.ts: only task completions so far).
 AgentInternalEvent = AgentTaskCompletionEvent
 
 
 def _single_line(value: str, fallback: str) -> str:
-    """§6.7.3: escaped delimiters, newline runs → one space, trimmed, else ``fallback``."""
+    """``formatTaskCompletionEvent``: escaped delimiters, newline runs → one space, trimmed, else
+    ``fallback``."""
     return _js_trim(_NEWLINE_RUN.sub(" ", escape_internal_context_delimiters(value))) or fallback
 
 
 def _multi_line(value: str, fallback: str) -> str:
-    """§6.7.3: escaped delimiters, CRLF → LF, trimmed, else ``fallback``."""
+    """``formatTaskCompletionEvent``: escaped delimiters, CRLF → LF, trimmed, else ``fallback``."""
     return _js_trim(escape_internal_context_delimiters(value).replace("\r\n", "\n")) or fallback
 
 
@@ -230,7 +236,8 @@ def _as_events(
 
 
 def format_task_completion_event(event: AgentTaskCompletionEvent | Mapping[str, Any]) -> str:
-    """One ``[Internal task completion event]`` block (facade §6.7.3-4), lines joined ``\\n``.
+    """One ``[Internal task completion event]`` block (``formatTaskCompletionEvent``), lines joined
+    ``\\n``.
 
     Fields are sanitized (delimiters escaped, single-line fields flattened, trimmed) with the
     fallbacks ``unknown`` (session key/id, type), ``unnamed task``, ``<status>`` for the status
@@ -266,7 +273,7 @@ def format_agent_internal_events_for_prompt(
     *,
     delimited: bool = True,
 ) -> str:
-    """The internal-context block for a prompt (facade §6.7.5).
+    """The internal-context block for a prompt (``formatAgentInternalEventsForPrompt``).
 
     No events (or only blank blocks) → ``""``. Otherwise the lines
     ``<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>``, ``OpenClaw runtime context (internal):``, the
@@ -293,7 +300,8 @@ def format_agent_internal_events_for_prompt(
 def format_acp_task_completion_events(
     events: Iterable[AgentTaskCompletionEvent | Mapping[str, Any]] | None,
 ) -> str:
-    """The ACP prompt variant of task completions (facade §6.7.6), events joined by
+    """The ACP prompt variant of task completions (later OpenClaw internal-events.ts, not in
+    2026.3.13), events joined by
     ``\\n\\n---\\n\\n``; the announce type falls back to ``background task``."""
     blocks: list[str] = []
     for event in _as_events(events):
@@ -318,11 +326,11 @@ def format_acp_task_completion_events(
     return _EVENT_SEPARATOR.join(blocks)
 
 
-# ---- §6.8.4-5: stripping and detecting runtime context ---------------------------------------
+# ---- stripping and detecting runtime context (later internal-runtime-context.ts) -----------
 
 
 def _delimiter_pattern(token: str) -> re.Pattern[str]:
-    # §6.8.1: a delimiter counts only when it fills a whole line.
+    # internal-runtime-context.ts: a delimiter counts only when it fills a whole line.
     return re.compile(r"(?:(?<=\n)|\A)" + re.escape(token) + r"(?=\r?\n|\Z)")
 
 
@@ -394,7 +402,8 @@ def _legacy_event_end(text: str, start: int) -> int | None:
 
 
 def _strip_legacy_blocks(text: str) -> str:
-    """Removes undelimited ``OpenClaw runtime context (internal):`` blocks (§6.8.4)."""
+    """Removes undelimited ``OpenClaw runtime context (internal):`` blocks
+    (``stripInternalRuntimeContext``)."""
     search_from = 0
     chained_event = _EVENT_SEPARATOR + _TASK_COMPLETION_MARKER
     while True:
@@ -445,7 +454,8 @@ def _strip_preface_lines(text: str) -> str:
 
 
 def strip_internal_runtime_context(text: str) -> str:
-    """Removes runtime-generated context from text (facade §6.8.4).
+    """Removes runtime-generated context from text (later OpenClaw
+    ``stripInternalRuntimeContext``).
 
     In order: delimited ``<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>`` … ``<<<END_…>>>`` blocks (each
     delimiter must fill a whole line; nested BEGIN lines need their own END; an unterminated
@@ -461,8 +471,9 @@ def strip_internal_runtime_context(text: str) -> str:
 
 
 def has_internal_runtime_context(text: str) -> bool:
-    """True when text holds runtime context (facade §6.8.5): a BEGIN delimiter line, the legacy
-    header block, or a runtime header line directly followed by the notice line."""
+    """True when text holds runtime context (later OpenClaw ``hasInternalRuntimeContext``): a BEGIN
+    delimiter line, the legacy header block, or a runtime header line directly followed by the
+    notice line."""
     if not text:
         return False
     return (
@@ -507,7 +518,8 @@ def runtime_context_keep_mask(
 def filter_runtime_context_messages(
     messages: Sequence[Mapping[str, Any]], *, pending_user_prompt: bool = False
 ) -> list[Mapping[str, Any]]:
-    """Drops historical ``openclaw.runtime-context`` custom messages (facade §6.8.6).
+    """Drops historical ``openclaw.runtime-context`` custom messages (later OpenClaw,
+    openclaw#76251; not in 2026.3.13).
 
     Custom messages (``role == "custom"``) of that ``customType`` are removed, except the
     contiguous run immediately before the last user message (the current turn's context).
@@ -524,7 +536,8 @@ def should_suppress_prompt_persistence(
     input_provenance: InputProvenance | Mapping[str, Any] | None,
     internal_events: Iterable[AgentTaskCompletionEvent | Mapping[str, Any]] | None,
 ) -> bool:
-    """Whether a synthesized prompt is kept out of the transcript (facade §6.5.5).
+    """Whether a synthesized prompt is kept out of the transcript (later OpenClaw
+    ``shouldSuppressAgentPromptPersistence``, not in 2026.3.13).
 
     True iff the provenance kind is ``inter_session``, its ``sourceTool`` is
     ``subagent_announce``, and some internal event is a ``task_completion`` from source

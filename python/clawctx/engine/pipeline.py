@@ -1,25 +1,31 @@
-"""One request, end to end: the context an agent sends to a model (hot-path §0.1, facade §5.8).
+"""One request, end to end: the context an agent sends to a model (OpenClaw
+2026.3.13 `src/agents/pi-embedded-runner/run/attempt.ts`, ``runEmbeddedAttempt``).
 
 :class:`ContextPipeline` runs, for one inbound message, every stage OpenClaw's embedded runner
 runs before a model call, in its order:
 
-1. prompt body (facade §2): reset prompt, untrusted inbound blocks, abort hint, system events,
-   untrusted context, thread note, media note, think-level directive;
-2. repair the session file if it is damaged (hot-path §2), open it (§1) — or refresh an open
+1. prompt body (`src/auto-reply/reply/get-reply-run.ts`, ``runPreparedReply``): reset prompt,
+   untrusted inbound blocks, abort hint, system events, untrusted context, thread note, media
+   note, think-level directive;
+2. repair the session file if it is damaged (`src/agents/session-file-repair.ts`), open it
+   (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`) — or refresh an open
    :class:`~clawctx.Session` (only the appended bytes are read);
-3. build the context of the leaf (§1.6);
-4. sanitize it for the provider's transcript policy (§7.2), validate turns (§7.9), limit history
-   turns (§4), repair tool-use/result pairing again (§3);
-5. the context engine's ``assemble`` (facade §6.3), with the RFC signals of design note 02;
-6. the system prompt (facade §1) with the trusted inbound metadata, then the engine's
-   ``systemPromptAddition`` (§1.11.1);
-7. ``before_prompt_build`` / ``before_agent_start`` hooks (§5.6-5.7);
-8. orphaned trailing user message (hot-path §7.12);
-9. prompt images (facade §7) and history image re-injection;
+3. build the context of the leaf (pi's ``buildSessionContext``);
+4. sanitize it for the provider's transcript policy (`src/agents/pi-embedded-runner/google.ts`,
+   ``sanitizeSessionHistory``), validate turns (`src/agents/pi-embedded-helpers/turns.ts`), limit
+   history turns (`src/agents/pi-embedded-runner/history.ts`), repair tool-use/result pairing again
+   (`src/agents/session-transcript-repair.ts`);
+5. the context engine's ``assemble`` (run/attempt.ts), with the RFC signals of design note 02;
+6. the system prompt (`src/agents/system-prompt.ts`) with the trusted inbound metadata, then the
+   engine's ``systemPromptAddition`` (``prependSystemPromptAddition``);
+7. ``before_prompt_build`` / ``before_agent_start`` hooks (``resolvePromptBuildHookResult``);
+8. orphaned trailing user message (run/attempt.ts);
+9. prompt images (`src/agents/pi-embedded-runner/run/images.ts`) and history image re-injection;
 10. the final prompt message, a token estimate and a report of every change.
 
 After the model call, :meth:`ContextPipeline.record_turn` persists the prompt and the new
-messages and lets the engine ``after_turn`` / ``ingest`` them (§6.3.4).
+messages and lets the engine ``after_turn`` / ``ingest`` them (run/attempt.ts: ``afterTurn``, else
+``ingestBatch``, else ``ingest``).
 
 Heavy stages run in Rust with the GIL released; messages stay in a Rust-owned
 :class:`~clawctx.Transcript` and only the few messages a stage must look at become dicts. The
@@ -108,7 +114,7 @@ _T = TypeVar("_T")
 class ModelSpec:
     """The model a request goes to: provider (``anthropic``, ``openai``, ``google``, …), model
     API (``anthropic-messages``, ``openai-responses``, ``google-generative-ai``, …), model id,
-    the input kinds it accepts (``"image"`` enables prompt images, facade §7.1) and its context
+    the input kinds it accepts (``"image"`` enables prompt images, run/images.ts) and its context
     window in tokens (the context engine's token budget)."""
 
     provider: str
@@ -136,13 +142,15 @@ class PromptRequest:
     is_new_session: bool = False
     is_main_session: bool = False
     aborted_last_run: bool = False
-    #: Where the message came from (facade §6.6); ``inter_session`` marks the prompt text.
+    #: Where the message came from (`src/sessions/input-provenance.ts`); ``inter_session`` marks the
+    #: prompt text.
     input_provenance: InputProvenance | Mapping[str, Any] | None = None
-    #: Runtime events synthesized into this prompt (facade §6.7), e.g. a sub-agent completion.
+    #: Runtime events synthesized into this prompt (`src/agents/internal-events.ts`), e.g. a
+    #: sub-agent completion.
     internal_events: Sequence[AgentTaskCompletionEvent] = ()
-    #: Images the caller already has (kept only for vision models, facade §7.1).
+    #: Images the caller already has (kept only for vision models, as run/images.ts does).
     images: Sequence[ImageContent] = ()
-    #: A think level resolved from an explicit directive or the session (facade §2.9.1).
+    #: A think level resolved from an explicit directive or the session (get-reply-run.ts).
     resolved_think_level: str | None = None
     is_heartbeat: bool = False
     run_id: str | None = None
@@ -170,7 +178,7 @@ class PreparedRequest:
 
     ``messages`` is the history before the prompt; ``prompt_message`` is the new user message
     (prompt text plus images) to send after it and to persist with :meth:`ContextPipeline.
-    record_turn`. ``should_run`` is false when the message needs no model call (facade §2.1.8);
+    record_turn`. ``should_run`` is false when the message needs no model call (get-reply-run.ts);
     ``reply_text`` is then what to answer instead.
     """
 
@@ -187,7 +195,8 @@ class PreparedRequest:
     #: The RFC signals given to ``assemble``, aligned with ``messages`` + the prompt message.
     input_provenance: tuple[InputProvenance | None, ...]
     internal_events: tuple[tuple[AgentTaskCompletionEvent, ...] | None, ...]
-    #: False when facade §6.5.5 says the prompt must not be written to the transcript.
+    #: False when the prompt must not be written to the transcript (later OpenClaw
+    #: ``shouldSuppressAgentPromptPersistence``, not in 2026.3.13).
     persist_prompt: bool
     prompt_body: PromptBody
     changes: tuple[PipelineChange, ...]
@@ -199,7 +208,8 @@ class PreparedRequest:
     provider_override: str | None = None
 
     def llm_messages(self) -> _core.Transcript:
-        """History plus the prompt message, converted for the model (hot-path §1.7)."""
+        """History plus the prompt message, converted for the model (pi's ``convertToLlm``,
+        `packages/coding-agent/src/core/messages.ts`)."""
         return _core.convert_to_llm(self.messages + [self.prompt_message])
 
     def report(self) -> list[dict[str, str]]:
@@ -300,7 +310,7 @@ class ContextPipeline:
         self.image_max_dimension_px = image_max_dimension_px
         self.agent_id = agent_id
         self._now_ms = now_ms or (lambda: int(time.time() * 1000))
-        # Sessions whose engine state was bootstrapped by this pipeline (facade §6.3.1).
+        # Sessions whose engine state was bootstrapped by this pipeline (run/attempt.ts).
         self._bootstrapped: set[str] = set()
 
     # ---- entry points -----------------------------------------------------------------
@@ -327,7 +337,7 @@ class ContextPipeline:
         """Runs the pipeline for one request (module doc, steps 1-10) and returns the model
         call's inputs with a report. A path is repaired (backup kept) and opened; an open
         session is refreshed. The session file is written only by the orphaned-user repair
-        (a leaf move, hot-path §7.12) and the model snapshot of §7.2 step 11."""
+        (a leaf move) and the model snapshot (google.ts, ``appendModelSnapshot``)."""
         run = _Run(request, request.inbound_context())
         body = self._build_prompt_body(run)
         if body.drained_events:
@@ -370,9 +380,9 @@ class ContextPipeline:
         )
 
         history = self._detach_orphaned_user(opened, history, request, run)
-        # The model snapshot / Google bootstrap entries of §7.2 are written after the orphan
-        # check: written before it, they would become the leaf and hide the orphan (upstream
-        # then sends two consecutive user turns).
+        # The model snapshot / Google bootstrap entries of ``sanitizeSessionHistory`` are written
+        # after the orphan check: written before it, they would become the leaf and hide the orphan
+        # (upstream then sends two consecutive user turns).
         for write in session_writes:
             write()
 
@@ -422,8 +432,8 @@ class ContextPipeline:
         """Persists the turn after the model call: the prompt message (unless
         ``prepared.persist_prompt`` is false) and ``new_messages`` (assistant replies, tool
         results), then calls the engine's ``after_turn`` — or ``ingest_batch`` / ``ingest`` of
-        the new tail — with ``prePromptMessageCount`` (facade §6.3.4). Engine failures are
-        logged, never raised. Returns the ids of the appended entries."""
+        the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt`` does). Engine
+        failures are logged, never raised. Returns the ids of the appended entries."""
         to_append: list[Mapping[str, Any]] = []
         if prepared.persist_prompt:
             to_append.append(prepared.prompt_message)
@@ -448,9 +458,10 @@ class ContextPipeline:
         *,
         session_key: str | None = None,
     ) -> _core.Transcript:
-        """The per-LLM-call step (hot-path §0.1 step 11): runs the ``context`` hooks (context
-        pruning and other extensions, before every model call of a tool loop) and converts the
-        result for the model. Call it before each model call with the current messages."""
+        """The per-LLM-call step (pi-mono ``agentLoop``, `packages/agent/src/agent-loop.ts`): runs
+        the ``context`` hooks (context pruning and other extensions, before every model call of a
+        tool loop) and converts the result for the model. Call it before each model call with the
+        current messages."""
         current: _core.Transcript | Sequence[Mapping[str, Any]] = messages
         if self.hooks.has("context"):
             current = await self.hooks.run_context(
@@ -491,7 +502,7 @@ class ContextPipeline:
             repaired = _core.repair_session_file(path)
             if repaired.repaired:
                 run.note("repair", repaired.summary())
-        # Like pi's SessionManager.open (hot-path §0.1 step 2), a writable pipeline rewrites an
+        # Like pi's SessionManager.open (session-manager.ts), a writable pipeline rewrites an
         # old-version file in the current format (atomically, with a backup): appends need it.
         opened = Session.open(
             path,
@@ -508,8 +519,8 @@ class ContextPipeline:
     async def _bootstrap_engine(
         self, session: _core.Session, request: PromptRequest, run: _Run
     ) -> None:
-        """facade §6.3.1: once per session file and pipeline, an engine with ``bootstrap``
-        may import the existing history before its first ``assemble``."""
+        """As ``runEmbeddedAttempt`` does: once per session file and pipeline, an engine with
+        ``bootstrap`` may import the existing history before its first ``assemble``."""
         if session.path is None or len(session) == 0:
             return
         key = str(session.path)
@@ -580,8 +591,10 @@ class ContextPipeline:
         self, body: PromptBody, request: PromptRequest
     ) -> tuple[str, dict[str, Any], InputProvenance | None]:
         """The prompt text and user message of this turn: internal events rendered in front
-        of the body (facade §6.7.5), the inter-session marker (§6.6.5) and the message's
-        ``provenance`` field (§6.6.3)."""
+        of the body (internal-events.ts, ``formatAgentInternalEventsForPrompt``), the inter-session
+        marker (later OpenClaw ``annotateInterSessionPromptText``, not in 2026.3.13) and the
+        message's ``provenance`` field (input-provenance.ts,
+        ``applyInputProvenanceToUserMessage``)."""
         provenance = normalize_input_provenance(request.input_provenance)
         text = body.prefixed_command_body
         events_block = format_agent_internal_events_for_prompt(list(request.internal_events))
@@ -595,8 +608,8 @@ class ContextPipeline:
         return text, message, provenance
 
     def _history_provenance(self, history: _core.Transcript) -> list[InputProvenance | None]:
-        """Stored ``provenance`` of each history message (RFC §6.5.2), read from the messages
-        themselves — never guessed from their text; ``None`` means no signal."""
+        """Stored ``provenance`` of each history message (RFC, proposed, not upstream), read from
+        the messages themselves — never guessed from their text; ``None`` means no signal."""
         stored = history.top_level_values("provenance")
         aligned: list[InputProvenance | None] = [None] * len(history)
         for index, value in stored.items():
@@ -616,7 +629,8 @@ class ContextPipeline:
         live_events: tuple[AgentTaskCompletionEvent, ...] | None,
         run: _Run,
     ) -> tuple[_core.Transcript, str | None]:
-        """facade §6.3.2 with the RFC params (§6.5): the engine sees the history followed by
+        """``assemble`` as ``runEmbeddedAttempt`` calls it, with the RFC's proposed params (not
+        upstream): the engine sees the history followed by
         this turn's message; ``pre_prompt_message_count`` marks the boundary. The message it
         returns last, when it is this turn's message, becomes the prompt again; everything
         before it is the history the model sees."""
@@ -725,9 +739,10 @@ class ContextPipeline:
         request: PromptRequest,
         run: _Run,
     ) -> _core.Transcript:
-        """hot-path §7.12. Upstream then rebuilds the messages from the raw context, skipping
-        the hygiene stages for this run (Quirk §0.1.10); clawctx instead removes the orphan from
-        the already prepared messages, so the model still gets a sanitized history."""
+        """The orphaned-trailing-user repair of ``runEmbeddedAttempt``. Upstream then rebuilds the
+        messages from the raw context, skipping the hygiene stages for this run (an upstream quirk);
+        clawctx instead removes the orphan from the already prepared messages, so the model still
+        gets a sanitized history."""
         report = detach_orphaned_trailing_user(session, run_id=request.run_id)
         if not report.detached:
             return history
@@ -746,8 +761,8 @@ class ContextPipeline:
                     "images", f"{len(request.images)} image(s) dropped: model has no image input"
                 )
             return (), history
-        # Only user messages are scanned for image references (facade §7.5); the others never
-        # become Python objects.
+        # Only user messages are scanned for image references (as run/images.ts does); the others
+        # never become Python objects.
         user_indices = [i for i, role in enumerate(history.roles()) if role == "user"]
         user_messages = [history[i] for i in user_indices]
         result = detect_and_load_prompt_images(

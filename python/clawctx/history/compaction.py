@@ -1,4 +1,6 @@
-"""Compaction (spec hot-path §8): pi's planning in Rust, the summarizer supplied by the caller.
+"""Compaction (pi-mono 0.58.3 `packages/coding-agent/src/core/compaction/compaction.ts`,
+``prepareCompaction`` and ``compact``): pi's planning in Rust, the summarizer supplied by the
+caller.
 
 The cut point, the preparation, the prompts and the final summary come from ``clawctx._core``
 and follow pi-coding-agent exactly. Summarizing needs a model, and clawctx has no LLM client:
@@ -75,7 +77,8 @@ class CompactionResult:
 
     #: Id of the new ``compaction`` entry (the session's new leaf).
     entry_id: str
-    #: The stored summary: the summarizer's text(s), composed per §8.3 rules 13-14.
+    #: The stored summary: the summarizer's text(s), composed as pi's ``compact`` does
+    #: (a split turn's prefix summary, then the read/modified file lists).
     summary: str
     first_kept_entry_id: str
     tokens_before: int
@@ -111,7 +114,8 @@ def compact_session(
     settings: CompactionSettings | Mapping[str, Any] | None = None,
     custom_instructions: str | None = None,
 ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None:
-    """Compact the session's current branch the way pi's ``compact()`` does (spec §8).
+    """Compact the session's current branch the way pi's ``compact()`` does
+    (compaction.ts).
 
     ``prepare_compaction`` plans the cut on the branch path; ``summarize`` is called once per
     :meth:`CompactionPreparation.summary_requests` item (a ``"history"`` request, and for a

@@ -1,4 +1,6 @@
-"""Heartbeat hygiene (spec hot-path §7.13 and §2.7).
+"""Heartbeat hygiene (OpenClaw 2026.3.13 `src/auto-reply/heartbeat.ts`, ``stripHeartbeatToken``;
+`src/infra/heartbeat-runner.ts`, ``pruneHeartbeatTranscript``; the context filter is later
+OpenClaw `src/auto-reply/heartbeat-filter.ts`, ``filterHeartbeatPairs``, not in 2026.3.13).
 
 A heartbeat is a periodic agent turn: the runtime sends the heartbeat prompt as a user message,
 and a model with nothing to report replies ``HEARTBEAT_OK``. Such exchanges carry no
@@ -46,7 +48,7 @@ __all__ = [
     "strip_heartbeat_token",
 ]
 
-#: The acknowledgement token (§7.13 rule 44).
+#: The acknowledgement token (src/auto-reply/tokens.ts, HEARTBEAT_TOKEN).
 HEARTBEAT_TOKEN: Final = "HEARTBEAT_OK"
 #: How much text (UTF-16 units) may accompany the token in a heartbeat acknowledgement.
 DEFAULT_HEARTBEAT_ACK_MAX_CHARS: Final = 300
@@ -66,7 +68,8 @@ HEARTBEAT_TRANSCRIPT_PROMPT: Final = "[OpenClaw heartbeat poll]"
 
 
 class HeartbeatTranscriptGuard:
-    """Removes an acknowledged heartbeat exchange from the session file (§2.7).
+    """Removes an acknowledged heartbeat exchange from the session file (heartbeat-runner.ts,
+    ``pruneHeartbeatTranscript``).
 
     ``begin()`` records the file's byte size under the session's exclusive lock; after the
     run, ``finish(acknowledged)`` removes the exchange when the run was acknowledged and leaves
@@ -82,9 +85,9 @@ class HeartbeatTranscriptGuard:
     - given a :class:`~clawctx.Session`: exactly the entries appended through that handle
       between ``begin()`` and ``finish()`` (matched by ``id`` and by content); all of them
       must be found, or nothing is removed;
-    - given a path: by content, the first heartbeat-prompt user message (rule 46's test with
-      ``heartbeat_prompt`` / ``transcript_prompt``) and its descendants through ``parentId``
-      (one child each, no user message) up to and including the first acknowledging
+    - given a path: by content, the first heartbeat-prompt user message (``filterHeartbeatPairs``'s
+      test with ``heartbeat_prompt`` / ``transcript_prompt``) and its descendants through
+      ``parentId`` (one child each, no user message) up to and including the first acknowledging
       assistant message.
 
     Every other line is kept byte for byte. If the exchange is all that follows the recorded

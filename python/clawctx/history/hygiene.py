@@ -1,5 +1,6 @@
-"""``sanitizeSessionHistory`` (spec hot-path §7.2): the per-provider hygiene passes in order,
-and the orphaned-trailing-user repair (§7.12).
+"""``sanitizeSessionHistory`` (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/google.ts`): the
+per-provider hygiene passes in order, and the orphaned-trailing-user repair (``runEmbeddedAttempt``
+in `src/agents/pi-embedded-runner/run/attempt.ts`).
 
 Each pass is a Rust function of its own (exported from :mod:`clawctx`); this module only
 orders them, runs the image pass, and performs the two session writes upstream makes (the
@@ -21,7 +22,7 @@ from clawctx.history.images import DEFAULT_IMAGE_LABEL
 
 log = logging.getLogger("clawctx")
 
-#: ``customType`` of the model snapshot entry (§7.2 step 11).
+#: ``customType`` of the model snapshot entry (google.ts, appendModelSnapshot).
 MODEL_SNAPSHOT_CUSTOM_TYPE: Final = "model-snapshot"
 #: ``customType`` of the marker written when Google turn ordering prepended a bootstrap turn.
 GOOGLE_BOOTSTRAP_CUSTOM_TYPE: Final = "google-turn-ordering-bootstrap"
@@ -56,7 +57,8 @@ def _record_model_snapshot(
     model_id: str | None,
     now: int,
 ) -> None:
-    """§7.2 step 11: append a ``model-snapshot`` entry when the model differs from the last one."""
+    """google.ts ``appendModelSnapshot``: append a ``model-snapshot`` entry when the model differs
+    from the last one."""
     latest = session.latest_custom_entry([MODEL_SNAPSHOT_CUSTOM_TYPE])
     data = latest.get("data") if latest is not None else None
     previous = data if isinstance(data, dict) else {}
@@ -84,7 +86,9 @@ def _apply_google_turn_ordering(
     now: int,
     pending_writes: list[Callable[[], None]] | None,
 ) -> _core.Transcript:
-    """§7.2 step 12 and §7.10: prepend the bootstrap turn; for Google APIs also record it once."""
+    """google.ts ``applyGoogleTurnOrderingFix`` and pi-embedded-helpers/bootstrap.ts
+    ``sanitizeGoogleTurnOrdering``: prepend the bootstrap turn; for Google APIs also record it once.
+    """
     fixed = _core.sanitize_google_turn_ordering(messages, now_ms=now)
     if fixed is messages or model_api not in GOOGLE_APIS or session is None:
         return fixed
@@ -111,26 +115,30 @@ def sanitize_session_history(
     validate_turns: bool = True,
     pending_writes: list[Callable[[], None]] | None = None,
 ) -> _core.Transcript:
-    """Make stored history safe to send to a provider (spec §7.2, in upstream's pass order).
+    """Make stored history safe to send to a provider (google.ts, sanitizeSessionHistory's pass
+    order).
 
-    1. resolve the policy (§7.1) unless one is given; 2. mark inter-session user messages
-    (§7.3); 3. for Anthropic, drop delivery-mirror assistants; 4. sanitize tool-call ids (when
+    1. resolve the policy (transcript-policy.ts, ``resolveTranscriptPolicy``) unless one is given;
+    2. mark inter-session user messages (``annotateInterSessionUserMessages``); 3. for Anthropic,
+    drop delivery-mirror assistants; 4. sanitize tool-call ids (when
     the policy says so) and make them unique, then thought signatures, blank assistant text and
-    images (§7.4, §7.5, §7.8);
-    5. drop thinking blocks (Copilot Claude); 6. sanitize tool-call inputs (§3.2);
-    7. repair tool-use/result pairing (§3.4) and drop duplicate results it keeps by its quirk;
+    images (pi-embedded-helpers/images.ts, tool-images.ts, tool-call-id.ts);
+    5. drop thinking blocks (Copilot Claude); 6. sanitize tool-call inputs
+    (``repairToolCallInputs``); 7. repair tool-use/result pairing (``repairToolUseResultPairing``)
+    and drop duplicate results it keeps by its quirk;
     8. strip tool-result ``details``; 9. zero stale
-    usage and normalize usage (§7.6); 10. for OpenAI Responses, drop reasoning signatures that
-    cannot be replayed; 11. record a model snapshot in ``session``; 12. Google turn ordering
-    (§7.10), and the same bootstrap user turn for Anthropic-family providers. With
-    ``validate_turns`` (default) the runner's next step follows: Gemini and Anthropic turn
-    validation (§7.9) as the policy says.
+    usage and normalize usage (``stripStaleAssistantUsageBeforeLatestCompaction``); 10. for OpenAI
+    Responses, drop reasoning signatures that cannot be replayed; 11. record a model snapshot in
+    ``session``; 12. Google turn ordering (``applyGoogleTurnOrderingFix``), and the same bootstrap
+    user turn for Anthropic-family providers. With ``validate_turns`` (default) the runner's next
+    step follows: Gemini and Anthropic turn validation (pi-embedded-helpers/turns.ts) as the policy
+    says.
 
     Only ``session`` is ever written to (steps 11 and 12, through its append path); the
     input is never modified. Returns a Transcript.
     With ``pending_writes`` (a list), the session writes of steps 11 and 12 are not done but
     appended to it as callables, so a caller can run them later — after moving the leaf off an
-    orphaned user message (§7.12), so the entries do not hang below the orphan.
+    orphaned user message (run/attempt.ts), so the entries do not hang below the orphan.
     """
     if policy is None:
         policy = _core.resolve_transcript_policy(
@@ -163,7 +171,8 @@ def sanitize_session_history(
             transcript, now_ms=now, errored_assistant_result_policy=errored_assistant_result_policy
         )
         # clawctx addition: the pairing repair keeps a second same-id result when nothing else
-        # in its span changes (Quirk §3.4.19a); no provider accepts two results for one call.
+        # in its span changes (upstream quirk: repairToolUseResultPairing returns its input unless
+        # a change flag was set); no provider accepts two results for one call.
         transcript = _core.drop_duplicate_tool_results(transcript)
     transcript = _core.strip_tool_result_details(transcript)
     transcript = _core.normalize_usage(_core.zero_stale_usage(transcript))
@@ -207,10 +216,10 @@ class OrphanedUserReport:
 def detach_orphaned_trailing_user(
     session: _core.Session, *, run_id: str | None = None
 ) -> OrphanedUserReport:
-    """§7.12: when the leaf is a user message (a turn that never got an answer), move the leaf
-    to its parent (or before the first entry) so the new prompt becomes its sibling instead of a
-    second consecutive user turn. The orphan stays in the file. Returns what happened and the
-    rebuilt context messages."""
+    """As ``runEmbeddedAttempt`` (run/attempt.ts): when the leaf is a user message (a turn that
+    never got an answer), move the leaf to its parent (or before the first entry) so the new prompt
+    becomes its sibling instead of a second consecutive user turn. The orphan stays in the file.
+    Returns what happened and the rebuilt context messages."""
     leaf_id = session.leaf_id
     entry = session.get_entry(leaf_id) if leaf_id is not None else None
     message = entry.get("message") if entry is not None else None

@@ -1,14 +1,16 @@
-"""Image sanitization of transcripts (spec hot-path §7.4-§7.5) with Pillow.
+"""Image sanitization of transcripts (OpenClaw 2026.3.13
+`src/agents/pi-embedded-helpers/images.ts` and `src/agents/tool-images.ts`) with Pillow.
 
 :func:`sanitize_images` is OpenClaw's ``sanitizeSessionMessagesImages`` image pass: the Rust core
-finds the image blocks §7.4 sanitizes (tool results, user array content, errored assistants,
+finds the image blocks it sanitizes (tool results, user array content, errored assistants,
 other assistants' array content) without building Python objects for other messages; each block
-goes through :func:`sanitize_image_block` (§7.5 rules 20-26), in parallel threads when there are
-several (Pillow releases the GIL while decoding, resizing and encoding); the changed blocks are
-written back by the Rust core, which keeps every other message's exact text.
+goes through :func:`sanitize_image_block` (tool-images.ts, ``resizeImageBase64IfNeeded``), in
+parallel threads when there are several (Pillow releases the GIL while decoding, resizing and
+encoding); the changed blocks are written back by the Rust core, which keeps every other message's
+exact text.
 
-Choices where upstream leaves room (hot-path §7.5 rule 26: compare dimensions, mime types and
-byte bounds, not bytes):
+Choices where upstream leaves room (pixel output depends on the image library, so compare
+dimensions, mime types and byte bounds, not bytes):
 
 * Errors other than "could not be reduced" are reported as ``Error: <message>`` (JavaScript's
   ``String(err)``), with these messages: ``Input buffer contains unsupported image format``
@@ -56,17 +58,19 @@ from clawctx._js import js_trim as _js_trim
 if TYPE_CHECKING:
     from PIL import Image
 
-#: Default longest side in pixels (§7.5 rule 20; config ``agents.defaults.imageMaxDimensionPx``).
+#: Default longest side in pixels (image-sanitization.ts, DEFAULT_IMAGE_MAX_DIMENSION_PX; config
+#: ``agents.defaults.imageMaxDimensionPx``).
 DEFAULT_IMAGE_MAX_DIMENSION_PX: Final = 1200
-#: Default maximum decoded size of an image in bytes (§7.5 rule 20).
+#: Default maximum decoded size of an image in bytes (image-sanitization.ts,
+#: DEFAULT_IMAGE_MAX_BYTES).
 DEFAULT_IMAGE_MAX_BYTES: Final = 5 * 1024 * 1024
-#: The label OpenClaw uses for session history (§7.5 rule 21).
+#: The label OpenClaw uses for session history (tool-images.ts, sanitizeContentBlocksImages).
 DEFAULT_IMAGE_LABEL: Final = "session:history"
 #: Payloads whose decoded size would exceed this are replaced without being decoded.
 DEFAULT_MAX_INPUT_BYTES: Final = 64 * 1024 * 1024
-#: JPEG qualities tried at each side (§7.5 rule 24).
+#: JPEG qualities tried at each side (tool-images.ts, resizeImageBase64IfNeeded).
 IMAGE_REDUCE_QUALITY_STEPS: Final = (85, 75, 65, 55, 45, 35)
-#: Fixed sides of the resize ladder after the image's own capped side (§7.5 rule 24).
+#: Fixed sides of the resize ladder after the image's own capped side (resizeImageBase64IfNeeded).
 IMAGE_RESIZE_SIDES: Final = (1800, 1600, 1400, 1200, 1000, 800)
 
 _MIB: Final = 1024 * 1024
@@ -84,7 +88,7 @@ class _ImageError(Exception):
 
 def image_limits_from_config(config: Mapping[str, Any] | None) -> ImageLimits:
     """``resolveImageSanitizationLimits``: ``agents.defaults.imageMaxDimensionPx`` floored, at
-    least 1, when it is a finite number (hot-path §7.5 rule 20); ``{}`` otherwise.
+    least 1, when it is a finite number (image-sanitization.ts); ``{}`` otherwise.
 
     The result is meant to be spread into :func:`sanitize_images`:
     ``sanitize_images(messages, **image_limits_from_config(config))``.
@@ -98,7 +102,8 @@ def image_limits_from_config(config: Mapping[str, Any] | None) -> ImageLimits:
 
 
 def _infer_mime_type(trimmed: str) -> str | None:
-    """The mime type a base64 payload's first characters identify (§7.5 rule 22)."""
+    """The mime type a base64 payload's first characters identify (tool-images.ts,
+    inferMimeTypeFromBase64)."""
     if trimmed.startswith("/9j/"):
         return "image/jpeg"
     if trimmed.startswith("iVBOR"):
@@ -193,7 +198,8 @@ def _open(raw: bytes) -> Image.Image:
 def _reencode(
     image: Image.Image, max_side: int, max_bytes: float, max_pixels: int
 ) -> dict[str, str]:
-    """The JPEG ladder of §7.5 rules 24-25."""
+    """The JPEG ladder of ``resizeImageBase64IfNeeded`` (tool-images.ts): sides and qualities
+    tried in order, an error when nothing fits."""
     from PIL import Image, ImageOps
 
     width, height = image.size
@@ -262,8 +268,8 @@ def sanitize_image_block(
     max_pixels: int | None = None,
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
 ) -> dict[str, str]:
-    """Sanitizes one image block's payload (hot-path §7.5 rules 20-26); never raises for bad
-    image data.
+    """Sanitizes one image block's payload (tool-images.ts, ``resizeImageBase64IfNeeded``); never
+    raises for bad image data.
 
     Returns the content block to use: ``{"type": "image", "data", "mimeType"}`` or, when the
     image is dropped, ``{"type": "text", "text"}``:
@@ -338,7 +344,7 @@ def sanitize_images(
     max_pixels: int | None = None,
     max_input_bytes: int = DEFAULT_MAX_INPUT_BYTES,
 ) -> _core.Transcript:
-    """The image pass of ``sanitizeSessionMessagesImages`` (hot-path §7.4 rules 15-19, §7.5).
+    """The image pass of ``sanitizeSessionMessagesImages`` (images.ts; blocks by tool-images.ts).
 
     Every image block of a tool result, a user message with array content, an errored
     assistant or another assistant with array content goes through

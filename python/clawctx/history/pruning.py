@@ -1,4 +1,6 @@
-"""The cache-TTL gate of OpenClaw's context-pruning extension (spec hot-path §6.2)."""
+"""The cache-TTL gate of OpenClaw's context-pruning extension (OpenClaw
+2026.3.13 `src/agents/pi-extensions/context-pruning/extension.ts`, ``contextPruningExtension``;
+`src/agents/pi-embedded-runner/cache-ttl.ts`)."""
 
 from __future__ import annotations
 
@@ -59,7 +61,7 @@ class CacheTtlPruner:
         now_ms: Callable[[], int] | None = None,
     ) -> CacheTtlPruner:
         """A pruner whose last touch is the ``data.timestamp`` of the newest cache-ttl custom
-        entry that has a numeric one (§6.2 rule 6)."""
+        entry that has a numeric one (cache-ttl.ts, readLastCacheTtlTimestamp)."""
         entry = session.latest_custom_entry(
             list(CACHE_TTL_CUSTOM_TYPES), numeric_data_key="timestamp"
         )
@@ -81,7 +83,8 @@ class CacheTtlPruner:
         self.last_cache_touch_at = self._now_ms() if at_ms is None else at_ms
 
     def is_due(self, now: int | None = None) -> bool:
-        """Whether the TTL has run out since the last touch (§6.2 rule 7). A touch at 0 counts
+        """Whether the TTL has run out since the last touch (extension.ts,
+        contextPruningExtension). A touch at 0 counts
         as no touch, as in upstream (where 0 is falsy)."""
         if not self.last_cache_touch_at or self.settings.ttl_ms <= 0:
             return False

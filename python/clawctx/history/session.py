@@ -1,5 +1,6 @@
 """The session: ``Session`` (the native session plus compaction) and ``build_session_context``
-on plain entry dicts (spec hot-path §1.6).
+on plain entry dicts (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`,
+``buildSessionContext``).
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class Session(_core.Session):
         settings: _core.CompactionSettings | Mapping[str, Any] | None = None,
         custom_instructions: str | None = None,
     ) -> CompactionResult | Coroutine[Any, Any, CompactionResult | None] | None:
-        """Compacts the current branch (spec §8) with ``summarize``, the caller's summarizer
-        (sync or async), and appends pi's compaction entry: see
+        """Compacts the current branch (pi compaction.ts, ``compact``) with ``summarize``, the
+        caller's summarizer (sync or async), and appends pi's compaction entry: see
         :func:`clawctx.history.compaction.compact_session`, which this calls.
         """
         return compact_session(self, summarize, settings, custom_instructions)

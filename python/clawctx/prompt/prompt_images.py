@@ -1,10 +1,13 @@
-"""Prompt image detection, loading and history re-injection (facade §7, tests §8.4).
+"""Prompt image detection, loading and history re-injection (OpenClaw
+2026.3.13 `src/agents/pi-embedded-runner/run/images.ts`, ``detectAndLoadPromptImages``; upstream
+tests in `run/images.test.ts`).
 
 A vision model gets the images a prompt refers to by local path: :func:`detect_image_references`
-finds the references (§7.3), :func:`load_image_ref` reads one file safely (§7.4),
+finds the references (``detectImageReferences``), :func:`load_image_ref` reads one file safely
+(``loadImageFromRef``),
 :func:`detect_and_load_prompt_images` does both for the prompt and for earlier user messages
-(§7.1, §7.5-§7.7) and :func:`inject_history_images_into_messages` puts the history images back
-into their messages (§7.8).
+(``detectAndLoadPromptImages``) and :func:`inject_history_images_into_messages` puts the history
+images back into their messages (later OpenClaw run/attempt.ts, not in 2026.3.13).
 
 Choices where the baseline leaves room, all on the safe side:
 
@@ -53,7 +56,8 @@ __all__ = [
 
 _log = logging.getLogger("clawctx.prompt_images")
 
-#: §7.2: extensions (lower case, with the dot) that mark a path as an image.
+#: run/images.ts, IMAGE_EXTENSION_NAMES: extensions (lower case, with the dot) that mark a path as
+#: an image.
 IMAGE_EXTENSIONS: Final = (
     ".png",
     ".jpg",
@@ -66,9 +70,9 @@ IMAGE_EXTENSIONS: Final = (
     ".heic",
     ".heif",
 )
-#: §7.4: the byte limit of one loaded file (6 MiB).
+#: src/media/constants.ts, MAX_IMAGE_BYTES: the byte limit of one loaded file (6 MiB).
 MAX_IMAGE_BYTES: Final = 6 * 1024 * 1024
-#: §7.6: the sanitization label of the prompt's images.
+#: run/images.ts, sanitizeImagesWithLog: the sanitization label of the prompt's images.
 PROMPT_IMAGES_LABEL: Final = "prompt:images"
 
 # JS whitespace as a character-class body (for negated classes) and as JS `\s`.
@@ -116,10 +120,11 @@ _BMP_DIB_HEADER_SIZES: Final = frozenset({12, 16, 40, 52, 56, 64, 108, 124})
 
 @dataclass(frozen=True, slots=True)
 class ImageRef:
-    """A local image reference found in text (facade §7.3; §8.4.1 gives the shape).
+    """A local image reference found in text (``detectImageReferences``; run/images.test.ts gives
+    the shape).
 
     ``raw`` is the matched text, ``resolved`` the filesystem path (``~`` expanded, ``file://``
-    URLs converted). ``message_index`` is set on references found in history (§7.5): the index
+    URLs converted). ``message_index`` is set on references found in history: the index
     of the message they came from.
     """
 
@@ -131,25 +136,25 @@ class ImageRef:
 
 @dataclass(frozen=True, slots=True)
 class ImageContent:
-    """An image for the model: base64 ``data`` and its ``mime_type`` (facade §7.4, §7.7)."""
+    """An image for the model: base64 ``data`` and its ``mime_type`` (``loadImageFromRef``)."""
 
     data: str
     mime_type: str
 
     def to_block(self) -> dict[str, str]:
-        """The content block: ``{"type": "image", "data": ..., "mimeType": ...}`` (§7.8)."""
+        """The content block: ``{"type": "image", "data": ..., "mimeType": ...}``."""
         return {"type": "image", "data": self.data, "mimeType": self.mime_type}
 
 
 @dataclass(frozen=True, slots=True)
 class PromptImagesResult:
-    """What :func:`detect_and_load_prompt_images` returns (facade §7.7).
+    """What :func:`detect_and_load_prompt_images` returns (``detectAndLoadPromptImages``'s result).
 
     ``images``: existing + prompt images, sanitized. ``history_images_by_index``: message index
     -> sanitized images for that history message (indices with no image left are absent).
     ``detected_refs``: prompt references, then history references. ``loaded_count`` /
     ``skipped_count``: references loaded / not loaded. ``dropped``: the replacement text of
-    each image sanitization dropped (§7.6).
+    each image sanitization dropped (``sanitizeImagesWithLog``).
     """
 
     images: tuple[ImageContent, ...]
@@ -161,12 +166,12 @@ class PromptImagesResult:
 
 
 def history_images_label(message_index: int) -> str:
-    """The sanitization label of one history message's images (facade §7.6)."""
+    """The sanitization label of one history message's images (``sanitizeImagesWithLog``)."""
     return f"history:images:{message_index}"
 
 
 def model_supports_images(model: Mapping[str, Any] | Sequence[str] | None) -> bool:
-    """Whether the model declares image input (facade §7.1, §8.4.9).
+    """Whether the model declares image input (``modelSupportsImages``).
 
     Accepts a model mapping (its ``"input"`` list must contain ``"image"``) or the input kinds
     themselves; a plain string counts as one kind. ``None``, a missing or non-list ``input``
@@ -234,7 +239,7 @@ def _node_path_resolve(path: str) -> str:
 
 def _resolve_user_path(path: str) -> str:
     """``resolveUserPath``: a leading ``~`` (alone or before a slash) becomes the home dir,
-    then the path is made absolute (§7.3)."""
+    then the path is made absolute (``detectImageReferences``)."""
     if _HOME_PREFIX_RE.match(path):
         path = os.path.expanduser("~") + path[1:]
     return _node_path_resolve(path)
@@ -262,7 +267,8 @@ def _remove_dot_segments(path: str) -> str:
 
 
 def _file_url_to_path(url: str) -> str | None:
-    """``new URL`` + Node's POSIX ``fileURLToPath``; ``None`` for a malformed URL (§7.3.3).
+    """``new URL`` + Node's POSIX ``fileURLToPath``; ``None`` for a malformed URL
+    (``detectImageReferences``'s ``file://`` handling).
 
     The host must be empty or ``localhost``; ``%2F`` in the path, a ``%`` not followed by two
     hex digits and percent-escapes that are not UTF-8 are malformed.
@@ -299,7 +305,8 @@ def _file_url_to_path(url: str) -> str | None:
 
 
 def detect_image_references(text: str) -> list[ImageRef]:
-    """Finds local image references in text, in the order of facade §7.3 (tests §8.4.1-8).
+    """Finds local image references in text, in the order of ``detectImageReferences``
+    (upstream cases in run/images.test.ts).
 
     1. ``[media attached: …]`` / ``[media attached i/N: …]`` brackets (``N files`` headers are
        skipped; the path is the text up to the first image extension followed by `` (``, ``|``
@@ -355,8 +362,9 @@ def detect_image_references(text: str) -> list[ImageRef]:
 
 
 def sniff_image_mime_type(head: bytes) -> str | None:
-    """The image MIME type the first bytes of a file show, or ``None`` (facade §7.4: non-image
-    media are skipped). Knows PNG, JPEG, GIF, WebP, BMP, TIFF and HEIC/HEIF (``ftyp`` brands).
+    """The image MIME type the first bytes of a file show, or ``None`` (``loadImageFromRef``:
+    non-image media are skipped). Knows PNG, JPEG, GIF, WebP, BMP, TIFF and HEIC/HEIF (``ftyp``
+    brands).
     """
     if head.startswith(b"\x89PNG\r\n\x1a\n"):
         return "image/png"
@@ -440,7 +448,7 @@ def load_image_ref(
     sandbox_root: str | os.PathLike[str] | None = None,
     max_bytes: int = MAX_IMAGE_BYTES,
 ) -> ImageContent | None:
-    """Loads one local image reference as base64 (facade §7.4); ``None`` on any failure.
+    """Loads one local image reference as base64 (``loadImageFromRef``); ``None`` on any failure.
 
     The root is ``sandbox_root`` if given, else ``workspace_dir``. Relative paths resolve
     against it; every path (relative, absolute, ``~``) must, with all symlinks followed, lie
@@ -518,8 +526,8 @@ def _message_text(message: Mapping[str, Any]) -> str:
 
 
 def _detect_history_refs(messages: Sequence[Mapping[str, Any]]) -> list[ImageRef]:
-    """§7.5: references in user messages without an image block; global dedupe by lower-cased
-    resolved path (the first message wins)."""
+    """``detectAndLoadPromptImages``: references in user messages without an image block; global
+    dedupe by lower-cased resolved path (the first message wins)."""
     found: list[ImageRef] = []
     seen: set[str] = set()
     for index, message in enumerate(messages):
@@ -555,7 +563,8 @@ def _sanitize(
     max_bytes: float,
     dropped: list[str],
 ) -> tuple[ImageContent, ...]:
-    """§7.6: each image through :func:`sanitize_image_block`; a dropped one's text is kept."""
+    """``sanitizeImagesWithLog``: each image through :func:`sanitize_image_block`; a dropped one's
+    text is kept."""
     kept: list[ImageContent] = []
     dropped_here = 0
     for image in images:
@@ -590,16 +599,18 @@ def detect_and_load_prompt_images(
     max_dimension_px: int = 1200,
     sanitize_max_bytes: float = DEFAULT_IMAGE_MAX_BYTES,
 ) -> PromptImagesResult:
-    """Detects and loads the images of a prompt and of earlier user messages (facade §7.1,
-    §7.4-§7.7; tests §8.4.10-11).
+    """Detects and loads the images of a prompt and of earlier user messages (run/images.ts,
+    ``detectAndLoadPromptImages``; upstream cases in run/images.test.ts).
 
-    * §7.1: a model without image input gets nothing at all, not even ``existing_images``.
-    * Prompt references come first; history references (§7.5, from ``history_messages``) whose
+    * ``modelSupportsImages``: a model without image input gets nothing at all, not even
+      ``existing_images``.
+    * Prompt references come first; history references (from ``history_messages``) whose
       lower-cased resolved path is also a prompt reference's are dropped.
     * Each reference is loaded with :func:`load_image_ref`; failures count as skipped.
-    * §7.6: ``existing_images`` + prompt images are sanitized under ``"prompt:images"``, each
-      history message's images under ``"history:images:<index>"`` (``max_dimension_px``,
-      ``sanitize_max_bytes``); dropped images are left out and their text kept in ``dropped``.
+    * ``sanitizeImagesWithLog``: ``existing_images`` + prompt images are sanitized under
+      ``"prompt:images"``, each history message's images under ``"history:images:<index>"``
+      (``max_dimension_px``, ``sanitize_max_bytes``); dropped images are left out and their text
+      kept in ``dropped``.
     """
     empty: Mapping[int, tuple[ImageContent, ...]] = MappingProxyType({})
     if not model_supports_images(model_input):
@@ -657,7 +668,8 @@ def inject_history_images_into_messages(
     messages: Sequence[Mapping[str, Any]],
     history_images_by_index: Mapping[int, Sequence[ImageContent]],
 ) -> tuple[list[dict[str, Any]], bool]:
-    """Puts history images back into their user messages (facade §7.8).
+    """Puts history images back into their user messages (later OpenClaw
+    run/attempt.ts, not in 2026.3.13).
 
     For each index within bounds whose message has role ``user``: string content becomes
     ``[{"type": "text", "text": <content>}]``; each image whose ``data`` is not already in one

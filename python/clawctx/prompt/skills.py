@@ -1,6 +1,8 @@
 """Workspace skills: ``skills/<name>/SKILL.md`` files whose front matter names and describes
-them (facade §1.6). The system prompt lists them in ``<available_skills>``; the model reads a
-skill's file only when its description matches the task.
+them (OpenClaw 2026.3.13 `src/agents/skills/workspace.ts`, ``buildWorkspaceSkillsPrompt``; the
+block text is pi-mono 0.58.3 `packages/coding-agent/src/core/skills.ts`). The system prompt lists
+them in ``<available_skills>``; the model reads a skill's file only when its description matches
+the task.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
-"""Per-session queue of system events (facade §2.5.1-§2.5.5).
+"""Per-session queue of system events (OpenClaw 2026.3.13 `src/infra/system-events.ts`,
+``enqueueSystemEvent`` and ``drainSystemEventEntries``).
 
 Cron jobs, channel adapters, the heartbeat runner and plugins report things the agent should
 know about ("Cron job "daily" completed") by enqueueing a short text under a session key. The
 next prompt for that session drains the queue and prepends each event as a ``System:`` line
 (:func:`clawctx.prompt.prompt_body.prepend_system_events`).
 
-The queue lives in memory only and is never persisted (§2.5.1). A :class:`SystemEventQueue` is
+The queue lives in memory only and is never persisted (as upstream). A :class:`SystemEventQueue` is
 thread-safe: producers may enqueue from any thread, and an asyncio consumer can await
 :meth:`SystemEventQueue.wait_for_events`, which wakes when an event arrives from any thread.
 
@@ -31,14 +32,15 @@ __all__ = [
     "SystemEventSnapshot",
 ]
 
-#: §2.5.4: at most this many events are kept per session; the oldest is dropped beyond it.
+#: system-events.ts, MAX_EVENTS: at most this many events are kept per session; the oldest is
+#: dropped beyond it.
 DEFAULT_MAX_SYSTEM_EVENTS: Final = 20
 
 
 @dataclass(frozen=True, slots=True)
 class SystemEvent:
-    """One queued event (§2.5.4): trimmed ``text``, enqueue time ``ts`` in epoch milliseconds,
-    and the normalized (trimmed, lower-cased) ``context_key`` or ``None``."""
+    """One queued event (``enqueueSystemEvent``): trimmed ``text``, enqueue time ``ts`` in epoch
+    milliseconds, and the normalized (trimmed, lower-cased) ``context_key`` or ``None``."""
 
     text: str
     ts: int
@@ -47,10 +49,10 @@ class SystemEvent:
 
 @dataclass(frozen=True, slots=True)
 class SystemEventSnapshot:
-    """A copy of one session's queue state (§2.5.5 consume/restore helpers).
+    """A copy of one session's queue state (upstream's consume/restore helpers).
 
-    ``last_text`` is the text consecutive duplicates are compared with (§2.5.3);
-    ``last_context_key`` is the context key of the latest enqueue attempt (§2.5.2).
+    ``last_text`` is the text consecutive duplicates are compared with;
+    ``last_context_key`` is the context key of the latest enqueue attempt.
     """
 
     events: tuple[SystemEvent, ...] = ()
@@ -66,7 +68,7 @@ class _SessionState:
 
 
 def _require_session_key(session_key: str | None) -> str:
-    """§2.5.1: the key is trimmed; a missing or blank key is an error."""
+    """``enqueueSystemEvent``: the key is trimmed; a missing or blank key is an error."""
     key = _js_trim(session_key) if isinstance(session_key, str) else ""
     if not key:
         raise ValueError("system events require a sessionKey")
@@ -74,7 +76,7 @@ def _require_session_key(session_key: str | None) -> str:
 
 
 def _normalize_context_key(context_key: str | None) -> str | None:
-    """§2.5.2: trimmed and lower-cased; blank → ``None``."""
+    """``enqueueSystemEvent``'s context key: trimmed and lower-cased; blank → ``None``."""
     if not context_key:
         return None
     trimmed = _js_trim(context_key)
@@ -92,16 +94,16 @@ def _wake(waiter: asyncio.Future[None]) -> None:
 
 
 class SystemEventQueue:
-    """In-memory system-event queues keyed by session key (facade §2.5.1-§2.5.5).
+    """In-memory system-event queues keyed by session key (system-events.ts).
 
     * :meth:`enqueue` trims the text and ignores blank text (returns ``False``); it records the
       normalized context key as :meth:`last_context_key` even when the text is then ignored as
-      a consecutive duplicate of the previous accepted text (§2.5.2-§2.5.3); beyond
-      ``max_events`` entries the oldest is dropped (§2.5.4).
+      a consecutive duplicate of the previous accepted text ; beyond
+      ``max_events`` entries the oldest is dropped.
     * :meth:`drain` returns the events and forgets the session's state, including the
-      duplicate memory, so the same text may be enqueued again afterwards (§2.5.5).
+      duplicate memory, so the same text may be enqueued again afterwards.
     * :meth:`snapshot` / :meth:`restore` let a caller consume events for a run and put them
-      back if the run does not happen (§2.5.5).
+      back if the run does not happen.
 
     Every method raises ``ValueError("system events require a sessionKey")`` for a blank key,
     as upstream does. All state is guarded by one :class:`threading.Lock`; ``now_ms`` (epoch
@@ -124,11 +126,12 @@ class SystemEventQueue:
 
     @property
     def max_events(self) -> int:
-        """The per-session cap (§2.5.4; 20 by default)."""
+        """The per-session cap (``MAX_EVENTS``, 20 by default)."""
         return self._max_events
 
     def enqueue(self, text: str, *, session_key: str, context_key: str | None = None) -> bool:
-        """§2.5.1-§2.5.4: queues ``text`` for ``session_key``; returns whether it was queued.
+        """``enqueueSystemEvent``: queues ``text`` for ``session_key``; returns whether it was
+        queued.
 
         Blank text and a text equal to the previous queued text (since the last drain) are
         ignored. Wakes every :meth:`wait_for_events` waiter of the session.
@@ -154,7 +157,8 @@ class SystemEventQueue:
         return True
 
     def drain(self, session_key: str) -> list[SystemEvent]:
-        """§2.5.5: returns all queued events (oldest first) and resets the session's state.
+        """``drainSystemEventEntries``: returns all queued events (oldest first) and resets the
+        session's state.
 
         An empty queue returns ``[]`` and leaves the state as it is, like upstream.
         """
@@ -167,33 +171,35 @@ class SystemEventQueue:
             return state.events
 
     def peek(self, session_key: str) -> list[SystemEvent]:
-        """§2.5.5: the queued events without removing them."""
+        """``peekSystemEvents``: the queued events without removing them."""
         key = _require_session_key(session_key)
         with self._lock:
             state = self._sessions.get(key)
             return list(state.events) if state is not None else []
 
     def has(self, session_key: str) -> bool:
-        """§2.5.5: whether the session has queued events."""
+        """``hasSystemEvents``: whether the session has queued events."""
         key = _require_session_key(session_key)
         with self._lock:
             state = self._sessions.get(key)
             return state is not None and bool(state.events)
 
     def last_context_key(self, session_key: str) -> str | None:
-        """§2.5.2: the normalized context key of the session's latest non-blank enqueue."""
+        """``enqueueSystemEvent``: the normalized context key of the session's latest non-blank
+        enqueue."""
         key = _require_session_key(session_key)
         with self._lock:
             state = self._sessions.get(key)
             return state.last_context_key if state is not None else None
 
     def is_context_changed(self, session_key: str, context_key: str | None) -> bool:
-        """Whether ``context_key`` (normalized as in §2.5.2) differs from
+        """Whether ``context_key`` (normalized as ``enqueueSystemEvent`` does) differs from
         :meth:`last_context_key` (upstream ``isSystemEventContextChanged``)."""
         return _normalize_context_key(context_key) != self.last_context_key(session_key)
 
     def snapshot(self, session_key: str) -> SystemEventSnapshot:
-        """§2.5.5: a copy of the session's queue state; the queue is not changed."""
+        """Upstream's snapshot helper: a copy of the session's queue state; the queue is not
+        changed."""
         key = _require_session_key(session_key)
         with self._lock:
             state = self._sessions.get(key)
@@ -202,8 +208,8 @@ class SystemEventQueue:
             return SystemEventSnapshot(tuple(state.events), state.last_text, state.last_context_key)
 
     def restore(self, session_key: str, snapshot: SystemEventSnapshot) -> None:
-        """§2.5.5: puts consumed events back (e.g. after :meth:`drain`, when the run that
-        consumed them did not happen).
+        """Upstream's restore helper: puts consumed events back (e.g. after :meth:`drain`, when the
+        run that consumed them did not happen).
 
         The snapshot's events go before any events queued since, and the cap keeps the newest
         ``max_events``. When nothing was queued since, the duplicate memory and context key

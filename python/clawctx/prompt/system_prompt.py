@@ -1,17 +1,21 @@
-"""The agent system prompt, built the way OpenClaw builds it (facade §1).
+"""The agent system prompt, built the way OpenClaw builds it (OpenClaw 2026.3.13
+`src/agents/system-prompt.ts`, ``buildAgentSystemPrompt``).
 
 :func:`build_system_prompt` turns a :class:`SystemPromptParams` into the exact text upstream's
-``buildAgentSystemPrompt`` emits for the baseline generation (facade §0.1): each section yields
-a flat list of entries, falsy entries are dropped and the rest joined with ``"\\n"`` (§1.3), so
+``buildAgentSystemPrompt`` emits for the baseline generation (the 2026.3.13 release): each section
+yields a flat list of entries, falsy entries are dropped and the rest joined with ``"\\n"``, so
 there are no blank lines between sections.
 
-Sections are data. :data:`OPENCLAW_LAYOUT` is the default preset, the 26 sections of §1.4 in
-order; a :class:`SystemPromptLayout` derived from it with ``with_section`` / ``without`` /
-``replacing`` adds, drops or swaps sections without touching the preset.
+Sections are data. :data:`OPENCLAW_LAYOUT` is the default preset, the 26 sections of
+``buildAgentSystemPrompt`` in order; a :class:`SystemPromptLayout` derived from it with
+``with_section`` / ``without`` / ``replacing`` adds, drops or swaps sections without touching the
+preset.
 
-Helpers for the pieces other code needs on their own: tool lines (§1.5), the skills block
-(§1.6), owner ids (§1.7), the runtime line (§1.9), the sub-agent prompt (§1.10) and the
-modifiers applied after building (§1.11).
+Helpers for the pieces other code needs on their own: tool lines (``toolOrder``,
+``coreToolSummaries``), the skills block (`src/agents/skills/workspace.ts`), owner ids
+(``buildOwnerIdentityLine``), the runtime line (``buildRuntimeLine``), the sub-agent prompt
+(`src/agents/subagent-announce.ts`, ``buildSubagentSystemPrompt``) and the modifiers applied after
+building (`src/agents/pi-embedded-runner/run/attempt.ts`).
 
 Strings the spec only summarises (the Sandbox lines, the four ACP routing lines, the empty
 tool-list fallback, the reaction bullets, the sub-agent rules) reproduce the upstream text of
@@ -67,10 +71,10 @@ PromptMode = Literal["full", "minimal", "none"]
 OwnerDisplay = Literal["raw", "hash"]
 ElevatedLevel = Literal["on", "off", "ask", "full"]
 
-#: §1.4.1: the first line of every prompt, and the whole prompt in mode ``"none"`` (§1.2.2).
+#: The first line of every prompt, and the whole prompt in mode ``"none"``.
 IDENTITY_LINE: Final = "You are a personal assistant running inside OpenClaw."
 
-#: §1.5.2: known tools are listed in this order; unknown tools follow, sorted.
+#: ``toolOrder``: known tools are listed in this order; unknown tools follow, sorted.
 TOOL_ORDER: Final[tuple[str, ...]] = (
     "read",
     "write",
@@ -98,9 +102,10 @@ TOOL_ORDER: Final[tuple[str, ...]] = (
     "image",
 )
 
-#: §1.4.18: the channel ids offered in the message-tool line. Upstream lists the channels the
-#: running gateway can deliver to (core channels plus plugins); this default is the baseline's
-#: core channel list. Text not pinned by the spec: pass the ids your runtime can deliver to.
+#: buildMessagingSection: the channel ids offered in the message-tool line. Upstream lists the
+#: channels the running gateway can deliver to (core channels plus plugins); this default is the
+#: baseline's core channel list. Text not pinned by the spec: pass the ids your runtime can deliver
+#: to.
 DEFAULT_MESSAGE_CHANNEL_OPTIONS: Final[tuple[str, ...]] = (
     "telegram",
     "whatsapp",
@@ -117,7 +122,8 @@ _LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 def _trimmed_or_none(text: str | None) -> str | None:
-    """§1.3.3: trims; empty after trimming counts as absent."""
+    """Trims (as ``buildAgentSystemPrompt`` does its text inputs); empty after trimming counts as
+    absent."""
     if text is None:
         return None
     return _js_trim(text) or None
@@ -129,13 +135,14 @@ def _utf8(text: str) -> bytes:
 
 
 # ---------------------------------------------------------------------------------------------
-# Inputs (§1.1)
+# Inputs (buildAgentSystemPrompt params)
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class ContextFile:
-    """One Project Context file (§1.8): ``path`` is shown as the ``## <path>`` header."""
+    """One Project Context file (`src/agents/workspace.ts`, ``loadWorkspaceBootstrapFiles``):
+    ``path`` is shown as the ``## <path>`` header."""
 
     path: str
     content: str
@@ -143,7 +150,7 @@ class ContextFile:
 
 @dataclass(frozen=True, slots=True)
 class RuntimeInfo:
-    """Where the agent runs, rendered as the Runtime line (facade §1.1, §1.9)."""
+    """Where the agent runs, rendered as the Runtime line (``buildRuntimeLine``)."""
 
     agent_id: str | None = None
     host: str | None = None
@@ -164,7 +171,8 @@ class RuntimeInfo:
 
 @dataclass(frozen=True, slots=True)
 class SandboxInfo:
-    """The sandbox a session runs in (facade §1.4.11, §1.4.13; test §8.1.23).
+    """The sandbox a session runs in (the ``## Workspace`` and ``## Sandbox`` sections;
+    upstream test `src/agents/system-prompt.test.ts`).
 
     ``workspace_dir`` is the host directory mounted into the container (the file-tool bridge),
     ``container_workspace_dir`` the working directory inside it. ``elevated_allowed`` /
@@ -186,7 +194,7 @@ class SandboxInfo:
 
 @dataclass(frozen=True, slots=True)
 class ReactionGuidance:
-    """Reaction policy of the current channel (facade §1.4.21)."""
+    """Reaction policy of the current channel (the ``## Reactions`` section)."""
 
     level: Literal["minimal", "extensive"]
     channel: str
@@ -197,15 +205,15 @@ _StrTuple = tuple[str, ...]
 
 @dataclass(frozen=True, slots=True)
 class SystemPromptParams:
-    """Every input of ``buildAgentSystemPrompt`` (facade §1.1), snake_case, same defaults.
+    """Every input of ``buildAgentSystemPrompt`` (system-prompt.ts), snake_case, same defaults.
 
-    Text inputs the spec marks as trimmed (§1.3.3) are trimmed while rendering, so the stored
+    Text inputs upstream trims are trimmed while rendering, so the stored
     values are what the caller passed. ``user_time`` / ``user_time_format`` are accepted and
-    never rendered (§1.1.2, prompt-cache stability). Sequence fields accept any sequence and
-    are stored as tuples; ``tool_summaries`` is stored read-only. ``message_channel_options``
-    (the ids in the message-tool line) and ``keep_skills_in_minimal`` (the [later] rule that
-    keeps Skills in minimal mode, §1.2.4) are facade additions; their defaults are the
-    baseline.
+    never rendered (``buildTimeSection``, prompt-cache stability). Sequence fields accept any
+    sequence and are stored as tuples; ``tool_summaries`` is stored read-only.
+    ``message_channel_options`` (the ids in the message-tool line) and ``keep_skills_in_minimal``
+    (the [later] rule that keeps Skills in minimal mode) are facade additions; their defaults are
+    the baseline.
     """
 
     workspace_dir: str
@@ -257,7 +265,7 @@ class SystemPromptParams:
 
 
 # ---------------------------------------------------------------------------------------------
-# Prompt mode (§1.2)
+# Prompt mode (system-prompt.ts, PromptMode)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -270,7 +278,7 @@ def _agent_session_rest(session_key: str) -> str | None:
 
 def is_subagent_session_key(session_key: str | None) -> bool:
     """True for ``subagent:<…>`` and ``agent:<id>:subagent:<…>`` keys, case-insensitively
-    (facade §1.2.3, upstream ``isSubagentSessionKey``)."""
+    (upstream ``isSubagentSessionKey``, `src/sessions/session-key-utils.ts`)."""
     raw = _js_trim(session_key or "")
     if not raw:
         return False
@@ -281,7 +289,8 @@ def is_subagent_session_key(session_key: str | None) -> bool:
 
 
 def resolve_prompt_mode(session_key: str | None, *, cron_minimal: bool = False) -> PromptMode:
-    """facade §1.2.3: no key → ``"full"``; a sub-agent key → ``"minimal"``; else ``"full"``.
+    """``resolvePromptModeForSession`` (run/attempt.ts): no key → ``"full"``; a sub-agent key →
+    ``"minimal"``; else ``"full"``.
 
     ``cron_minimal=True`` adds the [later] rule: ``agent:<id>:cron:<…>`` keys → ``"minimal"``.
     """
@@ -297,18 +306,18 @@ def resolve_prompt_mode(session_key: str | None, *, cron_minimal: bool = False) 
 
 
 def _is_minimal(params: SystemPromptParams) -> bool:
-    # §1.2.1: "none" counts as minimal too.
+    # PromptMode: "none" counts as minimal too.
     return params.prompt_mode in ("minimal", "none")
 
 
 # ---------------------------------------------------------------------------------------------
-# Literal sanitising (§1.4.11)
+# Literal sanitising (src/agents/sanitize-for-prompt.ts)
 # ---------------------------------------------------------------------------------------------
 
 
 def sanitize_for_prompt_literal(value: str) -> str:
     """Removes Unicode control (Cc) and format (Cf) characters and U+2028/U+2029, so a path
-    stays one line inside the prompt (facade §1.4.11, upstream ``sanitizeForPromptLiteral``).
+    stays one line inside the prompt (upstream ``sanitizeForPromptLiteral``).
 
     Tabs are removed too (baseline; later upstream keeps them).
     """
@@ -322,7 +331,7 @@ def sanitize_for_prompt_literal(value: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Tool list (§1.5)
+# Tool list (buildAgentSystemPrompt: toolOrder, coreToolSummaries)
 # ---------------------------------------------------------------------------------------------
 
 _CORE_TOOL_SUMMARIES: Final[Mapping[str, str]] = MappingProxyType(
@@ -363,7 +372,7 @@ _CORE_TOOL_SUMMARIES: Final[Mapping[str, str]] = MappingProxyType(
         "image": "Analyze an image with the configured image model",
     }
 )
-# §1.5.4: the variants used when ACP harness spawns are possible (ACP on, not sandboxed).
+# coreToolSummaries: the variants used when ACP harness spawns are possible (ACP on, not sandboxed).
 _ACP_TOOL_SUMMARIES: Final[Mapping[str, str]] = MappingProxyType(
     {
         "agents_list": (
@@ -377,8 +386,8 @@ _ACP_TOOL_SUMMARIES: Final[Mapping[str, str]] = MappingProxyType(
         ),
     }
 )
-# §1.5.5: emitted instead of the list when no tool is given (exec/process keep these names
-# because no caller spelling exists then).
+# buildAgentSystemPrompt: emitted instead of the list when no tool is given (exec/process keep these
+# names because no caller spelling exists then).
 _EMPTY_TOOL_LIST_FALLBACK: Final[tuple[str, ...]] = (
     "Pi lists the standard tools above. This runtime enables:",
     "- grep: search file contents for patterns",
@@ -404,7 +413,7 @@ _EMPTY_TOOL_LIST_FALLBACK: Final[tuple[str, ...]] = (
 
 @dataclass(frozen=True, slots=True)
 class _ToolSet:
-    """Tool names deduplicated case-insensitively, first caller spelling kept (§1.5.1)."""
+    """Tool names deduplicated case-insensitively, first caller spelling kept (as upstream)."""
 
     display_by_normalized: Mapping[str, str]
 
@@ -436,7 +445,7 @@ def format_tool_lines(
     *,
     acp_spawn_enabled: bool = True,
 ) -> list[str]:
-    """The tool list of the Tooling section (facade §1.5).
+    """The tool list of the Tooling section (``buildAgentSystemPrompt``).
 
     Names are trimmed, empties dropped and deduplicated case-insensitively keeping the first
     spelling. Known tools come in :data:`TOOL_ORDER`; the rest follow sorted by lower-case name
@@ -444,7 +453,7 @@ def format_tool_lines(
     ``- <name>``; summaries come from the built-in table first, then ``tool_summaries`` (keys
     trimmed and lower-cased, values trimmed, blanks ignored). ``acp_spawn_enabled`` (ACP on and
     not sandboxed) selects the ACP variants of the ``agents_list`` / ``sessions_spawn``
-    summaries. No tools → the fixed fallback block of §1.5.5.
+    summaries. No tools → upstream's fixed fallback block.
     """
     tools = _ToolSet.of(tool_names)
     if not tools.display_by_normalized:
@@ -473,14 +482,14 @@ def format_tool_lines(
 
 
 # ---------------------------------------------------------------------------------------------
-# Skills (§1.6)
+# Skills (skills/workspace.ts; pi-mono 0.58.3 core/skills.ts)
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class Skill:
     """A skill offered to the model: its name, one-line description and SKILL.md location
-    (facade §1.6). Skills with ``disable_model_invocation`` are not listed."""
+    (``buildWorkspaceSkillsPrompt``). Skills with ``disable_model_invocation`` are not listed."""
 
     name: str
     description: str
@@ -499,9 +508,11 @@ def _escape_xml(text: str) -> str:
 
 
 def format_skills_for_prompt(skills: Sequence[Skill]) -> str:
-    """The ``<available_skills>`` block (facade §1.6.1-3): ``""`` when no skill is visible.
+    """The ``<available_skills>`` block (pi-mono 0.58.3
+    `packages/coding-agent/src/core/skills.ts`, ``formatSkillsForPrompt``): ``""`` when no skill is
+    visible.
 
-    The text starts with two newlines (pi's format); the system prompt trims them (§1.3.3).
+    The text starts with two newlines (pi's format); the system prompt trims them.
     """
     visible = [skill for skill in skills if not skill.disable_model_invocation]
     if not visible:
@@ -524,7 +535,7 @@ def format_skills_for_prompt(skills: Sequence[Skill]) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Owner ids (§1.7)
+# Owner ids (buildOwnerIdentityLine, formatOwnerDisplayId)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -534,7 +545,8 @@ def format_owner_ids(
     display: str = "raw",
     secret: str | None = None,
 ) -> list[str]:
-    """Owner ids as the Authorized Senders line shows them (facade §1.7.1-2).
+    """Owner ids as the Authorized Senders line shows them (``buildOwnerIdentityLine``,
+    ``formatOwnerDisplayId``: trimmed, blanks dropped, raw or a 12-hex SHA-256 / HMAC).
 
     Ids are trimmed and blanks dropped. ``display="hash"`` replaces each id by the first 12
     lower-case hex digits of SHA-256 of the trimmed id (UTF-8), or of HMAC-SHA256 keyed with the
@@ -550,7 +562,7 @@ def format_owner_ids(
 
 
 # ---------------------------------------------------------------------------------------------
-# Runtime line (§1.9)
+# Runtime line (buildRuntimeLine)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -560,7 +572,7 @@ def build_runtime_line(
     capabilities: Sequence[str] | None = None,
     default_think_level: str | None = None,
 ) -> str:
-    """``Runtime: `` + the present fields joined by `` | `` (facade §1.9).
+    """``Runtime: `` + the present fields joined by `` | `` (``buildRuntimeLine``).
 
     Order: agent, host, repo, os (``os=<os> (<arch>)``, or ``arch=<arch>`` without os), node,
     model, default_model, shell, channel (trimmed, lower-cased), capabilities (joined ``,``, or
@@ -595,7 +607,7 @@ def build_runtime_line(
 
 
 # ---------------------------------------------------------------------------------------------
-# Sections (§1.4)
+# Sections (buildAgentSystemPrompt)
 # ---------------------------------------------------------------------------------------------
 
 SectionRender = Callable[[SystemPromptParams], Sequence[str]]
@@ -603,8 +615,9 @@ SectionRender = Callable[[SystemPromptParams], Sequence[str]]
 
 @dataclass(frozen=True, slots=True)
 class SystemPromptSection:
-    """One named section of the prompt (facade §1.4): ``render`` returns the section's flat
-    entries (``""`` entries are spacers that §1.3 drops), or nothing when it is omitted."""
+    """One named section of the prompt (``buildAgentSystemPrompt``): ``render`` returns the
+    section's flat entries (``""`` entries are spacers that the final join drops), or nothing when
+    it is omitted."""
 
     name: str
     render: SectionRender
@@ -1006,7 +1019,8 @@ def _render_extra_context(params: SystemPromptParams) -> list[str]:
     extra = _trimmed_or_none(params.extra_system_prompt)
     if not extra:
         return []
-    # §1.2.5: only "minimal" gets the sub-agent header; a full-mode DM gets the group header.
+    # buildAgentSystemPrompt: only "minimal" gets the sub-agent header; a full-mode DM gets the
+    # group header.
     header = "## Subagent Context" if params.prompt_mode == "minimal" else "## Group Chat Context"
     return [header, extra, ""]
 
@@ -1137,7 +1151,7 @@ def _render_runtime(params: SystemPromptParams) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class SystemPromptLayout:
-    """An ordered, immutable list of uniquely named sections (facade §1.4).
+    """An ordered, immutable list of uniquely named sections (``buildAgentSystemPrompt``'s order).
 
     Every method returns a new layout; the original (e.g. :data:`OPENCLAW_LAYOUT`) never
     changes. Unknown names raise ``KeyError``; adding a name that exists raises ``ValueError``
@@ -1215,11 +1229,11 @@ class SystemPromptLayout:
         return SystemPromptLayout(tuple(sections))
 
     def render(self, params: SystemPromptParams) -> list[str]:
-        """The flat entry list of all sections, spacers included (§1.3.1)."""
+        """The flat entry list of all sections, spacers included."""
         return [entry for section in self.sections for entry in section.render(params)]
 
 
-#: The baseline section list of facade §1.4, in order.
+#: The baseline section list of ``buildAgentSystemPrompt``, in order.
 OPENCLAW_LAYOUT: Final = SystemPromptLayout(
     (
         SystemPromptSection("identity", _render_identity),
@@ -1255,12 +1269,12 @@ OPENCLAW_LAYOUT: Final = SystemPromptLayout(
 def build_system_prompt(
     params: SystemPromptParams, *, layout: SystemPromptLayout = OPENCLAW_LAYOUT
 ) -> str:
-    """The system prompt (facade §1.2-§1.4).
+    """The system prompt (``buildAgentSystemPrompt``).
 
-    Mode ``"none"`` returns exactly :data:`IDENTITY_LINE`, whatever the layout (§1.2.2).
+    Mode ``"none"`` returns exactly :data:`IDENTITY_LINE`, whatever the layout.
     Otherwise every section of ``layout`` renders its entries, falsy entries are dropped and the
-    rest joined with ``"\\n"`` (§1.3.2): no blank lines between sections, only inside
-    multi-line entries.
+    rest joined with ``"\\n"`` (``lines.filter(Boolean).join("\\n")``): no blank lines between
+    sections, only inside multi-line entries.
     """
     if params.prompt_mode == "none":
         return IDENTITY_LINE
@@ -1268,7 +1282,7 @@ def build_system_prompt(
 
 
 # ---------------------------------------------------------------------------------------------
-# Sub-agent prompt (§1.10)
+# Sub-agent prompt (subagent-announce.ts, buildSubagentSystemPrompt)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1282,7 +1296,7 @@ def build_subagent_system_prompt(
     child_depth: int = 1,
     max_spawn_depth: int = 1,
 ) -> str:
-    """The text a spawned sub-agent gets as ``extra_system_prompt`` (facade §1.10).
+    """The text a spawned sub-agent gets as ``extra_system_prompt`` (``buildSubagentSystemPrompt``).
 
     The task has whitespace runs collapsed and is trimmed (``{{TASK_DESCRIPTION}}`` when blank);
     the parent is the ``parent orchestrator`` from depth 2 on, else the ``main agent``; the
@@ -1374,7 +1388,7 @@ def build_subagent_system_prompt(
 
 
 # ---------------------------------------------------------------------------------------------
-# Modifiers applied after building (§1.11)
+# Modifiers applied after building (run/attempt.ts)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1386,15 +1400,17 @@ def apply_system_prompt_modifiers(
     prepend_system_context: str | None = None,
     append_system_context: str | None = None,
 ) -> str:
-    """The built prompt after the attempt's modifiers, in the attempt's order (facade §1.11).
+    """The built prompt after the attempt's modifiers, in the attempt's order
+    (``runEmbeddedAttempt``).
 
     1. A non-empty context-engine ``systemPromptAddition`` is prepended, joined to the prompt
-       with ``"\\n\\n"`` (upstream ``prependSystemPromptAddition``; §6.3.2).
+       with ``"\\n\\n"`` (upstream ``prependSystemPromptAddition``).
     2. A hook ``systemPrompt`` that is not blank replaces the whole prompt (trimmed) — the
-       engine addition included, since the hooks run after ``assemble`` (§5.8).
+       engine addition included, since the hooks run after ``assemble``.
     3. Hook ``prependSystemContext`` / ``appendSystemContext`` wrap the result when at least
        one is not blank: ``[prepend, prompt, append]`` each trimmed, empties dropped, joined
-       with ``"\\n\\n"`` (§5.5, §1.11.2).
+       with ``"\\n\\n"`` (``composeSystemPromptWithHookContext``; merged across handlers by
+       ``mergeBeforePromptBuild``, `src/plugins/hooks.ts`).
     """
     prompt = system_prompt
     if context_engine_addition:
@@ -1412,5 +1428,5 @@ def apply_system_prompt_modifiers(
 def build_extra_system_prompt(*parts: str | None) -> str:
     """``extraSystemPrompt`` from its parts — trusted inbound metadata, group chat context,
     group intro, group system prompt — with ``None``/``""`` dropped and the rest joined with
-    ``"\\n\\n"`` (facade §1.11.3, §2.3.4)."""
+    ``"\\n\\n"`` (`src/auto-reply/reply/get-reply-run.ts`, ``runPreparedReply``)."""
     return "\n\n".join(part for part in parts if part)

@@ -1,5 +1,8 @@
 """Markers the runtime uses to frame trusted structure, and the escaping that keeps untrusted
-text from forging them (facade §6.8.2, §2.5, §6.6).
+text from forging them (later OpenClaw
+`src/agents/internal-runtime-context.ts`, ``escapeInternalRuntimeContextDelimiters``, not in
+2026.3.13; the markers of 2026.3.13 `src/auto-reply/reply/session-updates.ts` and
+`src/agents/pi-embedded-runner/google.ts`).
 
 The model sees one flat prompt. Structure the runtime adds (``System:`` event lines, internal
 context blocks, the ``[Inter-session message]`` header, ``[System Message]`` announces) is
@@ -26,16 +29,18 @@ __all__ = [
     "neutralize_untrusted_text",
 ]
 
-#: §6.8.1: the delimiters of a runtime-generated context block (each on a line of its own).
+#: Later OpenClaw internal-runtime-context.ts: the delimiters of a runtime-generated context block
+#: (each on a line of its own).
 INTERNAL_CONTEXT_BEGIN: Final = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"
 INTERNAL_CONTEXT_END: Final = "<<<END_OPENCLAW_INTERNAL_CONTEXT>>>"
-#: §6.8.2: what the delimiters become inside untrusted text.
+#: escapeInternalRuntimeContextDelimiters: what the delimiters become inside untrusted text.
 INTERNAL_CONTEXT_BEGIN_ESCAPED: Final = "[[OPENCLAW_INTERNAL_CONTEXT_BEGIN]]"
 INTERNAL_CONTEXT_END_ESCAPED: Final = "[[OPENCLAW_INTERNAL_CONTEXT_END]]"
-#: §6.7.4: the fence around a child agent's result inside a task-completion event.
+#: internal-events.ts, formatTaskCompletionEvent: the fence around a child agent's result inside a
+#: task-completion event.
 UNTRUSTED_CHILD_RESULT_BEGIN: Final = "<<<BEGIN_UNTRUSTED_CHILD_RESULT>>>"
 UNTRUSTED_CHILD_RESULT_END: Final = "<<<END_UNTRUSTED_CHILD_RESULT>>>"
-#: §6.6.4: the first word of the inter-session prefix.
+#: google.ts, buildInterSessionPrefix: the first word of the inter-session prefix.
 INTER_SESSION_HEADER: Final = "[Inter-session message]"
 
 _DELIMITER_ESCAPES: Final = (
@@ -57,8 +62,9 @@ _BRACKET_MARKER = re.compile(
 
 
 def escape_internal_context_delimiters(text: str) -> str:
-    """§6.8.2: replaces the internal-context delimiters (and the child-result fence of §6.7.4)
-    with bracketed look-alikes, so untrusted text can neither open nor close a block."""
+    """``escapeInternalRuntimeContextDelimiters``: replaces the internal-context delimiters (and the
+    child-result fence of ``formatTaskCompletionEvent``) with bracketed look-alikes, so untrusted
+    text can neither open nor close a block."""
     for marker, escaped in _DELIMITER_ESCAPES:
         if marker in text:
             text = text.replace(marker, escaped)
@@ -68,11 +74,12 @@ def escape_internal_context_delimiters(text: str) -> str:
 def neutralize_untrusted_text(text: str) -> str:
     """Makes untrusted text unable to forge runtime structure in a prompt.
 
-    * internal-context and child-result delimiters are escaped (§6.8.2);
+    * internal-context and child-result delimiters are escaped;
     * a line starting with ``System:`` becomes ``System (untrusted):`` (system-event lines are
-      ``System: [...]``, §2.5.10);
+      ``System: [...]``, session-updates.ts);
     * a line starting with ``[System Message]`` or ``[Inter-session message]`` gets parentheses
-      instead of brackets: ``(System Message)``, ``(Inter-session message)`` (§3.1.4, §6.6.4).
+      instead of brackets: ``(System Message)``, ``(Inter-session message)`` (subagent-announce.ts,
+      google.ts).
 
     Everything else is kept byte for byte; applying it twice gives the same result as once.
     """

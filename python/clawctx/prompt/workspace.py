@@ -1,4 +1,6 @@
-"""Workspace bootstrap files and their Project Context budget (facade §1.8).
+"""Workspace bootstrap files and their Project Context budget (OpenClaw
+2026.3.13 `src/agents/workspace.ts`, ``loadWorkspaceBootstrapFiles``, and
+`src/agents/pi-embedded-helpers/bootstrap.ts`, ``buildBootstrapContextFiles``).
 
 :func:`load_workspace_bootstrap_files` reads the fixed set of user-editable files from an agent
 workspace (upstream ``loadWorkspaceBootstrapFiles``); :func:`build_bootstrap_context_files`
@@ -42,7 +44,7 @@ __all__ = [
     "utf16_length",
 ]
 
-#: §1.8.3: always listed (missing ones flagged), in this order.
+#: workspace.ts, loadWorkspaceBootstrapFiles: always listed (missing ones flagged), in this order.
 WORKSPACE_BOOTSTRAP_FILE_NAMES: Final[tuple[str, ...]] = (
     "AGENTS.md",
     "SOUL.md",
@@ -52,16 +54,20 @@ WORKSPACE_BOOTSTRAP_FILE_NAMES: Final[tuple[str, ...]] = (
     "HEARTBEAT.md",
     "BOOTSTRAP.md",
 )
-#: §1.8.3: listed after the others only when present, deduplicated by real path.
+#: loadWorkspaceBootstrapFiles: listed after the others only when present, deduplicated by real
+#: path.
 MEMORY_BOOTSTRAP_FILE_NAMES: Final[tuple[str, ...]] = ("MEMORY.md", "memory.md")
-#: §1.8.4: the only files a sub-agent session gets.
+#: workspace.ts, SUBAGENT_BOOTSTRAP_ALLOWLIST: the only files a sub-agent session gets.
 SUBAGENT_BOOTSTRAP_ALLOWLIST: Final[frozenset[str]] = frozenset({"AGENTS.md", "TOOLS.md"})
 
-#: §1.8.6: per-file budget (config ``agents.defaults.bootstrapMaxChars``).
+#: bootstrap.ts, resolveBootstrapMaxChars: per-file budget (config
+#: ``agents.defaults.bootstrapMaxChars``).
 DEFAULT_BOOTSTRAP_MAX_CHARS: Final = 20_000
-#: §1.8.6: budget for all files together (config ``agents.defaults.bootstrapTotalMaxChars``).
+#: bootstrap.ts, resolveBootstrapTotalMaxChars: budget for all files together (config
+#: ``agents.defaults.bootstrapTotalMaxChars``).
 DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS: Final = 150_000
-#: §1.8.6: a file with content is only started when at least this much budget remains.
+#: bootstrap.ts, buildBootstrapContextFiles: a file with content is only started when at least this
+#: much budget remains.
 MIN_BOOTSTRAP_FILE_BUDGET_CHARS: Final = 64
 #: Files larger than this are never held in memory whole (see load_workspace_bootstrap_files).
 MAX_BOOTSTRAP_FILE_BYTES: Final = 2 * 1024 * 1024
@@ -128,8 +134,8 @@ class _Utf16View:
 
 
 def _clamp_to_budget(content: str, budget: int) -> str:
-    """§1.8.8: ``""`` when no budget is left; a hard cut up to 3 units; else budget-1 units
-    followed by ``…``."""
+    """``clampToBudget`` (bootstrap.ts): ``""`` when no budget is left; a hard cut up to 3 units;
+    else budget-1 units followed by ``…``."""
     if budget <= 0:
         return ""
     view = _Utf16View(content)
@@ -141,13 +147,13 @@ def _clamp_to_budget(content: str, budget: int) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# Loading (§1.8.3-4)
+# Loading (workspace.ts)
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True)
 class WorkspaceBootstrapFile:
-    """One bootstrap file of a workspace (facade §1.8.3).
+    """One bootstrap file of a workspace (``loadWorkspaceBootstrapFiles``).
 
     ``name`` is the file name (``AGENTS.md``), ``path`` its full path; ``missing`` files have
     ``content`` None. ``content_length`` is set only for a file too large to hold whole: then
@@ -251,13 +257,15 @@ def load_workspace_bootstrap_files(
     subagent: bool = False,
     max_file_bytes: int = MAX_BOOTSTRAP_FILE_BYTES,
 ) -> list[WorkspaceBootstrapFile]:
-    """The bootstrap files of a workspace, in prompt order (facade §1.8.3-4).
+    """The bootstrap files of a workspace, in prompt order (``loadWorkspaceBootstrapFiles``,
+    ``filterBootstrapFilesForSession``).
 
     The seven files of :data:`WORKSPACE_BOOTSTRAP_FILE_NAMES` are always listed (``missing``
     when unreadable), then ``MEMORY.md`` and/or ``memory.md`` when they exist, the second
     dropped when both resolve to the same real path. ``subagent=True`` keeps only
-    :data:`SUBAGENT_BOOTSTRAP_ALLOWLIST` (§1.8.4). ``~`` in ``workspace_dir`` is expanded and the
-    path made absolute. Files are decoded as UTF-8 with invalid bytes replaced by U+FFFD.
+    :data:`SUBAGENT_BOOTSTRAP_ALLOWLIST` (``filterBootstrapFilesForSession``). ``~`` in
+    ``workspace_dir`` is expanded and the path made absolute. Files are decoded as UTF-8 with
+    invalid bytes replaced by U+FFFD.
 
     Hardening beyond upstream: a file whose real path lies outside the workspace's real path (a
     symlink escaping the workspace) or that is not a regular file (a directory, FIFO, device) is
@@ -300,7 +308,7 @@ def load_workspace_bootstrap_files(
 
 
 # ---------------------------------------------------------------------------------------------
-# Budgets (§1.8.5-8)
+# Budgets (pi-embedded-helpers/bootstrap.ts)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -328,7 +336,8 @@ def trim_bootstrap_content(
     *,
     original_length: int | None = None,
 ) -> TrimmedBootstrapContent:
-    """Head + marker + tail truncation of one bootstrap file (facade §1.8.7).
+    """Head + marker + tail truncation of one bootstrap file (bootstrap.ts,
+    ``trimBootstrapContent``).
 
     The content is right-trimmed; if it fits in ``max_chars`` it is returned as is. Otherwise
     the result is the first ``floor(max_chars * 0.7)`` and the last ``floor(max_chars * 0.2)``
@@ -369,7 +378,8 @@ def build_bootstrap_context_files(
     total_max_chars: int | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> list[ContextFile]:
-    """The Project Context entries for bootstrap files under budgets (facade §1.8.5-8).
+    """The Project Context entries for bootstrap files under budgets
+    (``buildBootstrapContextFiles``).
 
     Walking the files in order with a remaining total budget (``total_max_chars``, default
     ``max(max_chars, 150 000)``, at least 1):
@@ -378,10 +388,10 @@ def build_bootstrap_context_files(
     * a missing file contributes ``[MISSING] Expected at: <path>`` clamped to the remaining
       budget (stop when nothing fits);
     * before a file with content, stop (with a warning) when less than 64 units remain;
-    * otherwise the content is truncated to ``min(max_chars, remaining)`` (§1.8.7), clamped to
-      the remaining budget (§1.8.8) and skipped when empty; a truncation or clamp warns
-      ``workspace bootstrap file <name> is <length> chars (limit <max>); truncating in injected
-      context``.
+    * otherwise the content is truncated to ``min(max_chars, remaining)``
+      (``trimBootstrapContent``), clamped to the remaining budget (``clampToBudget``) and skipped
+      when empty; a truncation or clamp warns ``workspace bootstrap file <name> is <length> chars
+      (limit <max>); truncating in injected context``.
 
     Entries carry the trimmed path. The two skip warnings follow upstream's wording (not pinned
     by the spec).

@@ -1,11 +1,13 @@
-"""Sub-agent completion announces (facade §3.1).
+"""Sub-agent completion announces (OpenClaw 2026.3.13 `src/agents/subagent-announce.ts`,
+``runSubagentAnnounceFlow``).
 
 When a sub-agent (or an isolated cron job) finishes, OpenClaw writes a ``[System Message]``
 into the requester's session that quotes the child's last reply, a stats line and an
 instruction telling the requester how to pass the result on. :func:`build_subagent_announce_message`
-builds that text byte for byte (baseline layout, §3.1.4); the smaller helpers build its parts.
-:func:`choose_announce_delivery` is the delivery decision of §3.1.7 (steer into the running turn,
-queue behind it, or send directly).
+builds that text byte for byte (the ``[System Message]`` layout; 2026.3.13 already sends it as
+an internal event); the smaller helpers build its parts.
+:func:`choose_announce_delivery` is the delivery decision of ``maybeQueueSubagentAnnounce`` (steer
+into the running turn, queue behind it, or send directly).
 """
 
 from __future__ import annotations
@@ -33,12 +35,12 @@ __all__ = [
     "resolve_announce_task_label",
 ]
 
-#: §3.1.1: how a child run ended.
+#: runSubagentAnnounceFlow (statusLabel): how a child run ended.
 SubagentOutcome = Literal["ok", "timeout", "error", "unknown"]
-#: §3.1.7: where an announce went.
+#: maybeQueueSubagentAnnounce: where an announce went.
 AnnounceDelivery = Literal["steered", "queued", "direct"]
 
-#: §3.1.2: the findings shown when the child produced no reply.
+#: runSubagentAnnounceFlow: the findings shown when the child produced no reply.
 ANNOUNCE_NO_OUTPUT: Final = "(no output)"
 
 _PRIVACY_NOTE: Final = (
@@ -64,7 +66,8 @@ def _js_to_fixed_1(value: float) -> str:
 
 
 def format_duration_short(ms: float | None) -> str:
-    """A run time for the stats line (facade §3.1.3).
+    """A run time for the stats line (`src/shared/subagents-format.ts`,
+    ``formatDurationCompact``).
 
     Unknown, zero, negative or non-finite → ``n/a``; else seconds rounded half up, shown as
     ``<h>h<m>m`` from one hour, ``<m>m<s>s`` from one minute, otherwise ``<s>s``.
@@ -82,7 +85,7 @@ def format_duration_short(ms: float | None) -> str:
 
 
 def format_token_count(n: float | None, *, promote_rounded_thousands: bool = False) -> str:
-    """A token count for the stats line (facade §3.1.3).
+    """A token count for the stats line (subagents-format.ts, ``formatTokenCount``).
 
     Not a number, zero or negative → ``0``; from one million one decimal and ``m``; from one
     thousand one decimal and ``k``; otherwise the integer rounded half up. Decimals round like
@@ -108,7 +111,7 @@ def build_stats_line(
     output_tokens: float | None,
     total_tokens: float | None = None,
 ) -> str:
-    """The announce's ``Stats:`` line (facade §3.1.3, §8.6.10).
+    """The announce's ``Stats:`` line (``buildCompactAnnounceStatsLine``).
 
     Parts joined with `` • ``: ``runtime <dur>``, ``tokens <in+out> (in <in> / out <out>)``,
     and ``prompt/cache <total>`` only when the session's total exceeds in+out. Missing token
@@ -128,7 +131,8 @@ def build_stats_line(
 
 
 def build_status_label(outcome: SubagentOutcome | str, error: str | None = None) -> str:
-    """How the announce header says the run ended (facade §3.1.1).
+    """How the announce header says the run ended (``runSubagentAnnounceFlow``'s
+    ``statusLabel``).
 
     ``ok`` → ``completed successfully``; ``timeout`` → ``timed out``; ``error`` →
     ``failed: <error>`` (``unknown error`` when the error is empty); anything else →
@@ -144,9 +148,9 @@ def build_status_label(outcome: SubagentOutcome | str, error: str | None = None)
 
 
 def resolve_announce_task_label(*, label: str | None = None, task: str | None = None) -> str:
-    """The quoted task name of the announce header (facade §3.1.2): the spawn label, else the
-    task text, else ``task`` (empty strings fall through). Upstream also uses it as the announce's
-    queue summary line (``QueuedMessage.summary_line``)."""
+    """The quoted task name of the announce header (``runSubagentAnnounceFlow``): the spawn label,
+    else the task text, else ``task`` (empty strings fall through). Upstream also uses it as the
+    announce's queue summary line (``QueuedMessage.summary_line``)."""
     return label or task or "task"
 
 
@@ -157,7 +161,8 @@ def build_announce_reply_instruction(
     requester_is_subagent: bool = False,
     short_user_delivery: bool = False,
 ) -> str:
-    """The last paragraph of an announce: what the requester should do with it (§3.1.5).
+    """The last paragraph of an announce: what the requester should do with it
+    (``buildAnnounceReplyInstruction``).
 
     In order: other sub-agent runs of the requester still active → wait-or-answer note
     (``run``/``runs``); the requester is itself a sub-agent → write an internal update or reply
@@ -209,7 +214,8 @@ def build_subagent_announce_message(
     short_user_delivery: bool = False,
     neutralize_findings: bool = False,
 ) -> str:
-    """The announce trigger message sent to the requester session (facade §3.1.4, baseline).
+    """The announce trigger message sent to the requester session (``runSubagentAnnounceFlow``,
+    baseline ``[System Message]`` text).
 
     Lines joined with ``\\n``::
 
@@ -259,7 +265,7 @@ def choose_announce_delivery(
     requester_run_active: bool,
     try_steer: Callable[[], bool] | None = None,
 ) -> AnnounceDelivery:
-    """Where an announce goes, given the requester's queue mode (facade §3.1.7).
+    """Where an announce goes, given the requester's queue mode (``maybeQueueSubagentAnnounce``).
 
     ``steer``/``steer-backlog``: ``try_steer()`` injects the message into the running turn;
     when it returns True the result is ``steered``. Otherwise, if the requester's run is active

@@ -1,4 +1,6 @@
-"""A per-session asyncio lane that runs agent turns one at a time (facade §3.3.5-§3.3.6).
+"""A per-session asyncio lane that runs agent turns one at a time (OpenClaw
+2026.3.13 `src/auto-reply/reply/agent-runner.ts`, ``runReplyAgent``, and
+`src/auto-reply/reply/queue/drain.ts`, ``scheduleFollowupDrain``).
 
 A runtime creates one :class:`SessionLane` per session and hands it every inbound message with
 :meth:`SessionLane.submit`. An idle lane starts a turn at once. A message that arrives while
@@ -55,7 +57,8 @@ _log: Final = logging.getLogger("clawctx.lane")
 
 #: What :meth:`SessionLane.submit` did with a message.
 SubmitResult = Literal["started", "steered", "queued", "interrupted", "duplicate", "rejected"]
-#: How a pending overflow summary reaches the model outside collect mode (§3.2.5).
+#: How a pending overflow summary reaches the model outside collect mode (drain.ts,
+#: scheduleFollowupDrain).
 OverflowSummaryDelivery = Literal["replace-next", "separate-turn"]
 #: Whatever the runtime's ``run_turn`` returns; the lane does not look at it.
 TurnOutcome = object
@@ -63,13 +66,13 @@ TurnOutcome = object
 
 @dataclass(frozen=True, slots=True)
 class TurnRequest:
-    """One turn for the runtime to run (facade §3.2.1, §3.2.6, §3.3.6).
+    """One turn for the runtime to run (``scheduleFollowupDrain``, ``buildCollectPrompt``).
 
     ``prompt`` is the user message; ``items`` are the queued messages it answers (one for a
     plain turn, the batch for a collect turn, none for a turn that only carries an overflow
     summary); ``batched`` marks a collect turn. ``route`` is where the reply goes: the item's
     own, or for a batch the **last** item's route with missing fields taken from the first item
-    that has them (§3.2.6).
+    that has them (as ``scheduleFollowupDrain``).
     """
 
     prompt: str
@@ -79,7 +82,8 @@ class TurnRequest:
 
     @property
     def message(self) -> QueuedMessage | None:
-        """The item whose run parameters the turn uses: the last one (§3.2.6)."""
+        """The item whose run parameters the turn uses: the last one (as
+        ``scheduleFollowupDrain``)."""
         return self.items[-1] if self.items else None
 
 
@@ -103,17 +107,18 @@ def _batch_route(items: Sequence[QueuedMessage]) -> MessageRoute:
 
 
 class SessionLane:
-    """Runs a session's turns serially and routes messages that arrive mid-turn (§3.3.5-6).
+    """Runs a session's turns serially and routes messages that arrive mid-turn (``runReplyAgent``,
+    ``scheduleFollowupDrain``).
 
     ``run_turn(request)`` runs one agent turn; it is run as its own task so an interrupt can
     cancel it. ``steer(prompt)`` (sync or async) injects text into the running turn and returns
-    whether it did. ``dedupe`` drops redelivered messages before anything else (§3.4.1; its key
-    uses ``session_key``). ``clock`` (seconds) and ``sleep`` drive the debounce wait and can be
-    replaced in tests. ``queue_dedupe``, ``collect_title`` and ``overflow_noun`` configure the
+    whether it did. ``dedupe`` drops redelivered messages before anything else (inbound-dedupe.ts;
+    its key uses ``session_key``). ``clock`` (seconds) and ``sleep`` drive the debounce wait and can
+    be replaced in tests. ``queue_dedupe``, ``collect_title`` and ``overflow_noun`` configure the
     follow-up queue (``COLLECT_TITLE_ANNOUNCES`` and ``"announce"`` make an announce queue).
 
     Outside collect mode a pending overflow summary replaces the prompt of the next queued item
-    (``overflow_summary_delivery="replace-next"``, the upstream quirk of §3.2.5);
+    (``overflow_summary_delivery="replace-next"``, the upstream quirk of ``scheduleFollowupDrain``);
     ``"separate-turn"`` sends it as a turn of its own, as OpenClaw's user follow-up drain does.
 
     A failing turn is logged and the lane goes on with the next one.
@@ -185,11 +190,12 @@ class SessionLane:
         return len(self._queue)
 
     async def submit(self, message: QueuedMessage) -> SubmitResult:
-        """Hands the lane one inbound message (facade §3.3.5); returns at once.
+        """Hands the lane one inbound message (``runReplyAgent``: steer or follow up); returns at
+        once.
 
-        ``duplicate``: ``dedupe`` saw it already, or the same message is queued (§3.3.8).
-        ``started``: the lane was idle and a turn for it began. When busy, by mode:
-        ``interrupt`` → ``interrupted`` (the running turn is cancelled, queued messages
+        ``duplicate``: ``dedupe`` saw it already, or the same message is queued
+        (``enqueueFollowupRun``). ``started``: the lane was idle and a turn for it began. When busy,
+        by mode: ``interrupt`` → ``interrupted`` (the running turn is cancelled, queued messages
         dropped, this one runs next); ``steer``/``steer-backlog`` with a running turn →
         ``steered`` when ``steer`` accepted it (``steer-backlog`` also queues it for a follow-up
         turn); otherwise it is queued → ``queued``, or ``rejected`` when the queue is full under
@@ -304,8 +310,8 @@ class SessionLane:
                 self._worker = None
 
     async def _wait_debounce(self) -> None:
-        """Waits until ``debounce_ms`` has passed since the last enqueue (§3.3.6); an interrupt
-        ends the wait early."""
+        """Waits until ``debounce_ms`` has passed since the last enqueue
+        (``scheduleFollowupDrain``); an interrupt ends the wait early."""
         while True:
             debounce_ms = max(0, self._settings.debounce_ms)
             elapsed_ms = self._clock() * 1000 - self._queue.last_enqueued_at_ms
@@ -326,11 +332,13 @@ class SessionLane:
                 return
 
     def _next_queued_turn(self, force_individual: bool) -> tuple[TurnRequest | None, bool]:
-        """The next turn from the queue (§3.2, §3.3.6) and the updated force-individual flag."""
+        """The next turn from the queue (``scheduleFollowupDrain``) and the updated force-individual
+        flag."""
         queue = self._queue
         if self._settings.mode == "collect":
             if not force_individual and not queue.can_collect():
-                # Mixed destinations: deliver one by one for the rest of this drain (§3.2.3).
+                # Mixed destinations: deliver one by one for the rest of this drain
+                # (``hasCrossChannelItems``).
                 force_individual = True
             if force_individual:
                 item = queue.pop_next()
@@ -358,7 +366,8 @@ class SessionLane:
             if self._summary_delivery == "replace-next":
                 item = queue.pop_next()
                 if item is not None:
-                    # §3.2.5: the summary is sent in place of this item's own prompt.
+                    # Upstream quirk (scheduleFollowupDrain): the summary is sent in place of this
+                    # item's own prompt.
                     return TurnRequest(summary, (item,), False, item.route), force_individual
             return self._summary_turn(summary, batched=False), force_individual
         item = queue.pop_next()

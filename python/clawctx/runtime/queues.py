@@ -1,4 +1,6 @@
-"""Queue modes, follow-up queues, collect batching and inbound dedupe (facade §3.2-§3.4).
+"""Queue modes, follow-up queues, collect batching and inbound dedupe (OpenClaw
+2026.3.13 `src/auto-reply/reply/queue/` (normalize.ts, settings.ts, enqueue.ts, drain.ts,
+directive.ts), `src/utils/queue-helpers.ts` and `src/auto-reply/reply/inbound-dedupe.ts`).
 
 A message that arrives while a session's agent is busy is *steered* into the running turn,
 queued as a *follow-up* turn, *collected* with other queued messages into one turn, or
@@ -59,37 +61,42 @@ __all__ = [
     "resolve_queue_settings",
 ]
 
-#: §3.3.1: what happens to a message that arrives while the session's agent is busy.
+#: queue/types.ts, QueueMode: what happens to a message that arrives while the session's agent is
+#: busy.
 QueueMode = Literal["steer", "followup", "collect", "steer-backlog", "interrupt"]
-#: §3.3.7: what a full queue gives up: the oldest items, the new one, or the oldest with a summary.
+#: enqueue.ts, applyQueueDropPolicy: what a full queue gives up: the oldest items, the new one, or
+#: the oldest with a summary.
 QueueDropPolicy = Literal["old", "new", "summarize"]
-#: §3.3.8: how :class:`FollowupQueue` recognises a message it already holds.
+#: enqueue.ts, enqueueFollowupRun: how :class:`FollowupQueue` recognises a message it already holds.
 QueueDedupeMode = Literal["message-id", "prompt", "none"]
 #: What :meth:`FollowupQueue.offer` did with an item.
 EnqueueResult = Literal["queued", "duplicate", "dropped-new"]
 
-#: §3.3.3: baseline default mode (**[later]** docs: ``steer``).
+#: queue/settings.ts, resolveQueueSettings: baseline (2026.3.13) default mode (**[later]** docs:
+#: ``steer``).
 DEFAULT_QUEUE_MODE: Final = "collect"
-#: §3.3.4: baseline default debounce in ms (**[later]**: 500).
+#: queue/state.ts, DEFAULT_QUEUE_DEBOUNCE_MS: baseline default debounce in ms (**[later]**: 500).
 DEFAULT_QUEUE_DEBOUNCE_MS: Final = 1000
-#: §3.3.4: default queue cap.
+#: queue/state.ts, DEFAULT_QUEUE_CAP.
 DEFAULT_QUEUE_CAP: Final = 20
-#: §3.3.4: default drop policy.
+#: queue/state.ts, DEFAULT_QUEUE_DROP.
 DEFAULT_QUEUE_DROP: Final = "summarize"
-#: §3.3.7: overflow summary lines are elided to this many UTF-16 units (with ``…``).
+#: queue-helpers.ts, buildQueueSummaryLine: overflow summary lines are elided to this many UTF-16
+#: units (with ``…``).
 QUEUE_SUMMARY_LINE_LIMIT: Final = 160
-#: §3.3.8: how long a queued message id keeps rejecting redeliveries, and how many ids are kept.
+#: enqueue.ts, enqueueFollowupRun: how long a queued message id keeps rejecting redeliveries, and
+#: how many ids are kept.
 RECENT_MESSAGE_IDS_TTL_MS: Final = 5 * 60 * 1000
 RECENT_MESSAGE_IDS_MAX_KEYS: Final = 10_000
-#: §3.4.1: inbound dedupe cache lifetime and size.
+#: inbound-dedupe.ts: inbound dedupe cache lifetime and size.
 INBOUND_DEDUPE_TTL_MS: Final = 20 * 60 * 1000
 INBOUND_DEDUPE_MAX_KEYS: Final = 5000
-#: §3.4.2: inbound debounce is off unless configured.
+#: src/auto-reply/inbound-debounce.ts: inbound debounce is off unless configured.
 DEFAULT_INBOUND_DEBOUNCE_MS: Final = 0
 
-#: §3.2.2: collect-prompt title for queued user messages.
+#: queue/drain.ts, scheduleFollowupDrain: collect-prompt title for queued user messages.
 COLLECT_TITLE_MESSAGES: Final = "[Queued messages while agent was busy]"
-#: §3.2.2: collect-prompt title for queued sub-agent announces.
+#: src/agents/subagent-announce-queue.ts: collect-prompt title for queued sub-agent announces.
 COLLECT_TITLE_ANNOUNCES: Final = "[Queued announce messages while agent was busy]"
 
 _JS_S: Final = JS_WHITESPACE_CLASS
@@ -159,7 +166,7 @@ def _now_ms_wall() -> float:
 
 
 def normalize_queue_mode(raw: str | None) -> QueueMode | None:
-    """A queue mode from a directive word or config value (facade §3.3.2).
+    """A queue mode from a directive word or config value (normalize.ts, ``normalizeQueueMode``).
 
     Trimmed and lower-cased; ``queue``/``queued``/``steer``/``steering`` → ``steer``;
     ``interrupt``/``interrupts``/``abort`` → ``interrupt``; ``followup``/``follow-ups``/
@@ -173,7 +180,8 @@ def normalize_queue_mode(raw: str | None) -> QueueMode | None:
 
 
 def normalize_queue_drop_policy(raw: str | None) -> QueueDropPolicy | None:
-    """A drop policy from a directive word or config value (facade §3.3.2): ``old``/``oldest``,
+    """A drop policy from a directive word or config value (normalize.ts,
+    ``normalizeQueueDropPolicy``): ``old``/``oldest``,
     ``new``/``newest``, ``summarize``/``summary`` (trimmed, lower-cased); else None."""
     if not isinstance(raw, str):
         return None
@@ -182,7 +190,7 @@ def normalize_queue_drop_policy(raw: str | None) -> QueueDropPolicy | None:
 
 @dataclass(frozen=True, slots=True)
 class QueueSettings:
-    """A session's resolved queue behaviour (facade §3.3.3-§3.3.4)."""
+    """A session's resolved queue behaviour (settings.ts, ``resolveQueueSettings``)."""
 
     mode: QueueMode
     #: Quiet time after the last enqueue before queued turns run.
@@ -194,8 +202,9 @@ class QueueSettings:
 
 @dataclass(frozen=True, slots=True)
 class QueueDirective:
-    """An inline ``/queue`` directive (facade §3.3.9). Fields the directive did not set (or set
-    to an unusable value) are None; ``reset`` is True for ``reset``/``default``/``clear``."""
+    """An inline ``/queue`` directive (directive.ts, ``extractQueueDirective``). Fields the
+    directive did not set (or set to an unusable value) are None; ``reset`` is True for
+    ``reset``/``default``/``clear``."""
 
     mode: QueueMode | None = None
     debounce_ms: int | None = None
@@ -248,7 +257,8 @@ def _take_token(text: str, start: int) -> tuple[str | None, int]:
 
 
 def parse_queue_directive(text: str) -> tuple[QueueDirective | None, str]:
-    """Finds an inline ``/queue`` directive and removes it (facade §3.3.9).
+    """Finds an inline ``/queue`` directive and removes it (directive.ts,
+    ``extractQueueDirective``).
 
     ``/queue`` must stand alone (start of text or after whitespace; followed by whitespace,
     ``:`` or the end), case-insensitive, optionally followed by ``:``. Arguments are read as
@@ -327,7 +337,7 @@ def resolve_queue_settings(
     config: Mapping[str, Any] | None = None,
     channel_default_debounce_ms: float | None = None,
 ) -> QueueSettings:
-    """A session's queue settings (facade §3.3.3-§3.3.4, baseline).
+    """A session's queue settings (settings.ts, ``resolveQueueSettings``, baseline).
 
     ``config`` is an OpenClaw config (``{"messages": {"queue": {...}}}``); ``channel`` is
     matched trimmed and lower-cased in ``byChannel`` / ``debounceMsByChannel``. Each field
@@ -395,9 +405,9 @@ def resolve_queue_settings(
 
 
 def build_queue_summary_line(text: str, limit: int = QUEUE_SUMMARY_LINE_LIMIT) -> str:
-    """One overflow summary line (facade §3.3.7): whitespace runs collapsed to one space,
-    trimmed, and when longer than ``limit`` UTF-16 units cut to ``limit - 1`` units,
-    right-trimmed, plus ``…``."""
+    """One overflow summary line (queue-helpers.ts, ``buildQueueSummaryLine``): whitespace runs
+    collapsed to one space, trimmed, and when longer than ``limit`` UTF-16 units cut to ``limit -
+    1`` units, right-trimmed, plus ``…``."""
     cleaned = _collapse_whitespace(text)
     if _utf16_len(cleaned) <= limit:
         return cleaned
@@ -405,7 +415,8 @@ def build_queue_summary_line(text: str, limit: int = QUEUE_SUMMARY_LINE_LIMIT) -
 
 
 def build_overflow_summary(dropped: int, lines: Sequence[str], *, noun: str = "message") -> str:
-    """The overflow notice of a queue that dropped items (facade §3.2.4).
+    """The overflow notice of a queue that dropped items (queue-helpers.ts,
+    ``buildQueueSummaryPrompt``).
 
     ``[Queue overflow] Dropped <N> <noun>(s) due to cap.`` (singular for one), then, when there
     are summary lines, ``Summary:`` and ``- <line>`` each, joined with ``\\n``. Returns ``""``
@@ -427,7 +438,7 @@ def build_collect_prompt(
     title: str = COLLECT_TITLE_MESSAGES,
     overflow_summary: str | None = None,
 ) -> str:
-    """One prompt for a batch of queued messages (facade §3.2.1, §8.6.5).
+    """One prompt for a batch of queued messages (queue-helpers.ts, ``buildCollectPrompt``).
 
     Blocks joined with ``\\n\\n``: the title, the overflow summary when given (non-empty), then
     for each prompt ``---\\nQueued #<i>\\n<prompt>`` (1-based, the block trimmed).
@@ -444,7 +455,8 @@ def build_collect_prompt(
 @dataclass(frozen=True, slots=True)
 class MessageRoute:
     """Where a message came from and where its reply goes: channel, recipient, account,
-    thread (facade §3.2.3, §3.3.8)."""
+    thread (queue-helpers.ts, ``hasCrossChannelItems``;
+    enqueue.ts)."""
 
     channel: str | None = None
     to: str | None = None
@@ -461,7 +473,7 @@ class MessageRoute:
     @property
     def key(self) -> str | None:
         """``channel|to|account|thread`` when channel and recipient are known, else None
-        (facade §3.2.3)."""
+        (``hasCrossChannelItems``)."""
         if not self.channel or not self.to:
             return None
         thread = "" if _no_thread(self.thread_id) else str(self.thread_id)
@@ -474,8 +486,9 @@ def _no_thread(thread_id: str | int | None) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class QueuedMessage:
-    """A message waiting for a turn (facade §3.3): its prompt, inbound message id, origin
-    route, optional overflow summary line (defaults to the prompt), and enqueue time."""
+    """A message waiting for a turn (enqueue.ts, ``enqueueFollowupRun``): its prompt, inbound
+    message id, origin route, optional overflow summary line (defaults to the prompt), and enqueue
+    time."""
 
     prompt: str
     message_id: str | None = None
@@ -493,7 +506,7 @@ class QueuedMessage:
 
     @property
     def routing_key(self) -> str | None:
-        """``channel|to|account|thread`` (facade §3.2.3), or None when the channel or the
+        """``channel|to|account|thread`` (``hasCrossChannelItems``), or None when the channel or the
         recipient is unknown."""
         return self.route.key
 
@@ -503,7 +516,7 @@ class QueuedMessage:
 
 class DedupeCache:
     """A bounded recently-seen set with a TTL (OpenClaw ``createDedupeCache``; backs the
-    recent-id cache of §3.3.8 and the inbound dedupe of §3.4.1).
+    recent-id cache of ``enqueueFollowupRun`` and the inbound dedupe of inbound-dedupe.ts).
 
     Keys expire ``ttl_ms`` after they were last seen (``ttl_ms <= 0``: never); beyond
     ``max_keys`` the least recently seen are forgotten (``max_keys <= 0``: nothing is kept).
@@ -573,7 +586,8 @@ def _collect_key(item: QueuedMessage) -> str | object | None:
 
 
 class FollowupQueue:
-    """A session's queue of messages waiting for a turn (facade §3.3.6-§3.3.8, §3.2.4).
+    """A session's queue of messages waiting for a turn (enqueue.ts,
+    drain.ts ``scheduleFollowupDrain``).
 
     ``settings`` gives the cap and drop policy (and the mode and debounce a drain loop reads).
     :meth:`offer`/:meth:`enqueue` reject an item whose trimmed message id is already queued with
@@ -642,7 +656,7 @@ class FollowupQueue:
 
     def offer(self, item: QueuedMessage) -> EnqueueResult:
         """Adds ``item`` unless it is a duplicate or the queue is full under ``drop="new"``
-        (facade §3.3.7-§3.3.8); says which."""
+        (``applyQueueDropPolicy``, ``enqueueFollowupRun``); says which."""
         recent_key = self._recent_key(item) if self.dedupe != "none" else None
         if recent_key is not None and self._recent.peek(recent_key):
             return "duplicate"
@@ -681,7 +695,8 @@ class FollowupQueue:
         return self._items.pop(0) if self._items else None
 
     def drain_batch(self) -> list[QueuedMessage]:
-        """Removes and returns every queued item, oldest first (a collect batch, §3.2)."""
+        """Removes and returns every queued item, oldest first (a collect batch,
+        ``buildCollectPrompt``)."""
         batch, self._items = self._items, []
         return batch
 
@@ -697,7 +712,7 @@ class FollowupQueue:
 
     def take_overflow_summary(self) -> str | None:
         """The pending overflow notice (:func:`build_overflow_summary` with this queue's noun),
-        clearing it; None when nothing was dropped (facade §3.2.4)."""
+        clearing it; None when nothing was dropped (``buildQueueSummaryPrompt``)."""
         if self._dropped_count <= 0:
             return None
         summary = build_overflow_summary(self._dropped_count, self._summary_lines, noun=self.noun)
@@ -706,7 +721,8 @@ class FollowupQueue:
         return summary
 
     def can_collect(self, items: Sequence[QueuedMessage] | None = None) -> bool:
-        """Whether ``items`` (default: the queue) may be batched into one turn (§3.2.3).
+        """Whether ``items`` (default: the queue) may be batched into one turn
+        (``hasCrossChannelItems``).
 
         False when two items have different routing keys, or an item has a partial route that
         cannot be keyed (a channel without a recipient, say). Items with no route at all fit
@@ -737,7 +753,7 @@ class FollowupQueue:
 
 
 class InboundDedupe:
-    """Drops redelivered inbound messages (facade §3.4.1).
+    """Drops redelivered inbound messages (inbound-dedupe.ts, ``shouldSkipDuplicateInbound``).
 
     :meth:`build_key` derives a message's identity; :meth:`check_and_remember` says whether it
     is new and remembers it for ``ttl_ms`` (20 minutes; at most ``max_keys`` = 5000 keys).
@@ -768,8 +784,8 @@ class InboundDedupe:
         account_id: str | None = None,
         thread_id: str | int | None = None,
     ) -> str | None:
-        """The dedupe key of an inbound message (facade §3.4.1), or None when it cannot be
-        deduplicated.
+        """The dedupe key of an inbound message (``buildInboundDedupeKey``), or None when it cannot
+        be deduplicated.
 
         provider = lower-cased trimmed first non-None of ``originating_channel``, ``provider``,
         ``surface``; message id = trimmed ``message_sid``; peer = first non-None of
@@ -842,7 +858,8 @@ def resolve_inbound_debounce_ms(
     override: float | None = None,
     config: Mapping[str, Any] | None = None,
 ) -> int:
-    """How long to wait for more text from the same sender before dispatching (§3.4.2).
+    """How long to wait for more text from the same sender before dispatching (inbound-debounce.ts,
+    ``resolveInboundDebounceMs``).
 
     First finite number of ``override``, ``messages.inbound.byChannel[channel]`` (channel as
     given), ``messages.inbound.debounceMs``; truncated and at least 0; default 0 (off). The

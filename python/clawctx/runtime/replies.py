@@ -1,15 +1,18 @@
-"""Silent replies and heartbeat prompts (facade §4.1, §4.4).
+"""Silent replies and heartbeat prompts (OpenClaw 2026.3.13 `src/auto-reply/tokens.ts` and
+`src/auto-reply/heartbeat.ts`).
 
 ``NO_REPLY`` is the token a model answers with when a turn needs no user-visible reply
-(§4.4); :func:`is_silent_reply_text` decides whether a whole reply is that token, and
-:func:`is_silent_reply_prefix_text` keeps a streaming surface from flashing the first letters of
-it. The heartbeat helpers choose the user message of a heartbeat turn (§4.1): the configured or
+(tokens.ts, ``SILENT_REPLY_TOKEN``); :func:`is_silent_reply_text` decides whether a whole reply is
+that token, and :func:`is_silent_reply_prefix_text` keeps a streaming surface from flashing the
+first letters of it. The heartbeat helpers choose the user message of a heartbeat turn
+(heartbeat.ts, ``resolveHeartbeatPrompt``): the configured or
 default prompt, a cron-reminder prompt, or the exec-completion prompt, and
 :func:`is_heartbeat_content_effectively_empty` says when ``HEARTBEAT.md`` has nothing to act
 on, so the heartbeat model call can be skipped.
 
-Token stripping for ``HEARTBEAT_OK`` replies and transcript pruning (§4.2, §4.3) live in
-:mod:`clawctx.history.heartbeat`; the constants used here are imported from there.
+Token stripping for ``HEARTBEAT_OK`` replies and transcript pruning (heartbeat.ts,
+heartbeat-runner.ts) live in :mod:`clawctx.history.heartbeat`; the constants used here are imported
+from there.
 """
 
 from __future__ import annotations
@@ -38,16 +41,17 @@ __all__ = [
     "strip_silent_token",
 ]
 
-#: §4.4.1: the reply a model gives when nothing should be sent.
+#: tokens.ts, SILENT_REPLY_TOKEN: the reply a model gives when nothing should be sent.
 SILENT_REPLY_TOKEN: Final = "NO_REPLY"
 
-#: §4.1.4: the cron prompt when the pending cron events carry no text.
+#: src/infra/heartbeat-events-filter.ts, buildCronEventPrompt: the cron prompt when the pending cron
+#: events carry no text.
 CRON_EVENT_EMPTY_PROMPT: Final = (
     "A scheduled cron event was triggered, but no event content was found. "
     f"Reply {HEARTBEAT_TOKEN}."
 )
-#: §4.1.4 (not-delivering variant): the spec names only the reminder variant's wording; this
-#: text is the one OpenClaw's baseline builds use for an empty event list.
+#: buildCronEventPrompt (not-delivering variant): the spec names only the reminder variant's
+#: wording; this text is the one OpenClaw's baseline builds use for an empty event list.
 CRON_EVENT_EMPTY_PROMPT_INTERNAL: Final = (
     "A scheduled cron event was triggered, but no event content was found. "
     f"Handle this internally and reply {HEARTBEAT_TOKEN} when nothing needs user-facing "
@@ -59,8 +63,9 @@ _CRON_EVENT_INTERNAL: Final = (
     "Handle this reminder internally. Do not relay it to the user unless explicitly requested."
 )
 
-#: §4.1.4: the start of the exec-event prompt, exactly as far as the spec gives it (it ends
-#: with "…" there). :func:`build_exec_event_prompt` appends the delivery instruction.
+#: heartbeat-events-filter.ts, buildExecEventPrompt: the start of the exec-event prompt, exactly as
+#: far as the spec gives it (it ends with "…" there). :func:`build_exec_event_prompt` appends the
+#: delivery instruction.
 EXEC_EVENT_PROMPT: Final = (
     "An async command you ran earlier has completed. "
     "The result is shown in the system messages above."
@@ -76,8 +81,9 @@ _EXEC_EVENT_INTERNAL: Final = (
 
 _JS_S: Final = JS_WHITESPACE_CLASS
 
-# §4.1.5: lines that carry no task. `#` runs need a following space or the line end (`#TODO`
-# is content); a list marker may hold only an empty or ticked checkbox.
+# heartbeat.ts, isHeartbeatContentEffectivelyEmpty: lines that carry no task. `#` runs need a
+# following space or the line end (`#TODO` is content); a list marker may hold only an empty or
+# ticked checkbox.
 _ATX_HEADER: Final = re.compile(rf"#+(?:{_JS_S}|\Z)")
 _EMPTY_LIST_ITEM: Final = re.compile(rf"[-*+]{_JS_S}*(?:\[[{_JS_WHITESPACE}Xx]?\]{_JS_S}*)?\Z")
 _NOT_TOKEN_CHAR: Final = re.compile(r"[^A-Z_]")
@@ -86,7 +92,8 @@ _NOT_TOKEN_CHAR: Final = re.compile(r"[^A-Z_]")
 def is_silent_reply_text(
     text: str | None, token: str = SILENT_REPLY_TOKEN, *, ignore_case: bool = False
 ) -> bool:
-    """Whether a reply is the silent token and nothing else (facade §4.4.1, baseline).
+    """Whether a reply is the silent token and nothing else (tokens.ts, ``isSilentReplyText``,
+    baseline).
 
     Surrounding whitespace is allowed; anything else (``Done. NO_REPLY``) makes the reply
     substantive. The comparison is case-sensitive; ``ignore_case=True`` gives the **[later]**
@@ -99,7 +106,7 @@ def is_silent_reply_text(
 
 
 def strip_silent_token(text: str, token: str = SILENT_REPLY_TOKEN) -> str:
-    """Removes a trailing silent token from mixed text (facade §4.4.2).
+    """Removes a trailing silent token from mixed text (tokens.ts, ``stripSilentToken``).
 
     The token counts when it ends the text (trailing whitespace allowed) and follows the start,
     whitespace or a run of ``*``; it is removed with that separator and the rest is trimmed.
@@ -110,7 +117,8 @@ def strip_silent_token(text: str, token: str = SILENT_REPLY_TOKEN) -> str:
 
 
 def is_silent_reply_prefix_text(text: str | None, token: str = SILENT_REPLY_TOKEN) -> bool:
-    """Whether streamed text may be the start of the silent token (facade §4.4.3).
+    """Whether streamed text may be the start of the silent token (tokens.ts,
+    ``isSilentReplyPrefixText``).
 
     True when the text without leading whitespace, upper-cased, contains ``_``, consists only of
     ``A``-``Z`` and ``_``, and starts the (upper-cased) token: ``NO_``, ``no_re``. ``NO`` alone
@@ -127,7 +135,7 @@ def is_silent_reply_prefix_text(text: str | None, token: str = SILENT_REPLY_TOKE
 
 
 def resolve_heartbeat_prompt(configured: str | None) -> str:
-    """The user message of a heartbeat turn (facade §4.1.1).
+    """The user message of a heartbeat turn (heartbeat.ts, ``resolveHeartbeatPrompt``).
 
     A configured prompt (``agents.defaults.heartbeat.prompt``) wins when it is not blank and is
     used trimmed; otherwise :data:`~clawctx.history.heartbeat.DEFAULT_HEARTBEAT_PROMPT`.
@@ -137,7 +145,8 @@ def resolve_heartbeat_prompt(configured: str | None) -> str:
 
 
 def heartbeat_prompt_from_config(config: Mapping[str, Any] | None) -> str:
-    """:func:`resolve_heartbeat_prompt` for an OpenClaw config mapping (facade §4.1.1): reads
+    """:func:`resolve_heartbeat_prompt` for an OpenClaw config mapping (``resolveHeartbeatPrompt``
+    in `src/infra/heartbeat-runner.ts`): reads
     ``agents.defaults.heartbeat.prompt``; anything missing or not a string gives the default."""
     node: Any = config
     for key in ("agents", "defaults", "heartbeat", "prompt"):
@@ -146,7 +155,8 @@ def heartbeat_prompt_from_config(config: Mapping[str, Any] | None) -> str:
 
 
 def is_heartbeat_content_effectively_empty(content: str | None) -> bool:
-    """Whether ``HEARTBEAT.md`` has nothing to act on (facade §4.1.5, baseline).
+    """Whether ``HEARTBEAT.md`` has nothing to act on (heartbeat.ts,
+    ``isHeartbeatContentEffectivelyEmpty``, baseline).
 
     ``None`` (the file is missing) is *not* empty: the model still gets its heartbeat.
     Otherwise every line must be blank, an ATX header (``#`` run then whitespace or line end;
@@ -166,7 +176,7 @@ def is_heartbeat_content_effectively_empty(content: str | None) -> bool:
 
 
 def build_cron_event_prompt(events: Sequence[str], *, deliver_to_user: bool = True) -> str:
-    """The heartbeat user message when cron events are pending (facade §4.1.4).
+    """The heartbeat user message when cron events are pending (``buildCronEventPrompt``).
 
     The events are joined with ``\\n`` and trimmed. With text, the reminder is quoted after a
     blank line and followed by the relay instruction (``deliver_to_user=False``: the
@@ -181,7 +191,7 @@ def build_cron_event_prompt(events: Sequence[str], *, deliver_to_user: bool = Tr
 
 
 def build_exec_event_prompt(*, deliver_to_user: bool = True) -> str:
-    """The heartbeat user message after an async exec completes (facade §4.1.4).
+    """The heartbeat user message after an async exec completes (``buildExecEventPrompt``).
 
     :data:`EXEC_EVENT_PROMPT` plus a space and the delivery instruction. The spec pins only the
     first two sentences; the instructions (relay the output, or handle it internally) are not
