@@ -395,7 +395,10 @@ class ContextPipeline:
             input_provenance=provenance, internal_events=list(request.internal_events)
         )
         if not persist:
-            run.note("persistence", "prompt will not be written to the transcript (§6.5.5)")
+            run.note(
+                "persistence",
+                "prompt will not be written to the transcript (a sub-agent completion announcement)",
+            )
         estimate = _core.estimate_messages_tokens(history + [prompt_message])
         estimate += math.ceil(len(system_prompt) / 4)
         return PreparedRequest(
