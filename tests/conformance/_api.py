@@ -1,67 +1,75 @@
 """The one place the conformance suite imports clawctx names.
 
-The package layout is being restructured; when it moves, only this file is re-pointed. Every
-name comes from the top-level ``clawctx`` package, as a user imports it today.
+Every name comes from where a user imports it: the top-level ``clawctx`` package for the
+names it keeps, else the pipeline stage subpackage that documents it.
 """
 
 from __future__ import annotations
 
 from clawctx import (
     CompactionSettings,
-    ContextFile,
     InboundContext,
     PruningSettings,
-    ReactionGuidance,
-    RuntimeInfo,
-    SandboxInfo,
     Session,
     SystemEventQueue,
     SystemPromptParams,
     Transcript,
-    annotate_inter_session_messages,
-    append_untrusted_context,
-    apply_abort_hint,
-    apply_input_provenance_to_user_message,
-    build_collect_prompt,
-    build_inbound_meta_system_prompt,
-    build_inbound_user_context_prefix,
-    build_media_note,
-    build_overflow_summary,
-    build_queue_summary_line,
-    build_runtime_line,
     build_session_context,
-    build_subagent_system_prompt,
     build_system_prompt,
     convert_to_llm,
-    detect_image_references,
-    downgrade_openai_reasoning,
     estimate_context_tokens,
     estimate_tokens,
-    find_cut_point,
-    format_agent_internal_events_for_prompt,
     history_limit_for_session_key,
-    is_heartbeat_content_effectively_empty,
-    is_silent_reply_prefix_text,
-    is_silent_reply_text,
     limit_history_turns,
-    normalize_queue_drop_policy,
-    normalize_queue_mode,
-    normalize_think_level,
-    parse_queue_directive,
-    prepend_system_events,
     prune_context,
     repair_session_file,
     repair_tool_call_inputs,
     repair_tool_pairing,
     resolve_transcript_policy,
-    sanitize_google_turn_ordering,
     sanitize_session_history,
     should_compact,
     strip_heartbeat_token,
-    strip_silent_token,
+)
+from clawctx.engine import (
+    apply_input_provenance_to_user_message,
+    format_agent_internal_events_for_prompt,
+)
+from clawctx.history import (
+    annotate_inter_session_messages,
+    downgrade_openai_reasoning,
+    find_cut_point,
+    sanitize_google_turn_ordering,
     strip_tool_result_details,
     validate_anthropic_turns,
     validate_gemini_turns,
+)
+from clawctx.prompt import (
+    ContextFile,
+    ReactionGuidance,
+    RuntimeInfo,
+    SandboxInfo,
+    append_untrusted_context,
+    apply_abort_hint,
+    build_inbound_meta_system_prompt,
+    build_inbound_user_context_prefix,
+    build_media_note,
+    build_runtime_line,
+    build_subagent_system_prompt,
+    detect_image_references,
+    normalize_think_level,
+    prepend_system_events,
+)
+from clawctx.runtime import (
+    build_collect_prompt,
+    build_overflow_summary,
+    build_queue_summary_line,
+    is_heartbeat_content_effectively_empty,
+    is_silent_reply_prefix_text,
+    is_silent_reply_text,
+    normalize_queue_drop_policy,
+    normalize_queue_mode,
+    parse_queue_directive,
+    strip_silent_token,
 )
 
 # The logger clawctx reports warnings through (repair, hygiene).
