@@ -5,10 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clawctx_core::heartbeat::{
-    self, ExchangeRule, HeartbeatMatcher, StripMode, TranscriptMark, DEFAULT_HEARTBEAT_PROMPT,
-};
-use clawctx_core::persist::WriteOptions;
+use clawctx_core::hygiene::{self, HeartbeatMatcher, StripMode, DEFAULT_HEARTBEAT_PROMPT};
+use clawctx_core::session::{self, ExchangeRule, TranscriptMark, WriteOptions};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyIterator, PyString, PyTuple};
@@ -26,13 +24,13 @@ fn ack_max_chars(arg: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
         // typeof true !== "number": the default.
         Some(obj) if obj.is_instance_of::<PyBool>() => None,
         Some(obj) if obj.is_instance_of::<PyString>() => {
-            Some(heartbeat::js_number(obj.cast::<PyString>()?.to_str()?))
+            Some(hygiene::js_number(obj.cast::<PyString>()?.to_str()?))
         }
         Some(obj) => Some(obj.extract::<f64>().map_err(|_| {
             PyTypeError::new_err("max_ack_chars must be a number, a numeric string or None")
         })?),
     };
-    Ok(heartbeat::resolve_ack_max_chars(value))
+    Ok(hygiene::resolve_ack_max_chars(value))
 }
 
 fn strip_mode(mode: &str) -> PyResult<StripMode> {
@@ -138,7 +136,7 @@ pub fn strip_heartbeat_token(
 ) -> PyResult<StripResult> {
     let mode = strip_mode(mode)?;
     let limit = ack_max_chars(max_ack_chars)?;
-    let r = heartbeat::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
+    let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
     Ok(StripResult {
         should_skip: r.should_skip,
         text: r.text,
@@ -172,7 +170,7 @@ pub fn filter_heartbeat_pairs(
     let matcher = matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?;
     let input = transcript_arg(messages)?;
     let source = Arc::clone(&input);
-    let filtered = py.detach(move || heartbeat::filter_heartbeat_pairs(&source, &matcher));
+    let filtered = py.detach(move || hygiene::filter_heartbeat_pairs(&source, &matcher));
     crate::ops::result_object(py, messages, &input, filtered)
 }
 
@@ -305,7 +303,7 @@ pub fn prune_heartbeat_transcript(
     let now = Clock::from_arg(now_ms)?.now_ms(py)?;
     let mark = &mark.inner;
     let report = py
-        .detach(|| heartbeat::prune_heartbeat_transcript(mark, &rule, options, now))
+        .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
         .py_err(py)?;
     Ok(HeartbeatPruneReport {
         action: report.action.as_str().to_owned(),

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use clawctx_core::images::{self, BlockEdit, BlockReplacement};
+use clawctx_core::hygiene::{self, BlockEdit, BlockReplacement};
 use clawctx_core::Transcript;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -69,13 +69,13 @@ pub fn find_image_blocks(
     max_input_bytes: f64,
 ) -> PyResult<Vec<ImageBlockRef>> {
     let input = transcript_arg(messages)?;
-    let limits = skip_within_limits.then_some(images::KeepLimits {
+    let limits = skip_within_limits.then_some(hygiene::KeepLimits {
         max_dimension_px,
         max_bytes,
         max_input_bytes,
     });
     let transcript: &Transcript = &input;
-    let found = py.detach(|| images::find_image_blocks_to_sanitize(transcript, limits.as_ref()));
+    let found = py.detach(|| hygiene::find_image_blocks_to_sanitize(transcript, limits.as_ref()));
     found
         .into_iter()
         .map(|b| {
@@ -97,7 +97,7 @@ pub fn find_image_blocks(
 /// bytes; `None` for anything else.
 #[pyfunction]
 pub fn probe_base64_image(py: Python<'_>, data: &str) -> Option<(u32, u32, usize)> {
-    py.detach(|| images::probe_base64_image(data))
+    py.detach(|| hygiene::probe_base64_image(data))
         .map(|p| (p.width, p.height, p.decoded_len))
 }
 
@@ -106,7 +106,7 @@ pub fn probe_base64_image(py: Python<'_>, data: &str) -> Option<(u32, u32, usize
 /// stops at the first `=`), without holding the GIL.
 #[pyfunction]
 pub fn decode_image_base64<'py>(py: Python<'py>, data: &str) -> Bound<'py, PyBytes> {
-    let decoded = py.detach(|| images::decode_base64_lenient(data));
+    let decoded = py.detach(|| hygiene::decode_base64_lenient(data));
     PyBytes::new(py, &decoded)
 }
 
@@ -163,7 +163,7 @@ pub fn replace_content_blocks(
     }
     let source = Arc::clone(&input);
     let replaced = py
-        .detach(move || images::replace_content_blocks(&source, edits))
+        .detach(move || hygiene::replace_content_blocks(&source, edits))
         .py_err(py)?;
     crate::ops::result_object(py, messages, &input, replaced)
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use clawctx_core::leaf_context::{LeafContextReader, TailOptions};
+use clawctx_core::session::{LeafContextReader, TailOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

@@ -3,13 +3,11 @@
 
 use std::sync::Arc;
 
-use clawctx_core::history;
-use clawctx_core::ids::system_now_ms;
-use clawctx_core::pairing::{self, ErroredAssistantPolicy, PairingOptions};
-use clawctx_core::pruning::{self, PruningSettings as CoreSettings, ToolMatcher};
-use clawctx_core::tokens::{self, CharWeighting};
-use clawctx_core::tool_call_inputs;
-use clawctx_core::Transcript;
+use clawctx_core::base::system_now_ms;
+use clawctx_core::transcript::{
+    self, CharWeighting, ErroredAssistantPolicy, PairingOptions, PruningSettings as CoreSettings,
+    ToolMatcher, Transcript,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::Value;
@@ -69,7 +67,7 @@ pub struct ToolCallInputsReport {
 }
 
 fn allowlist(names: Option<Vec<String>>) -> Option<std::collections::HashSet<String>> {
-    names.and_then(|n| tool_call_inputs::normalize_allowed_tool_names(n.iter().map(String::as_str)))
+    names.and_then(|n| transcript::normalize_allowed_tool_names(n.iter().map(String::as_str)))
 }
 
 /// `repairToolCallInputs` (spec §3.2): drops tool-call blocks without input, id or a valid name
@@ -85,8 +83,7 @@ pub fn repair_tool_call_inputs(
     let input = transcript_arg(messages)?;
     let allowed = allowlist(allowed_tool_names);
     let source = Arc::clone(&input);
-    let report =
-        py.detach(move || tool_call_inputs::repair_tool_call_inputs(&source, allowed.as_ref()));
+    let report = py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
     Ok(ToolCallInputsReport {
         messages: result_object(py, messages, &input, report.messages)?,
         dropped_tool_calls: report.dropped_tool_calls,
@@ -166,7 +163,7 @@ pub fn repair_tool_pairing(
         missing_tool_result_text,
     )?;
     let source = Arc::clone(&input);
-    let report = py.detach(move || pairing::repair_tool_pairing(&source, &options));
+    let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
     Ok(PairingReport {
         messages: result_object(py, messages, &input, report.messages)?,
         added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
@@ -209,7 +206,7 @@ pub fn limit_history_turns(
 ) -> PyResult<Py<PyTranscript>> {
     let input = transcript_arg(messages)?;
     let source = Arc::clone(&input);
-    let limited = py.detach(move || history::limit_history_turns(&source, limit, keep_prelude));
+    let limited = py.detach(move || transcript::limit_history_turns(&source, limit, keep_prelude));
     result_object(py, messages, &input, limited)
 }
 
@@ -223,7 +220,7 @@ pub fn history_limit_for_session_key(
     config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
     let config = config.filter(|c| !c.is_none()).map(from_py).transpose()?;
-    match history::history_limit_for_session_key(session_key, config.as_ref()) {
+    match transcript::history_limit_for_session_key(session_key, config.as_ref()) {
         Some(value) => to_py(py, &value),
         None => Ok(py.None()),
     }
@@ -236,13 +233,13 @@ pub fn history_limit_for_session_key(
 #[pyo3(signature = (message, *, cjk = false))]
 pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
     let value = from_py(message)?;
-    Ok(tokens::estimate_tokens_weighted(&value, weighting(cjk)))
+    Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
 }
 
 /// `estimateStringChars` (spec §5.2 rule 8): CJK-weighted length of a string.
 #[pyfunction]
 pub fn estimate_string_chars(text: &str) -> u64 {
-    tokens::cjk_weighted_chars(text)
+    transcript::cjk_weighted_chars(text)
 }
 
 /// Result of `estimate_context_tokens`.
@@ -272,7 +269,7 @@ pub fn estimate_context_tokens(
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<ContextTokens> {
     let input = transcript_arg(messages)?;
-    let r = py.detach(move || tokens::estimate_context_tokens(&input));
+    let r = py.detach(move || transcript::estimate_context_tokens(&input));
     Ok(ContextTokens {
         tokens: r.tokens,
         usage_tokens: r.usage_tokens,
@@ -285,13 +282,13 @@ pub fn estimate_context_tokens(
 #[pyfunction]
 pub fn estimate_messages_tokens(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<u64> {
     let input = transcript_arg(messages)?;
-    Ok(py.detach(move || tokens::estimate_messages_tokens(&input)))
+    Ok(py.detach(move || transcript::estimate_messages_tokens(&input)))
 }
 
 /// `calculateContextTokens(usage)` (spec §5.1 rule 2).
 #[pyfunction]
 pub fn usage_tokens(usage: &Bound<'_, PyAny>) -> PyResult<u64> {
-    Ok(tokens::usage_tokens(&from_py(usage)?))
+    Ok(transcript::usage_tokens(&from_py(usage)?))
 }
 
 /// Per-message token estimates as a numpy `int64` array (no per-message Python objects).
@@ -301,7 +298,7 @@ pub fn token_counts_array<'py>(
     cjk: bool,
 ) -> PyResult<Bound<'py, PyAny>> {
     let source = Arc::clone(transcript);
-    let counts = py.detach(move || tokens::token_counts(&source, weighting(cjk)));
+    let counts = py.detach(move || transcript::token_counts(&source, weighting(cjk)));
     let bytes: Vec<u8> = counts
         .iter()
         .flat_map(|c| (i64::try_from(*c).unwrap_or(i64::MAX)).to_le_bytes())
@@ -404,14 +401,14 @@ pub fn prune_context(
     let input = transcript_arg(messages)?;
     let source = Arc::clone(&input);
     let pruned =
-        py.detach(move || pruning::prune_context(&source, &settings, context_window_tokens));
+        py.detach(move || transcript::prune_context(&source, &settings, context_window_tokens));
     result_object(py, messages, &input, pruned)
 }
 
 /// The pruner's char estimate of one message (spec §6.4).
 #[pyfunction]
 pub fn estimate_pruning_chars(message: &Bound<'_, PyAny>) -> PyResult<u64> {
-    Ok(pruning::estimate_message_chars(&from_py(message)?))
+    Ok(transcript::estimate_message_chars(&from_py(message)?))
 }
 
 /// Whether a tool's results may be pruned under `tools = {"allow": [...], "deny": [...]}`

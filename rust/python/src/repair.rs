@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clawctx_core::repair::{BackupPolicy, RepairOptions};
+use clawctx_core::session::{BackupPolicy, RepairOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 

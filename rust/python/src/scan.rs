@@ -44,8 +44,8 @@ impl SessionSummary {
     }
 }
 
-impl From<clawctx_core::scan::SessionSummary> for SessionSummary {
-    fn from(s: clawctx_core::scan::SessionSummary) -> Self {
+impl From<clawctx_core::session::SessionSummary> for SessionSummary {
+    fn from(s: clawctx_core::session::SessionSummary) -> Self {
         SessionSummary {
             path: s.path,
             error: s.error,
@@ -84,7 +84,7 @@ pub fn scan_sessions(
         let (tx, rx) = std::sync::mpsc::channel::<usize>();
         std::thread::scope(|scope| {
             let worker =
-                scope.spawn(|| clawctx_core::scan::scan_sessions(&paths, workers, Some(tx)));
+                scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
             let mut error: Option<PyErr> = None;
             for (done, _) in rx.iter().enumerate() {
                 if let (Some(callback), None) = (&progress, &error) {

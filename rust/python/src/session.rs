@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clawctx_core::context::LeafSelector;
-use clawctx_core::entry::Entry;
-use clawctx_core::ids::RandomIds;
-use clawctx_core::persist::WriteOptions;
-use clawctx_core::session::{InvalidHeader, NewEntry, OpenOptions, Session};
+use clawctx_core::base::RandomIds;
+use clawctx_core::session::{
+    Entry, InvalidHeader, LeafSelector, NewEntry, OpenOptions, Session, WriteOptions,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -394,7 +393,7 @@ impl PySession {
         numeric_data_key: Option<&str>,
     ) -> PyResult<Option<Py<PyAny>>> {
         let found = self.inner.entries().iter().rev().find(|e| {
-            e.is_type(clawctx_core::entry::types::CUSTOM)
+            e.is_type(clawctx_core::session::types::CUSTOM)
                 && e.str_field("customType")
                     .is_some_and(|t| custom_types.iter().any(|c| c == t))
                 && numeric_data_key.is_none_or(|key| {

@@ -2,8 +2,7 @@
 
 use std::sync::Arc;
 
-use clawctx_core::context::LeafSelector;
-use clawctx_core::session::index_entries;
+use clawctx_core::session::{index_entries, LeafSelector};
 use clawctx_core::{Entry, Transcript};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;

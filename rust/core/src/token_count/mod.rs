@@ -40,9 +40,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use crate::images::probe_base64_image;
-use crate::json::{parse_value, raw_as_str, to_js_string, RawObject};
-use crate::message::PAIRING_TOOL_CALL_TYPES;
+use crate::base::{parse_value, raw_as_str, to_js_string, RawObject};
+use crate::hygiene::probe_base64_image;
+use crate::transcript::PAIRING_TOOL_CALL_TYPES;
 use crate::transcript::{Message, Transcript};
 
 mod boundaries;

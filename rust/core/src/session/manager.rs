@@ -9,12 +9,13 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use crate::entry::{types, Entry};
-use crate::error::{Error, Result};
-use crate::ids::{generate_entry_id, random_session_id, IdSource};
-use crate::json::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText};
-use crate::lines::{clean_text, is_blank, salvage_line, split_lines, Line};
-use crate::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
+use super::entry::{types, Entry};
+use super::lines::{clean_text, is_blank, salvage_line, split_lines, Line};
+use super::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
+use super::tree::{path_to_root, IdIndex, Tree};
+use crate::base::{generate_entry_id, random_session_id, IdSource};
+use crate::base::{is_truthy, js_trim, ms_to_iso, to_js_string, JsonText};
+use crate::base::{Error, Result};
 
 /// pi's `CURRENT_SESSION_VERSION`.
 pub const CURRENT_SESSION_VERSION: u64 = 3;
@@ -148,7 +149,7 @@ pub struct Session {
     /// Offset after the last complete line read: where `refresh` continues.
     tail_start: u64,
     /// The file that was read (device, inode), to notice replacement.
-    identity: Option<crate::persist::FileIdentity>,
+    identity: Option<super::persist::FileIdentity>,
     /// Up to 64 bytes before `tail_start` as read, to notice a rewrite of the same file.
     tail_probe: Vec<u8>,
     /// How the session was opened (a full reload reuses it).
@@ -161,7 +162,7 @@ pub struct Session {
 
 #[derive(Debug, Clone)]
 struct CachedContext {
-    state: crate::context::ContextState,
+    state: super::context::ContextState,
     entries_len: usize,
     index_generation: u64,
 }
@@ -709,7 +710,7 @@ impl Session {
         let identity = fs::File::open(path)
             .ok()
             .as_ref()
-            .and_then(crate::persist::file_identity);
+            .and_then(super::persist::file_identity);
         let bytes = read_shared(path).map_err(|e| Error::io(path, e))?;
         let disk_len = bytes.len() as u64;
         let scan_probe_source = Arc::clone(&bytes);
@@ -853,7 +854,7 @@ impl Session {
         let identity = fs::File::open(path)
             .ok()
             .as_ref()
-            .and_then(crate::persist::file_identity);
+            .and_then(super::persist::file_identity);
         let probe = probe_before(
             format!("{}\n", session.header.text.as_str()).as_bytes(),
             disk_len as usize,
@@ -1115,9 +1116,9 @@ impl Session {
     /// an id re-pointed by a duplicate, or any other leaf rebuilds from the path.
     pub fn context(
         &self,
-        leaf: crate::context::LeafSelector<'_>,
-    ) -> crate::context::SessionContext {
-        use crate::context::{resolve_leaf, ContextState, SessionContext};
+        leaf: super::context::LeafSelector<'_>,
+    ) -> super::context::SessionContext {
+        use super::context::{resolve_leaf, ContextState, SessionContext};
         let Some(leaf_index) = resolve_leaf(&self.entries, &self.index, leaf) else {
             return SessionContext::empty();
         };
@@ -1279,7 +1280,7 @@ impl Session {
     fn record_tail(
         &mut self,
         tail_start: u64,
-        identity: Option<crate::persist::FileIdentity>,
+        identity: Option<super::persist::FileIdentity>,
         probe: &[u8],
     ) {
         self.tail_start = tail_start;
@@ -1305,7 +1306,7 @@ impl Session {
             return Ok(RefreshReport::unchanged());
         };
         let mut file = fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
-        let identity = crate::persist::file_identity(&file);
+        let identity = super::persist::file_identity(&file);
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         let replaced = identity.is_some() && self.identity.is_some() && identity != self.identity;
         let shrank = len < self.tail_start;
@@ -1649,68 +1650,6 @@ fn entry_value(entry: NewEntry, id: &str, parent: Option<String>, now_ms: i64) -
             .concat(),
         ),
     }
-}
-
-/// The id → entry index map (a later duplicate wins, like `Map.set`). Fx hashing: ids are
-/// short and not attacker-chosen, and lookups are on the hot path of every context build.
-pub type IdIndex = rustc_hash::FxHashMap<compact_str::CompactString, usize>;
-
-/// Root→leaf entry indices, following `parentId` through `index`. A cyclic file cannot hang
-/// the walk: past as many steps as there are entries it must be cycling, and the walk is
-/// redone with a visited set to stop at the repeated entry (the rare path).
-pub fn path_to_root(entries: &[Entry], index: &IdIndex, leaf: usize) -> Vec<usize> {
-    let parent = |i: usize| {
-        entries[i]
-            .parent_id
-            .as_deref()
-            .filter(|p| !p.is_empty())
-            .and_then(|p| index.get(p).copied())
-    };
-    let mut path = Vec::new();
-    let mut current = Some(leaf);
-    while let Some(i) = current {
-        if path.len() > entries.len() {
-            return path_to_root_with_cycle(leaf, parent);
-        }
-        path.push(i);
-        current = parent(i);
-    }
-    path.reverse();
-    path
-}
-
-fn path_to_root_with_cycle(leaf: usize, parent: impl Fn(usize) -> Option<usize>) -> Vec<usize> {
-    let mut path = Vec::new();
-    let mut seen = HashSet::new();
-    let mut current = Some(leaf);
-    while let Some(i) = current {
-        if !seen.insert(i) {
-            break;
-        }
-        path.push(i);
-        current = parent(i);
-    }
-    path.reverse();
-    path
-}
-
-/// The id index of a list of entries (a later duplicate wins, like `Map.set`).
-pub fn index_entries(entries: &[Entry]) -> IdIndex {
-    let mut index = IdIndex::with_capacity_and_hasher(entries.len(), Default::default());
-    for (i, entry) in entries.iter().enumerate() {
-        if let Some(id) = &entry.id {
-            index.insert(id.clone(), i);
-        }
-    }
-    index
-}
-
-/// The session tree as flat lists of entry indices.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tree {
-    pub roots: Vec<usize>,
-    /// `children[i]`: the children of entry `i`, sorted by timestamp.
-    pub children: Vec<Vec<usize>>,
 }
 
 #[cfg(test)]

@@ -9,9 +9,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{json, Value};
 
-use crate::json::{js_trim, to_js_string, JsonText};
-use crate::message::{edit_message, ToolCallRef};
-use crate::transcript::{Message, Transcript};
+use super::list::{Message, Transcript};
+use super::message::{edit_message, ToolCallRef};
+use crate::base::{js_trim, to_js_string, JsonText};
 
 /// §3.3.10: the text of a synthetic missing result.
 pub const MISSING_TOOL_RESULT_TEXT: &str =

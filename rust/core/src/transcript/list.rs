@@ -7,9 +7,17 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::facts::MessageFacts;
-use crate::json::{to_js_string, JsonText, RawObject};
-use crate::pruning::SoftTrim;
+use super::facts::MessageFacts;
+use crate::base::{to_js_string, JsonText, RawObject};
+
+/// The soft-trim settings of context pruning ([`prune_context`](super::pruning::prune_context)):
+/// the key of the trimmed message cached with each [`Message`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoftTrim {
+    pub max_chars: u64,
+    pub head_chars: u64,
+    pub tail_chars: u64,
+}
 
 /// One message: its JSON text and, computed on first use and then shared by every transcript
 /// that holds the message, its [`MessageFacts`].
@@ -153,7 +161,7 @@ impl Transcript {
         match Self::parse_array(JsonText::owned(text.to_owned())) {
             Ok(t) => Ok(t),
             // Lone surrogate escapes: read a sanitized copy instead (see json.rs).
-            Err(e) => match crate::json::replace_lone_surrogate_escapes(text) {
+            Err(e) => match crate::base::replace_lone_surrogate_escapes(text) {
                 Some(fixed) => Self::parse_array(JsonText::owned(fixed)),
                 None => Err(e),
             },
@@ -260,7 +268,7 @@ impl Transcript {
                 continue;
             };
             if let Some(raw) = object.get(key) {
-                if let Ok(value) = crate::json::parse_value(raw.get()) {
+                if let Ok(value) = crate::base::parse_value(raw.get()) {
                     found.push((i, value));
                 }
             }

@@ -3,25 +3,15 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::facts::MessageFacts;
-use crate::json::{js_trim, to_js_string, JsonText};
-use crate::tokens::utf16_len;
-use crate::transcript::{Message, Transcript};
+use super::facts::MessageFacts;
+use super::list::{Message, SoftTrim, Transcript};
+use crate::base::utf16_len;
+use crate::base::{js_trim, to_js_string, JsonText};
 
 pub const CHARS_PER_TOKEN_ESTIMATE: u64 = 4;
-pub const IMAGE_CHAR_ESTIMATE: u64 = 8000;
-/// Chars charged for a message of any role other than user, assistant and toolResult.
-pub const OTHER_ROLE_CHARS: u64 = 256;
 /// Chars charged for tool-call arguments that cannot be serialized.
 pub const UNSERIALIZABLE_ARGUMENT_CHARS: u64 = 128;
 pub const DEFAULT_PLACEHOLDER: &str = "[Old tool result content cleared]";
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct SoftTrim {
-    pub max_chars: u64,
-    pub head_chars: u64,
-    pub tail_chars: u64,
-}
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HardClear {
@@ -293,53 +283,6 @@ impl ToolMatcher {
 
 fn block_type(block: &Value) -> Option<&str> {
     block.get("type").and_then(Value::as_str)
-}
-
-fn text_and_images(content: Option<&Value>) -> u64 {
-    match content {
-        Some(Value::String(s)) => utf16_len(s),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .map(|b| match block_type(b) {
-                Some("text") => b.get("text").and_then(Value::as_str).map_or(0, utf16_len),
-                Some("image") => IMAGE_CHAR_ESTIMATE,
-                _ => 0,
-            })
-            .sum(),
-        _ => 0,
-    }
-}
-
-/// The pruner's char estimate of one message (§6.4). String content counts only for user
-/// messages; assistant and tool-result content is read block by block.
-pub fn estimate_message_chars(message: &Value) -> u64 {
-    let content = message.get("content");
-    match message.get("role").and_then(Value::as_str) {
-        Some("user") => text_and_images(content),
-        Some("toolResult") => match content {
-            Some(Value::String(_)) => 0,
-            _ => text_and_images(content),
-        },
-        Some("assistant") => match content {
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .map(|b| match block_type(b) {
-                    Some("text") => b.get("text").and_then(Value::as_str).map_or(0, utf16_len),
-                    Some("thinking") => b
-                        .get("thinking")
-                        .and_then(Value::as_str)
-                        .map_or(0, utf16_len),
-                    Some("toolCall") => match b.get("arguments") {
-                        None | Some(Value::Null) => 2, // JSON.stringify({})
-                        Some(args) => utf16_len(&to_js_string(args)),
-                    },
-                    _ => 0,
-                })
-                .sum(),
-            _ => 0,
-        },
-        _ => OTHER_ROLE_CHARS,
-    }
 }
 
 /// Keeps a UTF-16 cut from splitting a surrogate pair: returns the char boundary at or after

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::transcript::Transcript;
+use super::list::Transcript;
 
 /// `limitHistoryTurns` (§4.1 rules 1–2, and rule 3 with `keep_prelude`).
 ///

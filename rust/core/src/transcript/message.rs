@@ -6,10 +6,19 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{parse_value, to_js_string, JsonText, RawObject};
+use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 
 /// Block types that count as tool calls for pairing (§3.1.1).
 pub const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
+/// Block types that count as tool calls here (§3.2.4; wider than pairing's, Quirk §3.4.19b).
+pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
+    "toolCall",
+    "toolUse",
+    "functionCall",
+    "tool_use",
+    "tool_call",
+    "function_call",
+];
 
 /// The top-level fields of one message.
 pub struct MessageView<'a> {

@@ -17,11 +17,11 @@ use std::time::Duration;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::entry::types;
-use crate::error::{Error, Result};
-use crate::json::{js_trim, parse_value, raw_as_str, to_js_string, RawObject};
-use crate::lines::{clean_record, is_blank, salvage_line};
-use crate::persist::{replace_atomically, write_backup, LockedFile};
+use super::entry::types;
+use super::lines::{clean_record, is_blank, salvage_line};
+use super::persist::{replace_atomically, write_backup, LockedFile};
+use crate::base::{js_trim, parse_value, raw_as_str, to_js_string, RawObject};
+use crate::base::{Error, Result};
 
 /// `STREAM_ERROR_FALLBACK_TEXT` (§2.2.6).
 pub const STREAM_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before producing content]";
@@ -49,7 +49,7 @@ impl Default for RepairOptions {
         RepairOptions {
             backup: BackupPolicy::Keep,
             lock_timeout: Duration::from_secs(10),
-            now_ms: crate::ids::system_now_ms(),
+            now_ms: crate::base::system_now_ms(),
         }
     }
 }

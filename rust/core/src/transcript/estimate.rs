@@ -1,33 +1,22 @@
-//! pi's `estimateTokens` (hot-path §5.1): `ceil(chars / 4)` with per-role rules, where lengths
-//! are JavaScript string lengths (UTF-16 code units).
+//! What one message costs in characters, from its parsed value: pi's `estimateTokens`
+//! (`ceil(chars / 4)` with per-role rules; pi-mono 0.58.3
+//! `packages/coding-agent/src/core/compaction/compaction.ts`) and the context pruner's own
+//! estimate (OpenClaw 2026.3.13 `src/agents/pi-extensions/context-pruning/pruner.ts`). Lengths
+//! are JavaScript string lengths (UTF-16 code units). A leaf of the stage: [`super::facts`]
+//! computes the same numbers in one pass and falls back to these.
 
 use serde_json::Value;
 
-use crate::json::to_js_string;
-use crate::transcript::Transcript;
+use crate::base::to_js_string;
+use crate::base::utf16_len;
 
 /// Characters charged for an image block in custom and toolResult messages (§5.1.1).
 pub const IMAGE_CHARS: u64 = 4800;
 
-/// JavaScript `string.length`: UTF-16 code units.
-pub fn utf16_len(s: &str) -> u64 {
-    if s.is_ascii() {
-        return s.len() as u64;
-    }
-    // Counted on the bytes (in blocks the compiler turns into vector code): every character has
-    // one byte that is not a continuation byte, and a four-byte character is a surrogate pair.
-    s.as_bytes()
-        .chunks(1 << 12)
-        .map(|block| {
-            let units: u32 = block
-                .iter()
-                .map(|&b| u32::from((b as i8) >= -0x40) + u32::from(b >= 0xF0))
-                .sum();
-            u64::from(units)
-        })
-        .sum()
-}
-
+/// Chars charged for an image block by the context pruner.
+pub const IMAGE_CHAR_ESTIMATE: u64 = 8000;
+/// Chars charged for a message of any role other than user, assistant and toolResult.
+pub const OTHER_ROLE_CHARS: u64 = 256;
 /// How string lengths are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CharWeighting {
@@ -144,24 +133,6 @@ pub fn estimate_tokens_weighted(message: &Value, weighting: CharWeighting) -> u6
     estimate_chars_weighted(message, weighting).div_ceil(4)
 }
 
-/// Per-message estimates of a transcript (the UTF-16 rule from the cached facts; the CJK rule
-/// needs each message's strings and parses them).
-pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64> {
-    if weighting == CharWeighting::Utf16 {
-        messages.compute_facts();
-    }
-    messages
-        .messages()
-        .iter()
-        .map(|m| match weighting {
-            CharWeighting::Utf16 => m.facts().pi_tokens(),
-            CharWeighting::Cjk => m
-                .to_value()
-                .map_or(0, |v| estimate_tokens_weighted(&v, weighting)),
-        })
-        .collect()
-}
-
 /// `calculateContextTokens(usage)` (§5.1.2): `totalTokens` if truthy, else the sum of input,
 /// output, cacheRead and cacheWrite.
 pub fn usage_tokens(usage: &Value) -> u64 {
@@ -181,68 +152,57 @@ pub fn usage_tokens(usage: &Value) -> u64 {
     tokens.max(0.0) as u64
 }
 
-/// The result of [`estimate_context_tokens`] (§5.1.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ContextTokens {
-    pub tokens: u64,
-    pub usage_tokens: u64,
-    pub trailing_tokens: u64,
-    pub last_usage_index: Option<usize>,
-}
-
-/// `estimateContextTokens`: the usage of the last assistant whose usage counts (not aborted or
-/// errored) plus the chars/4 estimate of everything after it; without usage, the estimate of
-/// everything.
-pub fn estimate_context_tokens(messages: &Transcript) -> ContextTokens {
-    let all = messages.messages();
-    let last_usage = all.iter().enumerate().rev().find_map(|(i, m)| {
-        let f = m.facts();
-        let usable = f.is_role("assistant")
-            && !matches!(f.stop_reason.as_deref(), Some("aborted" | "error"));
-        f.usage_tokens.filter(|_| usable).map(|tokens| (i, tokens))
-    });
-    let (start, usage, index) = match last_usage {
-        Some((i, tokens)) => (i + 1, tokens, Some(i)),
-        None => (0, 0, None),
-    };
-    let trailing: u64 = all[start..].iter().map(|m| m.facts().pi_tokens()).sum();
-    ContextTokens {
-        tokens: usage + trailing,
-        usage_tokens: usage,
-        trailing_tokens: trailing,
-        last_usage_index: index,
+fn text_and_images(content: Option<&Value>) -> u64 {
+    match content {
+        Some(Value::String(s)) => utf16_len(s),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .map(|b| match block_type(b) {
+                Some("text") => b.get("text").and_then(Value::as_str).map_or(0, utf16_len),
+                Some("image") => IMAGE_CHAR_ESTIMATE,
+                _ => 0,
+            })
+            .sum(),
+        _ => 0,
     }
 }
 
-/// OpenClaw's `estimateMessagesTokens` (§5.2.5): pi's estimate after removing `details` from
-/// tool results (which pi's rules never count, so the sum is the same).
-pub fn estimate_messages_tokens(messages: &Transcript) -> u64 {
-    token_counts(messages, CharWeighting::Utf16).iter().sum()
+/// The pruner's char estimate of one message (§6.4). String content counts only for user
+/// messages; assistant and tool-result content is read block by block.
+pub fn estimate_message_chars(message: &Value) -> u64 {
+    let content = message.get("content");
+    match message.get("role").and_then(Value::as_str) {
+        Some("user") => text_and_images(content),
+        Some("toolResult") => match content {
+            Some(Value::String(_)) => 0,
+            _ => text_and_images(content),
+        },
+        Some("assistant") => match content {
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .map(|b| match block_type(b) {
+                    Some("text") => b.get("text").and_then(Value::as_str).map_or(0, utf16_len),
+                    Some("thinking") => b
+                        .get("thinking")
+                        .and_then(Value::as_str)
+                        .map_or(0, utf16_len),
+                    Some("toolCall") => match b.get("arguments") {
+                        None | Some(Value::Null) => 2, // JSON.stringify({})
+                        Some(args) => utf16_len(&to_js_string(args)),
+                    },
+                    _ => 0,
+                })
+                .sum(),
+            _ => 0,
+        },
+        _ => OTHER_ROLE_CHARS,
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn utf16_len_counts_javascript_string_length() {
-        let samples = [
-            "",
-            "abc",
-            "é",
-            "中文",
-            "😀",
-            "a😀b中é\u{10FFFF}\u{7F}\u{80}\u{800}\u{FFFF}",
-        ];
-        for sample in samples {
-            let expected: u64 = sample.chars().map(|c| c.len_utf16() as u64).sum();
-            assert_eq!(utf16_len(sample), expected, "{sample:?}");
-            // Long enough to cross the counting blocks.
-            let long = sample.repeat(3000);
-            assert_eq!(utf16_len(&long), expected * 3000, "{sample:?} repeated");
-        }
-    }
 
     #[test]
     fn cjk_vectors() {

@@ -5,10 +5,10 @@ use std::sync::mpsc::Sender;
 
 use rayon::prelude::*;
 
-use crate::context::{build_session_context, LeafSelector};
-use crate::entry::types;
-use crate::ids::RandomIds;
-use crate::session::{OpenOptions, Session};
+use super::context::{build_session_context, LeafSelector};
+use super::entry::types;
+use super::manager::{OpenOptions, Session};
+use crate::base::RandomIds;
 
 /// A session file at a glance.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::error::{Error, Result};
+use crate::base::{Error, Result};
 
 /// How writes behave.
 #[derive(Debug, Clone, Copy)]

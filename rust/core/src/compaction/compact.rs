@@ -8,12 +8,13 @@ use std::collections::HashSet;
 
 use serde_json::{json, Map, Value};
 
-use crate::convert::convert_to_llm;
-use crate::entry::{types, Entry};
-use crate::error::{Error, Result};
-use crate::json::{is_truthy, object, to_js_string, JsonText};
+use crate::base::utf16_len;
+use crate::base::{is_truthy, object, to_js_string, JsonText};
+use crate::base::{Error, Result};
+use crate::session::{types, Entry};
 use crate::session::{NewEntry, Session};
-use crate::tokens::{estimate_context_tokens, utf16_len};
+use crate::transcript::convert_to_llm;
+use crate::transcript::estimate_context_tokens;
 use crate::transcript::{Message, Transcript};
 
 // ---- format facts (pi's exact texts) ---------------------------------------------------------
@@ -803,9 +804,9 @@ pub fn compose_summary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::context::{build_session_context, LeafSelector};
-    use crate::ids::IdSource;
+    use crate::base::IdSource;
     use crate::session::index_entries;
+    use crate::session::{build_session_context, LeafSelector};
 
     /// Entries as pi's tests build them: ids `test-id-N`, each the child of the previous one.
     struct Builder {

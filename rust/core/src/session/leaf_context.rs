@@ -34,14 +34,15 @@ use std::path::{Path, PathBuf};
 use rustc_hash::FxHashSet;
 use serde_json::Value;
 
-use crate::context::{model_of, ContextState, LeafSelector, SessionContext};
-use crate::entry::{types, Entry};
-use crate::error::{Error, Result};
-use crate::ids::RandomIds;
-use crate::session::{
-    is_valid_header, read_shared_at, scan_records, Header, IdIndex, OpenOptions, Session,
+use super::context::{model_of, ContextState, LeafSelector, SessionContext};
+use super::entry::{types, Entry};
+use super::manager::{
+    is_valid_header, read_shared_at, scan_records, Header, OpenOptions, Session,
     CURRENT_SESSION_VERSION,
 };
+use super::tree::IdIndex;
+use crate::base::RandomIds;
+use crate::base::{Error, Result};
 use crate::transcript::{Message, Transcript};
 
 /// How much is read at a time.
@@ -231,7 +232,7 @@ struct TailWalk {
     walk: Vec<usize>,
     on_walk: FxHashSet<usize>,
     /// The root was reached, or a parent is missing, or the path would repeat an entry (the
-    /// same ends as [`crate::session::path_to_root`]).
+    /// same ends as [`super::tree::path_to_root`]).
     walk_done: bool,
     /// The latest compaction on the path was reached.
     compaction_seen: bool,

@@ -13,9 +13,9 @@ use std::collections::BTreeMap;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::error::Error;
-use crate::json::{raw_as_str, to_js_string, JsonText, RawObject};
-use crate::message::MessageView;
+use crate::base::Error;
+use crate::base::{raw_as_str, to_js_string, JsonText, RawObject};
+use crate::transcript::MessageView;
 use crate::transcript::{Message, Transcript};
 
 /// One image block (§7.5 rule 20: `type: "image"` with string `data` and string `mimeType`)
@@ -55,7 +55,7 @@ fn sanitizes_role(role: &str) -> bool {
 
 /// The image blocks of `transcript` that §7.4 would sanitize, in transcript and block order.
 ///
-/// Uses the cached [`MessageFacts`](crate::facts::MessageFacts) to skip messages without an
+/// Uses the cached [`MessageFacts`](crate::transcript::MessageFacts) to skip messages without an
 /// image block; only messages holding one are parsed (field by field, without building value
 /// trees for other blocks). A tool result with string content has no blocks: upstream turns
 /// such content into `[]` (a quirk, §7.4 rule 15) and clawctx leaves it as it is.

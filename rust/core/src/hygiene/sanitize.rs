@@ -5,8 +5,8 @@
 use base64::Engine;
 use serde_json::{json, Map, Value};
 
-use crate::json::{js_trim, to_js_string, JsonText};
-use crate::policy::{SanitizeMode, ThoughtSignatureOptions};
+use super::policy::{SanitizeMode, ThoughtSignatureOptions};
+use crate::base::{js_trim, to_js_string, JsonText};
 use crate::transcript::{Message, Transcript};
 
 /// §7.10: the user turn prepended for Google when a transcript starts with the assistant.
@@ -283,7 +283,7 @@ pub fn zero_usage() -> Value {
 fn timestamp_ms(value: Option<&Value>) -> Option<f64> {
     match value? {
         Value::Number(n) => n.as_f64(),
-        Value::String(s) => crate::json::iso_to_ms(s).map(|ms| ms as f64),
+        Value::String(s) => crate::base::iso_to_ms(s).map(|ms| ms as f64),
         _ => None,
     }
 }
@@ -431,7 +431,7 @@ pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
                 earlier.insert("content".into(), Value::Array(content));
                 // Upstream overwrites these only with truthy later values.
                 for key in ["usage", "stopReason", "errorMessage"] {
-                    if let Some(v) = later.get(key).filter(|v| crate::json::is_truthy(v)) {
+                    if let Some(v) = later.get(key).filter(|v| crate::base::is_truthy(v)) {
                         earlier.insert(key.into(), v.clone());
                     }
                 }

@@ -14,11 +14,12 @@ use serde::Deserialize as DeriveDeserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{parse_value, JsonText};
-use crate::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
-use crate::pruning::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
-use crate::tokens::{utf16_len, IMAGE_CHARS};
-use crate::tool_call_inputs::INPUT_TOOL_CALL_TYPES;
+use super::estimate::IMAGE_CHARS;
+use super::estimate::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
+use super::message::INPUT_TOOL_CALL_TYPES;
+use super::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
+use crate::base::utf16_len;
+use crate::base::{parse_value, JsonText};
 
 /// What the operations know about a message without parsing it again.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -305,7 +306,7 @@ fn stringified_len(raw: &RawValue) -> u64 {
     match parse_value(raw.get()) {
         Ok(value) => {
             let mut counter = Utf16Counter(0);
-            let _ = crate::json::write_js(&mut counter, &value);
+            let _ = crate::base::write_js(&mut counter, &value);
             counter.0
         }
         Err(_) => 0,
@@ -348,7 +349,7 @@ impl Scan<'_> {
                 .usage
                 .and_then(|u| parse_value(u.get()).ok())
                 .filter(Value::is_object)
-                .map(|u| crate::tokens::usage_tokens(&u));
+                .map(|u| super::estimate::usage_tokens(&u));
         }
         if role == Some("toolResult") {
             facts.tool_result_id = self
@@ -451,13 +452,13 @@ impl Scan<'_> {
 
 /// The same facts from a parsed value (the fallback path, and the reference in tests).
 pub fn facts_from_value(value: &Value) -> MessageFacts {
-    let text = crate::json::to_js_string(value);
+    let text = crate::base::to_js_string(value);
     match serde_json::from_str::<Scan<'_>>(&text) {
         Ok(scan) => scan.into_facts(),
         Err(_) => MessageFacts {
             role: value.get("role").and_then(Value::as_str).map(str::to_owned),
-            pi_chars: crate::tokens::estimate_chars(value),
-            pruning_chars: crate::pruning::estimate_message_chars(value),
+            pi_chars: super::estimate::estimate_chars(value),
+            pruning_chars: super::estimate::estimate_message_chars(value),
             ..Default::default()
         },
     }
@@ -469,7 +470,7 @@ mod tests {
     use serde_json::json;
 
     fn facts(v: Value) -> MessageFacts {
-        MessageFacts::scan(&JsonText::owned(crate::json::to_js_string(&v)))
+        MessageFacts::scan(&JsonText::owned(crate::base::to_js_string(&v)))
     }
 
     #[test]
@@ -490,10 +491,14 @@ mod tests {
         ];
         for v in samples {
             let f = facts(v.clone());
-            assert_eq!(f.pi_chars, crate::tokens::estimate_chars(&v), "{v}");
+            assert_eq!(
+                f.pi_chars,
+                super::super::estimate::estimate_chars(&v),
+                "{v}"
+            );
             assert_eq!(
                 f.pruning_chars,
-                crate::pruning::estimate_message_chars(&v),
+                super::super::estimate::estimate_message_chars(&v),
                 "{v}"
             );
         }

@@ -8,7 +8,7 @@ use compact_str::CompactString;
 
 use serde_json::{Map, Value};
 
-use crate::json::{parse_value, to_js_string, JsonText, RawObject};
+use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 use crate::transcript::Message;
 
 /// The `type` strings of hot-path §1.3.
@@ -167,7 +167,7 @@ impl Entry {
 
     /// The entry's `timestamp` as epoch milliseconds (`Date.parse`), if it parses.
     pub fn timestamp_ms(&self) -> Option<i64> {
-        self.timestamp.as_deref().and_then(crate::json::iso_to_ms)
+        self.timestamp.as_deref().and_then(crate::base::iso_to_ms)
     }
 }
 

@@ -11,7 +11,7 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::json::{parse_value, RawObject};
+use crate::base::{parse_value, RawObject};
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 

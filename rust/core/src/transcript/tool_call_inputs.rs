@@ -7,19 +7,10 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::json::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
-use crate::message::{raw_value, MessageView};
-use crate::transcript::{Message, Transcript};
+use super::list::{Message, Transcript};
+use super::message::{raw_value, MessageView, INPUT_TOOL_CALL_TYPES};
+use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 
-/// Block types that count as tool calls here (§3.2.4; wider than pairing's, Quirk §3.4.19b).
-pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
-    "toolCall",
-    "toolUse",
-    "functionCall",
-    "tool_use",
-    "tool_call",
-    "function_call",
-];
 pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
 /// §3.2.7 [B]: what replaces the content of a `sessions_spawn` attachment.
 pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";

@@ -6,7 +6,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::policy::ToolCallIdMode;
+use super::policy::ToolCallIdMode;
 use crate::transcript::Transcript;
 
 /// Assistant block types whose `id` is a tool-call id here.
@@ -356,7 +356,7 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
                     let is_call = block
                         .get("type")
                         .and_then(Value::as_str)
-                        .is_some_and(|t| crate::message::PAIRING_TOOL_CALL_TYPES.contains(&t));
+                        .is_some_and(|t| crate::transcript::PAIRING_TOOL_CALL_TYPES.contains(&t));
                     let Some(raw) = block
                         .get("id")
                         .and_then(Value::as_str)

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::entry::{types, Entry};
-use crate::json::{is_truthy, object, to_js_string, JsonText};
-use crate::session::{path_to_root, IdIndex};
+use super::entry::{types, Entry};
+use super::tree::{path_to_root, IdIndex};
+use crate::base::{is_truthy, object, to_js_string, JsonText};
 use crate::transcript::{Message, Transcript};
 
 /// Which leaf to build the context for.

@@ -9,7 +9,7 @@
 
 use std::collections::HashSet;
 
-use crate::facts::MessageFacts;
+use crate::transcript::MessageFacts;
 use crate::transcript::Transcript;
 
 /// Provider families with different replay rules.

@@ -3,8 +3,8 @@
 
 use serde_json::{json, Value};
 
-use crate::json::{object, to_js_string, JsonText};
-use crate::transcript::{Message, Transcript};
+use super::list::{Message, Transcript};
+use crate::base::{object, to_js_string, JsonText};
 
 /// §1.7.33 (note: no newline before `</summary>`).
 pub const BRANCH_SUMMARY_PREFIX: &str =
@@ -75,7 +75,7 @@ fn convert_message(role: &str, message: &Value) -> Option<Value> {
         "bashExecution" => {
             if message
                 .get("excludeFromContext")
-                .is_some_and(crate::json::is_truthy)
+                .is_some_and(crate::base::is_truthy)
             {
                 return None;
             }
@@ -112,7 +112,7 @@ pub fn bash_execution_text(message: &Value) -> String {
     let command = js_string(message.get("command"));
     let mut text = format!("Ran `{command}`\n");
     let output = message.get("output");
-    let has_output = output.is_some_and(crate::json::is_truthy);
+    let has_output = output.is_some_and(crate::base::is_truthy);
     if has_output {
         text.push_str("```\n");
         text.push_str(&js_string(output));
@@ -120,7 +120,7 @@ pub fn bash_execution_text(message: &Value) -> String {
     } else {
         text.push_str("(no output)");
     }
-    if message.get("cancelled").is_some_and(crate::json::is_truthy) {
+    if message.get("cancelled").is_some_and(crate::base::is_truthy) {
         text.push_str("\n\n(command cancelled)");
     } else if let Some(code) = message.get("exitCode").and_then(Value::as_f64) {
         if code != 0.0 {
@@ -128,10 +128,10 @@ pub fn bash_execution_text(message: &Value) -> String {
             text.push_str(&js_string(message.get("exitCode")));
         }
     }
-    if message.get("truncated").is_some_and(crate::json::is_truthy) {
+    if message.get("truncated").is_some_and(crate::base::is_truthy) {
         if let Some(path) = message
             .get("fullOutputPath")
-            .filter(|p| crate::json::is_truthy(p))
+            .filter(|p| crate::base::is_truthy(p))
         {
             text.push_str("\n\n[Output truncated. Full output: ");
             text.push_str(&js_string(Some(path)));
