@@ -10,8 +10,8 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::convert::{from_py, to_py, Clock};
-use crate::ops::run_pass;
 use crate::transcript::PyTranscript;
+use crate::transcript_ops::run_pass;
 
 fn mode_name(mode: SanitizeMode) -> &'static str {
     match mode {

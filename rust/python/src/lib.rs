@@ -5,16 +5,17 @@
 mod compaction;
 mod convert;
 mod errors;
-mod heartbeat;
 mod hygiene;
-mod images;
-mod leaf_context;
-mod ops;
-mod repair;
-mod scan;
+mod hygiene_heartbeat;
+mod hygiene_images;
 mod session;
+mod session_heartbeat;
+mod session_leaf_context;
+mod session_repair;
+mod session_scan;
 mod token_count;
 mod transcript;
+mod transcript_ops;
 
 use pyo3::prelude::*;
 
@@ -31,28 +32,28 @@ mod _core {
     #[pymodule_export]
     use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
     #[pymodule_export]
-    use crate::images::{
+    use crate::hygiene_images::{
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
         ImageBlockRef,
     };
     #[pymodule_export]
-    use crate::leaf_context::{read_leaf_context, PyLeafContext};
+    use crate::session::{PySession, RefreshReport, SessionContext, SkippedLine};
     #[pymodule_export]
-    use crate::ops::{
+    use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
+    #[pymodule_export]
+    use crate::session_repair::{repair_session_file, LineChange, RepairReport};
+    #[pymodule_export]
+    use crate::session_scan::{scan_sessions, SessionSummary};
+    #[pymodule_export]
+    use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
+    #[pymodule_export]
+    use crate::transcript_ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
         estimate_string_chars, estimate_tokens, history_limit_for_session_key, is_tool_prunable,
         limit_history_turns, prune_context, repair_tool_call_inputs, repair_tool_pairing,
         sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, ContextTokens,
         PairingReport, PyPruningSettings, ToolCallInputsReport,
     };
-    #[pymodule_export]
-    use crate::repair::{repair_session_file, LineChange, RepairReport};
-    #[pymodule_export]
-    use crate::scan::{scan_sessions, SessionSummary};
-    #[pymodule_export]
-    use crate::session::{PySession, RefreshReport, SessionContext, SkippedLine};
-    #[pymodule_export]
-    use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
 
     #[pymodule_export]
     use crate::hygiene::{
@@ -70,9 +71,10 @@ mod _core {
     };
 
     #[pymodule_export]
-    use crate::heartbeat::{
-        filter_heartbeat_pairs, mark_heartbeat_transcript, prune_heartbeat_transcript,
-        strip_heartbeat_token, HeartbeatMark, HeartbeatPruneReport, StripResult,
+    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, StripResult};
+    #[pymodule_export]
+    use crate::session_heartbeat::{
+        mark_heartbeat_transcript, prune_heartbeat_transcript, HeartbeatMark, HeartbeatPruneReport,
     };
 
     #[pymodule_export]

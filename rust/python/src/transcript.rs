@@ -126,7 +126,7 @@ impl PyTranscript {
     /// weighting) as a numpy `int64` array, without building per-message Python objects.
     #[pyo3(signature = (*, cjk = false))]
     fn token_counts<'py>(&self, py: Python<'py>, cjk: bool) -> PyResult<Bound<'py, PyAny>> {
-        crate::ops::token_counts_array(py, &self.inner, cjk)
+        crate::transcript_ops::token_counts_array(py, &self.inner, cjk)
     }
 
     /// The `role` of every message (`None` where missing), without building message dicts.

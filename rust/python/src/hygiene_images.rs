@@ -165,5 +165,5 @@ pub fn replace_content_blocks(
     let replaced = py
         .detach(move || hygiene::replace_content_blocks(&source, edits))
         .py_err(py)?;
-    crate::ops::result_object(py, messages, &input, replaced)
+    crate::transcript_ops::result_object(py, messages, &input, replaced)
 }
