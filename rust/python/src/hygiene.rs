@@ -408,8 +408,8 @@ pub fn downgrade_openai_reasoning(
 }
 
 /// One broken provider rule found by `validate_for_provider`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct Violation {
+#[pyclass(name = "Violation", module = "clawctx._core", frozen, get_all)]
+pub struct PyViolation {
     /// Index of the offending message in the input transcript.
     pub index: usize,
     /// Rule name: first-turn-not-user, call-without-result, result-without-call,
@@ -420,7 +420,7 @@ pub struct Violation {
 }
 
 #[pymethods]
-impl Violation {
+impl PyViolation {
     fn __repr__(&self) -> String {
         format!(
             "Violation(index={}, rule={:?}, detail={:?})",
@@ -440,13 +440,13 @@ pub fn validate_for_provider(
     messages: &Bound<'_, PyAny>,
     provider: Option<&str>,
     model_api: Option<&str>,
-) -> PyResult<Vec<Violation>> {
+) -> PyResult<Vec<PyViolation>> {
     let family = hygiene::ProviderFamily::resolve(provider, model_api);
     let input = crate::transcript::transcript_arg(messages)?;
     let found = py.detach(move || hygiene::validate_for_provider(&input, family));
     Ok(found
         .into_iter()
-        .map(|v| Violation {
+        .map(|v| PyViolation {
             index: v.index,
             rule: v.rule.to_owned(),
             detail: v.detail,

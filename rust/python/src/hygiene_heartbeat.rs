@@ -39,8 +39,8 @@ fn strip_mode(mode: &str) -> PyResult<StripMode> {
 }
 /// `stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as
 /// `should_skip, text, did_strip = result` and equals the tuple of its fields.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct StripResult {
+#[pyclass(name = "StripResult", module = "clawctx._core", frozen, get_all)]
+pub struct PyStripResult {
     /// Deliver nothing: the reply was blank, only the token, or (heartbeat mode) the token with
     /// at most `max_ack_chars` of other text.
     pub should_skip: bool,
@@ -50,14 +50,14 @@ pub struct StripResult {
     pub did_strip: bool,
 }
 
-impl StripResult {
+impl PyStripResult {
     fn as_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         (self.should_skip, self.text.as_str(), self.did_strip).into_pyobject(py)
     }
 }
 
 #[pymethods]
-impl StripResult {
+impl PyStripResult {
     fn __len__(&self) -> usize {
         3
     }
@@ -75,7 +75,7 @@ impl StripResult {
     }
 
     fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        if let Ok(o) = other.cast::<StripResult>() {
+        if let Ok(o) = other.cast::<PyStripResult>() {
             let o = o.get();
             return (o.should_skip, &o.text, o.did_strip)
                 == (self.should_skip, &self.text, self.did_strip);
@@ -118,11 +118,11 @@ pub fn strip_heartbeat_token(
     text: Option<&str>,
     mode: &str,
     max_ack_chars: Option<&Bound<'_, PyAny>>,
-) -> PyResult<StripResult> {
+) -> PyResult<PyStripResult> {
     let mode = strip_mode(mode)?;
     let limit = ack_max_chars(max_ack_chars)?;
     let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
-    Ok(StripResult {
+    Ok(PyStripResult {
         should_skip: r.should_skip,
         text: r.text,
         did_strip: r.did_strip,

@@ -16,8 +16,8 @@ use crate::transcript::{transcript_arg, PyTranscript};
 
 /// An image block that §7.4 sanitizes: where it is, its `data` and `mimeType`, and the
 /// per-result limit overrides of a tool result (`details.imageSanitization`).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct ImageBlockRef {
+#[pyclass(name = "ImageBlockRef", module = "clawctx._core", frozen, get_all)]
+pub struct PyImageBlockRef {
     pub message_index: usize,
     pub block_index: usize,
     /// `toolResult`, `user` or `assistant`.
@@ -32,7 +32,7 @@ pub struct ImageBlockRef {
 }
 
 #[pymethods]
-impl ImageBlockRef {
+impl PyImageBlockRef {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "ImageBlockRef(message_index={}, block_index={}, role={:?}, mime_type={:?}, data=<{} chars>, max_dimension_px={:?}, max_bytes={:?})",
@@ -67,7 +67,7 @@ pub fn find_image_blocks(
     max_dimension_px: f64,
     max_bytes: f64,
     max_input_bytes: f64,
-) -> PyResult<Vec<ImageBlockRef>> {
+) -> PyResult<Vec<PyImageBlockRef>> {
     let input = transcript_arg(messages)?;
     let limits = skip_within_limits.then_some(hygiene::KeepLimits {
         max_dimension_px,
@@ -79,7 +79,7 @@ pub fn find_image_blocks(
     found
         .into_iter()
         .map(|b| {
-            Ok(ImageBlockRef {
+            Ok(PyImageBlockRef {
                 message_index: b.message_index,
                 block_index: b.block_index,
                 role: b.role.to_owned(),

@@ -26,24 +26,24 @@ mod _core {
     #[pymodule_export]
     use crate::compaction::{
         build_compaction_prompt, compaction_texts, find_cut_point, prepare_compaction,
-        serialize_conversation, should_compact, CutPoint, PyCompactionPreparation,
-        PyCompactionSettings, SummaryRequest,
+        serialize_conversation, should_compact, PyCompactionPreparation, PyCompactionSettings,
+        PyCutPoint, PySummaryRequest,
     };
     #[pymodule_export]
     use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
     #[pymodule_export]
     use crate::hygiene_images::{
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
-        ImageBlockRef,
+        PyImageBlockRef,
     };
     #[pymodule_export]
-    use crate::session::{PySession, RefreshReport, SessionContext, SkippedLine};
+    use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
     use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
     #[pymodule_export]
-    use crate::session_repair::{repair_session_file, LineChange, RepairReport};
+    use crate::session_repair::{repair_session_file, PyLineChange, PyRepairReport};
     #[pymodule_export]
-    use crate::session_scan::{scan_sessions, SessionSummary};
+    use crate::session_scan::{scan_sessions, PySessionSummary};
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
     #[pymodule_export]
@@ -51,8 +51,8 @@ mod _core {
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
         estimate_string_chars, estimate_tokens, history_limit_for_session_key, is_tool_prunable,
         limit_history_turns, prune_context, repair_tool_call_inputs, repair_tool_pairing,
-        sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, ContextTokens,
-        PairingReport, PyPruningSettings, ToolCallInputsReport,
+        sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens,
+        PyPairingReport, PyPruningSettings, PyToolCallInputsReport,
     };
 
     #[pymodule_export]
@@ -67,14 +67,15 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene::{
         dedupe_tool_call_ids, drop_duplicate_tool_results, provider_family, validate_for_provider,
-        Violation,
+        PyViolation,
     };
 
     #[pymodule_export]
-    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, StripResult};
+    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, PyStripResult};
     #[pymodule_export]
     use crate::session_heartbeat::{
-        mark_heartbeat_transcript, prune_heartbeat_transcript, HeartbeatMark, HeartbeatPruneReport,
+        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatMark,
+        PyHeartbeatPruneReport,
     };
 
     #[pymodule_export]

@@ -17,8 +17,8 @@ use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 
 /// The context built for a leaf (spec §1.6).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct SessionContext {
+#[pyclass(name = "SessionContext", module = "clawctx._core", frozen, get_all)]
+pub struct PySessionContext {
     /// The messages on the path, as a `Transcript`.
     pub messages: Py<PyTranscript>,
     /// `"off"` unless a thinking_level_change on the path says otherwise.
@@ -27,9 +27,9 @@ pub struct SessionContext {
     pub model: Py<PyAny>,
 }
 
-impl SessionContext {
+impl PySessionContext {
     pub fn from_core(py: Python<'_>, context: clawctx_core::SessionContext) -> PyResult<Self> {
-        Ok(SessionContext {
+        Ok(PySessionContext {
             messages: Py::new(py, PyTranscript::new(context.messages))?,
             thinking_level: to_py(py, &context.thinking_level)?,
             model: match &context.model {
@@ -41,7 +41,7 @@ impl SessionContext {
 }
 
 #[pymethods]
-impl SessionContext {
+impl PySessionContext {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "SessionContext(messages={}, thinking_level={}, model={})",
@@ -61,8 +61,8 @@ impl SessionContext {
 }
 
 /// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct RefreshReport {
+#[pyclass(name = "RefreshReport", module = "clawctx._core", frozen, get_all)]
+pub struct PyRefreshReport {
     pub mode: &'static str,
     /// Entries added (after a full load: all of them).
     pub appended_entries: usize,
@@ -72,7 +72,7 @@ pub struct RefreshReport {
 }
 
 #[pymethods]
-impl RefreshReport {
+impl PyRefreshReport {
     fn __repr__(&self) -> String {
         let reason = self
             .reason
@@ -86,9 +86,15 @@ impl RefreshReport {
 }
 
 /// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
-#[pyclass(module = "clawctx._core", frozen, get_all, skip_from_py_object)]
+#[pyclass(
+    name = "SkippedLine",
+    module = "clawctx._core",
+    frozen,
+    get_all,
+    skip_from_py_object
+)]
 #[derive(Clone)]
-pub struct SkippedLine {
+pub struct PySkippedLine {
     pub line: usize,
     pub action: String,
     pub reason: String,
@@ -96,7 +102,7 @@ pub struct SkippedLine {
 }
 
 #[pymethods]
-impl SkippedLine {
+impl PySkippedLine {
     fn __repr__(&self) -> String {
         format!(
             "SkippedLine(line={}, action={:?}, reason={:?}, records={})",
@@ -344,11 +350,11 @@ impl PySession {
 
     /// Lines the loader could not take as they were.
     #[getter]
-    fn skipped_lines(&self) -> Vec<SkippedLine> {
+    fn skipped_lines(&self) -> Vec<PySkippedLine> {
         self.inner
             .skipped_lines()
             .iter()
-            .map(|s| SkippedLine {
+            .map(|s| PySkippedLine {
                 line: s.line,
                 action: s.action.as_str().to_owned(),
                 reason: s.reason.clone(),
@@ -480,7 +486,7 @@ impl PySession {
     /// `buildSessionContext` for `leaf_id` (default: the current leaf; an unknown id falls
     /// back to the last entry, as in pi).
     #[pyo3(signature = (leaf_id = None))]
-    fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<SessionContext> {
+    fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<PySessionContext> {
         let inner = &self.inner;
         let context = py.detach(|| {
             let selector = match (leaf_id, inner.leaf_index()) {
@@ -490,14 +496,14 @@ impl PySession {
             };
             inner.context(selector)
         });
-        SessionContext::from_core(py, context)
+        PySessionContext::from_core(py, context)
     }
 
     /// Reads what was appended to the file since it was loaded: only the new bytes are read and
     /// parsed; the index and every message's cached token facts are kept; the leaf moves to the
     /// newest entry when entries arrived. A truncated, replaced or rewritten file is loaded
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
-    fn refresh(&mut self, py: Python<'_>) -> PyResult<RefreshReport> {
+    fn refresh(&mut self, py: Python<'_>) -> PyResult<PyRefreshReport> {
         let now = self.clock.now_ms(py)?;
         let report = match &self.id_factory {
             Some(factory) => {
@@ -513,7 +519,7 @@ impl PySession {
                     .py_err(py)?
             }
         };
-        Ok(RefreshReport {
+        Ok(PyRefreshReport {
             mode: report.mode.as_str(),
             appended_entries: report.appended_entries,
             bytes_read: report.bytes_read,

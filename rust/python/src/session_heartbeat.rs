@@ -23,13 +23,13 @@ fn lock_timeout(seconds: f64) -> PyResult<Duration> {
 }
 
 /// The size of a session file recorded (under its lock) before a heartbeat run.
-#[pyclass(module = "clawctx._core", frozen)]
-pub struct HeartbeatMark {
+#[pyclass(name = "HeartbeatMark", module = "clawctx._core", frozen)]
+pub struct PyHeartbeatMark {
     inner: TranscriptMark,
 }
 
 #[pymethods]
-impl HeartbeatMark {
+impl PyHeartbeatMark {
     #[getter]
     fn path(&self) -> PathBuf {
         self.inner.path.clone()
@@ -69,7 +69,7 @@ pub fn mark_heartbeat_transcript(
     py: Python<'_>,
     path: PathBuf,
     lock_timeout: f64,
-) -> PyResult<HeartbeatMark> {
+) -> PyResult<PyHeartbeatMark> {
     let options = WriteOptions {
         fsync: false,
         lock_timeout: self::lock_timeout(lock_timeout)?,
@@ -77,13 +77,18 @@ pub fn mark_heartbeat_transcript(
     let mark = py
         .detach(|| TranscriptMark::capture(&path, options))
         .py_err(py)?;
-    Ok(HeartbeatMark { inner: mark })
+    Ok(PyHeartbeatMark { inner: mark })
 }
 
 /// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
 /// `"unchanged"` (then `reason` says why).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct HeartbeatPruneReport {
+#[pyclass(
+    name = "HeartbeatPruneReport",
+    module = "clawctx._core",
+    frozen,
+    get_all
+)]
+pub struct PyHeartbeatPruneReport {
     pub action: String,
     pub removed_lines: usize,
     pub removed_bytes: u64,
@@ -93,7 +98,7 @@ pub struct HeartbeatPruneReport {
 }
 
 #[pymethods]
-impl HeartbeatPruneReport {
+impl PyHeartbeatPruneReport {
     /// Whether lines were removed.
     #[getter]
     fn pruned(&self) -> bool {
@@ -119,7 +124,7 @@ impl HeartbeatPruneReport {
 #[allow(clippy::too_many_arguments)]
 pub fn prune_heartbeat_transcript(
     py: Python<'_>,
-    mark: &HeartbeatMark,
+    mark: &PyHeartbeatMark,
     entries: Option<&Bound<'_, PyAny>>,
     heartbeat_prompt: Option<String>,
     transcript_prompt: bool,
@@ -127,7 +132,7 @@ pub fn prune_heartbeat_transcript(
     lock_timeout: f64,
     fsync: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<HeartbeatPruneReport> {
+) -> PyResult<PyHeartbeatPruneReport> {
     let rule = match entries.filter(|e| !e.is_none()) {
         Some(list) => {
             let mut values = Vec::new();
@@ -153,7 +158,7 @@ pub fn prune_heartbeat_transcript(
     let report = py
         .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
         .py_err(py)?;
-    Ok(HeartbeatPruneReport {
+    Ok(PyHeartbeatPruneReport {
         action: report.action.as_str().to_owned(),
         removed_lines: report.removed_lines,
         removed_bytes: report.removed_bytes,

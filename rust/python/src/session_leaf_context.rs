@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 
 use crate::convert::to_py;
 use crate::errors::IntoPyResult;
-use crate::session::SessionContext;
+use crate::session::PySessionContext;
 use crate::transcript::PyTranscript;
 
 /// The context of a session file's last entry, read from the end of the file as far as needed
@@ -64,9 +64,9 @@ impl PyLeafContext {
     }
 
     /// The whole `SessionContext`, equal to `Session.open(path).context()`.
-    fn context(&self, py: Python<'_>) -> PyResult<SessionContext> {
+    fn context(&self, py: Python<'_>) -> PyResult<PySessionContext> {
         let context = self.with_reader(py, |r| r.context()).py_err(py)?;
-        SessionContext::from_core(py, context)
+        PySessionContext::from_core(py, context)
     }
 
     /// Bytes of the file read so far (all of it when `read_in_full`).

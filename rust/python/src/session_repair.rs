@@ -11,16 +11,22 @@ use crate::convert::Clock;
 use crate::errors::IntoPyResult;
 
 /// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
-#[pyclass(module = "clawctx._core", frozen, get_all, skip_from_py_object)]
+#[pyclass(
+    name = "LineChange",
+    module = "clawctx._core",
+    frozen,
+    get_all,
+    skip_from_py_object
+)]
 #[derive(Clone)]
-pub struct LineChange {
+pub struct PyLineChange {
     pub line: usize,
     pub kind: String,
     pub reason: String,
 }
 
 #[pymethods]
-impl LineChange {
+impl PyLineChange {
     fn __repr__(&self) -> String {
         format!(
             "LineChange(line={}, kind={:?}, reason={:?})",
@@ -30,8 +36,8 @@ impl LineChange {
 }
 
 /// What `repair_session_file` did (OpenClaw's report plus the changed lines).
-#[pyclass(module = "clawctx._core", frozen)]
-pub struct RepairReport {
+#[pyclass(name = "RepairReport", module = "clawctx._core", frozen)]
+pub struct PyRepairReport {
     #[pyo3(get)]
     pub repaired: bool,
     #[pyo3(get)]
@@ -49,12 +55,12 @@ pub struct RepairReport {
     #[pyo3(get)]
     pub reason: Option<String>,
     #[pyo3(get)]
-    pub changes: Vec<LineChange>,
+    pub changes: Vec<PyLineChange>,
     summary_text: String,
 }
 
 #[pymethods]
-impl RepairReport {
+impl PyRepairReport {
     /// Line numbers (1-based, in the original file) of lines removed entirely.
     #[getter]
     fn dropped_line_numbers(&self) -> Vec<usize> {
@@ -111,7 +117,7 @@ pub fn repair_session_file(
     backup: &str,
     lock_timeout: f64,
     now_ms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<RepairReport> {
+) -> PyResult<PyRepairReport> {
     let backup = match backup {
         "keep" => BackupPolicy::Keep,
         "delete" => BackupPolicy::Delete,
@@ -135,7 +141,7 @@ pub fn repair_session_file(
     let report = py
         .detach(|| clawctx_core::repair_session_file(&path, &options))
         .py_err(py)?;
-    Ok(RepairReport {
+    Ok(PyRepairReport {
         repaired: report.repaired,
         dropped_lines: report.dropped_lines,
         rewritten_assistant_messages: report.rewritten_assistant_messages,
@@ -148,7 +154,7 @@ pub fn repair_session_file(
         changes: report
             .changes
             .iter()
-            .map(|c| LineChange {
+            .map(|c| PyLineChange {
                 line: c.line,
                 kind: c.kind.as_str().to_owned(),
                 reason: c.reason.clone(),

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 
 /// One session file at a glance (see `scan_sessions`).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct SessionSummary {
+#[pyclass(name = "SessionSummary", module = "clawctx._core", frozen, get_all)]
+pub struct PySessionSummary {
     pub path: PathBuf,
     /// `None` when the file is a usable session; otherwise why not.
     pub error: Option<String>,
@@ -26,7 +26,7 @@ pub struct SessionSummary {
 }
 
 #[pymethods]
-impl SessionSummary {
+impl PySessionSummary {
     fn __repr__(&self) -> String {
         let opt = |v: &Option<String>| {
             v.as_ref()
@@ -44,9 +44,9 @@ impl SessionSummary {
     }
 }
 
-impl From<clawctx_core::session::SessionSummary> for SessionSummary {
+impl From<clawctx_core::session::SessionSummary> for PySessionSummary {
     fn from(s: clawctx_core::session::SessionSummary) -> Self {
-        SessionSummary {
+        PySessionSummary {
             path: s.path,
             error: s.error,
             size_bytes: s.size_bytes,
@@ -78,7 +78,7 @@ pub fn scan_sessions(
     paths: Vec<PathBuf>,
     workers: Option<usize>,
     progress: Option<Py<PyAny>>,
-) -> PyResult<Vec<SessionSummary>> {
+) -> PyResult<Vec<PySessionSummary>> {
     let total = paths.len();
     let (summaries, callback_error) = py.detach(|| {
         let (tx, rx) = std::sync::mpsc::channel::<usize>();
@@ -104,5 +104,5 @@ pub fn scan_sessions(
     if let Some(err) = callback_error {
         return Err(err);
     }
-    Ok(summaries.into_iter().map(SessionSummary::from).collect())
+    Ok(summaries.into_iter().map(PySessionSummary::from).collect())
 }

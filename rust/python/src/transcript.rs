@@ -9,7 +9,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySlice};
 
 use crate::convert::{from_py, json_text_to_py};
-use crate::session::SessionContext;
+use crate::session::PySessionContext;
 
 /// An ordered list of agent messages owned by Rust.
 ///
@@ -238,7 +238,7 @@ pub fn build_session_context(
     entries: &Bound<'_, PyAny>,
     leaf_id: Option<String>,
     leaf_given: bool,
-) -> PyResult<SessionContext> {
+) -> PyResult<PySessionContext> {
     let mut values = Vec::new();
     for item in entries.try_iter()? {
         values.push(from_py(&item?)?);
@@ -257,7 +257,7 @@ pub fn build_session_context(
         };
         clawctx_core::build_session_context(&entries, &index, selector)
     });
-    SessionContext::from_core(py, context)
+    PySessionContext::from_core(py, context)
 }
 
 /// `convertToLlm` (spec §1.7): bashExecution, custom, branchSummary and compactionSummary

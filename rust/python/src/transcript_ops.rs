@@ -59,8 +59,13 @@ fn weighting(cjk: bool) -> CharWeighting {
 }
 
 /// Result of `repair_tool_call_inputs`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct ToolCallInputsReport {
+#[pyclass(
+    name = "ToolCallInputsReport",
+    module = "clawctx._core",
+    frozen,
+    get_all
+)]
+pub struct PyToolCallInputsReport {
     pub messages: Py<PyTranscript>,
     pub dropped_tool_calls: usize,
     pub dropped_assistant_messages: usize,
@@ -79,12 +84,12 @@ pub fn repair_tool_call_inputs(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
-) -> PyResult<ToolCallInputsReport> {
+) -> PyResult<PyToolCallInputsReport> {
     let input = transcript_arg(messages)?;
     let allowed = allowlist(allowed_tool_names);
     let source = Arc::clone(&input);
     let report = py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
-    Ok(ToolCallInputsReport {
+    Ok(PyToolCallInputsReport {
         messages: result_object(py, messages, &input, report.messages)?,
         dropped_tool_calls: report.dropped_tool_calls,
         dropped_assistant_messages: report.dropped_assistant_messages,
@@ -103,8 +108,8 @@ pub fn sanitize_tool_call_inputs(
 }
 
 /// Result of `repair_tool_pairing`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct PairingReport {
+#[pyclass(name = "PairingReport", module = "clawctx._core", frozen, get_all)]
+pub struct PyPairingReport {
     pub messages: Py<PyTranscript>,
     /// The synthetic results inserted (a `Transcript`).
     pub added: Py<PyTranscript>,
@@ -154,7 +159,7 @@ pub fn repair_tool_pairing(
     now_ms: Option<&Bound<'_, PyAny>>,
     errored_assistant_result_policy: Option<&str>,
     missing_tool_result_text: Option<String>,
-) -> PyResult<PairingReport> {
+) -> PyResult<PyPairingReport> {
     let input = transcript_arg(messages)?;
     let options = pairing_options(
         py,
@@ -164,7 +169,7 @@ pub fn repair_tool_pairing(
     )?;
     let source = Arc::clone(&input);
     let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
-    Ok(PairingReport {
+    Ok(PyPairingReport {
         messages: result_object(py, messages, &input, report.messages)?,
         added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
         dropped_duplicate_count: report.dropped_duplicate_count,
@@ -243,8 +248,8 @@ pub fn estimate_string_chars(text: &str) -> u64 {
 }
 
 /// Result of `estimate_context_tokens`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct ContextTokens {
+#[pyclass(name = "ContextTokens", module = "clawctx._core", frozen, get_all)]
+pub struct PyContextTokens {
     pub tokens: u64,
     pub usage_tokens: u64,
     pub trailing_tokens: u64,
@@ -252,7 +257,7 @@ pub struct ContextTokens {
 }
 
 #[pymethods]
-impl ContextTokens {
+impl PyContextTokens {
     fn __repr__(&self) -> String {
         format!(
             "ContextTokens(tokens={}, usage_tokens={}, trailing_tokens={}, last_usage_index={:?})",
@@ -267,10 +272,10 @@ impl ContextTokens {
 pub fn estimate_context_tokens(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
-) -> PyResult<ContextTokens> {
+) -> PyResult<PyContextTokens> {
     let input = transcript_arg(messages)?;
     let r = py.detach(move || transcript::estimate_context_tokens(&input));
-    Ok(ContextTokens {
+    Ok(PyContextTokens {
         tokens: r.tokens,
         usage_tokens: r.usage_tokens,
         trailing_tokens: r.trailing_tokens,
