@@ -36,10 +36,8 @@ use serde_json::Value;
 
 use super::context::{model_of, ContextState, LeafSelector, SessionContext};
 use super::entry::{types, Entry};
-use super::manager::{
-    is_valid_header, read_shared_at, scan_records, Header, OpenOptions, Session,
-    CURRENT_SESSION_VERSION,
-};
+use super::manager::{Header, OpenOptions, Session, CURRENT_SESSION_VERSION};
+use super::read::{is_valid_header, read_shared_at, scan_records};
 use super::tree::IdIndex;
 use crate::base::RandomIds;
 use crate::base::{Error, Result};

@@ -5,8 +5,9 @@
 //! the last leaf needs), file repair (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`),
 //! scanning many sessions, and removing a heartbeat exchange from a file.
 //!
-//! Files, in dependency order: `lines`, `persist`, `entry`, `tree`, `context`, `manager` (the
-//! [`Session`] type), then `leaf_context`, `scan`, `repair` and `heartbeat`.
+//! Files, in dependency order: `lines`, `persist`, `entry`, `tree`, `read` (file bytes to
+//! records), `context`, `manager` (the [`Session`] type), then `leaf_context`, `scan`, `repair`
+//! and `heartbeat`.
 
 mod context;
 mod entry;
@@ -15,6 +16,7 @@ mod leaf_context;
 mod lines;
 mod manager;
 mod persist;
+mod read;
 mod repair;
 mod scan;
 mod tree;
@@ -31,13 +33,14 @@ pub use lines::{
     clean_record, clean_text, is_blank, salvage_line, split_lines, Damage, Line, Salvage,
 };
 pub use manager::{
-    new_header_fields, Header, InvalidHeader, LineAction, NewEntry, OpenOptions, RefreshMode,
-    RefreshReport, Session, SkippedLine, CURRENT_SESSION_VERSION,
+    new_header_fields, Header, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport,
+    Session, CURRENT_SESSION_VERSION,
 };
 pub use persist::{
     file_identity, replace_atomically, write_backup, AppendOutcome, FileIdentity, LockedFile,
     WriteOptions,
 };
+pub use read::{LineAction, SkippedLine};
 pub use repair::{
     repair_session_file, BackupPolicy, ChangeKind, LineChange, RepairOptions, RepairReport,
     BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
