@@ -6,13 +6,22 @@
 //! ```text
 //! base -> transcript -> hygiene -> token_count -> session -> compaction
 //! ```
+//!
+//! `token_count` sits after `hygiene` because it charges images by the dimensions that
+//! hygiene's base64 probe reads; `session` uses `hygiene` only for the heartbeat file guard.
 
+// One stage a line, in pipeline order (blank lines keep rustfmt from sorting them).
 pub mod base; // error type, entry ids, JavaScript-compatible JSON and string lengths
-pub mod compaction;
+
+pub mod transcript; // messages, facts, pairing, inputs, history, pruning, estimates, convertToLlm
+
 pub mod hygiene; // provider policy, sanitize passes, tool-call ids, validation, images, heartbeat
+
+pub mod token_count; // exact and calibrated BPE token counts of messages and transcripts
+
 pub mod session; // session files: lines, entries, tree, open/append/refresh, context, repair, scan
-pub mod token_count; // exact and calibrated BPE token counts of transcripts
-pub mod transcript; // messages, facts, pairing, inputs, history, pruning, estimates, convertToLlm // compaction trigger, cut point, preparation and prompts
+
+pub mod compaction; // compaction trigger, cut point, preparation, prompts and summary entry
 
 pub use base::{Error, Result};
 pub use session::{
