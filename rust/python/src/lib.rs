@@ -1,6 +1,14 @@
 //! clawctx._core: thin PyO3 bindings of clawctx-core. Conversion between Python objects and
 //! JSON values happens here and only on request; parsing, context building and repair run
 //! with the GIL released.
+//!
+//! Conventions: each file binds one core stage (or a part of one) and is named after it
+//! (`transcript`, `transcript_ops`, `hygiene`, `hygiene_*`, `token_count`, `session`,
+//! `session_*`, `compaction`); every Rust struct exposed to Python is `PyX` declared with
+//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`; conversion between Python objects
+//! and JSON values lives in `convert.rs` only, exception classes and the mapping of core errors
+//! in `errors.rs` only; core items are imported through the stage surfaces
+//! (`clawctx_core::transcript::...`, never a file inside a stage).
 
 mod compaction;
 mod convert;
