@@ -1,7 +1,7 @@
 //! Reading a session file into records: the whole file or a byte range into one shared
 //! buffer, split into lines (on all cores for large files), each line parsed or salvaged, and
 //! what the loader did with the lines it could not take as they were. Used by the loaded
-//! [`Session`](super::manager::Session) and by the reader from the end (`leaf_context`).
+//! [`Session`](super::Session) and by the reader from the end (`leaf_context`).
 
 use std::collections::HashMap;
 use std::fs;

@@ -1,4 +1,4 @@
-//! Per-transcript chars/4 token estimates from the cached [`MessageFacts`](super::facts::MessageFacts):
+//! Per-transcript chars/4 token estimates from the cached [`MessageFacts`](super::MessageFacts):
 //! pi-mono 0.58.3 `packages/coding-agent/src/core/compaction/compaction.ts`
 //! (`estimateContextTokens`) and OpenClaw 2026.3.13 `estimateMessagesTokens`.
 

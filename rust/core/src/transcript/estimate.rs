@@ -2,7 +2,7 @@
 //! (`ceil(chars / 4)` with per-role rules; pi-mono 0.58.3
 //! `packages/coding-agent/src/core/compaction/compaction.ts`) and the context pruner's own
 //! estimate (OpenClaw 2026.3.13 `src/agents/pi-extensions/context-pruning/pruner.ts`). Lengths
-//! are JavaScript string lengths (UTF-16 code units). A leaf of the stage: [`super::facts`]
+//! are JavaScript string lengths (UTF-16 code units). A leaf of the stage: `facts.rs`
 //! computes the same numbers in one pass and falls back to these.
 
 use serde_json::Value;

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::facts::MessageFacts;
 use crate::base::{to_js_string, JsonText, RawObject};
 
-/// The soft-trim settings of context pruning ([`prune_context`](super::pruning::prune_context)):
+/// The soft-trim settings of context pruning ([`prune_context`](super::prune_context)):
 /// the key of the trimmed message cached with each [`Message`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct SoftTrim {
