@@ -9,7 +9,7 @@ whitespace). Smoke size by default (64 KB); ``CLAWCTX_BENCH_FULL=1`` adds 512 KB
 8 MB so the growth with size is visible.
 
 ``python benches/test_token_count.py fit`` fits the estimator's weights on the training split
-and prints them as the Rust constants of ``rust/core/src/token_count.rs``;
+and prints them as the Rust constants of ``rust/core/src/token_count/calibrated.rs``;
 ``python benches/test_token_count.py accuracy`` prints the accuracy table of benches/README.md.
 """
 

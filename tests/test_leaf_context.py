@@ -1,7 +1,7 @@
 """``read_leaf_context``: the last entry's context read from the end of the file gives what
 ``Session.open(path, read_only=True).context()`` gives, reading only as far back as needed.
 (The randomized comparison on damaged files, chunk sizes of a few bytes and cyclic or
-duplicated ids is in rust/core/src/leaf_context.rs.)
+duplicated ids is in rust/core/src/session/leaf_context.rs.)
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 
 use std::fs;
 
-use clawctx_core::ids::SequentialIds;
-use clawctx_core::lines::salvage_line;
-use clawctx_core::repair::{repair_session_file, BackupPolicy, RepairOptions};
+use clawctx_core::base::SequentialIds;
+use clawctx_core::session::salvage_line;
+use clawctx_core::session::{repair_session_file, BackupPolicy, RepairOptions};
 use clawctx_core::session::{OpenOptions, Session};
 use proptest::prelude::*;
 

@@ -4,7 +4,7 @@ mod common;
 
 use std::fs;
 
-use clawctx_core::repair::{repair_session_file, BackupPolicy, ChangeKind, RepairOptions};
+use clawctx_core::session::{repair_session_file, BackupPolicy, ChangeKind, RepairOptions};
 use common::{header, msg, pi_fixture, to_lines};
 use proptest::prelude::*;
 use serde_json::json;

@@ -4,8 +4,8 @@ mod common;
 
 use std::fs;
 
-use clawctx_core::context::{build_session_context, LeafSelector};
-use clawctx_core::ids::SequentialIds;
+use clawctx_core::base::SequentialIds;
+use clawctx_core::session::{build_session_context, LeafSelector};
 use clawctx_core::session::{index_entries, InvalidHeader, OpenOptions, Session};
 use clawctx_core::{Entry, Error};
 use common::{header, msg, pi_fixture, to_lines};

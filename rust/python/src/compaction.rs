@@ -163,8 +163,8 @@ pub fn should_compact(
 }
 
 /// Where `find_cut_point` cuts (pi's `CutPointResult`).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct CutPoint {
+#[pyclass(name = "CutPoint", module = "clawctx._core", frozen, get_all)]
+pub struct PyCutPoint {
     /// Index of the first entry kept verbatim.
     pub first_kept_entry_index: usize,
     /// Index of the entry that starts the split turn, or -1 when the turn is not split.
@@ -173,9 +173,9 @@ pub struct CutPoint {
     pub is_split_turn: bool,
 }
 
-impl From<CoreCutPoint> for CutPoint {
+impl From<CoreCutPoint> for PyCutPoint {
     fn from(cut: CoreCutPoint) -> Self {
-        CutPoint {
+        PyCutPoint {
             first_kept_entry_index: cut.first_kept_entry_index,
             turn_start_index: cut.turn_start_index.map_or(-1, |i| i as i64),
             is_split_turn: cut.is_split_turn,
@@ -184,7 +184,7 @@ impl From<CoreCutPoint> for CutPoint {
 }
 
 #[pymethods]
-impl CutPoint {
+impl PyCutPoint {
     fn __repr__(&self) -> String {
         format!(
             "CutPoint(first_kept_entry_index={}, turn_start_index={}, is_split_turn={})",
@@ -231,9 +231,9 @@ pub fn find_cut_point(
     start_index: i64,
     end_index: i64,
     keep_recent_tokens: i64,
-) -> PyResult<CutPoint> {
+) -> PyResult<PyCutPoint> {
     let keep = keep_recent_tokens.max(0) as u64;
-    let run = |list: &[&Entry]| -> PyResult<CutPoint> {
+    let run = |list: &[&Entry]| -> PyResult<PyCutPoint> {
         let start = index_arg("start_index", start_index, list.len())?;
         let end = index_arg("end_index", end_index, list.len())?;
         Ok(py
@@ -337,7 +337,7 @@ impl PyCompactionPreparation {
     fn summary_requests(
         slf: &Bound<'_, Self>,
         custom_instructions: Option<String>,
-    ) -> PyResult<Vec<SummaryRequest>> {
+    ) -> PyResult<Vec<PySummaryRequest>> {
         let py = slf.py();
         let this = slf.get();
         let inner = Arc::clone(&this.inner);
@@ -347,7 +347,7 @@ impl PyCompactionPreparation {
             .into_iter()
             .map(|r| {
                 let history = r.kind == compaction::SummaryKind::History;
-                Ok(SummaryRequest {
+                Ok(PySummaryRequest {
                     kind: r.kind.as_str().to_owned(),
                     prompt: r.prompt,
                     system_prompt: r.system_prompt.to_owned(),
@@ -394,8 +394,8 @@ impl PyCompactionPreparation {
 /// single user message with `system_prompt` and at most `max_tokens` of output (pi asks for
 /// reasoning effort "high" when the model supports it), and return the text of the answer
 /// (text blocks joined with "\n", as pi does). `kind` is `"history"` or `"turn_prefix"`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct SummaryRequest {
+#[pyclass(name = "SummaryRequest", module = "clawctx._core", frozen, get_all)]
+pub struct PySummaryRequest {
     pub kind: String,
     pub prompt: String,
     pub system_prompt: String,
@@ -410,7 +410,7 @@ pub struct SummaryRequest {
 }
 
 #[pymethods]
-impl SummaryRequest {
+impl PySummaryRequest {
     fn __repr__(&self) -> String {
         format!(
             "SummaryRequest(kind={:?}, max_tokens={}, prompt=<{} chars>)",

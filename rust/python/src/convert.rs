@@ -1,6 +1,6 @@
 //! Conversion between Python objects and JSON values, and the injectable clock and id source.
 
-use clawctx_core::ids::{system_now_ms, IdSource, RandomIds};
+use clawctx_core::base::{system_now_ms, IdSource, RandomIds};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyString;
@@ -22,7 +22,7 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 /// JSON text parsed into Python objects.
 pub fn json_text_to_py(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
     let value =
-        clawctx_core::json::parse_value(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        clawctx_core::base::parse_value(text).map_err(|e| PyValueError::new_err(e.to_string()))?;
     to_py(py, &value)
 }
 

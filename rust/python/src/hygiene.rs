@@ -1,19 +1,17 @@
 //! Transcript hygiene (hot-path §7): the policy table and each pass of
 //! `sanitizeSessionHistory` as its own function.
 
-use clawctx_core::hygiene;
-use clawctx_core::ids::system_now_ms;
-use clawctx_core::policy::{
+use clawctx_core::base::system_now_ms;
+use clawctx_core::hygiene::{
     self, SanitizeMode, ThoughtSignatureOptions, ToolCallIdMode, TranscriptPolicy as CorePolicy,
 };
-use clawctx_core::tool_call_ids;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::convert::{from_py, to_py, Clock};
-use crate::ops::run_pass;
 use crate::transcript::PyTranscript;
+use crate::transcript_ops::run_pass;
 
 fn mode_name(mode: SanitizeMode) -> &'static str {
     match mode {
@@ -215,7 +213,7 @@ pub fn resolve_transcript_policy(
     model_id: Option<&str>,
 ) -> PyTranscriptPolicy {
     PyTranscriptPolicy {
-        inner: policy::resolve_transcript_policy(provider, model_api, model_id),
+        inner: hygiene::resolve_transcript_policy(provider, model_api, model_id),
     }
 }
 
@@ -250,7 +248,7 @@ pub fn sanitize_tool_call_ids(
     let mode = parse_id_mode(mode)?;
     let now = now_arg(py, now_ms)?;
     run_pass(py, messages, move |t| {
-        tool_call_ids::sanitize_tool_call_ids(t, mode, now)
+        hygiene::sanitize_tool_call_ids(t, mode, now)
     })
 }
 
@@ -265,7 +263,7 @@ pub fn dedupe_tool_call_ids(
 ) -> PyResult<Py<PyTranscript>> {
     let mode = mode.map(parse_id_mode).transpose()?;
     run_pass(py, messages, move |t| {
-        tool_call_ids::dedupe_tool_call_ids(t, mode)
+        hygiene::dedupe_tool_call_ids(t, mode)
     })
 }
 
@@ -273,20 +271,14 @@ pub fn dedupe_tool_call_ids(
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn sanitize_tool_call_id(id: Option<&str>, mode: &str) -> PyResult<String> {
-    Ok(tool_call_ids::sanitize_tool_call_id(
-        id,
-        parse_id_mode(mode)?,
-    ))
+    Ok(hygiene::sanitize_tool_call_id(id, parse_id_mode(mode)?))
 }
 
 /// Whether an id is valid in `mode` (spec §7.8 rule 34).
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn is_valid_tool_call_id(id: &str, mode: &str) -> PyResult<bool> {
-    Ok(tool_call_ids::is_valid_tool_call_id(
-        id,
-        parse_id_mode(mode)?,
-    ))
+    Ok(hygiene::is_valid_tool_call_id(id, parse_id_mode(mode)?))
 }
 
 /// §7.8 rule 35: strips thought signatures from assistant blocks (default: `thought_signature`
@@ -416,8 +408,8 @@ pub fn downgrade_openai_reasoning(
 }
 
 /// One broken provider rule found by `validate_for_provider`.
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct Violation {
+#[pyclass(name = "Violation", module = "clawctx._core", frozen, get_all)]
+pub struct PyViolation {
     /// Index of the offending message in the input transcript.
     pub index: usize,
     /// Rule name: first-turn-not-user, call-without-result, result-without-call,
@@ -428,7 +420,7 @@ pub struct Violation {
 }
 
 #[pymethods]
-impl Violation {
+impl PyViolation {
     fn __repr__(&self) -> String {
         format!(
             "Violation(index={}, rule={:?}, detail={:?})",
@@ -448,13 +440,13 @@ pub fn validate_for_provider(
     messages: &Bound<'_, PyAny>,
     provider: Option<&str>,
     model_api: Option<&str>,
-) -> PyResult<Vec<Violation>> {
-    let family = clawctx_core::validate::ProviderFamily::resolve(provider, model_api);
+) -> PyResult<Vec<PyViolation>> {
+    let family = hygiene::ProviderFamily::resolve(provider, model_api);
     let input = crate::transcript::transcript_arg(messages)?;
-    let found = py.detach(move || clawctx_core::validate::validate_for_provider(&input, family));
+    let found = py.detach(move || hygiene::validate_for_provider(&input, family));
     Ok(found
         .into_iter()
-        .map(|v| Violation {
+        .map(|v| PyViolation {
             index: v.index,
             rule: v.rule.to_owned(),
             detail: v.detail,
@@ -467,5 +459,5 @@ pub fn validate_for_provider(
 #[pyfunction]
 #[pyo3(signature = (*, provider = None, model_api = None))]
 pub fn provider_family(provider: Option<&str>, model_api: Option<&str>) -> &'static str {
-    clawctx_core::validate::ProviderFamily::resolve(provider, model_api).name()
+    hygiene::ProviderFamily::resolve(provider, model_api).name()
 }

@@ -1,20 +1,29 @@
 //! clawctx._core: thin PyO3 bindings of clawctx-core. Conversion between Python objects and
 //! JSON values happens here and only on request; parsing, context building and repair run
 //! with the GIL released.
+//!
+//! Conventions: each file binds one core stage (or a part of one) and is named after it
+//! (`transcript`, `transcript_ops`, `hygiene`, `hygiene_*`, `token_count`, `session`,
+//! `session_*`, `compaction`); every Rust struct exposed to Python is `PyX` declared with
+//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`; conversion between Python objects
+//! and JSON values lives in `convert.rs` only, exception classes and the mapping of core errors
+//! in `errors.rs` only; core items are imported through the stage surfaces
+//! (`clawctx_core::transcript::...`, never a file inside a stage).
 
 mod compaction;
 mod convert;
 mod errors;
-mod heartbeat;
 mod hygiene;
-mod images;
-mod leaf_context;
-mod ops;
-mod repair;
-mod scan;
+mod hygiene_heartbeat;
+mod hygiene_images;
 mod session;
+mod session_heartbeat;
+mod session_leaf_context;
+mod session_repair;
+mod session_scan;
 mod token_count;
 mod transcript;
+mod transcript_ops;
 
 use pyo3::prelude::*;
 
@@ -25,34 +34,34 @@ mod _core {
     #[pymodule_export]
     use crate::compaction::{
         build_compaction_prompt, compaction_texts, find_cut_point, prepare_compaction,
-        serialize_conversation, should_compact, CutPoint, PyCompactionPreparation,
-        PyCompactionSettings, SummaryRequest,
+        serialize_conversation, should_compact, PyCompactionPreparation, PyCompactionSettings,
+        PyCutPoint, PySummaryRequest,
     };
     #[pymodule_export]
     use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
     #[pymodule_export]
-    use crate::images::{
+    use crate::hygiene_images::{
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
-        ImageBlockRef,
+        PyImageBlockRef,
     };
     #[pymodule_export]
-    use crate::leaf_context::{read_leaf_context, PyLeafContext};
+    use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
-    use crate::ops::{
+    use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
+    #[pymodule_export]
+    use crate::session_repair::{repair_session_file, PyLineChange, PyRepairReport};
+    #[pymodule_export]
+    use crate::session_scan::{scan_sessions, PySessionSummary};
+    #[pymodule_export]
+    use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
+    #[pymodule_export]
+    use crate::transcript_ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
         estimate_string_chars, estimate_tokens, history_limit_for_session_key, is_tool_prunable,
         limit_history_turns, prune_context, repair_tool_call_inputs, repair_tool_pairing,
-        sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, ContextTokens,
-        PairingReport, PyPruningSettings, ToolCallInputsReport,
+        sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens,
+        PyPairingReport, PyPruningSettings, PyToolCallInputsReport,
     };
-    #[pymodule_export]
-    use crate::repair::{repair_session_file, LineChange, RepairReport};
-    #[pymodule_export]
-    use crate::scan::{scan_sessions, SessionSummary};
-    #[pymodule_export]
-    use crate::session::{PySession, RefreshReport, SessionContext, SkippedLine};
-    #[pymodule_export]
-    use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
 
     #[pymodule_export]
     use crate::hygiene::{
@@ -66,13 +75,15 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene::{
         dedupe_tool_call_ids, drop_duplicate_tool_results, provider_family, validate_for_provider,
-        Violation,
+        PyViolation,
     };
 
     #[pymodule_export]
-    use crate::heartbeat::{
-        filter_heartbeat_pairs, mark_heartbeat_transcript, prune_heartbeat_transcript,
-        strip_heartbeat_token, HeartbeatMark, HeartbeatPruneReport, StripResult,
+    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, PyStripResult};
+    #[pymodule_export]
+    use crate::session_heartbeat::{
+        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatMark,
+        PyHeartbeatPruneReport,
     };
 
     #[pymodule_export]

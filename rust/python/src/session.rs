@@ -3,11 +3,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clawctx_core::context::LeafSelector;
-use clawctx_core::entry::Entry;
-use clawctx_core::ids::RandomIds;
-use clawctx_core::persist::WriteOptions;
-use clawctx_core::session::{InvalidHeader, NewEntry, OpenOptions, Session};
+use clawctx_core::base::RandomIds;
+use clawctx_core::session::{
+    Entry, InvalidHeader, LeafSelector, NewEntry, OpenOptions, Session, WriteOptions,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -18,8 +17,8 @@ use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 
 /// The context built for a leaf (spec §1.6).
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct SessionContext {
+#[pyclass(name = "SessionContext", module = "clawctx._core", frozen, get_all)]
+pub struct PySessionContext {
     /// The messages on the path, as a `Transcript`.
     pub messages: Py<PyTranscript>,
     /// `"off"` unless a thinking_level_change on the path says otherwise.
@@ -28,9 +27,9 @@ pub struct SessionContext {
     pub model: Py<PyAny>,
 }
 
-impl SessionContext {
+impl PySessionContext {
     pub fn from_core(py: Python<'_>, context: clawctx_core::SessionContext) -> PyResult<Self> {
-        Ok(SessionContext {
+        Ok(PySessionContext {
             messages: Py::new(py, PyTranscript::new(context.messages))?,
             thinking_level: to_py(py, &context.thinking_level)?,
             model: match &context.model {
@@ -42,7 +41,7 @@ impl SessionContext {
 }
 
 #[pymethods]
-impl SessionContext {
+impl PySessionContext {
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "SessionContext(messages={}, thinking_level={}, model={})",
@@ -62,8 +61,8 @@ impl SessionContext {
 }
 
 /// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
-#[pyclass(module = "clawctx._core", frozen, get_all)]
-pub struct RefreshReport {
+#[pyclass(name = "RefreshReport", module = "clawctx._core", frozen, get_all)]
+pub struct PyRefreshReport {
     pub mode: &'static str,
     /// Entries added (after a full load: all of them).
     pub appended_entries: usize,
@@ -73,7 +72,7 @@ pub struct RefreshReport {
 }
 
 #[pymethods]
-impl RefreshReport {
+impl PyRefreshReport {
     fn __repr__(&self) -> String {
         let reason = self
             .reason
@@ -87,9 +86,15 @@ impl RefreshReport {
 }
 
 /// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
-#[pyclass(module = "clawctx._core", frozen, get_all, skip_from_py_object)]
+#[pyclass(
+    name = "SkippedLine",
+    module = "clawctx._core",
+    frozen,
+    get_all,
+    skip_from_py_object
+)]
 #[derive(Clone)]
-pub struct SkippedLine {
+pub struct PySkippedLine {
     pub line: usize,
     pub action: String,
     pub reason: String,
@@ -97,7 +102,7 @@ pub struct SkippedLine {
 }
 
 #[pymethods]
-impl SkippedLine {
+impl PySkippedLine {
     fn __repr__(&self) -> String {
         format!(
             "SkippedLine(line={}, action={:?}, reason={:?}, records={})",
@@ -381,11 +386,11 @@ impl PySession {
 
     /// Lines the loader could not take as they were.
     #[getter]
-    fn skipped_lines(&self) -> Vec<SkippedLine> {
+    fn skipped_lines(&self) -> Vec<PySkippedLine> {
         self.inner
             .skipped_lines()
             .iter()
-            .map(|s| SkippedLine {
+            .map(|s| PySkippedLine {
                 line: s.line,
                 action: s.action.as_str().to_owned(),
                 reason: s.reason.clone(),
@@ -430,7 +435,7 @@ impl PySession {
         numeric_data_key: Option<&str>,
     ) -> PyResult<Option<Py<PyAny>>> {
         let found = self.inner.entries().iter().rev().find(|e| {
-            e.is_type(clawctx_core::entry::types::CUSTOM)
+            e.is_type(clawctx_core::session::types::CUSTOM)
                 && e.str_field("customType")
                     .is_some_and(|t| custom_types.iter().any(|c| c == t))
                 && numeric_data_key.is_none_or(|key| {
@@ -517,7 +522,7 @@ impl PySession {
     /// `buildSessionContext` for `leaf_id` (default: the current leaf; an unknown id falls
     /// back to the last entry, as in pi).
     #[pyo3(signature = (leaf_id = None))]
-    fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<SessionContext> {
+    fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<PySessionContext> {
         let inner = &self.inner;
         let context = py.detach(|| {
             let selector = match (leaf_id, inner.leaf_index()) {
@@ -527,14 +532,14 @@ impl PySession {
             };
             inner.context(selector)
         });
-        SessionContext::from_core(py, context)
+        PySessionContext::from_core(py, context)
     }
 
     /// Reads what was appended to the file since it was loaded: only the new bytes are read and
     /// parsed; the index and every message's cached token facts are kept; the leaf moves to the
     /// newest entry when entries arrived. A truncated, replaced or rewritten file is loaded
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
-    fn refresh(&mut self, py: Python<'_>) -> PyResult<RefreshReport> {
+    fn refresh(&mut self, py: Python<'_>) -> PyResult<PyRefreshReport> {
         let now = self.clock.now_ms(py)?;
         let report = match &self.id_factory {
             Some(factory) => {
@@ -550,7 +555,7 @@ impl PySession {
                     .py_err(py)?
             }
         };
-        Ok(RefreshReport {
+        Ok(PyRefreshReport {
             mode: report.mode.as_str(),
             appended_entries: report.appended_entries,
             bytes_read: report.bytes_read,

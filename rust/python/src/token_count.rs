@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use clawctx_core::json::to_js_string;
+use clawctx_core::base::to_js_string;
 use clawctx_core::token_count::{self, Encoding, Estimator, TokenCounter, FEATURES, FEATURE_NAMES};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

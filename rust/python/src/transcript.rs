@@ -2,15 +2,14 @@
 
 use std::sync::Arc;
 
-use clawctx_core::context::LeafSelector;
-use clawctx_core::session::index_entries;
+use clawctx_core::session::{index_entries, LeafSelector};
 use clawctx_core::{Entry, Transcript};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PySlice};
 
 use crate::convert::{from_py, json_text_to_py};
-use crate::session::SessionContext;
+use crate::session::PySessionContext;
 
 /// An ordered list of agent messages owned by Rust.
 ///
@@ -127,7 +126,7 @@ impl PyTranscript {
     /// weighting) as a numpy `int64` array, without building per-message Python objects.
     #[pyo3(signature = (*, cjk = false))]
     fn token_counts<'py>(&self, py: Python<'py>, cjk: bool) -> PyResult<Bound<'py, PyAny>> {
-        crate::ops::token_counts_array(py, &self.inner, cjk)
+        crate::transcript_ops::token_counts_array(py, &self.inner, cjk)
     }
 
     /// The `role` of every message (`None` where missing), without building message dicts.
@@ -239,7 +238,7 @@ pub fn build_session_context(
     entries: &Bound<'_, PyAny>,
     leaf_id: Option<String>,
     leaf_given: bool,
-) -> PyResult<SessionContext> {
+) -> PyResult<PySessionContext> {
     let mut values = Vec::new();
     for item in entries.try_iter()? {
         values.push(from_py(&item?)?);
@@ -258,7 +257,7 @@ pub fn build_session_context(
         };
         clawctx_core::build_session_context(&entries, &index, selector)
     });
-    SessionContext::from_core(py, context)
+    PySessionContext::from_core(py, context)
 }
 
 /// `convertToLlm` (spec §1.7): bashExecution, custom, branchSummary and compactionSummary

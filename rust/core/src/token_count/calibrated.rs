@@ -3,8 +3,8 @@
 
 use rayon::prelude::*;
 
+use super::encoding::{decode, Encoding, PARALLEL_MIN_BYTES};
 use super::exact::Vocab;
-use super::{decode, Encoding, PARALLEL_MIN_BYTES};
 
 /// The counts the calibrated estimator weighs, in [`text_features`] order. In the names, a
 /// "piece" is a letter run cut where a lower-case letter is followed by an upper-case one (as
@@ -56,7 +56,7 @@ pub const FEATURES: usize = 38;
 
 /// Per-encoding weights of [`FEATURE_NAMES`], fitted by least squares on the training split
 /// (`python benches/test_token_count.py fit`).
-pub(super) const O200K_WEIGHTS: [f64; FEATURES] = [
+const O200K_WEIGHTS: [f64; FEATURES] = [
     0.584252486158316,    // letter_pieces
     -0.09875952901244865, // off1
     -0.6208234368325214,  // off2
@@ -97,7 +97,7 @@ pub(super) const O200K_WEIGHTS: [f64; FEATURES] = [
     -0.8286419526474629,  // repeat
 ];
 
-pub(super) const CL100K_WEIGHTS: [f64; FEATURES] = [
+const CL100K_WEIGHTS: [f64; FEATURES] = [
     0.5375969035287071,    // letter_pieces
     0.0021193556265020064, // off1
     -1.004278083177584,    // off2
@@ -1322,6 +1322,15 @@ static BYTE_OFFSETS: [u8; 64] = {
     }
     offsets
 };
+
+impl Encoding {
+    fn weights(self) -> &'static [f64; FEATURES] {
+        match self {
+            Encoding::O200kBase => &O200K_WEIGHTS,
+            Encoding::Cl100kBase => &CL100K_WEIGHTS,
+        }
+    }
+}
 
 #[cfg(test)]
 mod tests {

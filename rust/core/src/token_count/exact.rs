@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::boundaries::TokenBoundaries;
-use super::{decode, Encoding, PARALLEL_MIN_BYTES};
+use super::encoding::{decode, Encoding, PARALLEL_MIN_BYTES};
 
 /// The exact token count of `text` (tiktoken's `len(encode_ordinary(text))`). Linear in the
 /// length of the text, also on long inputs without whitespace (base64, minified JSON).

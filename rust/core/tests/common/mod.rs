@@ -39,6 +39,6 @@ pub fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> Value {
 pub fn to_lines(values: &[Value]) -> String {
     values
         .iter()
-        .map(|v| format!("{}\n", clawctx_core::json::to_js_string(v)))
+        .map(|v| format!("{}\n", clawctx_core::base::to_js_string(v)))
         .collect()
 }

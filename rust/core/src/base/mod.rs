@@ -1,0 +1,17 @@
+//! Leaf utilities every stage uses and that use no other stage: the error type, entry-id
+//! sources, JSON with JavaScript's serialization rules, and JavaScript string lengths.
+
+mod error;
+mod ids;
+mod js;
+mod json;
+
+pub use error::{Error, Result};
+pub use ids::{
+    generate_entry_id, random_session_id, system_now_ms, IdSource, RandomIds, SequentialIds,
+};
+pub use js::utf16_len;
+pub use json::{
+    is_js_whitespace, is_truthy, iso_to_ms, js_trim, ms_to_iso, object, parse_value, raw_as_str,
+    replace_lone_surrogate_escapes, to_js_string, write_js, JsonText, RawObject,
+};

@@ -1,0 +1,49 @@
+//! Session files (mirrors pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`):
+//! splitting a file into lines and salvaging damaged ones, entries, the id index and tree,
+//! opening, migrating and refreshing a session, appends under an advisory lock with backups and
+//! atomic replacement, `buildSessionContext` (whole file, or read from its end only as far as
+//! the last leaf needs), file repair (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`),
+//! scanning many sessions, and removing a heartbeat exchange from a file.
+//!
+//! Files, in dependency order: `lines`, `persist`, `entry`, `tree`, `read` (file bytes to
+//! records), `context`, `manager` (the [`Session`] type), then `leaf_context`, `scan`, `repair`
+//! and `heartbeat`.
+
+mod context;
+mod entry;
+mod heartbeat;
+mod leaf_context;
+mod lines;
+mod manager;
+mod persist;
+mod read;
+mod repair;
+mod scan;
+mod tree;
+
+pub use context::{
+    build_session_context, resolve_leaf, ContextState, LeafSelector, SessionContext,
+};
+pub use entry::{types, Entry, EntryBody, MessageHead};
+pub use heartbeat::{
+    prune_heartbeat_transcript, ExchangeRule, PruneAction, PruneReport, TranscriptMark,
+};
+pub use leaf_context::{LeafContextReader, TailOptions};
+pub use lines::{
+    clean_record, clean_text, is_blank, salvage_line, split_lines, Damage, Line, Salvage,
+};
+pub use manager::{
+    new_header_fields, Header, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport,
+    Session, CURRENT_SESSION_VERSION,
+};
+pub use persist::{
+    file_identity, replace_atomically, write_backup, AppendOutcome, FileIdentity, LockedFile,
+    WriteOptions,
+};
+pub use read::{LineAction, SkippedLine};
+pub use repair::{
+    repair_session_file, BackupPolicy, ChangeKind, LineChange, RepairOptions, RepairReport,
+    BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
+};
+pub use scan::{scan_sessions, summarize_session, SessionSummary};
+pub use tree::{index_entries, path_to_root, IdIndex, Tree};

@@ -1,0 +1,540 @@
+//! Session file repair before load (hot-path §2, OpenClaw generation G3 without the
+//! OpenAI-specific tool-result insertion).
+//!
+//! Differences from upstream, on purpose: lines that need no change keep their exact bytes
+//! (upstream re-serializes every line); records glued to a torn line, hidden behind NUL bytes,
+//! a BOM or invalid UTF-8 are recovered instead of dropped with the line; a complete last line
+//! without `"\n"` gets one (otherwise the next append would merge into it); the report lists
+//! every changed line. The file is read twice as a stream (check, then rewrite only if needed),
+//! so memory is bounded by the longest line, and the exclusive session lock is held
+//! throughout so no concurrent append is lost.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Seek, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::entry::types;
+use super::lines::{clean_record, is_blank, salvage_line};
+use super::persist::{replace_atomically, write_backup, LockedFile};
+use crate::base::{js_trim, parse_value, raw_as_str, to_js_string, RawObject};
+use crate::base::{Error, Result};
+
+/// `STREAM_ERROR_FALLBACK_TEXT` (§2.2.6).
+pub const STREAM_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before producing content]";
+/// `BLANK_USER_FALLBACK_TEXT` (§2.2.7).
+pub const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
+
+/// Keep the backup of the original after a successful repair, or delete it (upstream G3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum BackupPolicy {
+    #[default]
+    Keep,
+    Delete,
+}
+
+#[derive(Debug, Clone)]
+pub struct RepairOptions {
+    pub backup: BackupPolicy,
+    pub lock_timeout: Duration,
+    /// Used in the backup and temp file names.
+    pub now_ms: i64,
+}
+
+impl Default for RepairOptions {
+    fn default() -> Self {
+        RepairOptions {
+            backup: BackupPolicy::Keep,
+            lock_timeout: Duration::from_secs(10),
+            now_ms: crate::base::system_now_ms(),
+        }
+    }
+}
+
+/// What happened to one line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangeKind {
+    /// The whole line was removed.
+    Dropped,
+    /// The line was replaced by a corrected version of its record(s).
+    Rewritten,
+    /// Records were cut out of a damaged line; the rest of it was removed.
+    Salvaged,
+}
+
+impl ChangeKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ChangeKind::Dropped => "dropped",
+            ChangeKind::Rewritten => "rewritten",
+            ChangeKind::Salvaged => "salvaged",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineChange {
+    /// 1-based line number in the original file.
+    pub line: usize,
+    pub kind: ChangeKind,
+    pub reason: String,
+}
+
+/// OpenClaw's repair report plus the per-line changes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RepairReport {
+    pub repaired: bool,
+    pub dropped_lines: usize,
+    pub rewritten_assistant_messages: usize,
+    /// Present in upstream's report but never incremented there either.
+    pub dropped_blank_user_messages: usize,
+    pub rewritten_user_messages: usize,
+    /// Records recovered from damaged lines.
+    pub salvaged_records: usize,
+    pub backup_path: Option<PathBuf>,
+    pub reason: Option<String>,
+    pub changes: Vec<LineChange>,
+}
+
+impl RepairReport {
+    fn with_reason(reason: impl Into<String>) -> Self {
+        RepairReport {
+            reason: Some(reason.into()),
+            ..Default::default()
+        }
+    }
+
+    /// Upstream's log summary: `"dropped N malformed line(s), rewrote N assistant message(s), …"`.
+    pub fn summary(&self) -> String {
+        let mut parts = Vec::new();
+        if self.dropped_lines > 0 {
+            parts.push(format!("dropped {} malformed line(s)", self.dropped_lines));
+        }
+        if self.salvaged_records > 0 {
+            parts.push(format!(
+                "salvaged {} record(s) from damaged line(s)",
+                self.salvaged_records
+            ));
+        }
+        if self.rewritten_assistant_messages > 0 {
+            parts.push(format!(
+                "rewrote {} assistant message(s)",
+                self.rewritten_assistant_messages
+            ));
+        }
+        if self.dropped_blank_user_messages > 0 {
+            parts.push(format!(
+                "dropped {} blank user message(s)",
+                self.dropped_blank_user_messages
+            ));
+        }
+        if self.rewritten_user_messages > 0 {
+            parts.push(format!(
+                "rewrote {} user message(s)",
+                self.rewritten_user_messages
+            ));
+        }
+        let other = self
+            .changes
+            .iter()
+            .filter(|c| c.kind == ChangeKind::Rewritten && !c.reason.contains("message"))
+            .count();
+        if other > 0 {
+            parts.push(format!("normalized {other} line(s)"));
+        }
+        parts.join(", ")
+    }
+}
+
+/// What a record needs.
+enum RecordFix {
+    Keep,
+    Drop(&'static str),
+    RewriteAssistant(String),
+    RewriteUser(String),
+}
+
+/// The decision for one line; the same function decides in both passes.
+enum LineDecision {
+    Blank,
+    Keep,
+    Drop(String),
+    Replace {
+        texts: Vec<String>,
+        kind: ChangeKind,
+        reason: String,
+        assistant: usize,
+        user: usize,
+        dropped: usize,
+    },
+}
+
+struct Decided {
+    decision: LineDecision,
+    /// The first record of the line, for the header check.
+    first_record: Option<String>,
+}
+
+fn decide_line(bytes: &[u8]) -> Decided {
+    if is_blank(bytes) {
+        return Decided {
+            decision: LineDecision::Blank,
+            first_record: None,
+        };
+    }
+    if let Some(record) = clean_record(bytes) {
+        let decision = match fix_record(record) {
+            RecordFix::Keep => LineDecision::Keep,
+            RecordFix::Drop(reason) => LineDecision::Drop(reason.to_owned()),
+            RecordFix::RewriteAssistant(text) => LineDecision::Replace {
+                texts: vec![text],
+                kind: ChangeKind::Rewritten,
+                reason: "empty errored assistant message given fallback text".into(),
+                assistant: 1,
+                user: 0,
+                dropped: 0,
+            },
+            RecordFix::RewriteUser(text) => LineDecision::Replace {
+                texts: vec![text],
+                kind: ChangeKind::Rewritten,
+                reason: "blank user message content replaced".into(),
+                assistant: 0,
+                user: 1,
+                dropped: 0,
+            },
+        };
+        return Decided {
+            decision,
+            first_record: Some(record.to_owned()),
+        };
+    }
+    let salvage = salvage_line(bytes);
+    let first_record = salvage.records.first().cloned();
+    if salvage.records.is_empty() {
+        return Decided {
+            decision: LineDecision::Drop(salvage.damage.describe()),
+            first_record,
+        };
+    }
+    let mut texts = Vec::with_capacity(salvage.records.len());
+    let (mut assistant, mut user, mut dropped) = (0, 0, 0);
+    for record in salvage.records {
+        match fix_record(&record) {
+            RecordFix::Keep => texts.push(record),
+            RecordFix::Drop(_) => dropped += 1,
+            RecordFix::RewriteAssistant(text) => {
+                assistant += 1;
+                texts.push(text);
+            }
+            RecordFix::RewriteUser(text) => {
+                user += 1;
+                texts.push(text);
+            }
+        }
+    }
+    let kind = if salvage.damage.garbage_bytes > 0 {
+        ChangeKind::Salvaged
+    } else {
+        ChangeKind::Rewritten
+    };
+    let reason = salvage.damage.describe();
+    Decided {
+        decision: LineDecision::Replace {
+            texts,
+            kind,
+            reason,
+            assistant,
+            user,
+            dropped,
+        },
+        first_record,
+    }
+}
+
+/// G3's per-record checks (§2.2.5–§2.2.7).
+fn fix_record(text: &str) -> RecordFix {
+    let Ok(raw) = RawObject::parse(text) else {
+        return RecordFix::Keep;
+    };
+    if raw.get_str("type").as_deref() != Some(types::MESSAGE) {
+        return RecordFix::Keep;
+    }
+    let Some(message) = raw.get("message").filter(|m| m.get().starts_with('{')) else {
+        return RecordFix::Drop("message entry without a message object");
+    };
+    let Ok(message_raw) = RawObject::parse(message.get()) else {
+        return RecordFix::Drop("message entry without a message object");
+    };
+    let role = message_raw.get_str("role");
+    match role.as_deref().map(js_trim) {
+        None | Some("") => RecordFix::Drop("message entry with a missing or blank role"),
+        Some(_) => match role.as_deref() {
+            Some("assistant") => {
+                let errored = message_raw.get_str("stopReason").as_deref() == Some("error");
+                let empty = message_raw.get("content").is_some_and(is_empty_array);
+                if errored && empty {
+                    let content =
+                        serde_json::json!([{"type": "text", "text": STREAM_ERROR_FALLBACK_TEXT}]);
+                    RecordFix::RewriteAssistant(with_message_content(text, content))
+                } else {
+                    RecordFix::Keep
+                }
+            }
+            Some("user") => match message_raw.get("content").and_then(fixed_user_content) {
+                Some(content) => RecordFix::RewriteUser(with_message_content(text, content)),
+                None => RecordFix::Keep,
+            },
+            _ => RecordFix::Keep,
+        },
+    }
+}
+
+fn is_empty_array(raw: &RawValue) -> bool {
+    raw.get().starts_with('[')
+        && serde_json::from_str::<Vec<&RawValue>>(raw.get()).is_ok_and(|v| v.is_empty())
+}
+
+/// The corrected content of a user message, or `None` when it is fine (§2.2.7).
+fn fixed_user_content(raw: &RawValue) -> Option<Value> {
+    if let Some(text) = raw_as_str(raw) {
+        return js_trim(&text)
+            .is_empty()
+            .then(|| Value::from(BLANK_USER_FALLBACK_TEXT));
+    }
+    let blocks: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
+    let is_blank_text = |block: &&RawValue| {
+        RawObject::parse(block.get()).ok().is_some_and(|b| {
+            b.get_str("type").as_deref() == Some("text")
+                && b.get("text")
+                    .and_then(raw_as_str)
+                    .is_some_and(|t| js_trim(&t).is_empty())
+        })
+    };
+    if !blocks.iter().any(is_blank_text) {
+        return None;
+    }
+    let kept: Vec<Value> = blocks
+        .iter()
+        .filter(|b| !is_blank_text(b))
+        .filter_map(|b| parse_value(b.get()).ok())
+        .collect();
+    if kept.is_empty() {
+        Some(serde_json::json!([{"type": "text", "text": BLANK_USER_FALLBACK_TEXT}]))
+    } else {
+        Some(Value::Array(kept))
+    }
+}
+
+fn with_message_content(record: &str, content: Value) -> String {
+    let mut value = parse_value(record).unwrap_or(Value::Null);
+    if let Some(message) = value.get_mut("message").and_then(Value::as_object_mut) {
+        message.insert("content".into(), content);
+    }
+    to_js_string(&value)
+}
+
+fn is_session_header(record: &str) -> bool {
+    RawObject::parse(record).is_ok_and(|raw| {
+        raw.get_str("type").as_deref() == Some(types::SESSION)
+            && raw.get_str("id").is_some_and(|id| !id.is_empty())
+    })
+}
+
+/// Reads `"\n"`-terminated lines; `f(number, bytes_without_newline, terminated)`.
+fn for_each_line(
+    file: &File,
+    mut f: impl FnMut(usize, &[u8], bool) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    reader.seek(io::SeekFrom::Start(0))?;
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        number += 1;
+        let terminated = buf.last() == Some(&b'\n');
+        if terminated {
+            buf.pop();
+        }
+        f(number, &buf, terminated)?;
+    }
+}
+
+/// Repairs `path` in place if it needs it; see the module docs. Returns a report; errors only
+/// when a needed rewrite fails (the original is then untouched) or the lock cannot be taken.
+pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<RepairReport> {
+    if path.as_os_str().is_empty() || path.to_string_lossy().trim().is_empty() {
+        return Ok(RepairReport::with_reason("missing session file"));
+    }
+    if path.is_dir() {
+        let err = io::Error::from_raw_os_error(21);
+        return Ok(RepairReport::with_reason(format!(
+            "failed to read session file: {err}"
+        )));
+    }
+    let lock = match LockedFile::open(path, false, options.lock_timeout) {
+        Ok(lock) => lock,
+        Err(Error::NotFound { .. }) => {
+            return Ok(RepairReport::with_reason("missing session file"))
+        }
+        Err(Error::Io { source, .. }) => {
+            return Ok(RepairReport::with_reason(format!(
+                "failed to read session file: {source}"
+            )))
+        }
+        Err(other) => return Err(other),
+    };
+    let file = reopen_for_read(&lock)?;
+
+    // Pass 1: decide, count, and check the header.
+    let mut report = RepairReport::default();
+    let mut header_checked = false;
+    let mut header_ok = false;
+    let mut records_seen = false;
+    let mut needs_rewrite = false;
+    let scan = for_each_line(&file, |number, bytes, terminated| {
+        let decided = decide_line(bytes);
+        if !header_checked {
+            if let Some(first) = &decided.first_record {
+                header_checked = true;
+                header_ok = is_session_header(first);
+            }
+        }
+        match decided.decision {
+            LineDecision::Blank => {}
+            LineDecision::Keep => {
+                records_seen = true;
+                if !terminated {
+                    needs_rewrite = true;
+                    report.changes.push(LineChange {
+                        line: number,
+                        kind: ChangeKind::Rewritten,
+                        reason: "missing final newline added".into(),
+                    });
+                }
+            }
+            LineDecision::Drop(reason) => {
+                needs_rewrite = true;
+                report.dropped_lines += 1;
+                report.changes.push(LineChange {
+                    line: number,
+                    kind: ChangeKind::Dropped,
+                    reason,
+                });
+            }
+            LineDecision::Replace {
+                texts,
+                kind,
+                reason,
+                assistant,
+                user,
+                dropped,
+            } => {
+                records_seen = records_seen || !texts.is_empty();
+                needs_rewrite = true;
+                report.rewritten_assistant_messages += assistant;
+                report.rewritten_user_messages += user;
+                report.dropped_lines += dropped;
+                if kind == ChangeKind::Salvaged {
+                    report.salvaged_records += texts.len();
+                }
+                let kind = if texts.is_empty() {
+                    ChangeKind::Dropped
+                } else {
+                    kind
+                };
+                report.changes.push(LineChange {
+                    line: number,
+                    kind,
+                    reason,
+                });
+            }
+        }
+        Ok(())
+    });
+    if let Err(err) = scan {
+        return Ok(RepairReport::with_reason(format!(
+            "failed to read session file: {err}"
+        )));
+    }
+    // No usable record at all (even if malformed lines were dropped): upstream reports an
+    // empty file before looking at the header (§2.2.8).
+    if !records_seen {
+        return Ok(RepairReport {
+            dropped_lines: report.dropped_lines,
+            reason: Some("empty session file".into()),
+            ..Default::default()
+        });
+    }
+    if !header_ok {
+        return Ok(RepairReport {
+            dropped_lines: report.dropped_lines,
+            reason: Some("invalid session header".into()),
+            ..Default::default()
+        });
+    }
+    if !needs_rewrite {
+        return Ok(RepairReport::default());
+    }
+
+    // Pass 2: write the repaired file next to the original and swap it in.
+    let backup = write_backup(path, options.now_ms).map_err(|source| Error::RepairFailed {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let written = replace_atomically(path, "repair", options.now_ms, |out| {
+        for_each_line(&file, |_, bytes, terminated| {
+            let eol: &[u8] = if bytes.ends_with(b"\r") {
+                b"\r\n"
+            } else {
+                b"\n"
+            };
+            match decide_line(bytes).decision {
+                LineDecision::Blank => {
+                    out.write_all(bytes)?;
+                    if terminated {
+                        out.write_all(b"\n")?;
+                    }
+                }
+                LineDecision::Keep => {
+                    out.write_all(bytes)?;
+                    out.write_all(b"\n")?;
+                }
+                LineDecision::Drop(_) => {}
+                LineDecision::Replace { texts, .. } => {
+                    for text in texts {
+                        out.write_all(text.as_bytes())?;
+                        out.write_all(eol)?;
+                    }
+                }
+            }
+            Ok(())
+        })
+    });
+    drop(lock);
+    if let Err(source) = written {
+        let _ = std::fs::remove_file(&backup);
+        return Err(Error::RepairFailed {
+            path: path.to_path_buf(),
+            source,
+        });
+    }
+    report.repaired = true;
+    report.backup_path = match options.backup {
+        BackupPolicy::Keep => Some(backup),
+        BackupPolicy::Delete => std::fs::remove_file(&backup).err().map(|_| backup),
+    };
+    Ok(report)
+}
+
+fn reopen_for_read(lock: &LockedFile) -> Result<File> {
+    // The locked descriptor itself, so we read exactly the inode we hold the lock on.
+    lock.try_clone_file().map_err(|e| Error::io(lock.path(), e))
+}

@@ -1,0 +1,536 @@
+//! The facts every transcript operation needs about a message, computed in one pass over its
+//! JSON text and cached with the message, so a chain of operations (input sanitation, pairing,
+//! truncation, estimation, pruning) parses each message once.
+//!
+//! The pass deserializes into small borrowed structs: string fields that only need a length
+//! are measured on serde's unescaped view and never copied. Messages the fast pass cannot read
+//! (duplicate keys and other oddities) fall back to a full parse with the same rules.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize as DeriveDeserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::estimate::IMAGE_CHARS;
+use super::estimate::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
+use super::message::INPUT_TOOL_CALL_TYPES;
+use super::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
+use crate::base::utf16_len;
+use crate::base::{parse_value, JsonText};
+
+/// What the operations know about a message without parsing it again.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MessageFacts {
+    pub role: Option<String>,
+    pub stop_reason: Option<String>,
+    /// Pairing tool calls (§3.1.1) of an assistant.
+    pub tool_calls: Vec<ToolCallRef>,
+    /// The assistant has a block of one of the six input-sanitation types (§3.2.4).
+    pub has_input_tool_call_blocks: bool,
+    /// `toolCallId` / `toolUseId` of a tool result (§3.1.2).
+    pub tool_result_id: Option<String>,
+    pub tool_name: Option<String>,
+    /// pi's `estimateTokens` characters (§5.1, UTF-16).
+    pub pi_chars: u64,
+    /// The context pruner's characters (§6.4).
+    pub pruning_chars: u64,
+    /// The content holds an image block.
+    pub has_image: bool,
+    /// Text blocks (with string text) in an array content.
+    pub text_parts: u64,
+    /// `calculateContextTokens(usage)` when the message has a `usage` object.
+    pub usage_tokens: Option<u64>,
+}
+
+impl MessageFacts {
+    pub fn is_role(&self, role: &str) -> bool {
+        self.role.as_deref() == Some(role)
+    }
+
+    /// pi's `estimateTokens`.
+    pub fn pi_tokens(&self) -> u64 {
+        self.pi_chars.div_ceil(4)
+    }
+
+    /// Computes the facts of one message's JSON text.
+    pub fn scan(text: &JsonText) -> MessageFacts {
+        match serde_json::from_str::<Scan<'_>>(text.as_str()) {
+            Ok(scan) => scan.into_facts(),
+            Err(_) => match parse_value(text.as_str()) {
+                Ok(value) => facts_from_value(&value),
+                Err(_) => MessageFacts::default(),
+            },
+        }
+    }
+}
+
+/// A string field reduced to what is needed: its UTF-16 length (`None` when not a string).
+#[derive(Debug, Clone, Copy, Default)]
+struct StrLen(Option<u64>);
+
+impl<'de> Deserialize<'de> for StrLen {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StrLen;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
+                Ok(StrLen(Some(utf16_len(v))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrLen, E> {
+                Ok(StrLen(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrLen, E> {
+                Ok(StrLen(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrLen, E> {
+                Ok(StrLen(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrLen, E> {
+                Ok(StrLen(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<StrLen, E> {
+                Ok(StrLen(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StrLen, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(StrLen(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrLen, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(StrLen(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// A field kept only when it is a string.
+#[derive(Debug, Clone, Default)]
+struct LenientStr<'a>(Option<Cow<'a, str>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for LenientStr<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = LenientStr<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(LenientStr(Some(Cow::Borrowed(v))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(LenientStr(Some(Cow::Owned(v.to_owned()))))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(LenientStr(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(LenientStr(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(LenientStr(None))
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl<'a> LenientStr<'a> {
+    fn get(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+#[derive(DeriveDeserialize)]
+struct BlockScan<'a> {
+    #[serde(rename = "type", borrow, default)]
+    ty: LenientStr<'a>,
+    #[serde(borrow, default)]
+    id: LenientStr<'a>,
+    #[serde(borrow, default)]
+    name: LenientStr<'a>,
+    #[serde(default)]
+    text: StrLen,
+    #[serde(default)]
+    thinking: StrLen,
+    /// `Some("null")` for an explicit null (`Option` alone would read it as absent).
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    arguments: Option<&'a RawValue>,
+}
+
+fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&'de RawValue>::deserialize(d).map(Some)
+}
+
+/// A content element: a block object, or anything else (ignored).
+enum Element<'a> {
+    Block(Box<BlockScan<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Element<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Element<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content element")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                BlockScan::deserialize(de::value::MapAccessDeserializer::new(map))
+                    .map(|b| Element::Block(Box::new(b)))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Element::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Element::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+/// `content`: a string (its length), a list of elements, or something else.
+enum ContentScan<'a> {
+    Text(u64),
+    Blocks(Vec<Element<'a>>),
+    Other,
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ContentScan<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = ContentScan<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("message content")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(ContentScan::Text(utf16_len(v)))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(4));
+                while let Some(element) = seq.next_element::<Element<'a>>()? {
+                    blocks.push(element);
+                }
+                Ok(ContentScan::Blocks(blocks))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ContentScan::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ContentScan::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ContentScan::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ContentScan::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ContentScan::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ContentScan::Other)
+            }
+        }
+        d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+#[derive(DeriveDeserialize)]
+struct Scan<'a> {
+    #[serde(borrow, default)]
+    role: LenientStr<'a>,
+    #[serde(rename = "stopReason", borrow, default)]
+    stop_reason: LenientStr<'a>,
+    #[serde(borrow, default)]
+    content: Option<ContentScan<'a>>,
+    #[serde(rename = "toolCallId", borrow, default)]
+    tool_call_id: LenientStr<'a>,
+    #[serde(rename = "toolUseId", borrow, default)]
+    tool_use_id: LenientStr<'a>,
+    #[serde(rename = "toolName", borrow, default)]
+    tool_name: LenientStr<'a>,
+    #[serde(borrow, default)]
+    usage: Option<&'a RawValue>,
+    #[serde(default)]
+    command: StrLen,
+    #[serde(default)]
+    output: StrLen,
+    #[serde(default)]
+    summary: StrLen,
+}
+
+/// `JSON.stringify(value).length` without building the string.
+fn stringified_len(raw: &RawValue) -> u64 {
+    match parse_value(raw.get()) {
+        Ok(value) => {
+            let mut counter = Utf16Counter(0);
+            let _ = crate::base::write_js(&mut counter, &value);
+            counter.0
+        }
+        Err(_) => 0,
+    }
+}
+
+/// Counts the UTF-16 code units of UTF-8 bytes written to it.
+struct Utf16Counter(u64);
+
+impl std::io::Write for Utf16Counter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        for &b in buf {
+            // One unit per character start; a 4-byte sequence is a surrogate pair.
+            if b & 0xC0 != 0x80 {
+                self.0 += 1;
+            }
+            if b >= 0xF0 {
+                self.0 += 1;
+            }
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Scan<'_> {
+    fn into_facts(self) -> MessageFacts {
+        let role = self.role.get().map(str::to_owned);
+        let mut facts = MessageFacts {
+            role,
+            ..Default::default()
+        };
+        let role = facts.role.as_deref();
+        let is_assistant = role == Some("assistant");
+        if is_assistant {
+            facts.stop_reason = self.stop_reason.get().map(str::to_owned);
+            facts.usage_tokens = self
+                .usage
+                .and_then(|u| parse_value(u.get()).ok())
+                .filter(Value::is_object)
+                .map(|u| super::estimate::usage_tokens(&u));
+        }
+        if role == Some("toolResult") {
+            facts.tool_result_id = self
+                .tool_call_id
+                .get()
+                .filter(|s| !s.is_empty())
+                .or(self.tool_use_id.get().filter(|s| !s.is_empty()))
+                .map(str::to_owned);
+            facts.tool_name = self.tool_name.get().map(str::to_owned);
+        }
+        // Content sums shared by the two estimators.
+        let (mut text, mut thinking, mut images, mut call_chars_pi, mut call_chars_pruner) =
+            (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut content_string: Option<u64> = None;
+        match &self.content {
+            Some(ContentScan::Text(len)) => content_string = Some(*len),
+            Some(ContentScan::Blocks(blocks)) => {
+                for element in blocks {
+                    let Element::Block(block) = element else {
+                        continue;
+                    };
+                    let ty = block.ty.get();
+                    match ty {
+                        Some("text") => {
+                            if let Some(len) = block.text.0 {
+                                text += len;
+                                facts.text_parts += 1;
+                            }
+                        }
+                        Some("thinking") => thinking += block.thinking.0.unwrap_or(0),
+                        Some("image") => images += 1,
+                        _ => {}
+                    }
+                    if is_assistant {
+                        if let Some(t) = ty {
+                            if INPUT_TOOL_CALL_TYPES.contains(&t) {
+                                facts.has_input_tool_call_blocks = true;
+                            }
+                            if PAIRING_TOOL_CALL_TYPES.contains(&t) {
+                                if let Some(id) = block.id.get().filter(|id| !id.is_empty()) {
+                                    facts.tool_calls.push(ToolCallRef {
+                                        id: id.to_owned(),
+                                        name: block.name.get().map(str::to_owned),
+                                    });
+                                }
+                            }
+                            if t == "toolCall" {
+                                // pi: JSON.stringify(arguments) (null is "null"; a missing value
+                                // would throw upstream and counts 0); the pruner: arguments ?? {}.
+                                let args = block.arguments.map_or(0, stringified_len);
+                                call_chars_pi += block.name.get().map_or(0, utf16_len) + args;
+                                call_chars_pruner += match block.arguments {
+                                    Some(raw) if raw.get() != "null" => args,
+                                    _ => 2, // JSON.stringify({})
+                                };
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        facts.has_image = images > 0;
+        let (pi, pruner) = match role {
+            Some("user") => (
+                content_string.unwrap_or(text),
+                content_string.unwrap_or(text + images * IMAGE_CHAR_ESTIMATE),
+            ),
+            // The pruner reads assistant and tool-result content only block by block (§6.4).
+            Some("assistant") => (
+                text + thinking + call_chars_pi,
+                text + thinking + call_chars_pruner,
+            ),
+            Some("toolResult") => (
+                content_string.unwrap_or(text + images * IMAGE_CHARS),
+                if content_string.is_some() {
+                    0
+                } else {
+                    text + images * IMAGE_CHAR_ESTIMATE
+                },
+            ),
+            Some("custom") => (
+                content_string.unwrap_or(text + images * IMAGE_CHARS),
+                OTHER_ROLE_CHARS,
+            ),
+            Some("bashExecution") => (
+                self.command.0.unwrap_or(0) + self.output.0.unwrap_or(0),
+                OTHER_ROLE_CHARS,
+            ),
+            Some("branchSummary" | "compactionSummary") => {
+                (self.summary.0.unwrap_or(0), OTHER_ROLE_CHARS)
+            }
+            _ => (0, OTHER_ROLE_CHARS),
+        };
+        facts.pi_chars = pi;
+        facts.pruning_chars = pruner;
+        facts
+    }
+}
+
+/// The same facts from a parsed value (the fallback path, and the reference in tests).
+pub fn facts_from_value(value: &Value) -> MessageFacts {
+    let text = crate::base::to_js_string(value);
+    match serde_json::from_str::<Scan<'_>>(&text) {
+        Ok(scan) => scan.into_facts(),
+        Err(_) => MessageFacts {
+            role: value.get("role").and_then(Value::as_str).map(str::to_owned),
+            pi_chars: super::estimate::estimate_chars(value),
+            pruning_chars: super::estimate::estimate_message_chars(value),
+            ..Default::default()
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn facts(v: Value) -> MessageFacts {
+        MessageFacts::scan(&JsonText::owned(crate::base::to_js_string(&v)))
+    }
+
+    #[test]
+    fn estimators_agree_with_the_value_based_rules() {
+        let samples = [
+            json!({"role":"user","content":"héllo\n😀"}),
+            json!({"role":"user","content":[{"type":"text","text":"ab"},{"type":"image","data":"x"},null,5]}),
+            json!({"role":"assistant","content":[{"type":"text","text":"a\"b"},{"type":"thinking","thinking":"tt"},{"type":"toolCall","id":"c1","name":"read","arguments":{"p":"é","n":1.0}},{"type":"toolCall","id":"c2","name":"x"}],"stopReason":"toolUse","usage":{"input":3,"output":4}}),
+            json!({"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"r"},{"type":"image"}]}),
+            json!({"role":"bashExecution","command":"ls","output":"out"}),
+            json!({"role":"compactionSummary","summary":"sum"}),
+            json!({"role":"custom","content":"c"}),
+            json!({"role":"assistant","content":"plain"}),
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"n1","name":"x","arguments":null},{"type":"toolCall","id":"n2","name":"y"}]}),
+            json!({"role":"toolResult","content":"plain"}),
+            json!({"role":"other"}),
+            json!({"role":"thinking-bad","content":[{"type":"thinking"},{"type":"text"}]}),
+        ];
+        for v in samples {
+            let f = facts(v.clone());
+            assert_eq!(
+                f.pi_chars,
+                super::super::estimate::estimate_chars(&v),
+                "{v}"
+            );
+            assert_eq!(
+                f.pruning_chars,
+                super::super::estimate::estimate_message_chars(&v),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn pairing_facts() {
+        let f = facts(
+            json!({"role":"assistant","content":[{"type":"toolUse","id":"a","name":"n","input":{}},{"type":"tool_use","id":"b"},{"type":"toolCall","id":""}],"stopReason":"error","usage":{"totalTokens":9}}),
+        );
+        assert_eq!(
+            f.tool_calls,
+            vec![ToolCallRef {
+                id: "a".into(),
+                name: Some("n".into())
+            }]
+        );
+        assert!(f.has_input_tool_call_blocks);
+        assert_eq!(f.stop_reason.as_deref(), Some("error"));
+        assert_eq!(f.usage_tokens, Some(9));
+        let r =
+            facts(json!({"role":"toolResult","toolCallId":"","toolUseId":"u","toolName":" x "}));
+        assert_eq!(r.tool_result_id.as_deref(), Some("u"));
+        assert_eq!(r.tool_name.as_deref(), Some(" x "));
+    }
+
+    #[test]
+    fn duplicate_keys_fall_back_to_a_full_parse() {
+        let f = MessageFacts::scan(&JsonText::owned(
+            r#"{"role":"user","content":"a","content":"abcd"}"#.into(),
+        ));
+        assert_eq!(f.role.as_deref(), Some("user"));
+        assert_eq!(f.pi_chars, 4);
+    }
+}

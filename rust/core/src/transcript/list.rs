@@ -1,0 +1,365 @@
+//! A transcript: an ordered list of AgentMessages, each kept as JSON text. Messages read from a
+//! file are slices of the file buffer, so serializing an unmodified transcript writes the
+//! original bytes.
+
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use super::facts::MessageFacts;
+use crate::base::{to_js_string, JsonText, RawObject};
+
+/// The soft-trim settings of context pruning ([`prune_context`](super::prune_context)):
+/// the key of the trimmed message cached with each [`Message`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct SoftTrim {
+    pub max_chars: u64,
+    pub head_chars: u64,
+    pub tail_chars: u64,
+}
+
+/// One message: its JSON text and, computed on first use and then shared by every transcript
+/// that holds the message, its [`MessageFacts`].
+#[derive(Clone)]
+pub struct Message(Arc<MessageInner>);
+
+struct MessageInner {
+    text: JsonText,
+    /// Boxed: most messages of a large session never need their facts computed.
+    facts: OnceLock<Box<MessageFacts>>,
+    /// The message soft-trimmed by pruning (§6.5.17) under the settings it was first trimmed
+    /// with: a session's tool results are trimmed again on every request, and the trim parses
+    /// and rewrites the whole result.
+    soft_trim: OnceLock<Box<(SoftTrim, Option<Message>)>>,
+}
+
+impl Message {
+    pub fn new(text: JsonText) -> Message {
+        Message(Arc::new(MessageInner {
+            text,
+            facts: OnceLock::new(),
+            soft_trim: OnceLock::new(),
+        }))
+    }
+
+    /// `trim(self)` (this message soft-trimmed under `soft`, or `None` when it is not
+    /// trimmed), cached with the message for the first settings it is asked with.
+    pub(crate) fn soft_trimmed(
+        &self,
+        soft: &SoftTrim,
+        trim: impl FnOnce(&Message) -> Option<Message>,
+    ) -> Option<Message> {
+        if let Some(cached) = self.0.soft_trim.get() {
+            if cached.0 == *soft {
+                return cached.1.clone();
+            }
+            return trim(self);
+        }
+        let trimmed = trim(self);
+        // (Another thread may have cached the same result meanwhile: equal either way.)
+        let _ = self
+            .0
+            .soft_trim
+            .set(Box::new((soft.clone(), trimmed.clone())));
+        trimmed
+    }
+
+    pub fn text(&self) -> &JsonText {
+        &self.0.text
+    }
+
+    /// Whether the message's facts are computed already.
+    fn has_facts(&self) -> bool {
+        self.0.facts.get().is_some()
+    }
+
+    /// Whether both are the same message (not merely equal text).
+    pub fn is_same(&self, other: &Message) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// The message's facts (one pass over its text, then cached).
+    pub fn facts(&self) -> &MessageFacts {
+        self.0
+            .facts
+            .get_or_init(|| Box::new(MessageFacts::scan(&self.0.text)))
+    }
+}
+
+impl Deref for Message {
+    type Target = JsonText;
+    fn deref(&self) -> &JsonText {
+        &self.0.text
+    }
+}
+
+impl From<JsonText> for Message {
+    fn from(text: JsonText) -> Message {
+        Message::new(text)
+    }
+}
+
+impl PartialEq for Message {
+    fn eq(&self, other: &Self) -> bool {
+        self.is_same(other) || self.0.text == other.0.text
+    }
+}
+
+impl Eq for Message {}
+
+impl std::fmt::Debug for Message {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.text.fmt(f)
+    }
+}
+
+/// Messages of at least this many bytes without facts get them computed on all cores
+/// ([`Transcript::compute_facts`]).
+const PARALLEL_FACTS_MIN_BYTES: usize = 1 << 20;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Transcript {
+    messages: Vec<Message>,
+}
+
+impl Transcript {
+    /// Computes the facts of the messages that have none yet, on all cores when about
+    /// [`PARALLEL_FACTS_MIN_BYTES`] of messages or more lack them. The operations that read
+    /// every message's facts call this first. The bytes lacking facts are estimated from every
+    /// 16th message, so that a transcript whose facts are computed costs little; a wrong
+    /// estimate only changes where the facts are computed, never what they are.
+    pub(crate) fn compute_facts(&self) {
+        use rayon::prelude::*;
+        const STRIDE: usize = 16;
+        let pending: usize = self
+            .messages
+            .iter()
+            .step_by(STRIDE)
+            .filter(|m| !m.has_facts())
+            .map(|m| m.text().as_str().len() * STRIDE)
+            .sum();
+        if pending >= PARALLEL_FACTS_MIN_BYTES && rayon::current_num_threads() > 1 {
+            self.messages.par_iter().for_each(|m| {
+                m.facts();
+            });
+        }
+    }
+
+    pub fn new(messages: Vec<JsonText>) -> Self {
+        Transcript {
+            messages: messages.into_iter().map(Message::new).collect(),
+        }
+    }
+
+    pub fn from_messages(messages: Vec<Message>) -> Self {
+        Transcript { messages }
+    }
+
+    /// Parses a JSON array of message objects. Each element keeps its exact text.
+    pub fn from_json(text: &str) -> Result<Transcript, serde_json::Error> {
+        match Self::parse_array(JsonText::owned(text.to_owned())) {
+            Ok(t) => Ok(t),
+            // Lone surrogate escapes: read a sanitized copy instead (see json.rs).
+            Err(e) => match crate::base::replace_lone_surrogate_escapes(text) {
+                Some(fixed) => Self::parse_array(JsonText::owned(fixed)),
+                None => Err(e),
+            },
+        }
+    }
+
+    fn parse_array(owned: JsonText) -> Result<Transcript, serde_json::Error> {
+        let items: Vec<&serde_json::value::RawValue> = serde_json::from_str(owned.as_str())?;
+        let mut messages = Vec::with_capacity(items.len());
+        for item in items {
+            if RawObject::parse(item.get()).is_err() {
+                return Err(serde::de::Error::custom(
+                    "every transcript element must be a JSON object",
+                ));
+            }
+            messages.push(Message::new(owned.sub(item.get())));
+        }
+        Ok(Transcript { messages })
+    }
+
+    /// Builds a transcript from message values (serialized like `JSON.stringify`).
+    pub fn from_values(values: &[Value]) -> Transcript {
+        Transcript::new(
+            values
+                .iter()
+                .map(|v| JsonText::owned(to_js_string(v)))
+                .collect(),
+        )
+    }
+
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    pub fn get(&self, i: usize) -> Option<&Message> {
+        self.messages.get(i)
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// The JSON array: `[` + messages joined by `,` + `]`, each message from its own text.
+    pub fn to_json(&self) -> String {
+        let total: usize = self.messages.iter().map(|m| m.len() + 1).sum();
+        let mut out = String::with_capacity(total + 2);
+        out.push('[');
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(message.as_str());
+        }
+        out.push(']');
+        out
+    }
+
+    /// A transcript with messages replaced or dropped by `edit`: `None` keeps the message as it
+    /// is (same text, same cached facts), `Some(Value::Null)` drops it, any other value replaces
+    /// it (serialized like `JSON.stringify`). Returns a clone of `self` when nothing changed.
+    pub fn map_messages(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Value>,
+    ) -> Transcript {
+        let mut out = Vec::with_capacity(self.len());
+        let mut changed = false;
+        for (i, message) in self.messages.iter().enumerate() {
+            match edit(i, message) {
+                None => out.push(message.clone()),
+                Some(Value::Null) => changed = true,
+                Some(value) => {
+                    changed = true;
+                    out.push(Message::new(JsonText::owned(to_js_string(&value))));
+                }
+            }
+        }
+        if changed {
+            Transcript { messages: out }
+        } else {
+            self.clone()
+        }
+    }
+
+    /// The value of the top-level field `key` of every message that has one, as
+    /// `(index, value)` pairs. Only messages whose text mentions `"key"` are parsed, so asking
+    /// for a rare field (such as `provenance`) costs one substring scan per message.
+    pub fn top_level_values(&self, key: &str) -> Vec<(usize, Value)> {
+        let needle = format!("\"{key}\"");
+        let finder = memchr::memmem::Finder::new(needle.as_bytes());
+        let mut found = Vec::new();
+        for (i, message) in self.messages.iter().enumerate() {
+            if finder.find(message.as_str().as_bytes()).is_none() {
+                continue;
+            }
+            let Ok(object) = RawObject::parse(message.as_str()) else {
+                continue;
+            };
+            if let Some(raw) = object.get(key) {
+                if let Ok(value) = crate::base::parse_value(raw.get()) {
+                    found.push((i, value));
+                }
+            }
+        }
+        found
+    }
+
+    /// The length of [`Transcript::to_json`]'s output in bytes.
+    pub fn json_len(&self) -> usize {
+        2 + self.messages.iter().map(|m| m.len()).sum::<usize>()
+            + self.messages.len().saturating_sub(1)
+    }
+
+    /// Writes [`Transcript::to_json`]'s output into `out`, which must be exactly
+    /// [`Transcript::json_len`] bytes long.
+    pub fn write_json(&self, out: &mut [u8]) {
+        assert_eq!(
+            out.len(),
+            self.json_len(),
+            "buffer length must be json_len()"
+        );
+        out[0] = b'[';
+        let mut at = 1;
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out[at] = b',';
+                at += 1;
+            }
+            let bytes = message.as_str().as_bytes();
+            out[at..at + bytes.len()].copy_from_slice(bytes);
+            at += bytes.len();
+        }
+        out[at] = b']';
+    }
+
+    /// The `role` of message `i`.
+    pub fn role(&self, i: usize) -> Option<String> {
+        self.messages.get(i)?.facts().role.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transcript_facts_computed_on_all_cores_equal_the_lazy_ones() {
+        let kinds = [
+            r#"{"role":"user","content":"hello 中文 😀"}"#.to_owned(),
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"toolCall","id":"c1","name":"exec","arguments":{"cmd":"ls"}}],"stopReason":"toolUse","usage":{"input":10,"output":5,"totalTokens":15}}"#.to_owned(),
+            serde_json::json!({"role": "toolResult", "toolCallId": "c1", "toolName": "exec",
+                "content": [{"type": "text", "text": "x\n".repeat(3000)}]}).to_string(),
+            r#"{"role":"bashExecution","command":"ls","output":"a"}"#.to_owned(),
+            r#"{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}"#
+                .to_owned(),
+        ];
+        let texts: Vec<String> = (0..1200).map(|i| kinds[i % kinds.len()].clone()).collect();
+        let total: usize = texts.iter().map(String::len).sum();
+        assert!(total >= PARALLEL_FACTS_MIN_BYTES);
+        let build = || Transcript::new(texts.iter().cloned().map(JsonText::owned).collect());
+        let (eager, lazy) = (build(), build());
+        eager.compute_facts();
+        if rayon::current_num_threads() > 1 {
+            assert!(eager.messages().iter().all(Message::has_facts));
+        }
+        assert!(!lazy.messages().iter().any(Message::has_facts));
+        for (a, b) in eager.messages().iter().zip(lazy.messages()) {
+            assert_eq!(a.facts(), b.facts());
+        }
+    }
+
+    #[test]
+    fn json_round_trip_keeps_bytes() {
+        let text =
+            r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#;
+        let t = Transcript::from_json(text).unwrap();
+        assert_eq!(t.len(), 2);
+        assert_eq!(
+            t.to_json(),
+            r#"[{"role":"user","content":"hi", "n":1.50},{"role":"assistant","content":[]}]"#
+        );
+        assert_eq!(t.role(1).as_deref(), Some("assistant"));
+        let mut buf = vec![0u8; t.json_len()];
+        t.write_json(&mut buf);
+        assert_eq!(buf, t.to_json().as_bytes());
+        let empty = Transcript::default();
+        let mut buf = vec![0u8; empty.json_len()];
+        empty.write_json(&mut buf);
+        assert_eq!(buf, b"[]");
+        assert!(Transcript::from_json("[1]").is_err());
+        assert!(Transcript::from_json("{}").is_err());
+        assert_eq!(Transcript::from_json("[]").unwrap().to_json(), "[]");
+    }
+}

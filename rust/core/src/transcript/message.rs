@@ -1,0 +1,71 @@
+//! Read-only views of message fields, parsed from a message's JSON text without building a
+//! value tree, and the shared tool-call helpers of hot-path §3.1.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use crate::base::{parse_value, to_js_string, JsonText, RawObject};
+
+/// Block types that count as tool calls for pairing (§3.1.1).
+pub const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
+/// Block types that count as tool calls here (§3.2.4; wider than pairing's, Quirk §3.4.19b).
+pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
+    "toolCall",
+    "toolUse",
+    "functionCall",
+    "tool_use",
+    "tool_call",
+    "function_call",
+];
+
+/// The top-level fields of one message.
+pub struct MessageView<'a> {
+    pub raw: RawObject<'a>,
+}
+
+impl<'a> MessageView<'a> {
+    pub fn parse(text: &'a JsonText) -> Option<MessageView<'a>> {
+        RawObject::parse(text.as_str())
+            .ok()
+            .map(|raw| MessageView { raw })
+    }
+
+    pub fn role(&self) -> Option<Cow<'a, str>> {
+        self.raw.get_str("role")
+    }
+
+    /// The `content` array's elements, if `content` is an array.
+    pub fn content_blocks(&self) -> Option<Vec<&'a RawValue>> {
+        let content = self.raw.get("content")?;
+        if !content.get().starts_with('[') {
+            return None;
+        }
+        serde_json::from_str(content.get()).ok()
+    }
+}
+
+/// A tool call as pairing sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolCallRef {
+    pub id: String,
+    pub name: Option<String>,
+}
+
+/// Parses a message, applies `edit` to its object, and serializes it like `JSON.stringify`.
+pub fn edit_message(
+    text: &JsonText,
+    edit: impl FnOnce(&mut serde_json::Map<String, Value>),
+) -> JsonText {
+    let mut value = text.to_value().unwrap_or(Value::Null);
+    if let Some(obj) = value.as_object_mut() {
+        edit(obj);
+    }
+    JsonText::owned(to_js_string(&value))
+}
+
+/// Reads a raw value as a `Value` (`Null` when unreadable).
+pub fn raw_value(raw: &RawValue) -> Value {
+    parse_value(raw.get()).unwrap_or(Value::Null)
+}

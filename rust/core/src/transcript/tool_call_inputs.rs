@@ -1,0 +1,191 @@
+//! `repairToolCallInputs` / `sanitizeToolCallInputs` (hot-path §3.2): drop tool-call blocks a
+//! provider would reject (no input, no id, bad name, not allowed), trim names, redact
+//! `sessions_spawn` attachment content, and drop an assistant turn left with no blocks.
+
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+use serde_json::Value;
+
+use super::list::{Message, Transcript};
+use super::message::{raw_value, MessageView, INPUT_TOOL_CALL_TYPES};
+use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
+
+pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
+/// §3.2.7 [B]: what replaces the content of a `sessions_spawn` attachment.
+pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";
+
+#[derive(Debug, Clone)]
+pub struct ToolCallInputsReport {
+    /// The input itself when nothing changed.
+    pub messages: Transcript,
+    pub dropped_tool_calls: usize,
+    pub dropped_assistant_messages: usize,
+}
+
+/// Normalizes an allowlist: trimmed, lowercased, blanks ignored; empty ⇒ no allowlist.
+pub fn normalize_allowed_tool_names<'a>(
+    names: impl IntoIterator<Item = &'a str>,
+) -> Option<HashSet<String>> {
+    let set: HashSet<String> = names
+        .into_iter()
+        .map(js_trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_lowercase)
+        .collect();
+    (!set.is_empty()).then_some(set)
+}
+
+fn is_valid_name_chars(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// Why a tool-call block would be dropped, if it would.
+fn should_drop(block: &RawObject<'_>, allowed: Option<&HashSet<String>>) -> bool {
+    let present = |key: &str| block.get(key).is_some_and(|v| v.get() != "null");
+    if !present("input") && !present("arguments") {
+        return true;
+    }
+    if block.get_str("id").is_none_or(|id| js_trim(&id).is_empty()) {
+        return true;
+    }
+    let Some(name) = block.get_str("name") else {
+        return true;
+    };
+    let trimmed = js_trim(&name);
+    // The name pattern is ASCII-only, so byte length equals JavaScript length when it matches.
+    if trimmed.is_empty()
+        || trimmed.len() > TOOL_CALL_NAME_MAX_CHARS
+        || !is_valid_name_chars(trimmed)
+    {
+        return true;
+    }
+    allowed.is_some_and(|set| !set.contains(&trimmed.to_lowercase()))
+}
+
+/// `redactSessionsSpawnAttachmentsArgs`: attachments with an own `content` get it replaced.
+fn redact_attachments(value: &mut Value) -> bool {
+    let Some(items) = value.get_mut("attachments").and_then(Value::as_array_mut) else {
+        return false;
+    };
+    let mut changed = false;
+    for item in items.iter_mut() {
+        if let Some(obj) = item.as_object_mut() {
+            if obj.contains_key("content") {
+                // Upstream rebuilds the object as {...rest, content}: content moves to the end.
+                obj.shift_remove("content");
+                obj.insert("content".into(), Value::from(REDACTED_ATTACHMENT_CONTENT));
+                changed = true;
+            }
+        }
+    }
+    changed
+}
+
+/// The block after renaming/redaction, or `None` when it stays as it is.
+fn sanitized_block(raw: &RawValue, block: &RawObject<'_>) -> Option<Value> {
+    let name = block.get_str("name")?;
+    let trimmed = js_trim(&name);
+    let renamed = trimmed != name;
+    let spawn = trimmed.eq_ignore_ascii_case("sessions_spawn");
+    if !renamed && !spawn {
+        return None;
+    }
+    let mut value = raw_value(raw);
+    let obj = value.as_object_mut()?;
+    let mut changed = false;
+    if renamed {
+        obj.insert("name".into(), Value::from(trimmed));
+        changed = true;
+    }
+    if spawn {
+        for key in ["arguments", "input"] {
+            if let Some(v) = obj.get_mut(key) {
+                changed |= redact_attachments(v);
+            }
+        }
+    }
+    changed.then_some(value)
+}
+
+/// `repairToolCallInputs`.
+pub fn repair_tool_call_inputs(
+    input: &Transcript,
+    allowed: Option<&HashSet<String>>,
+) -> ToolCallInputsReport {
+    input.compute_facts();
+    let mut out: Vec<Message> = Vec::with_capacity(input.len());
+    let (mut dropped_tool_calls, mut dropped_assistant_messages) = (0, 0);
+    let mut changed = false;
+    for message in input.messages() {
+        // Only assistants with tool-call blocks can change; the cached facts say which.
+        let facts = message.facts();
+        if !(facts.is_role("assistant") && facts.has_input_tool_call_blocks) {
+            out.push(message.clone());
+            continue;
+        }
+        let Some(view) = MessageView::parse(message) else {
+            out.push(message.clone());
+            continue;
+        };
+        let Some(blocks) = view.content_blocks() else {
+            out.push(message.clone());
+            continue;
+        };
+        let mut next: Vec<Value> = Vec::with_capacity(blocks.len());
+        let mut dropped_here = 0;
+        let mut message_changed = false;
+        for raw in &blocks {
+            let parsed = RawObject::parse(raw.get()).ok();
+            let is_call = parsed
+                .as_ref()
+                .and_then(|b| b.get("type").and_then(raw_as_str))
+                .is_some_and(|t| INPUT_TOOL_CALL_TYPES.contains(&t.as_ref()));
+            match parsed {
+                Some(block) if is_call => {
+                    if should_drop(&block, allowed) {
+                        dropped_here += 1;
+                        message_changed = true;
+                        continue;
+                    }
+                    match sanitized_block(raw, &block) {
+                        Some(value) => {
+                            message_changed = true;
+                            next.push(value);
+                        }
+                        None => next.push(raw_value(raw)),
+                    }
+                }
+                _ => next.push(raw_value(raw)),
+            }
+        }
+        dropped_tool_calls += dropped_here;
+        if dropped_here > 0 && next.is_empty() {
+            dropped_assistant_messages += 1;
+            changed = true;
+            continue;
+        }
+        if message_changed {
+            changed = true;
+            let mut value = message.to_value().unwrap_or(Value::Null);
+            if let Some(obj) = value.as_object_mut() {
+                obj.insert("content".into(), Value::Array(next));
+            }
+            out.push(Message::new(JsonText::owned(to_js_string(&value))));
+        } else {
+            out.push(message.clone());
+        }
+    }
+    ToolCallInputsReport {
+        messages: if changed {
+            Transcript::from_messages(out)
+        } else {
+            input.clone()
+        },
+        dropped_tool_calls,
+        dropped_assistant_messages,
+    }
+}

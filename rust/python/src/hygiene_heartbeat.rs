@@ -1,0 +1,160 @@
+//! Bindings of the hygiene stage's heartbeat rules: `strip_heartbeat_token` and
+//! `filter_heartbeat_pairs` (the file side is in `session_heartbeat.rs`).
+
+use std::sync::Arc;
+
+use clawctx_core::hygiene::{self, HeartbeatMatcher, StripMode, DEFAULT_HEARTBEAT_PROMPT};
+use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyIterator, PyString, PyTuple};
+
+use crate::transcript::{transcript_arg, PyTranscript};
+
+/// `maxAckChars` as upstream reads it: a number, or a numeric string (JavaScript `Number`);
+/// anything non-finite, and `None`, is the default.
+fn ack_max_chars(arg: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+    let value = match arg {
+        None => None,
+        Some(obj) if obj.is_none() => None,
+        // typeof true !== "number": the default.
+        Some(obj) if obj.is_instance_of::<PyBool>() => None,
+        Some(obj) if obj.is_instance_of::<PyString>() => {
+            Some(hygiene::js_number(obj.cast::<PyString>()?.to_str()?))
+        }
+        Some(obj) => Some(obj.extract::<f64>().map_err(|_| {
+            PyTypeError::new_err("max_ack_chars must be a number, a numeric string or None")
+        })?),
+    };
+    Ok(hygiene::resolve_ack_max_chars(value))
+}
+
+fn strip_mode(mode: &str) -> PyResult<StripMode> {
+    match mode {
+        "heartbeat" => Ok(StripMode::Heartbeat),
+        "message" => Ok(StripMode::Message),
+        other => Err(PyValueError::new_err(format!(
+            "mode must be \"heartbeat\" or \"message\", not {other:?}"
+        ))),
+    }
+}
+/// `stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as
+/// `should_skip, text, did_strip = result` and equals the tuple of its fields.
+#[pyclass(name = "StripResult", module = "clawctx._core", frozen, get_all)]
+pub struct PyStripResult {
+    /// Deliver nothing: the reply was blank, only the token, or (heartbeat mode) the token with
+    /// at most `max_ack_chars` of other text.
+    pub should_skip: bool,
+    /// What remains to deliver (`""` when skipped).
+    pub text: String,
+    /// The token was found at an edge and removed.
+    pub did_strip: bool,
+}
+
+impl PyStripResult {
+    fn as_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        (self.should_skip, self.text.as_str(), self.did_strip).into_pyobject(py)
+    }
+}
+
+#[pymethods]
+impl PyStripResult {
+    fn __len__(&self) -> usize {
+        3
+    }
+
+    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
+        let i = if index < 0 { index + 3 } else { index };
+        if !(0..3).contains(&i) {
+            return Err(PyIndexError::new_err("StripResult index out of range"));
+        }
+        self.as_tuple(py)?.get_item(i as usize)
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
+        self.as_tuple(py)?.try_iter()
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        if let Ok(o) = other.cast::<PyStripResult>() {
+            let o = o.get();
+            return (o.should_skip, &o.text, o.did_strip)
+                == (self.should_skip, &self.text, self.did_strip);
+        }
+        other
+            .cast::<PyTuple>()
+            .ok()
+            .and_then(|t| t.extract::<(bool, String, bool)>().ok())
+            .is_some_and(|(s, t, d)| (s, &t, d) == (self.should_skip, &self.text, self.did_strip))
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        self.as_tuple(py)?.hash()
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let py_bool = |b: bool| if b { "True" } else { "False" };
+        Ok(format!(
+            "StripResult(should_skip={}, text={}, did_strip={})",
+            py_bool(self.should_skip),
+            PyString::new(py, &self.text).repr()?,
+            py_bool(self.did_strip)
+        ))
+    }
+}
+
+/// `stripHeartbeatToken` (spec §7.13 rule 45), exactly as OpenClaw does it.
+///
+/// Blank text is a skip. Markup is normalized on a copy (HTML tags and `&nbsp;` become spaces,
+/// leading/trailing runs of `*`, `` ` ``, `~`, `_` go); without the token in either, the text is
+/// kept. The token is stripped repeatedly from the start, and from the end when at most 4
+/// non-word UTF-16 units follow it (`"done HEARTBEAT_OK."` becomes `"done."`); whitespace is
+/// collapsed. The raw text's result wins when it stripped and left text (so `"**HEARTBEAT_OK**"`
+/// leaves `"****"` in message mode, as upstream). In `"heartbeat"` mode a remainder of at most
+/// `max_ack_chars` UTF-16 units is still a skip. `max_ack_chars` may be a numeric string
+/// (JavaScript `Number`); `None` or non-finite means 300, negative means 0.
+#[pyfunction]
+#[pyo3(signature = (text, *, mode = "message", max_ack_chars = None))]
+pub fn strip_heartbeat_token(
+    text: Option<&str>,
+    mode: &str,
+    max_ack_chars: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyStripResult> {
+    let mode = strip_mode(mode)?;
+    let limit = ack_max_chars(max_ack_chars)?;
+    let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
+    Ok(PyStripResult {
+        should_skip: r.should_skip,
+        text: r.text,
+        did_strip: r.did_strip,
+    })
+}
+
+pub(crate) fn matcher(
+    heartbeat_prompt: Option<String>,
+    transcript_prompt: bool,
+    max_ack_chars: Option<&Bound<'_, PyAny>>,
+) -> PyResult<HeartbeatMatcher> {
+    Ok(HeartbeatMatcher {
+        heartbeat_prompt,
+        transcript_prompt,
+        ack_max_chars: ack_max_chars(max_ack_chars)?,
+    })
+}
+
+/// `filterHeartbeatPairs` (spec §7.13 rule 46): removes each adjacent user heartbeat prompt +
+/// acknowledging assistant reply. Returns the input object itself when nothing is removed.
+#[pyfunction]
+#[pyo3(signature = (messages, *, heartbeat_prompt = Some(DEFAULT_HEARTBEAT_PROMPT.to_owned()), transcript_prompt = true, max_ack_chars = None))]
+pub fn filter_heartbeat_pairs(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    heartbeat_prompt: Option<String>,
+    transcript_prompt: bool,
+    max_ack_chars: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyTranscript>> {
+    let matcher = matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?;
+    let input = transcript_arg(messages)?;
+    let source = Arc::clone(&input);
+    let filtered = py.detach(move || hygiene::filter_heartbeat_pairs(&source, &matcher));
+    crate::transcript_ops::result_object(py, messages, &input, filtered)
+}

@@ -1,0 +1,169 @@
+//! Bindings of the session stage's heartbeat file guard: the mark / prune pair behind
+//! `HeartbeatTranscriptGuard` (`mark_heartbeat_transcript`, `prune_heartbeat_transcript`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clawctx_core::hygiene::DEFAULT_HEARTBEAT_PROMPT;
+use clawctx_core::session::{self, ExchangeRule, TranscriptMark, WriteOptions};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::convert::{from_py, Clock};
+use crate::errors::IntoPyResult;
+use crate::hygiene_heartbeat::matcher;
+
+fn lock_timeout(seconds: f64) -> PyResult<Duration> {
+    if !(seconds.is_finite() && seconds >= 0.0) {
+        return Err(PyValueError::new_err(
+            "lock_timeout must be a non-negative number of seconds",
+        ));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+/// The size of a session file recorded (under its lock) before a heartbeat run.
+#[pyclass(name = "HeartbeatMark", module = "clawctx._core", frozen)]
+pub struct PyHeartbeatMark {
+    inner: TranscriptMark,
+}
+
+#[pymethods]
+impl PyHeartbeatMark {
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.inner.path.clone()
+    }
+
+    /// The byte size before the run.
+    #[getter]
+    fn size(&self) -> u64 {
+        self.inner.size
+    }
+
+    /// Whether the size is at a line boundary (nothing is pruned otherwise).
+    #[getter]
+    fn at_line_boundary(&self) -> bool {
+        self.inner.at_line_boundary
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "HeartbeatMark(path={:?}, size={}, at_line_boundary={})",
+            self.inner.path.display().to_string(),
+            self.inner.size,
+            if self.inner.at_line_boundary {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+/// Records the byte size of a session file under its exclusive lock (spec §2.7 rule 22).
+/// Raises `FileNotFoundError` for a missing file and `SessionLockError` on lock timeout.
+#[pyfunction]
+#[pyo3(signature = (path, *, lock_timeout = 10.0))]
+pub fn mark_heartbeat_transcript(
+    py: Python<'_>,
+    path: PathBuf,
+    lock_timeout: f64,
+) -> PyResult<PyHeartbeatMark> {
+    let options = WriteOptions {
+        fsync: false,
+        lock_timeout: self::lock_timeout(lock_timeout)?,
+    };
+    let mark = py
+        .detach(|| TranscriptMark::capture(&path, options))
+        .py_err(py)?;
+    Ok(PyHeartbeatMark { inner: mark })
+}
+
+/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
+/// `"unchanged"` (then `reason` says why).
+#[pyclass(
+    name = "HeartbeatPruneReport",
+    module = "clawctx._core",
+    frozen,
+    get_all
+)]
+pub struct PyHeartbeatPruneReport {
+    pub action: String,
+    pub removed_lines: usize,
+    pub removed_bytes: u64,
+    pub removed_ids: Vec<String>,
+    pub kept_lines: usize,
+    pub reason: Option<String>,
+}
+
+#[pymethods]
+impl PyHeartbeatPruneReport {
+    /// Whether lines were removed.
+    #[getter]
+    fn pruned(&self) -> bool {
+        self.action != "unchanged"
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "HeartbeatPruneReport(action={:?}, removed_lines={}, removed_bytes={}, kept_lines={}, reason={:?})",
+            self.action, self.removed_lines, self.removed_bytes, self.kept_lines, self.reason
+        )
+    }
+}
+
+/// Removes the acknowledged heartbeat exchange written after `mark`, under the session lock
+/// (spec §2.7, safely against other writers). `entries`: the entries appended through the
+/// caller's session during the run (dicts with their `id`), which are then exactly what is
+/// removed; `None`: the exchange is found by content (heartbeat prompt … acknowledgement).
+/// Raises `SessionLockError` on lock timeout; unsafe situations leave the file untouched and
+/// report why.
+#[pyfunction]
+#[pyo3(signature = (mark, *, entries = None, heartbeat_prompt = Some(DEFAULT_HEARTBEAT_PROMPT.to_owned()), transcript_prompt = true, max_ack_chars = None, lock_timeout = 10.0, fsync = true, now_ms = None))]
+#[allow(clippy::too_many_arguments)]
+pub fn prune_heartbeat_transcript(
+    py: Python<'_>,
+    mark: &PyHeartbeatMark,
+    entries: Option<&Bound<'_, PyAny>>,
+    heartbeat_prompt: Option<String>,
+    transcript_prompt: bool,
+    max_ack_chars: Option<&Bound<'_, PyAny>>,
+    lock_timeout: f64,
+    fsync: bool,
+    now_ms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyHeartbeatPruneReport> {
+    let rule = match entries.filter(|e| !e.is_none()) {
+        Some(list) => {
+            let mut values = Vec::new();
+            for item in list.try_iter()? {
+                let value = from_py(&item?)?;
+                if !value.get("id").is_some_and(serde_json::Value::is_string) {
+                    return Err(PyValueError::new_err(
+                        "every entry must be a dict with a string \"id\"",
+                    ));
+                }
+                values.push(value);
+            }
+            ExchangeRule::Entries(values)
+        }
+        None => ExchangeRule::Content(matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?),
+    };
+    let options = WriteOptions {
+        fsync,
+        lock_timeout: self::lock_timeout(lock_timeout)?,
+    };
+    let now = Clock::from_arg(now_ms)?.now_ms(py)?;
+    let mark = &mark.inner;
+    let report = py
+        .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
+        .py_err(py)?;
+    Ok(PyHeartbeatPruneReport {
+        action: report.action.as_str().to_owned(),
+        removed_lines: report.removed_lines,
+        removed_bytes: report.removed_bytes,
+        removed_ids: report.removed_ids,
+        kept_lines: report.kept_lines,
+        reason: report.reason,
+    })
+}

@@ -1,0 +1,134 @@
+//! `read_leaf_context`: the last entry's context, reading the file from its end.
+
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use clawctx_core::session::{LeafContextReader, TailOptions};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::convert::to_py;
+use crate::errors::IntoPyResult;
+use crate::session::PySessionContext;
+use crate::transcript::PyTranscript;
+
+/// The context of a session file's last entry, read from the end of the file as far as needed
+/// (see `read_leaf_context`).
+#[pyclass(name = "LeafContext", module = "clawctx._core", frozen)]
+pub struct PyLeafContext {
+    reader: Mutex<LeafContextReader>,
+    messages: Py<PyTranscript>,
+}
+
+impl PyLeafContext {
+    /// Runs `f` on the reader without the GIL (reading on may take a while).
+    fn with_reader<T: Send>(
+        &self,
+        py: Python<'_>,
+        f: impl FnOnce(&mut LeafContextReader) -> T + Send,
+    ) -> T {
+        py.detach(|| {
+            let mut reader = self
+                .reader
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            f(&mut reader)
+        })
+    }
+}
+
+#[pymethods]
+impl PyLeafContext {
+    /// The messages of the context (read when the file was opened).
+    #[getter]
+    fn messages(&self, py: Python<'_>) -> Py<PyTranscript> {
+        self.messages.clone_ref(py)
+    }
+
+    /// The thinking level on the path (`"off"` without a change). Reads on towards the start
+    /// of the file until the latest `thinking_level_change` on the path (possibly all of it).
+    #[getter]
+    fn thinking_level(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let level = self.with_reader(py, |r| r.thinking_level()).py_err(py)?;
+        to_py(py, &level)
+    }
+
+    /// `{"provider": ..., "modelId": ...}` of the latest model change or assistant message on
+    /// the path, or `None`. Reads on like `thinking_level` when needed.
+    #[getter]
+    fn model(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.with_reader(py, |r| r.model()).py_err(py)? {
+            Some(model) => to_py(py, &model),
+            None => Ok(py.None()),
+        }
+    }
+
+    /// The whole `SessionContext`, equal to `Session.open(path).context()`.
+    fn context(&self, py: Python<'_>) -> PyResult<PySessionContext> {
+        let context = self.with_reader(py, |r| r.context()).py_err(py)?;
+        PySessionContext::from_core(py, context)
+    }
+
+    /// Bytes of the file read so far (all of it when `read_in_full`).
+    #[getter]
+    fn bytes_read(&self, py: Python<'_>) -> u64 {
+        self.with_reader(py, |r| r.bytes_read())
+    }
+
+    /// The file's size when it was opened (later appends are not read).
+    #[getter]
+    fn file_size(&self, py: Python<'_>) -> u64 {
+        self.with_reader(py, |r| r.file_len())
+    }
+
+    /// Whether the file was loaded in full (a header to migrate or check) instead of read
+    /// from its end.
+    #[getter]
+    fn read_in_full(&self, py: Python<'_>) -> bool {
+        self.with_reader(py, |r| r.read_in_full())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        let (read, size) = self.with_reader(py, |r| (r.bytes_read(), r.file_len()));
+        format!(
+            "LeafContext(messages={}, bytes_read={read}, file_size={size})",
+            self.messages.get().inner.len()
+        )
+    }
+}
+
+/// The context of the last entry of a session file, as `Session.open(path,
+/// read_only=True).context()` builds it, reading the file backwards from its end only as far
+/// as the messages need: back to the latest compaction's first kept entry (or the root when
+/// there is none). On a long compacted session that is the last few MB of hundreds.
+/// `thinking_level` and `model` read on only when asked for.
+///
+/// Files that need what only a full open does (migration of a v1/v2 file, a missing,
+/// invalid or damaged header) are opened in full (`read_in_full`); errors are those of
+/// `Session.open(path, read_only=True)`. Damaged lines in the part read are salvaged as a full
+/// open would; lines before it are not read, so they are neither salvaged nor reported (use
+/// `Session.open` or `repair_session_file` for that). `chunk_bytes`: the first read from the
+/// end (each further read doubles, up to 16 MiB). Runs without the GIL.
+#[pyfunction]
+#[pyo3(signature = (path, *, chunk_bytes = 262144))]
+pub fn read_leaf_context(
+    py: Python<'_>,
+    path: PathBuf,
+    chunk_bytes: usize,
+) -> PyResult<PyLeafContext> {
+    if chunk_bytes == 0 {
+        return Err(PyValueError::new_err("chunk_bytes must be positive"));
+    }
+    let options = TailOptions {
+        first_chunk: chunk_bytes,
+        ..TailOptions::default()
+    };
+    let reader = py
+        .detach(|| LeafContextReader::open(&path, &options))
+        .py_err(py)?;
+    let messages = Py::new(py, PyTranscript::new(reader.messages()))?;
+    Ok(PyLeafContext {
+        reader: Mutex::new(reader),
+        messages,
+    })
+}

@@ -1,0 +1,164 @@
+//! `repair_session_file` and its report.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clawctx_core::session::{BackupPolicy, RepairOptions};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use crate::convert::Clock;
+use crate::errors::IntoPyResult;
+
+/// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
+#[pyclass(
+    name = "LineChange",
+    module = "clawctx._core",
+    frozen,
+    get_all,
+    skip_from_py_object
+)]
+#[derive(Clone)]
+pub struct PyLineChange {
+    pub line: usize,
+    pub kind: String,
+    pub reason: String,
+}
+
+#[pymethods]
+impl PyLineChange {
+    fn __repr__(&self) -> String {
+        format!(
+            "LineChange(line={}, kind={:?}, reason={:?})",
+            self.line, self.kind, self.reason
+        )
+    }
+}
+
+/// What `repair_session_file` did (OpenClaw's report plus the changed lines).
+#[pyclass(name = "RepairReport", module = "clawctx._core", frozen)]
+pub struct PyRepairReport {
+    #[pyo3(get)]
+    pub repaired: bool,
+    #[pyo3(get)]
+    pub dropped_lines: usize,
+    #[pyo3(get)]
+    pub rewritten_assistant_messages: usize,
+    #[pyo3(get)]
+    pub dropped_blank_user_messages: usize,
+    #[pyo3(get)]
+    pub rewritten_user_messages: usize,
+    #[pyo3(get)]
+    pub salvaged_records: usize,
+    #[pyo3(get)]
+    pub backup_path: Option<PathBuf>,
+    #[pyo3(get)]
+    pub reason: Option<String>,
+    #[pyo3(get)]
+    pub changes: Vec<PyLineChange>,
+    summary_text: String,
+}
+
+#[pymethods]
+impl PyRepairReport {
+    /// Line numbers (1-based, in the original file) of lines removed entirely.
+    #[getter]
+    fn dropped_line_numbers(&self) -> Vec<usize> {
+        self.changes
+            .iter()
+            .filter(|c| c.kind == "dropped")
+            .map(|c| c.line)
+            .collect()
+    }
+
+    /// Line numbers of lines replaced by corrected or salvaged records.
+    #[getter]
+    fn rewritten_line_numbers(&self) -> Vec<usize> {
+        self.changes
+            .iter()
+            .filter(|c| c.kind != "dropped")
+            .map(|c| c.line)
+            .collect()
+    }
+
+    /// OpenClaw's log phrase, e.g. `"dropped 1 malformed line(s), rewrote 1 user message(s)"`.
+    fn summary(&self) -> String {
+        self.summary_text.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "RepairReport(repaired={}, dropped_lines={}, rewritten_assistant_messages={}, rewritten_user_messages={}, salvaged_records={}, backup_path={:?}, reason={:?})",
+            self.repaired,
+            self.dropped_lines,
+            self.rewritten_assistant_messages,
+            self.rewritten_user_messages,
+            self.salvaged_records,
+            self.backup_path,
+            self.reason
+        )
+    }
+}
+
+/// Repairs a session file in place if needed (spec §2, OpenClaw G3 without the
+/// OpenAI-specific tool-result insertion): drops lines that are not JSON and message entries
+/// without a role, gives empty errored assistant turns their fallback text, replaces blank
+/// user content with "(continue)", and recovers records from torn, glued, NUL-filled, BOM or
+/// invalid-UTF-8 lines. Lines that need no change keep their exact bytes. The original is
+/// backed up (`backup="keep"`, the default, keeps the backup) and replaced atomically under
+/// the session lock. Never raises for a missing, unreadable or header-less file: the report's
+/// `reason` says why nothing was done. Raises `RepairError` if the rewrite fails (the original
+/// is then untouched) and `SessionLockError` if the lock is not free in time.
+#[pyfunction]
+#[pyo3(signature = (path, *, backup = "keep", lock_timeout = 10.0, now_ms = None))]
+pub fn repair_session_file(
+    py: Python<'_>,
+    path: PathBuf,
+    backup: &str,
+    lock_timeout: f64,
+    now_ms: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyRepairReport> {
+    let backup = match backup {
+        "keep" => BackupPolicy::Keep,
+        "delete" => BackupPolicy::Delete,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "backup must be \"keep\" or \"delete\", not {other:?}"
+            )))
+        }
+    };
+    if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
+        return Err(PyValueError::new_err(
+            "lock_timeout must be a non-negative number of seconds",
+        ));
+    }
+    let now = Clock::from_arg(now_ms)?.now_ms(py)?;
+    let options = RepairOptions {
+        backup,
+        lock_timeout: Duration::from_secs_f64(lock_timeout),
+        now_ms: now,
+    };
+    let report = py
+        .detach(|| clawctx_core::repair_session_file(&path, &options))
+        .py_err(py)?;
+    Ok(PyRepairReport {
+        repaired: report.repaired,
+        dropped_lines: report.dropped_lines,
+        rewritten_assistant_messages: report.rewritten_assistant_messages,
+        dropped_blank_user_messages: report.dropped_blank_user_messages,
+        rewritten_user_messages: report.rewritten_user_messages,
+        salvaged_records: report.salvaged_records,
+        backup_path: report.backup_path.clone(),
+        reason: report.reason.clone(),
+        summary_text: report.summary(),
+        changes: report
+            .changes
+            .iter()
+            .map(|c| PyLineChange {
+                line: c.line,
+                kind: c.kind.as_str().to_owned(),
+                reason: c.reason.clone(),
+            })
+            .collect(),
+    })
+}

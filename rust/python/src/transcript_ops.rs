@@ -1,0 +1,430 @@
+//! Transcript operations of hot-path §3–§6. Each takes a `Transcript` or a list of message
+//! dicts, runs without the GIL, and returns the input object itself when nothing applies.
+
+use std::sync::Arc;
+
+use clawctx_core::base::system_now_ms;
+use clawctx_core::transcript::{
+    self, CharWeighting, ErroredAssistantPolicy, PairingOptions, PruningSettings as CoreSettings,
+    ToolMatcher, Transcript,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use serde_json::Value;
+
+use crate::convert::{from_py, to_py, Clock};
+use crate::transcript::{transcript_arg, PyTranscript};
+
+/// The result transcript as a Python object: the input object itself when unchanged and the
+/// input was a `Transcript`.
+pub fn result_object(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    before: &Arc<Transcript>,
+    after: Transcript,
+) -> PyResult<Py<PyTranscript>> {
+    if input.cast::<PyTranscript>().is_ok() && after == **before {
+        return Ok(input.cast::<PyTranscript>()?.clone().unbind());
+    }
+    if after == **before {
+        return Py::new(
+            py,
+            PyTranscript {
+                inner: Arc::clone(before),
+            },
+        );
+    }
+    Py::new(py, PyTranscript::new(after))
+}
+
+/// Runs a transcript pass without the GIL and returns its result as a Python object (the input
+/// object itself when the pass changed nothing).
+pub fn run_pass(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    pass: impl FnOnce(&Transcript) -> Transcript + Send,
+) -> PyResult<Py<PyTranscript>> {
+    let input = transcript_arg(messages)?;
+    let source = Arc::clone(&input);
+    let output = py.detach(move || pass(&source));
+    result_object(py, messages, &input, output)
+}
+
+fn weighting(cjk: bool) -> CharWeighting {
+    if cjk {
+        CharWeighting::Cjk
+    } else {
+        CharWeighting::Utf16
+    }
+}
+
+/// Result of `repair_tool_call_inputs`.
+#[pyclass(
+    name = "ToolCallInputsReport",
+    module = "clawctx._core",
+    frozen,
+    get_all
+)]
+pub struct PyToolCallInputsReport {
+    pub messages: Py<PyTranscript>,
+    pub dropped_tool_calls: usize,
+    pub dropped_assistant_messages: usize,
+}
+
+fn allowlist(names: Option<Vec<String>>) -> Option<std::collections::HashSet<String>> {
+    names.and_then(|n| transcript::normalize_allowed_tool_names(n.iter().map(String::as_str)))
+}
+
+/// `repairToolCallInputs` (spec §3.2): drops tool-call blocks without input, id or a valid name
+/// (or not in `allowed_tool_names`), trims names, redacts `sessions_spawn` attachment content,
+/// and drops an assistant message left with no blocks.
+#[pyfunction]
+#[pyo3(signature = (messages, *, allowed_tool_names = None))]
+pub fn repair_tool_call_inputs(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    allowed_tool_names: Option<Vec<String>>,
+) -> PyResult<PyToolCallInputsReport> {
+    let input = transcript_arg(messages)?;
+    let allowed = allowlist(allowed_tool_names);
+    let source = Arc::clone(&input);
+    let report = py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
+    Ok(PyToolCallInputsReport {
+        messages: result_object(py, messages, &input, report.messages)?,
+        dropped_tool_calls: report.dropped_tool_calls,
+        dropped_assistant_messages: report.dropped_assistant_messages,
+    })
+}
+
+/// `sanitizeToolCallInputs`: `repair_tool_call_inputs(...).messages`.
+#[pyfunction]
+#[pyo3(signature = (messages, *, allowed_tool_names = None))]
+pub fn sanitize_tool_call_inputs(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    allowed_tool_names: Option<Vec<String>>,
+) -> PyResult<Py<PyTranscript>> {
+    Ok(repair_tool_call_inputs(py, messages, allowed_tool_names)?.messages)
+}
+
+/// Result of `repair_tool_pairing`.
+#[pyclass(name = "PairingReport", module = "clawctx._core", frozen, get_all)]
+pub struct PyPairingReport {
+    pub messages: Py<PyTranscript>,
+    /// The synthetic results inserted (a `Transcript`).
+    pub added: Py<PyTranscript>,
+    pub dropped_duplicate_count: usize,
+    pub dropped_orphan_count: usize,
+    pub moved: bool,
+}
+
+fn pairing_options(
+    py: Python<'_>,
+    now_ms: Option<&Bound<'_, PyAny>>,
+    policy: Option<&str>,
+    text: Option<String>,
+) -> PyResult<PairingOptions> {
+    let errored_assistant_policy = match policy {
+        None => ErroredAssistantPolicy::Baseline,
+        Some("preserve") => ErroredAssistantPolicy::Preserve,
+        Some("drop") => ErroredAssistantPolicy::Drop,
+        Some(other) => {
+            return Err(PyValueError::new_err(format!(
+            "errored_assistant_result_policy must be \"preserve\", \"drop\" or None, not {other:?}"
+        )))
+        }
+    };
+    let now_ms = match now_ms {
+        None => system_now_ms(),
+        Some(arg) => Clock::from_arg(Some(arg))?.now_ms(py)?,
+    };
+    Ok(PairingOptions {
+        now_ms,
+        errored_assistant_policy,
+        missing_tool_result_text: text,
+    })
+}
+
+/// `repairToolUseResultPairing` (spec §3.3–§3.4): moves each assistant's tool results right
+/// after it, in call order; drops duplicates (first wins) and orphans; inserts a synthetic
+/// error result for each call without one (`timestamp` from `now_ms`).
+/// `errored_assistant_result_policy`: `None` is OpenClaw 2026.3.13's behaviour (an errored or
+/// aborted turn is kept and its results are dropped as orphans); `"preserve"` and `"drop"` are
+/// 2026.5's options. `missing_tool_result_text` replaces the synthetic result's text.
+#[pyfunction]
+#[pyo3(signature = (messages, *, now_ms = None, errored_assistant_result_policy = None, missing_tool_result_text = None))]
+pub fn repair_tool_pairing(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    now_ms: Option<&Bound<'_, PyAny>>,
+    errored_assistant_result_policy: Option<&str>,
+    missing_tool_result_text: Option<String>,
+) -> PyResult<PyPairingReport> {
+    let input = transcript_arg(messages)?;
+    let options = pairing_options(
+        py,
+        now_ms,
+        errored_assistant_result_policy,
+        missing_tool_result_text,
+    )?;
+    let source = Arc::clone(&input);
+    let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
+    Ok(PyPairingReport {
+        messages: result_object(py, messages, &input, report.messages)?,
+        added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
+        dropped_duplicate_count: report.dropped_duplicate_count,
+        dropped_orphan_count: report.dropped_orphan_count,
+        moved: report.moved,
+    })
+}
+
+/// `sanitizeToolUseResultPairing`: `repair_tool_pairing(...).messages`.
+#[pyfunction]
+#[pyo3(signature = (messages, *, now_ms = None, errored_assistant_result_policy = None, missing_tool_result_text = None))]
+pub fn sanitize_tool_use_result_pairing(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    now_ms: Option<&Bound<'_, PyAny>>,
+    errored_assistant_result_policy: Option<&str>,
+    missing_tool_result_text: Option<String>,
+) -> PyResult<Py<PyTranscript>> {
+    Ok(repair_tool_pairing(
+        py,
+        messages,
+        now_ms,
+        errored_assistant_result_policy,
+        missing_tool_result_text,
+    )?
+    .messages)
+}
+
+/// `limitHistoryTurns` (spec §4.1): keeps the last `limit` user turns (from the `limit`-th last
+/// user message on). `None`, 0 or a negative limit returns the input. `keep_prelude=True` keeps
+/// leading non-user/assistant messages (summaries) in front (rule 3).
+#[pyfunction]
+#[pyo3(signature = (messages, limit, *, keep_prelude = false))]
+pub fn limit_history_turns(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    limit: Option<f64>,
+    keep_prelude: bool,
+) -> PyResult<Py<PyTranscript>> {
+    let input = transcript_arg(messages)?;
+    let source = Arc::clone(&input);
+    let limited = py.detach(move || transcript::limit_history_turns(&source, limit, keep_prelude));
+    result_object(py, messages, &input, limited)
+}
+
+/// `getHistoryLimitFromSessionKey` (spec §4.2) over OpenClaw's config dict
+/// (`{"channels": {...}}`); `None` when no limit applies.
+#[pyfunction]
+#[pyo3(signature = (session_key, config))]
+pub fn history_limit_for_session_key(
+    py: Python<'_>,
+    session_key: Option<&str>,
+    config: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
+    let config = config.filter(|c| !c.is_none()).map(from_py).transpose()?;
+    match transcript::history_limit_for_session_key(session_key, config.as_ref()) {
+        Some(value) => to_py(py, &value),
+        None => Ok(py.None()),
+    }
+}
+
+/// pi's `estimateTokens(message)` (spec §5.1): `ceil(chars / 4)` with per-role rules and
+/// JavaScript UTF-16 lengths; `cjk=True` weights CJK characters as OpenClaw's
+/// `estimateStringChars` does (§5.2 rule 8).
+#[pyfunction]
+#[pyo3(signature = (message, *, cjk = false))]
+pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
+    let value = from_py(message)?;
+    Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
+}
+
+/// `estimateStringChars` (spec §5.2 rule 8): CJK-weighted length of a string.
+#[pyfunction]
+pub fn estimate_string_chars(text: &str) -> u64 {
+    transcript::cjk_weighted_chars(text)
+}
+
+/// Result of `estimate_context_tokens`.
+#[pyclass(name = "ContextTokens", module = "clawctx._core", frozen, get_all)]
+pub struct PyContextTokens {
+    pub tokens: u64,
+    pub usage_tokens: u64,
+    pub trailing_tokens: u64,
+    pub last_usage_index: Option<usize>,
+}
+
+#[pymethods]
+impl PyContextTokens {
+    fn __repr__(&self) -> String {
+        format!(
+            "ContextTokens(tokens={}, usage_tokens={}, trailing_tokens={}, last_usage_index={:?})",
+            self.tokens, self.usage_tokens, self.trailing_tokens, self.last_usage_index
+        )
+    }
+}
+
+/// `estimateContextTokens` (spec §5.1 rule 4): the last usable assistant `usage` plus the
+/// chars/4 estimate of the messages after it.
+#[pyfunction]
+pub fn estimate_context_tokens(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<PyContextTokens> {
+    let input = transcript_arg(messages)?;
+    let r = py.detach(move || transcript::estimate_context_tokens(&input));
+    Ok(PyContextTokens {
+        tokens: r.tokens,
+        usage_tokens: r.usage_tokens,
+        trailing_tokens: r.trailing_tokens,
+        last_usage_index: r.last_usage_index,
+    })
+}
+
+/// OpenClaw's `estimateMessagesTokens` (spec §5.2 rule 5).
+#[pyfunction]
+pub fn estimate_messages_tokens(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let input = transcript_arg(messages)?;
+    Ok(py.detach(move || transcript::estimate_messages_tokens(&input)))
+}
+
+/// `calculateContextTokens(usage)` (spec §5.1 rule 2).
+#[pyfunction]
+pub fn usage_tokens(usage: &Bound<'_, PyAny>) -> PyResult<u64> {
+    Ok(transcript::usage_tokens(&from_py(usage)?))
+}
+
+/// Per-message token estimates as a numpy `int64` array (no per-message Python objects).
+pub fn token_counts_array<'py>(
+    py: Python<'py>,
+    transcript: &Arc<Transcript>,
+    cjk: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    let source = Arc::clone(transcript);
+    let counts = py.detach(move || transcript::token_counts(&source, weighting(cjk)));
+    let bytes: Vec<u8> = counts
+        .iter()
+        .flat_map(|c| (i64::try_from(*c).unwrap_or(i64::MAX)).to_le_bytes())
+        .collect();
+    let numpy = py.import("numpy")?;
+    numpy.call_method1("frombuffer", (pyo3::types::PyBytes::new(py, &bytes), "<i8"))
+}
+
+// ---- pruning -------------------------------------------------------------------------------
+
+/// Effective context-pruning settings (spec §6.1).
+#[pyclass(name = "PruningSettings", module = "clawctx._core", frozen)]
+pub struct PyPruningSettings {
+    pub inner: CoreSettings,
+}
+
+#[pymethods]
+impl PyPruningSettings {
+    /// `computeEffectiveSettings(raw)`: `None` unless `raw` is a dict with
+    /// `mode == "cache-ttl"`; defaults, clamping and `ttl` parsing as OpenClaw does.
+    #[staticmethod]
+    fn from_config(raw: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
+        let value = if raw.is_none() {
+            Value::Null
+        } else {
+            from_py(raw)?
+        };
+        Ok(CoreSettings::from_config(&value).map(|inner| PyPruningSettings { inner }))
+    }
+
+    /// Settings from the effective-settings dict (the shape `to_dict()` returns).
+    #[staticmethod]
+    fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
+        Ok(PyPruningSettings {
+            inner: CoreSettings::from_effective(&from_py(value)?),
+        })
+    }
+
+    /// The effective settings in OpenClaw's camelCase shape.
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.inner.to_value())
+    }
+
+    #[getter]
+    fn ttl_ms(&self) -> u64 {
+        self.inner.ttl_ms
+    }
+    #[getter]
+    fn keep_last_assistants(&self) -> u64 {
+        self.inner.keep_last_assistants
+    }
+    #[getter]
+    fn soft_trim_ratio(&self) -> f64 {
+        self.inner.soft_trim_ratio
+    }
+    #[getter]
+    fn hard_clear_ratio(&self) -> f64 {
+        self.inner.hard_clear_ratio
+    }
+    #[getter]
+    fn min_prunable_tool_chars(&self) -> u64 {
+        self.inner.min_prunable_tool_chars
+    }
+
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyPruningSettings>()
+            .is_ok_and(|o| o.get().inner == self.inner)
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PruningSettings({})", self.inner.to_value())
+    }
+}
+
+fn settings_arg(settings: &Bound<'_, PyAny>) -> PyResult<CoreSettings> {
+    if let Ok(s) = settings.cast::<PyPruningSettings>() {
+        return Ok(s.get().inner.clone());
+    }
+    if settings.is_instance_of::<pyo3::types::PyDict>() {
+        return Ok(CoreSettings::from_effective(&from_py(settings)?));
+    }
+    Err(PyTypeError::new_err(
+        "settings must be a PruningSettings or an effective-settings dict",
+    ))
+}
+
+/// `pruneContextMessages` (spec §6.5, baseline): soft-trims and then hard-clears old tool
+/// results outside the protected regions until the context is under the configured ratios.
+/// Returns the input itself when nothing is pruned. The on-disk transcript is never touched.
+#[pyfunction]
+#[pyo3(signature = (messages, settings, *, context_window_tokens))]
+pub fn prune_context(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    settings: &Bound<'_, PyAny>,
+    context_window_tokens: Option<f64>,
+) -> PyResult<Py<PyTranscript>> {
+    let settings = settings_arg(settings)?;
+    let input = transcript_arg(messages)?;
+    let source = Arc::clone(&input);
+    let pruned =
+        py.detach(move || transcript::prune_context(&source, &settings, context_window_tokens));
+    result_object(py, messages, &input, pruned)
+}
+
+/// The pruner's char estimate of one message (spec §6.4).
+#[pyfunction]
+pub fn estimate_pruning_chars(message: &Bound<'_, PyAny>) -> PyResult<u64> {
+    Ok(transcript::estimate_message_chars(&from_py(message)?))
+}
+
+/// Whether a tool's results may be pruned under `tools = {"allow": [...], "deny": [...]}`
+/// (spec §6.3: globs with `*`, case-insensitive, deny wins, empty allow allows all).
+#[pyfunction]
+#[pyo3(signature = (tool_name, tools = None))]
+pub fn is_tool_prunable(tool_name: &str, tools: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
+    let tools = tools
+        .filter(|t| !t.is_none())
+        .map(from_py)
+        .transpose()?
+        .unwrap_or(Value::Null);
+    Ok(ToolMatcher::from_tools(&tools).is_prunable(tool_name))
+}
