@@ -1,7 +1,8 @@
 """Every recorded upstream case, run through clawctx's public API (one adapter per function).
 
-Cases listed in ``known_failures.tsv`` are strict xfails: a fixed case XPASSes and fails the
-run until its line is removed. The list is the work list of the fixing phase.
+Cases listed in ``deviations.py`` (deliberate, justified differences) and in
+``known_failures.tsv`` (differences still to fix) are strict xfails: a case that starts to
+agree with upstream XPASSes and fails the run until its entry is removed.
 """
 
 from __future__ import annotations
@@ -20,17 +21,23 @@ from . import (
 )
 from ._harness import ADAPTERS, check
 from .conftest import CONFORMANCE_DIR, SKIP_REASON, load_cases, load_known_failures
+from .deviations import deviating_case_ids
 
 if not CONFORMANCE_DIR.is_dir():
     pytest.skip(SKIP_REASON, allow_module_level=True)
 
 CASES = load_cases()
 KNOWN = load_known_failures()
+DEVIATING = deviating_case_ids()
 
 
 def _param(case: dict[str, Any]) -> Any:
     marks = []
-    if case["id"] in KNOWN:
+    if case["id"] in DEVIATING:
+        deviation = DEVIATING[case["id"]]
+        reason = f"deviation ({deviation.reason}): {deviation.why}"
+        marks.append(pytest.mark.xfail(strict=True, reason=reason))
+    elif case["id"] in KNOWN:
         category, detail = KNOWN[case["id"]]
         marks.append(pytest.mark.xfail(strict=True, reason=f"{category}: {detail}"))
     return pytest.param(case, id=case["id"], marks=marks)

@@ -1,0 +1,41 @@
+"""Deliberate differences from the recorded upstream behaviour: the one list.
+
+Each entry names the conformance cases it covers, the reason (data safety, a security
+hardening, or a crash upstream), and the test that shows the improvement. The cases run as
+strict xfails: a case that starts to agree with upstream fails the run until its id is removed
+here. ``test_deviations.py`` checks that every entry names real cases and an existing test.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Reason = Literal["data safety", "security", "crash upstream"]
+
+
+@dataclass(frozen=True)
+class Deviation:
+    """One deliberate difference: the cases, why, and the test showing the improvement.
+
+    ``test`` is a pytest node id relative to the repository root, e.g.
+    ``tests/test_repair.py::test_keeps_crlf_bytes``.
+    """
+
+    case_ids: tuple[str, ...]
+    reason: Reason
+    why: str
+    test: str
+
+
+DEVIATIONS: tuple[Deviation, ...] = ()
+
+
+def deviating_case_ids() -> dict[str, Deviation]:
+    """Case id -> the deviation that covers it."""
+    by_case: dict[str, Deviation] = {}
+    for deviation in DEVIATIONS:
+        for case_id in deviation.case_ids:
+            assert case_id not in by_case, f"{case_id} is listed twice"
+            by_case[case_id] = deviation
+    return by_case
