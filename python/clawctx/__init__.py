@@ -31,7 +31,7 @@ from clawctx import engine, history, prompt, runtime
 from clawctx._core import (
     __version__,
 )
-from clawctx._deprecation import MOVED, REMOVED_IN
+from clawctx._deprecation import MOVED, REMOVED_IN, new_home
 from clawctx.demo import (
     demo_session_path,
     demo_workspace_path,
@@ -212,7 +212,7 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     """The names moved to a stage subpackage, with a ``DeprecationWarning`` (until 0.3)."""
-    stage = MOVED.get(name)
+    stage = new_home(name)
     if stage is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     warnings.warn(

@@ -397,7 +397,7 @@ class ContextPipeline:
         if not persist:
             run.note(
                 "persistence",
-                "prompt will not be written to the transcript (a sub-agent completion announcement)",
+                "prompt not written to the transcript (a sub-agent completion announcement)",
             )
         estimate = _core.estimate_messages_tokens(history + [prompt_message])
         estimate += math.ceil(len(system_prompt) / 4)
