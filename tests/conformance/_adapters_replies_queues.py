@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _api
-from ._harness import Missing, adapter, undefined_or_value
+from ._harness import adapter, undefined_or_value
 
 
 @adapter("normalize_think_level")
@@ -63,12 +63,6 @@ def normalize_queue_drop_policy(inp: Any, params: Any) -> Any:
     return undefined_or_value(_api.normalize_queue_drop_policy(inp["raw"]))
 
 
-_NO_RAW = Missing(
-    "parse_queue_directive reports no raw option tokens (rawMode/rawDebounce/rawCap/rawDrop) "
-    "and no hasOptions"
-)
-
-
 @adapter("extract_queue_directive")
 def extract_queue_directive(inp: Any, params: Any) -> Any:
     directive, cleaned = _api.parse_queue_directive(inp["body"])
@@ -76,18 +70,18 @@ def extract_queue_directive(inp: Any, params: Any) -> Any:
         "cleaned": cleaned,
         "queueReset": bool(directive and directive.reset),
         "hasDirective": directive is not None,
-        "hasOptions": _NO_RAW,
-        "rawMode": _NO_RAW,
-        "rawDebounce": _NO_RAW,
-        "rawCap": _NO_RAW,
-        "rawDrop": _NO_RAW,
+        "hasOptions": bool(directive and directive.has_options),
     }
     if directive is not None:
         for key, value in (
             ("queueMode", directive.mode),
+            ("rawMode", directive.raw_mode),
             ("debounceMs", directive.debounce_ms),
             ("cap", directive.cap),
             ("dropPolicy", directive.drop),
+            ("rawDebounce", directive.raw_debounce),
+            ("rawCap", directive.raw_cap),
+            ("rawDrop", directive.raw_drop),
         ):
             if value is not None:
                 out[key] = value
