@@ -88,6 +88,15 @@ def test_summary_line_collapses_and_elides_at_160() -> None:
     assert build_queue_summary_line(long) == "y" * 158 + "…"
 
 
+def test_overflow_summary_only_for_summarize_policy() -> None:
+    # buildQueueSummaryPrompt: the `old` and `new` policies drop silently.
+    assert build_overflow_summary(2, ["a"], drop_policy="old") == ""
+    assert build_overflow_summary(2, ["a"], drop_policy="new") == ""
+    assert build_overflow_summary(2, ["a"], drop_policy="summarize") == (
+        "[Queue overflow] Dropped 2 messages due to cap.\nSummary:\n- a"
+    )
+
+
 def test_summary_line_counts_utf16_units() -> None:
     # Each emoji is two UTF-16 units: 80 of them fill the 160 limit exactly.
     assert build_queue_summary_line("😀" * 80) == "😀" * 80

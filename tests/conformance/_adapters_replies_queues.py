@@ -90,12 +90,13 @@ def extract_queue_directive(inp: Any, params: Any) -> Any:
 
 @adapter("collect_prompt")
 def collect_prompt(inp: Any, params: Any) -> Any:
-    if inp["dropPolicy"] != "summarize":
-        raise NotImplementedError(
-            f"build_overflow_summary has no drop policy (case uses {inp['dropPolicy']!r})"
-        )
     summary = (
-        _api.build_overflow_summary(inp["droppedCount"], inp["summaryLines"], noun=inp["noun"])
+        _api.build_overflow_summary(
+            inp["droppedCount"],
+            inp["summaryLines"],
+            noun=inp["noun"],
+            drop_policy=inp["dropPolicy"],
+        )
         or None
     )
     text = _api.build_collect_prompt(inp["prompts"], title=inp["title"], overflow_summary=summary)

@@ -533,15 +533,23 @@ def build_queue_summary_line(text: str, limit: int = QUEUE_SUMMARY_LINE_LIMIT) -
     return _utf16_truncate(cleaned, max(0, limit - 1)).rstrip(_JS_WHITESPACE) + "…"
 
 
-def build_overflow_summary(dropped: int, lines: Sequence[str], *, noun: str = "message") -> str:
+def build_overflow_summary(
+    dropped: int,
+    lines: Sequence[str],
+    *,
+    noun: str = "message",
+    drop_policy: QueueDropPolicy = "summarize",
+) -> str:
     """The overflow notice of a queue that dropped items (queue-helpers.ts,
     ``buildQueueSummaryPrompt``).
 
     ``[Queue overflow] Dropped <N> <noun>(s) due to cap.`` (singular for one), then, when there
     are summary lines, ``Summary:`` and ``- <line>`` each, joined with ``\\n``. Returns ``""``
-    when nothing was dropped.
+    when nothing was dropped, or when ``drop_policy`` (the queue's drop policy, compared
+    exactly as given) is not ``"summarize"``: the ``old`` and ``new`` policies drop items
+    silently.
     """
-    if dropped <= 0:
+    if drop_policy != "summarize" or dropped <= 0:
         return ""
     plural = "" if dropped == 1 else "s"
     out = [f"[Queue overflow] Dropped {dropped} {noun}{plural} due to cap."]
