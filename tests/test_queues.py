@@ -97,6 +97,16 @@ def test_overflow_summary_only_for_summarize_policy() -> None:
     )
 
 
+def test_summary_line_never_splits_a_surrogate_pair() -> None:
+    # Upstream slices UTF-16 units and can leave a lone high surrogate before the ellipsis
+    # (conformance queue_summary_line-049-random), which cannot be encoded to UTF-8: writing
+    # the prompt or the transcript would fail. The whole emoji is dropped instead.
+    # 159 units are kept: "ab" and 78 emoji fill 158, the 79th would need 2.
+    line = build_queue_summary_line("ab" + "🦞" * 100)
+    assert line == "ab" + "🦞" * 78 + "…"
+    assert line.encode("utf-8").decode("utf-8") == line
+
+
 def test_summary_line_counts_utf16_units() -> None:
     # Each emoji is two UTF-16 units: 80 of them fill the 160 limit exactly.
     assert build_queue_summary_line("😀" * 80) == "😀" * 80
