@@ -88,6 +88,25 @@ def test_summary_line_collapses_and_elides_at_160() -> None:
     assert build_queue_summary_line(long) == "y" * 158 + "…"
 
 
+def test_overflow_summary_only_for_summarize_policy() -> None:
+    # buildQueueSummaryPrompt: the `old` and `new` policies drop silently.
+    assert build_overflow_summary(2, ["a"], drop_policy="old") == ""
+    assert build_overflow_summary(2, ["a"], drop_policy="new") == ""
+    assert build_overflow_summary(2, ["a"], drop_policy="summarize") == (
+        "[Queue overflow] Dropped 2 messages due to cap.\nSummary:\n- a"
+    )
+
+
+def test_summary_line_never_splits_a_surrogate_pair() -> None:
+    # Upstream slices UTF-16 units and can leave a lone high surrogate before the ellipsis
+    # (conformance queue_summary_line-049-random), which cannot be encoded to UTF-8: writing
+    # the prompt or the transcript would fail. The whole emoji is dropped instead.
+    # 159 units are kept: "ab" and 78 emoji fill 158, the 79th would need 2.
+    line = build_queue_summary_line("ab" + "🦞" * 100)
+    assert line == "ab" + "🦞" * 78 + "…"
+    assert line.encode("utf-8").decode("utf-8") == line
+
+
 def test_summary_line_counts_utf16_units() -> None:
     # Each emoji is two UTF-16 units: 80 of them fill the 160 limit exactly.
     assert build_queue_summary_line("😀" * 80) == "😀" * 80
@@ -242,7 +261,13 @@ def test_directive_full() -> None:
 
 
 def test_directive_colon_prefix_and_case() -> None:
-    assert parse_queue_directive("/QUEUE: Interrupt") == (QueueDirective(mode="interrupt"), "")
+    # Upstream finds a mis-cased `/QUEUE` but slices it one character early (indexOf is
+    # case-sensitive), so it sets no mode and leaves garbled text (conformance
+    # extract_queue_directive-047-random and friends).
+    assert parse_queue_directive("/QUEUE: Interrupt") == (
+        QueueDirective(),
+        "/QUEUE: Interrup E: Interrupt",
+    )
     assert parse_queue_directive("/queue:followup hi") == (QueueDirective(mode="followup"), "hi")
 
 
@@ -299,6 +324,91 @@ def test_directive_later_mode_alias() -> None:
     directive, cleaned = parse_queue_directive("x\n/queue steer+backlog\ny")
     assert directive == QueueDirective(mode="steer-backlog")
     assert cleaned == "x y"
+
+
+def test_directive_reports_raw_tokens_and_options() -> None:
+    directive, cleaned = parse_queue_directive(
+        "hi /queue STEER debounce:3s cap=2.5 drop:bogus Collect rest"
+    )
+    assert directive is not None
+    assert cleaned == "hi rest"
+    assert (directive.mode, directive.raw_mode) == ("collect", "Collect")
+    assert (directive.debounce_ms, directive.raw_debounce) == (3000, "3s")
+    assert (directive.cap, directive.raw_cap) == (2, "2.5")
+    assert (directive.drop, directive.raw_drop) == (None, "bogus")
+    assert directive.has_options
+    # The raw spelling is not part of equality: the settings are the same.
+    assert directive == QueueDirective("collect", 3000, 2, None, False)
+
+
+def test_directive_without_options_reports_none() -> None:
+    directive, _ = parse_queue_directive("/queue queued")
+    assert directive is not None
+    assert directive.raw_mode == "queued"
+    assert (directive.raw_debounce, directive.raw_cap, directive.raw_drop) == (None, None, None)
+    assert not directive.has_options
+    # A blank option value is still an option (upstream: hasOptions, rawCap "").
+    blank, _ = parse_queue_directive("/queue cap: debounce=")
+    assert blank is not None
+    assert (blank.cap, blank.raw_cap, blank.debounce_ms, blank.raw_debounce) == (None, "", None, "")
+    assert blank.has_options
+
+
+@pytest.mark.parametrize(
+    ("arg", "ms"),
+    [
+        ("debounce:1h30m", 5_400_000),
+        ("debounce:2m500ms", 120_500),
+        ("debounce:30m1h", 5_400_000),
+        ("debounce:1m1m", 120_000),
+        ("debounce:1D2H", 93_600_000),
+        ("debounce:2.5ms", 3),
+        ("debounce:0.4", None),  # rounds to 0, which upstream discards
+        ("debounce:1h30", None),  # a composite token without a unit
+        ("debounce:1h-30m", None),
+        ("debounce:1e3", None),
+        ("debounce:" + "9" * 400, None),  # overflows to Infinity
+    ],
+)
+def test_directive_composite_durations(arg: str, ms: int | None) -> None:
+    directive, _ = parse_queue_directive(f"/queue {arg}")
+    assert directive is not None
+    assert directive.debounce_ms == ms
+
+
+@pytest.mark.parametrize(
+    ("arg", "cap"),
+    [("cap=0x10", 16), ("cap:0b11", 3), ("cap:1e1", 10), ("cap:1_0", None), ("cap:inf", None)],
+)
+def test_directive_cap_reads_numbers_as_javascript(arg: str, cap: int | None) -> None:
+    directive, _ = parse_queue_directive(f"/queue {arg}")
+    assert directive is not None
+    assert directive.cap == cap
+
+
+@pytest.mark.parametrize(
+    ("body", "cleaned"),
+    [
+        ("/Queue collect", "/Queue collec e collect"),
+        ("prefix /QUEUE debounce:1h30m steering", "prefi UE debounce:1h30m steering"),
+        ("/Queue", "/Queu e"),
+    ],
+)
+def test_directive_miscased_word_is_sliced_as_upstream(body: str, cleaned: str) -> None:
+    directive, text = parse_queue_directive(body)
+    assert directive == QueueDirective()
+    assert directive is not None and not directive.has_options
+    assert text == cleaned
+
+
+def test_directive_miscased_slice_never_leaves_half_a_surrogate_pair() -> None:
+    # Upstream cuts one UTF-16 unit before the match (or off the end), which would leave a lone
+    # surrogate of the emoji; the whole emoji goes instead, so the text stays encodable.
+    _, before = parse_queue_directive("🦞 /Queue x")
+    assert before == "ue x"
+    _, at_end = parse_queue_directive("/Queue x🦞")
+    assert at_end == "/Queue x e x🦞"
+    at_end.encode("utf-8")
 
 
 @given(st.text(alphabet=" \n\tab/queucoltdrp:=0123456789sm", max_size=40))

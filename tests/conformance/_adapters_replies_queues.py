@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _api
-from ._harness import Missing, adapter, undefined_or_value
+from ._harness import adapter, undefined_or_value
 
 
 @adapter("normalize_think_level")
@@ -63,12 +63,6 @@ def normalize_queue_drop_policy(inp: Any, params: Any) -> Any:
     return undefined_or_value(_api.normalize_queue_drop_policy(inp["raw"]))
 
 
-_NO_RAW = Missing(
-    "parse_queue_directive reports no raw option tokens (rawMode/rawDebounce/rawCap/rawDrop) "
-    "and no hasOptions"
-)
-
-
 @adapter("extract_queue_directive")
 def extract_queue_directive(inp: Any, params: Any) -> Any:
     directive, cleaned = _api.parse_queue_directive(inp["body"])
@@ -76,18 +70,18 @@ def extract_queue_directive(inp: Any, params: Any) -> Any:
         "cleaned": cleaned,
         "queueReset": bool(directive and directive.reset),
         "hasDirective": directive is not None,
-        "hasOptions": _NO_RAW,
-        "rawMode": _NO_RAW,
-        "rawDebounce": _NO_RAW,
-        "rawCap": _NO_RAW,
-        "rawDrop": _NO_RAW,
+        "hasOptions": bool(directive and directive.has_options),
     }
     if directive is not None:
         for key, value in (
             ("queueMode", directive.mode),
+            ("rawMode", directive.raw_mode),
             ("debounceMs", directive.debounce_ms),
             ("cap", directive.cap),
             ("dropPolicy", directive.drop),
+            ("rawDebounce", directive.raw_debounce),
+            ("rawCap", directive.raw_cap),
+            ("rawDrop", directive.raw_drop),
         ):
             if value is not None:
                 out[key] = value
@@ -96,12 +90,13 @@ def extract_queue_directive(inp: Any, params: Any) -> Any:
 
 @adapter("collect_prompt")
 def collect_prompt(inp: Any, params: Any) -> Any:
-    if inp["dropPolicy"] != "summarize":
-        raise NotImplementedError(
-            f"build_overflow_summary has no drop policy (case uses {inp['dropPolicy']!r})"
-        )
     summary = (
-        _api.build_overflow_summary(inp["droppedCount"], inp["summaryLines"], noun=inp["noun"])
+        _api.build_overflow_summary(
+            inp["droppedCount"],
+            inp["summaryLines"],
+            noun=inp["noun"],
+            drop_policy=inp["dropPolicy"],
+        )
         or None
     )
     text = _api.build_collect_prompt(inp["prompts"], title=inp["title"], overflow_summary=summary)

@@ -28,7 +28,18 @@ class Deviation:
     test: str
 
 
-DEVIATIONS: tuple[Deviation, ...] = ()
+DEVIATIONS: tuple[Deviation, ...] = (
+    Deviation(
+        case_ids=("queue_summary_line-049-random",),
+        reason="data safety",
+        why=(
+            "buildQueueSummaryLine truncates in UTF-16 units and can leave a lone high surrogate "
+            "before the ellipsis; such a str cannot be encoded to UTF-8, so the overflow summary "
+            "would break the prompt and the transcript write. clawctx drops the whole character."
+        ),
+        test="tests/test_queues.py::test_summary_line_never_splits_a_surrogate_pair",
+    ),
+)
 
 
 def deviating_case_ids() -> dict[str, Deviation]:

@@ -20,7 +20,7 @@ import re
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
@@ -103,9 +103,16 @@ _JS_S: Final = JS_WHITESPACE_CLASS
 _WHITESPACE_RUN: Final = re.compile(f"{_JS_S}+")
 _QUEUE_TOKEN: Final = re.compile(rf"(?:\A|{_JS_S})/queue(?={_JS_S}|:|\Z)", re.IGNORECASE)
 _OPTION_SPLIT: Final = re.compile("[:=]")
-# parseDurationMs: one number, optional unit; JS `\d` is ASCII only.
-_DURATION: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?")
+# src/cli/parse-duration.ts (parseDurationMs): one number with an optional unit, or gap-free
+# unit-bearing tokens (`1h30m`); JS `\d` is ASCII only.
+_DURATION_SINGLE: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)?")
+_DURATION_TOKEN: Final = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h|d)")
 _DURATION_UNIT_MS: Final = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+# JavaScript's Number(string) grammar (StringNumericLiteral), after trimming.
+_JS_DECIMAL: Final = re.compile(
+    r"[+-]?(?:Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+)
+_JS_NON_DECIMAL: Final = re.compile(r"0(?:[xX]([0-9a-fA-F]+)|[oO]([0-7]+)|[bB]([01]+))")
 _RESET_WORDS: Final = frozenset({"default", "reset", "clear"})
 
 _MODE_ALIASES: Final[Mapping[str, QueueMode]] = {
@@ -161,6 +168,61 @@ def _utf16_truncate(text: str, limit: int) -> str:
     return text
 
 
+def _js_round(value: float) -> int:
+    """JavaScript ``Math.round`` of a finite number: nearest integer, halves towards +inf."""
+    floor = math.floor(value)
+    return floor + 1 if value - floor >= 0.5 else floor
+
+
+def _js_number(text: str) -> float:
+    """JavaScript ``Number(text)`` for a string: trimmed, blank is 0, decimal (with exponent,
+    ``Infinity``) or ``0x``/``0o``/``0b`` literals; anything else is NaN."""
+    trimmed = _js_trim(text)
+    if not trimmed:
+        return 0.0
+    if _JS_DECIMAL.fullmatch(trimmed):
+        return float(trimmed)
+    literal = _JS_NON_DECIMAL.fullmatch(trimmed)
+    if literal is None:
+        return math.nan
+    digits, base = next(
+        (d, b) for d, b in zip(literal.groups(), (16, 8, 2), strict=True) if d is not None
+    )
+    try:
+        return float(int(digits, base))
+    except OverflowError:
+        return math.inf
+
+
+def _parse_duration_ms(raw: str, *, default_unit: str = "ms") -> int:
+    """OpenClaw 2026.3.13 `src/cli/parse-duration.ts` (``parseDurationMs``): a duration in ms.
+
+    Trimmed and lower-cased; either one number with an optional unit (``ms``, ``s``, ``m``,
+    ``h``, ``d``; ``default_unit`` when absent) or unit-bearing tokens written without gaps
+    (``1h30m``, ``2m500ms``), summed; rounded to an integer. Raises ValueError for anything else
+    (blank, signs, spaces inside, a bare number in a composite, overflow).
+    """
+    trimmed = _js_trim(raw).lower()
+    if not trimmed:
+        raise ValueError("invalid duration (empty)")
+    single = _DURATION_SINGLE.fullmatch(trimmed)
+    if single is not None:
+        total = float(single.group(1)) * _DURATION_UNIT_MS[single.group(2) or default_unit]
+    else:
+        total = 0.0
+        consumed = 0
+        for token in _DURATION_TOKEN.finditer(trimmed):
+            if token.start() != consumed:
+                raise ValueError(f"invalid duration: {raw}")
+            total += float(token.group(1)) * _DURATION_UNIT_MS[token.group(2)]
+            consumed = token.end()
+        if consumed == 0 or consumed != len(trimmed):
+            raise ValueError(f"invalid duration: {raw}")
+    if not math.isfinite(total):
+        raise ValueError(f"invalid duration: {raw}")
+    return _js_round(total)
+
+
 def _now_ms_wall() -> float:
     return time.time() * 1000
 
@@ -202,37 +264,49 @@ class QueueSettings:
 
 @dataclass(frozen=True, slots=True)
 class QueueDirective:
-    """An inline ``/queue`` directive (directive.ts, ``extractQueueDirective``). Fields the
-    directive did not set (or set to an unusable value) are None; ``reset`` is True for
-    ``reset``/``default``/``clear``."""
+    """An inline ``/queue`` directive (directive.ts, ``extractQueueDirective``).
+
+    The settings it sets: ``mode``, ``debounce_ms``, ``cap``, ``drop`` (None when the
+    directive did not set them, or set an unusable value) and ``reset`` (True for
+    ``reset``/``default``/``clear``). How it was written: ``raw_mode`` is the last mode word
+    as typed, ``raw_debounce``/``raw_cap``/``raw_drop`` the text after the option's ``:``/``=``
+    (kept even when unusable, e.g. ``drop:bogus`` gives ``raw_drop="bogus"`` and ``drop=None``),
+    and ``has_options`` is True when any ``debounce``/``cap``/``drop`` option was given
+    (upstream's ``rawMode``, ``rawDebounce``, ``rawCap``, ``rawDrop``, ``hasOptions``).
+
+    Equality compares the settings only, not how they were written.
+    """
 
     mode: QueueMode | None = None
     debounce_ms: int | None = None
     cap: int | None = None
     drop: QueueDropPolicy | None = None
     reset: bool = False
+    raw_mode: str | None = field(default=None, compare=False)
+    raw_debounce: str | None = field(default=None, compare=False)
+    raw_cap: str | None = field(default=None, compare=False)
+    raw_drop: str | None = field(default=None, compare=False)
+    has_options: bool = field(default=False, compare=False)
 
 
 def _parse_directive_debounce(raw: str) -> int | None:
-    # parseDurationMs with a default unit of ms, then rounded. Upstream discards a falsy
-    # result, so `debounce:0` leaves the debounce unset rather than disabling it.
-    match = _DURATION.fullmatch(_js_trim(raw).lower())
-    if match is None:
+    # directive.ts, parseQueueDebounce: parseDurationMs with a default unit of ms. A blank
+    # value, an invalid duration and a falsy result all leave the debounce unset, so
+    # `debounce:0` does not disable it.
+    if not raw:
         return None
-    value = float(match.group(1)) * _DURATION_UNIT_MS[match.group(2) or "ms"]
-    if not math.isfinite(value):
+    try:
+        duration = _parse_duration_ms(_js_trim(raw), default_unit="ms")
+    except ValueError:
         return None
-    rounded = math.floor(value + 0.5)
-    return rounded if rounded > 0 else None
+    return duration if duration > 0 else None
 
 
 def _parse_directive_cap(raw: str) -> int | None:
-    # JavaScript Number(raw): blank is 0, which like anything below 1 is rejected.
-    text = _js_trim(raw)
-    try:
-        value = float(text) if text else 0.0
-    except ValueError:
+    # directive.ts, parseQueueCap: JavaScript Number(raw) floored; below 1 is rejected.
+    if not raw:
         return None
+    value = _js_number(raw)
     if not math.isfinite(value):
         return None
     cap = math.floor(value)
@@ -256,6 +330,24 @@ def _take_token(text: str, start: int) -> tuple[str | None, int]:
     return token, i
 
 
+def _skip_arg_prefix(args: str) -> int:
+    """``skipDirectiveArgPrefix``: whitespace, then an optional ``:`` and more whitespace."""
+    i = 0
+    while i < len(args) and args[i] in _JS_WHITESPACE:
+        i += 1
+    if i < len(args) and args[i] == ":":
+        i += 1
+        while i < len(args) and args[i] in _JS_WHITESPACE:
+            i += 1
+    return i
+
+
+def _option_value(token: str) -> str:
+    # `token.split(/[:=]/)[1] ?? ""`: the text between the first and second separator.
+    parts = _OPTION_SPLIT.split(token)
+    return parts[1] if len(parts) > 1 else ""
+
+
 def parse_queue_directive(text: str) -> tuple[QueueDirective | None, str]:
     """Finds an inline ``/queue`` directive and removes it (directive.ts,
     ``extractQueueDirective``).
@@ -264,59 +356,86 @@ def parse_queue_directive(text: str) -> tuple[QueueDirective | None, str]:
     ``:`` or the end), case-insensitive, optionally followed by ``:``. Arguments are read as
     whitespace-separated tokens until the first one not understood: a mode word
     (:func:`normalize_queue_mode`), ``debounce:<dur>`` / ``debounce=<dur>`` (``500ms``, ``2s``,
-    ``1m``, ``1h``, ``1d``, bare number = ms), ``cap:<n>``, ``drop:<policy>``, or a reset word
-    (``reset``/``default``/``clear``, which ends the arguments). An option with an unusable
-    value is consumed but leaves its field None.
+    ``1m``, ``1h``, ``1d``, gap-free composites such as ``1h30m``, bare number = ms),
+    ``cap:<n>``, ``drop:<policy>``, or a reset word (``reset``/``default``/``clear``, which
+    ends the arguments). An option with an unusable value is consumed but leaves its field
+    None (its raw text is still reported).
 
     Returns the directive (None when there is none) and the text with the directive span
     removed and whitespace runs collapsed to one space, trimmed. Without a directive the text
     is only trimmed.
+
+    Upstream locates the word inside the match case-sensitively, so a directive not written
+    in lower case (``/Queue``, ``/QUEUE``) is found but mis-sliced: the text before it loses
+    its last character, the arguments are read from the word's tail (``e ...`` or ``ue ...``),
+    which sets nothing, and ``/Queue collect`` yields the cleaned text ``/Queue collec e
+    collect``. This is reproduced, except that a cut through a surrogate pair (an emoji just
+    before the directive or at the very end) drops the whole character instead of leaving
+    half of it.
     """
     match = _QUEUE_TOKEN.search(text)
     if match is None:
         return None, _js_trim(text)
-    start = match.start() + match.group(0).lower().index("/queue")
+    # `match[0].indexOf("/queue")` is -1 unless the word is written in lower case.
+    start = match.start() + match.group(0).find("/queue")
     args_start = start + len("/queue")
     args = text[args_start:]
-    # skipDirectiveArgPrefix: whitespace, then an optional `:` and more whitespace.
-    i = 0
-    while i < len(args) and args[i] in _JS_WHITESPACE:
-        i += 1
-    if i < len(args) and args[i] == ":":
-        i += 1
-        while i < len(args) and args[i] in _JS_WHITESPACE:
-            i += 1
+    i = _skip_arg_prefix(args)
     consumed = i
     mode: QueueMode | None = None
     debounce_ms: int | None = None
     cap: int | None = None
     drop: QueueDropPolicy | None = None
     reset = False
+    raw_mode: str | None = None
+    raw_debounce: str | None = None
+    raw_cap: str | None = None
+    raw_drop: str | None = None
+    has_options = False
     while i < len(args):
         token, i = _take_token(args, i)
-        if token is None:
+        if not token:
             break
         lowered = _js_trim(token).lower()
         if lowered in _RESET_WORDS:
             reset = True
             consumed = i
             break
-        option = _OPTION_SPLIT.split(token)
-        value = option[1] if len(option) > 1 else ""
         if lowered.startswith(("debounce:", "debounce=")):
-            debounce_ms = _parse_directive_debounce(value)
+            raw_debounce = _option_value(token)
+            debounce_ms = _parse_directive_debounce(raw_debounce)
+            has_options = True
         elif lowered.startswith(("cap:", "cap=")):
-            cap = _parse_directive_cap(value)
+            raw_cap = _option_value(token)
+            cap = _parse_directive_cap(raw_cap)
+            has_options = True
         elif lowered.startswith(("drop:", "drop=")):
-            drop = normalize_queue_drop_policy(value)
+            raw_drop = _option_value(token)
+            drop = normalize_queue_drop_policy(raw_drop)
+            has_options = True
         else:
             token_mode = normalize_queue_mode(token)
             if token_mode is None:
                 break
             mode = token_mode
+            raw_mode = token
         consumed = i
+    # `body.slice(0, start)`: start is -1 for a mis-cased directive at the very beginning,
+    # which (as in JavaScript) cuts the last character off the text.
     cleaned = _collapse_whitespace(f"{text[:start]} {args[consumed:]}")
-    return QueueDirective(mode, debounce_ms, cap, drop, reset), cleaned
+    directive = QueueDirective(
+        mode,
+        debounce_ms,
+        cap,
+        drop,
+        reset,
+        raw_mode=raw_mode,
+        raw_debounce=raw_debounce,
+        raw_cap=raw_cap,
+        raw_drop=raw_drop,
+        has_options=has_options,
+    )
+    return directive, cleaned
 
 
 def _mapping_at(config: Mapping[str, Any] | None, *path: str) -> Mapping[str, Any]:
@@ -414,15 +533,23 @@ def build_queue_summary_line(text: str, limit: int = QUEUE_SUMMARY_LINE_LIMIT) -
     return _utf16_truncate(cleaned, max(0, limit - 1)).rstrip(_JS_WHITESPACE) + "…"
 
 
-def build_overflow_summary(dropped: int, lines: Sequence[str], *, noun: str = "message") -> str:
+def build_overflow_summary(
+    dropped: int,
+    lines: Sequence[str],
+    *,
+    noun: str = "message",
+    drop_policy: QueueDropPolicy = "summarize",
+) -> str:
     """The overflow notice of a queue that dropped items (queue-helpers.ts,
     ``buildQueueSummaryPrompt``).
 
     ``[Queue overflow] Dropped <N> <noun>(s) due to cap.`` (singular for one), then, when there
     are summary lines, ``Summary:`` and ``- <line>`` each, joined with ``\\n``. Returns ``""``
-    when nothing was dropped.
+    when nothing was dropped, or when ``drop_policy`` (the queue's drop policy, compared
+    exactly as given) is not ``"summarize"``: the ``old`` and ``new`` policies drop items
+    silently.
     """
-    if dropped <= 0:
+    if drop_policy != "summarize" or dropped <= 0:
         return ""
     plural = "" if dropped == 1 else "s"
     out = [f"[Queue overflow] Dropped {dropped} {noun}{plural} due to cap."]
