@@ -1050,8 +1050,9 @@ def test_runtime_line_field_rules() -> None:
     )
     # capabilities only with a channel; none → "none"; channel trimmed and lower-cased
     assert build_runtime_line(RuntimeInfo(capabilities=("a",))) == "Runtime: thinking=off"
+    # an explicit channel is printed as given (buildRuntimeLine; runtime_line-003-random)
     assert build_runtime_line(RuntimeInfo(), " TeleGram ", []) == (
-        "Runtime: channel=telegram | capabilities=none | thinking=off"
+        "Runtime: channel= TeleGram  | capabilities=none | thinking=off"
     )
     # channel / capabilities default to the runtime's own
     assert build_runtime_line(RuntimeInfo(channel="Slack", capabilities=(" x ", "", "y"))) == (

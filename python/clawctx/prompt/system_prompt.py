@@ -566,6 +566,16 @@ def format_owner_ids(
 # ---------------------------------------------------------------------------------------------
 
 
+def _normalized_channel(info: RuntimeInfo) -> str:
+    # buildAgentSystemPrompt: runtimeInfo.channel trimmed and lower-cased.
+    return _js_trim(info.channel or "").lower()
+
+
+def _normalized_capabilities(info: RuntimeInfo) -> list[str]:
+    # buildAgentSystemPrompt: runtimeInfo.capabilities trimmed, blanks dropped.
+    return [cap for cap in (_js_trim(str(c)) for c in info.capabilities or ()) if cap]
+
+
 def build_runtime_line(
     runtime: RuntimeInfo | None,
     channel: str | None = None,
@@ -575,16 +585,20 @@ def build_runtime_line(
     """``Runtime: `` + the present fields joined by `` | `` (``buildRuntimeLine``).
 
     Order: agent, host, repo, os (``os=<os> (<arch>)``, or ``arch=<arch>`` without os), node,
-    model, default_model, shell, channel (trimmed, lower-cased), capabilities (joined ``,``, or
-    ``none``; only with a channel), thinking (``off`` when unset). ``channel`` /
-    ``capabilities`` default to the ones in ``runtime`` (the system prompt passes those).
+    model, default_model, shell, channel (as given), capabilities (only with a channel: the
+    entries joined with ``,`` as given, blanks included, or ``none`` for no entries), thinking
+    (``off`` when None). A field is present when it is a non-empty string (whitespace counts).
+
+    When ``channel`` / ``capabilities`` are None they are taken from ``runtime`` the way
+    ``buildAgentSystemPrompt`` derives them (channel trimmed and lower-cased, capabilities
+    trimmed with blanks dropped), so the line matches the system prompt's; upstream's
+    ``buildRuntimeLine`` itself reads neither from its ``runtimeInfo``.
     """
     if channel is None and runtime is not None:
-        channel = runtime.channel
+        channel = _normalized_channel(runtime)
     if capabilities is None and runtime is not None:
-        capabilities = runtime.capabilities
-    normalized_channel = _js_trim(channel or "").lower()
-    caps = [cap for cap in (_js_trim(str(c)) for c in capabilities or ()) if cap]
+        capabilities = _normalized_capabilities(runtime)
+    caps = ",".join("" if cap is None else str(cap) for cap in capabilities or ())
     info = runtime or RuntimeInfo()
     fields = [
         f"agent={info.agent_id}" if info.agent_id else "",
@@ -599,9 +613,9 @@ def build_runtime_line(
         f"model={info.model}" if info.model else "",
         f"default_model={info.default_model}" if info.default_model else "",
         f"shell={info.shell}" if info.shell else "",
-        f"channel={normalized_channel}" if normalized_channel else "",
-        (f"capabilities={','.join(caps) if caps else 'none'}" if normalized_channel else ""),
-        f"thinking={default_think_level or 'off'}",
+        f"channel={channel}" if channel else "",
+        (f"capabilities={caps if capabilities else 'none'}" if channel else ""),
+        f"thinking={'off' if default_think_level is None else default_think_level}",
     ]
     return "Runtime: " + " | ".join(item for item in fields if item)
 
@@ -633,13 +647,12 @@ def _sandboxed(params: SystemPromptParams) -> bool:
 
 def _runtime_channel(params: SystemPromptParams) -> str:
     info = params.runtime_info
-    return _js_trim(info.channel or "").lower() if info else ""
+    return _normalized_channel(info) if info else ""
 
 
 def _runtime_capabilities(params: SystemPromptParams) -> list[str]:
     info = params.runtime_info
-    caps = info.capabilities if info and info.capabilities else ()
-    return [cap for cap in (_js_trim(str(c)) for c in caps) if cap]
+    return _normalized_capabilities(info) if info else []
 
 
 def _render_identity(params: SystemPromptParams) -> list[str]:
