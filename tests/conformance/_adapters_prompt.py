@@ -136,14 +136,14 @@ def runtime_line(inp: Any, params: Any) -> Any:
 @adapter("subagent_system_prompt")
 def subagent_system_prompt(inp: Any, params: Any) -> Any:
     raw = inp["params"]
-    if raw.get("acpEnabled") is False:
-        raise NotImplementedError("build_subagent_system_prompt has no acp_enabled flag")
     origin = raw.get("requesterOrigin") or {}
     kwargs: dict[str, Any] = {}
     if "childDepth" in raw:
         kwargs["child_depth"] = raw["childDepth"]
     if "maxSpawnDepth" in raw:
         kwargs["max_spawn_depth"] = raw["maxSpawnDepth"]
+    if "acpEnabled" in raw:
+        kwargs["acp_enabled"] = raw["acpEnabled"]
     text = _api.build_subagent_system_prompt(
         task=raw.get("task"),
         child_session_key=raw.get("childSessionKey"),

@@ -1308,13 +1308,17 @@ def build_subagent_system_prompt(
     label: str | None = None,
     child_depth: int = 1,
     max_spawn_depth: int = 1,
+    acp_enabled: bool = True,
 ) -> str:
     """The text a spawned sub-agent gets as ``extra_system_prompt`` (``buildSubagentSystemPrompt``).
 
     The task has whitespace runs collapsed and is trimmed (``{{TASK_DESCRIPTION}}`` when blank);
     the parent is the ``parent orchestrator`` from depth 2 on, else the ``main agent``; the
     spawning section appears when ``child_depth < max_spawn_depth`` (or as the leaf-worker line
-    from depth 2). Lines are joined with ``"\\n"`` and blank lines are kept. The
+    from depth 2). The spawning section tells an orchestrator that completion is push-based (wait
+    for every child's completion event, answer a late one with ``NO_REPLY``) and, unless
+    ``acp_enabled`` is False (upstream ``acpEnabled: false``), adds the seven ACP harness lines.
+    Lines are joined with ``"\\n"`` and blank lines are kept. The
     ``- Your session:`` line is omitted when ``child_session_key`` is None (upstream always
     has one).
     """
@@ -1375,11 +1379,32 @@ def build_subagent_system_prompt(
             "main agent).",
             "Default workflow: spawn work, continue orchestrating, and wait for auto-announced "
             "completions.",
+            "Auto-announce is push-based. After spawning children, do NOT call sessions_list, "
+            "sessions_history, exec sleep, or any polling tool.",
+            "Wait for completion events to arrive as user messages.",
+            "Track expected child session keys and only send your final answer after completion "
+            "events for ALL expected children arrive.",
+            "If a child completion event arrives AFTER you already sent your final answer, reply "
+            "ONLY with NO_REPLY.",
             "Do NOT repeatedly poll `subagents list` in a loop unless you are actively debugging "
             "or intervening.",
             "Coordinate their work and synthesize results before reporting back.",
-            "",
         ]
+        if acp_enabled:
+            lines += [
+                "For ACP harness sessions (codex/claudecode/gemini), use `sessions_spawn` with "
+                '`runtime: "acp"` (set `agentId` unless `acp.defaultAgent` is configured).',
+                "`agents_list` and `subagents` apply to OpenClaw sub-agents (`runtime: "
+                '"subagent"`); ACP harness ids are controlled by `acp.allowedAgents`.',
+                "Do not ask users to run slash commands or CLI when `sessions_spawn` can do it "
+                "directly.",
+                "Do not use `exec` (`openclaw ...`, `acpx ...`) to spawn ACP sessions.",
+                'Use `subagents` only for OpenClaw subagents (`runtime: "subagent"`).',
+                "Subagent results auto-announce back to you; ACP sessions continue in their bound "
+                "thread.",
+                "Avoid polling loops; spawn, orchestrate, and synthesize results.",
+            ]
+        lines.append("")
     elif child_depth >= 2:
         lines += [
             "## Sub-Agent Spawning",
