@@ -127,9 +127,11 @@ def test_8_1_05_minimal_mode_suppresses_sections() -> None:
         "## Silent Replies",
         "## Heartbeats",
         "## Group Chat Context",
-        "## Skills",  # baseline: Skills suppressed in minimal mode (buildAgentSystemPrompt)
     ):
         assert absent not in prompt, absent
+    # 2026.3.13 keeps Skills in minimal mode (buildSkillsSection has no isMinimal check;
+    # conformance case system_prompt-026-random).
+    assert "## Skills (mandatory)" in prompt
     assert "## Safety" in prompt
     assert (
         "For long waits, avoid rapid poll loops: use exec with enough yieldMs or "
@@ -210,8 +212,8 @@ def test_8_1_11_tool_availability_names() -> None:
 
 
 ACP_LINES = (
-    'For requests like "do this in codex/claude code/cursor/gemini" or similar ACP harnesses, '
-    'treat it as ACP harness intent and call `sessions_spawn` with `runtime: "acp"`.',
+    'For requests like "do this in codex/claude code/gemini", treat it as ACP harness intent '
+    'and call `sessions_spawn` with `runtime: "acp"`.',
     "On Discord, default ACP harness requests to thread-bound persistent sessions (`thread: true`, "
     '`mode: "session"`) unless the user asks otherwise.',
     "Set `agentId` explicitly unless `acp.defaultAgent` is configured, and do not route ACP "
@@ -545,6 +547,14 @@ DEFAULT_PROMPT = "\n".join(
         "Use plain human language for narration unless in a technical context.",
         "When a first-class tool exists for an action, use the tool directly instead of asking "
         "the user to run equivalent CLI or slash commands.",
+        "When exec returns approval-pending, include the concrete /approve command from tool "
+        "output (with allow-once|allow-always|deny) and do not ask for a different or rotated "
+        "code.",
+        "Treat allow-once as single-command only: if another elevated command needs approval, "
+        "request a fresh /approve and do not claim prior approval covered it.",
+        "When approvals are required, preserve and show the full command/script exactly as "
+        "provided (including chained operators like &&, ||, |, ;, or multiline shells) so the "
+        "user can approve what will actually run.",
         "## Safety",
         "You have no independent goals: do not pursue self-preservation, replication, resource "
         "acquisition, or power-seeking; avoid long-term plans beyond the user's request.",

@@ -59,6 +59,7 @@ _PROMPT_FIELDS = {
     "userTimezone": "user_timezone",
     "userTime": "user_time",
     "userTimeFormat": "user_time_format",
+    "bootstrapTruncationWarningLines": "bootstrap_truncation_warning_lines",
     "skillsPrompt": "skills_prompt",
     "heartbeatPrompt": "heartbeat_prompt",
     "docsPath": "docs_path",
@@ -101,11 +102,6 @@ def sandbox_info(raw: dict[str, Any]) -> Any:
 @adapter("system_prompt")
 def system_prompt(inp: Any, params: Any) -> Any:
     raw = dict(inp["params"])
-    if raw.pop("bootstrapTruncationWarningLines", None):
-        raise NotImplementedError(
-            "SystemPromptParams has no bootstrap truncation warning lines "
-            "(bootstrapTruncationWarningLines)"
-        )
     context_files = raw.pop("contextFiles", None)
     runtime = raw.pop("runtimeInfo", None)
     sandbox = raw.pop("sandboxInfo", None)

@@ -115,6 +115,7 @@ DEFAULT_MESSAGE_CHANNEL_OPTIONS: Final[tuple[str, ...]] = (
     "slack",
     "signal",
     "imessage",
+    "line",
 )
 
 _JS_WHITESPACE_RUN: Final = re.compile(f"[{_JS_WHITESPACE}]+")
@@ -211,9 +212,14 @@ class SystemPromptParams:
     values are what the caller passed. ``user_time`` / ``user_time_format`` are accepted and
     never rendered (``buildTimeSection``, prompt-cache stability). Sequence fields accept any
     sequence and are stored as tuples; ``tool_summaries`` is stored read-only.
+    ``bootstrap_truncation_warning_lines`` (upstream ``bootstrapTruncationWarningLines``) are
+    the lines of the bootstrap truncation warning: non-blank ones are listed under
+    ``⚠ Bootstrap truncation warning:`` in Project Context, which they open even without
+    context files.
     ``message_channel_options`` (the ids in the message-tool line) and ``keep_skills_in_minimal``
-    (the [later] rule that keeps Skills in minimal mode) are facade additions; their defaults are
-    the baseline.
+    are facade additions; their defaults are the baseline. 2026.3.13 keeps the Skills section in
+    minimal mode (``keep_skills_in_minimal=True``); ``False`` drops it there, as earlier builds
+    did.
     """
 
     workspace_dir: str
@@ -231,6 +237,7 @@ class SystemPromptParams:
     user_time: str | None = None
     user_time_format: Literal["12", "24"] | None = None
     context_files: tuple[ContextFile, ...] = ()
+    bootstrap_truncation_warning_lines: _StrTuple = ()
     skills_prompt: str | None = None
     heartbeat_prompt: str | None = None
     docs_path: str | None = None
@@ -244,7 +251,7 @@ class SystemPromptParams:
     reaction_guidance: ReactionGuidance | None = None
     memory_citations_mode: str | None = None
     message_channel_options: _StrTuple = DEFAULT_MESSAGE_CHANNEL_OPTIONS
-    keep_skills_in_minimal: bool = False
+    keep_skills_in_minimal: bool = True
 
     def __post_init__(self) -> None:
         # Callers pass lists; the params object stays immutable either way.
@@ -253,6 +260,7 @@ class SystemPromptParams:
             "tool_names",
             "model_alias_lines",
             "context_files",
+            "bootstrap_truncation_warning_lines",
             "workspace_notes",
             "message_tool_hints",
             "message_channel_options",
@@ -681,9 +689,8 @@ def _render_tooling(params: SystemPromptParams) -> list[str]:
     ]
     if tools.has("sessions_spawn") and acp_spawn_enabled:
         lines += [
-            'For requests like "do this in codex/claude code/cursor/gemini" or similar ACP '
-            "harnesses, treat it as ACP harness intent and call `sessions_spawn` with "
-            '`runtime: "acp"`.',
+            'For requests like "do this in codex/claude code/gemini", treat it as ACP harness '
+            'intent and call `sessions_spawn` with `runtime: "acp"`.',
             "On Discord, default ACP harness requests to thread-bound persistent sessions "
             '(`thread: true`, `mode: "session"`) unless the user asks otherwise.',
             "Set `agentId` explicitly unless `acp.defaultAgent` is configured, and do not route "
@@ -710,6 +717,15 @@ def _render_tool_call_style(params: SystemPromptParams) -> list[str]:
         "Use plain human language for narration unless in a technical context.",
         "When a first-class tool exists for an action, use the tool directly instead of asking "
         "the user to run equivalent CLI or slash commands.",
+        # The three exec-approval lines of 2026.3.13.
+        "When exec returns approval-pending, include the concrete /approve command from tool "
+        "output (with allow-once|allow-always|deny) and do not ask for a different or rotated "
+        "code.",
+        "Treat allow-once as single-command only: if another elevated command needs approval, "
+        "request a fresh /approve and do not claim prior approval covered it.",
+        "When approvals are required, preserve and show the full command/script exactly as "
+        "provided (including chained operators like &&, ||, |, ;, or multiline shells) so the "
+        "user can approve what will actually run.",
         "",
     ]
 
@@ -1092,15 +1108,24 @@ def _context_file_basename(path: str) -> str:
 
 def _render_project_context(params: SystemPromptParams) -> list[str]:
     files = [file for file in params.context_files if file.path and _js_trim(file.path)]
-    if not files:
+    warnings = [line for line in params.bootstrap_truncation_warning_lines if _js_trim(line)]
+    if not files and not warnings:
         return []
-    lines = ["# Project Context", "", "The following project context files have been loaded:"]
-    if any(_context_file_basename(file.path) == "soul.md" for file in files):
-        lines.append(
-            "If SOUL.md is present, embody its persona and tone. Avoid stiff, generic replies; "
-            "follow its guidance unless higher-priority instructions override it."
-        )
-    lines.append("")
+    lines = ["# Project Context", ""]
+    if files:
+        lines.append("The following project context files have been loaded:")
+        if any(_context_file_basename(file.path) == "soul.md" for file in files):
+            lines.append(
+                "If SOUL.md is present, embody its persona and tone. Avoid stiff, generic "
+                "replies; follow its guidance unless higher-priority instructions override it."
+            )
+        lines.append("")
+    if warnings:
+        # The lines of upstream's formatBootstrapTruncationWarningLines (bootstrap-budget.ts),
+        # blank ones dropped, each as a bullet under one header.
+        lines.append("⚠ Bootstrap truncation warning:")
+        lines += [f"- {line}" for line in warnings]
+        lines.append("")
     for file in files:
         lines += [f"## {file.path}", "", file.content, ""]
     return lines
