@@ -127,9 +127,11 @@ def test_8_1_05_minimal_mode_suppresses_sections() -> None:
         "## Silent Replies",
         "## Heartbeats",
         "## Group Chat Context",
-        "## Skills",  # baseline: Skills suppressed in minimal mode (buildAgentSystemPrompt)
     ):
         assert absent not in prompt, absent
+    # 2026.3.13 keeps Skills in minimal mode (buildSkillsSection has no isMinimal check;
+    # conformance case system_prompt-026-random).
+    assert "## Skills (mandatory)" in prompt
     assert "## Safety" in prompt
     assert (
         "For long waits, avoid rapid poll loops: use exec with enough yieldMs or "
@@ -210,8 +212,8 @@ def test_8_1_11_tool_availability_names() -> None:
 
 
 ACP_LINES = (
-    'For requests like "do this in codex/claude code/cursor/gemini" or similar ACP harnesses, '
-    'treat it as ACP harness intent and call `sessions_spawn` with `runtime: "acp"`.',
+    'For requests like "do this in codex/claude code/gemini", treat it as ACP harness intent '
+    'and call `sessions_spawn` with `runtime: "acp"`.',
     "On Discord, default ACP harness requests to thread-bound persistent sessions (`thread: true`, "
     '`mode: "session"`) unless the user asks otherwise.',
     "Set `agentId` explicitly unless `acp.defaultAgent` is configured, and do not route ACP "
@@ -545,6 +547,14 @@ DEFAULT_PROMPT = "\n".join(
         "Use plain human language for narration unless in a technical context.",
         "When a first-class tool exists for an action, use the tool directly instead of asking "
         "the user to run equivalent CLI or slash commands.",
+        "When exec returns approval-pending, include the concrete /approve command from tool "
+        "output (with allow-once|allow-always|deny) and do not ask for a different or rotated "
+        "code.",
+        "Treat allow-once as single-command only: if another elevated command needs approval, "
+        "request a fresh /approve and do not claim prior approval covered it.",
+        "When approvals are required, preserve and show the full command/script exactly as "
+        "provided (including chained operators like &&, ||, |, ;, or multiline shells) so the "
+        "user can approve what will actually run.",
         "## Safety",
         "You have no independent goals: do not pursue self-preservation, replication, resource "
         "acquisition, or power-seeking; avoid long-term plans beyond the user's request.",
@@ -1050,8 +1060,9 @@ def test_runtime_line_field_rules() -> None:
     )
     # capabilities only with a channel; none → "none"; channel trimmed and lower-cased
     assert build_runtime_line(RuntimeInfo(capabilities=("a",))) == "Runtime: thinking=off"
+    # an explicit channel is printed as given (buildRuntimeLine; runtime_line-003-random)
     assert build_runtime_line(RuntimeInfo(), " TeleGram ", []) == (
-        "Runtime: channel=telegram | capabilities=none | thinking=off"
+        "Runtime: channel= TeleGram  | capabilities=none | thinking=off"
     )
     # channel / capabilities default to the runtime's own
     assert build_runtime_line(RuntimeInfo(channel="Slack", capabilities=(" x ", "", "y"))) == (
@@ -1281,3 +1292,136 @@ def test_elevated_without_level_omits_level_line() -> None:
     prompt = build(sandbox_info=SandboxInfo(enabled=True, elevated_allowed=True))
     assert "User can toggle with /elevated on|off|ask|full." in prompt
     assert "Current elevated level" not in prompt
+
+
+# ---------------------------------------------------------------------------------------------
+# 2026.3.13 specifics (conformance cases system_prompt / runtime_line / subagent_system_prompt)
+# ---------------------------------------------------------------------------------------------
+
+EXEC_APPROVAL_LINES = (
+    "When exec returns approval-pending, include the concrete /approve command from tool output "
+    "(with allow-once|allow-always|deny) and do not ask for a different or rotated code.",
+    "Treat allow-once as single-command only: if another elevated command needs approval, "
+    "request a fresh /approve and do not claim prior approval covered it.",
+    "When approvals are required, preserve and show the full command/script exactly as provided "
+    "(including chained operators like &&, ||, |, ;, or multiline shells) so the user can "
+    "approve what will actually run.",
+)
+
+
+@pytest.mark.parametrize("mode", ["full", "minimal"])
+def test_tool_call_style_ends_with_exec_approval_lines(mode: str) -> None:
+    """buildAgentSystemPrompt 2026.3.13: three exec-approval lines close Tool Call Style."""
+    section = section_of(build(prompt_mode=mode), "## Tool Call Style")
+    assert tuple(section[-3:]) == EXEC_APPROVAL_LINES
+
+
+def test_message_channel_list_ends_with_line() -> None:
+    """listDeliverableMessageChannels with no plugins: the core channels, LINE last."""
+    assert DEFAULT_MESSAGE_CHANNEL_OPTIONS[-1] == "line"
+    assert (
+        "pass `channel` (telegram|whatsapp|discord|irc|googlechat|slack|signal|imessage|line)."
+        in build(tool_names=["message"])
+    )
+
+
+def test_skills_kept_in_minimal_by_default_and_dropped_on_request() -> None:
+    assert "## Skills (mandatory)" in build(prompt_mode="minimal", skills_prompt=SKILLS_PROMPT)
+    dropped = build(
+        prompt_mode="minimal", skills_prompt=SKILLS_PROMPT, keep_skills_in_minimal=False
+    )
+    assert "## Skills" not in dropped
+    assert "<available_skills>" not in dropped
+    # full mode ignores the switch
+    assert "## Skills (mandatory)" in build(
+        skills_prompt=SKILLS_PROMPT, keep_skills_in_minimal=False
+    )
+
+
+def test_bootstrap_truncation_warning_with_context_files() -> None:
+    prompt = build(
+        context_files=[ContextFile("AGENTS.md", "agents")],
+        bootstrap_truncation_warning_lines=["AGENTS.md: 30000 raw -> 20000 injected", "  ", ""],
+    )
+    start = prompt.index("# Project Context")
+    assert prompt[start:].startswith(
+        "# Project Context\n"
+        "The following project context files have been loaded:\n"
+        "⚠ Bootstrap truncation warning:\n"
+        "- AGENTS.md: 30000 raw -> 20000 injected\n"
+        "## AGENTS.md\n"
+        "agents\n"
+    )
+
+
+def test_bootstrap_truncation_warning_alone_opens_project_context() -> None:
+    prompt = build(bootstrap_truncation_warning_lines=("a", "b"))
+    assert "# Project Context\n⚠ Bootstrap truncation warning:\n- a\n- b\n## Silent Replies" in (
+        prompt
+    )
+    assert "The following project context files" not in prompt
+    assert "# Project Context" not in build(bootstrap_truncation_warning_lines=[" ", ""])
+
+
+def test_runtime_line_keeps_explicit_channel_and_capabilities_raw() -> None:
+    """buildRuntimeLine prints what it is given: channel case, blank capabilities, ``??``."""
+    assert build_runtime_line(None, "Discord", ["", "inlineButtons"], "") == (
+        "Runtime: channel=Discord | capabilities=,inlineButtons | thinking="
+    )
+    assert build_runtime_line(None, "Discord", [""]) == (
+        "Runtime: channel=Discord | capabilities= | thinking=off"
+    )
+    assert build_runtime_line(None, "", ["x"]) == "Runtime: thinking=off"
+    # the system prompt still normalizes runtimeInfo.channel / capabilities first
+    prompt = build(runtime_info=RuntimeInfo(channel=" Discord ", capabilities=("", " x ")))
+    assert "Runtime: channel=discord | capabilities=x | thinking=off" in prompt
+
+
+SUBAGENT_PUSH_LINES = (
+    "Auto-announce is push-based. After spawning children, do NOT call sessions_list, "
+    "sessions_history, exec sleep, or any polling tool.",
+    "Wait for completion events to arrive as user messages.",
+    "Track expected child session keys and only send your final answer after completion events "
+    "for ALL expected children arrive.",
+    "If a child completion event arrives AFTER you already sent your final answer, reply ONLY "
+    "with NO_REPLY.",
+)
+
+SUBAGENT_ACP_LINES = (
+    "For ACP harness sessions (codex/claudecode/gemini), use `sessions_spawn` with "
+    '`runtime: "acp"` (set `agentId` unless `acp.defaultAgent` is configured).',
+    '`agents_list` and `subagents` apply to OpenClaw sub-agents (`runtime: "subagent"`); ACP '
+    "harness ids are controlled by `acp.allowedAgents`.",
+    "Do not ask users to run slash commands or CLI when `sessions_spawn` can do it directly.",
+    "Do not use `exec` (`openclaw ...`, `acpx ...`) to spawn ACP sessions.",
+    'Use `subagents` only for OpenClaw subagents (`runtime: "subagent"`).',
+    "Subagent results auto-announce back to you; ACP sessions continue in their bound thread.",
+    "Avoid polling loops; spawn, orchestrate, and synthesize results.",
+)
+
+
+def test_subagent_spawning_section_push_and_acp_lines() -> None:
+    prompt = build_subagent_system_prompt(
+        task="t", child_session_key="k", child_depth=1, max_spawn_depth=2
+    )
+    section = section_of(prompt, "## Sub-Agent Spawning")
+    assert tuple(section[5:9]) == SUBAGENT_PUSH_LINES
+    assert section[9].startswith("Do NOT repeatedly poll `subagents list`")
+    assert section[10] == "Coordinate their work and synthesize results before reporting back."
+    assert tuple(section[11:18]) == SUBAGENT_ACP_LINES
+    assert section[18:] == [""]
+
+
+def test_subagent_acp_lines_off_and_absent_without_spawning() -> None:
+    off = build_subagent_system_prompt(
+        task="t", child_session_key="k", max_spawn_depth=2, acp_enabled=False
+    )
+    assert SUBAGENT_PUSH_LINES[0] in off
+    assert "ACP" not in off
+    assert section_of(off, "## Sub-Agent Spawning")[-2:] == [
+        "Coordinate their work and synthesize results before reporting back.",
+        "",
+    ]
+    leaf = build_subagent_system_prompt(task="t", child_session_key="k", child_depth=2)
+    assert "ACP" not in leaf
+    assert SUBAGENT_PUSH_LINES[0] not in leaf

@@ -59,6 +59,7 @@ _PROMPT_FIELDS = {
     "userTimezone": "user_timezone",
     "userTime": "user_time",
     "userTimeFormat": "user_time_format",
+    "bootstrapTruncationWarningLines": "bootstrap_truncation_warning_lines",
     "skillsPrompt": "skills_prompt",
     "heartbeatPrompt": "heartbeat_prompt",
     "docsPath": "docs_path",
@@ -101,11 +102,6 @@ def sandbox_info(raw: dict[str, Any]) -> Any:
 @adapter("system_prompt")
 def system_prompt(inp: Any, params: Any) -> Any:
     raw = dict(inp["params"])
-    if raw.pop("bootstrapTruncationWarningLines", None):
-        raise NotImplementedError(
-            "SystemPromptParams has no bootstrap truncation warning lines "
-            "(bootstrapTruncationWarningLines)"
-        )
     context_files = raw.pop("contextFiles", None)
     runtime = raw.pop("runtimeInfo", None)
     sandbox = raw.pop("sandboxInfo", None)
@@ -136,14 +132,14 @@ def runtime_line(inp: Any, params: Any) -> Any:
 @adapter("subagent_system_prompt")
 def subagent_system_prompt(inp: Any, params: Any) -> Any:
     raw = inp["params"]
-    if raw.get("acpEnabled") is False:
-        raise NotImplementedError("build_subagent_system_prompt has no acp_enabled flag")
     origin = raw.get("requesterOrigin") or {}
     kwargs: dict[str, Any] = {}
     if "childDepth" in raw:
         kwargs["child_depth"] = raw["childDepth"]
     if "maxSpawnDepth" in raw:
         kwargs["max_spawn_depth"] = raw["maxSpawnDepth"]
+    if "acpEnabled" in raw:
+        kwargs["acp_enabled"] = raw["acpEnabled"]
     text = _api.build_subagent_system_prompt(
         task=raw.get("task"),
         child_session_key=raw.get("childSessionKey"),

@@ -115,6 +115,7 @@ DEFAULT_MESSAGE_CHANNEL_OPTIONS: Final[tuple[str, ...]] = (
     "slack",
     "signal",
     "imessage",
+    "line",
 )
 
 _JS_WHITESPACE_RUN: Final = re.compile(f"[{_JS_WHITESPACE}]+")
@@ -211,9 +212,14 @@ class SystemPromptParams:
     values are what the caller passed. ``user_time`` / ``user_time_format`` are accepted and
     never rendered (``buildTimeSection``, prompt-cache stability). Sequence fields accept any
     sequence and are stored as tuples; ``tool_summaries`` is stored read-only.
+    ``bootstrap_truncation_warning_lines`` (upstream ``bootstrapTruncationWarningLines``) are
+    the lines of the bootstrap truncation warning: non-blank ones are listed under
+    ``⚠ Bootstrap truncation warning:`` in Project Context, which they open even without
+    context files.
     ``message_channel_options`` (the ids in the message-tool line) and ``keep_skills_in_minimal``
-    (the [later] rule that keeps Skills in minimal mode) are facade additions; their defaults are
-    the baseline.
+    are facade additions; their defaults are the baseline. 2026.3.13 keeps the Skills section in
+    minimal mode (``keep_skills_in_minimal=True``); ``False`` drops it there, as earlier builds
+    did.
     """
 
     workspace_dir: str
@@ -231,6 +237,7 @@ class SystemPromptParams:
     user_time: str | None = None
     user_time_format: Literal["12", "24"] | None = None
     context_files: tuple[ContextFile, ...] = ()
+    bootstrap_truncation_warning_lines: _StrTuple = ()
     skills_prompt: str | None = None
     heartbeat_prompt: str | None = None
     docs_path: str | None = None
@@ -244,7 +251,7 @@ class SystemPromptParams:
     reaction_guidance: ReactionGuidance | None = None
     memory_citations_mode: str | None = None
     message_channel_options: _StrTuple = DEFAULT_MESSAGE_CHANNEL_OPTIONS
-    keep_skills_in_minimal: bool = False
+    keep_skills_in_minimal: bool = True
 
     def __post_init__(self) -> None:
         # Callers pass lists; the params object stays immutable either way.
@@ -253,6 +260,7 @@ class SystemPromptParams:
             "tool_names",
             "model_alias_lines",
             "context_files",
+            "bootstrap_truncation_warning_lines",
             "workspace_notes",
             "message_tool_hints",
             "message_channel_options",
@@ -566,6 +574,16 @@ def format_owner_ids(
 # ---------------------------------------------------------------------------------------------
 
 
+def _normalized_channel(info: RuntimeInfo) -> str:
+    # buildAgentSystemPrompt: runtimeInfo.channel trimmed and lower-cased.
+    return _js_trim(info.channel or "").lower()
+
+
+def _normalized_capabilities(info: RuntimeInfo) -> list[str]:
+    # buildAgentSystemPrompt: runtimeInfo.capabilities trimmed, blanks dropped.
+    return [cap for cap in (_js_trim(str(c)) for c in info.capabilities or ()) if cap]
+
+
 def build_runtime_line(
     runtime: RuntimeInfo | None,
     channel: str | None = None,
@@ -575,16 +593,20 @@ def build_runtime_line(
     """``Runtime: `` + the present fields joined by `` | `` (``buildRuntimeLine``).
 
     Order: agent, host, repo, os (``os=<os> (<arch>)``, or ``arch=<arch>`` without os), node,
-    model, default_model, shell, channel (trimmed, lower-cased), capabilities (joined ``,``, or
-    ``none``; only with a channel), thinking (``off`` when unset). ``channel`` /
-    ``capabilities`` default to the ones in ``runtime`` (the system prompt passes those).
+    model, default_model, shell, channel (as given), capabilities (only with a channel: the
+    entries joined with ``,`` as given, blanks included, or ``none`` for no entries), thinking
+    (``off`` when None). A field is present when it is a non-empty string (whitespace counts).
+
+    When ``channel`` / ``capabilities`` are None they are taken from ``runtime`` the way
+    ``buildAgentSystemPrompt`` derives them (channel trimmed and lower-cased, capabilities
+    trimmed with blanks dropped), so the line matches the system prompt's; upstream's
+    ``buildRuntimeLine`` itself reads neither from its ``runtimeInfo``.
     """
     if channel is None and runtime is not None:
-        channel = runtime.channel
+        channel = _normalized_channel(runtime)
     if capabilities is None and runtime is not None:
-        capabilities = runtime.capabilities
-    normalized_channel = _js_trim(channel or "").lower()
-    caps = [cap for cap in (_js_trim(str(c)) for c in capabilities or ()) if cap]
+        capabilities = _normalized_capabilities(runtime)
+    caps = ",".join("" if cap is None else str(cap) for cap in capabilities or ())
     info = runtime or RuntimeInfo()
     fields = [
         f"agent={info.agent_id}" if info.agent_id else "",
@@ -599,9 +621,9 @@ def build_runtime_line(
         f"model={info.model}" if info.model else "",
         f"default_model={info.default_model}" if info.default_model else "",
         f"shell={info.shell}" if info.shell else "",
-        f"channel={normalized_channel}" if normalized_channel else "",
-        (f"capabilities={','.join(caps) if caps else 'none'}" if normalized_channel else ""),
-        f"thinking={default_think_level or 'off'}",
+        f"channel={channel}" if channel else "",
+        (f"capabilities={caps if capabilities else 'none'}" if channel else ""),
+        f"thinking={'off' if default_think_level is None else default_think_level}",
     ]
     return "Runtime: " + " | ".join(item for item in fields if item)
 
@@ -633,13 +655,12 @@ def _sandboxed(params: SystemPromptParams) -> bool:
 
 def _runtime_channel(params: SystemPromptParams) -> str:
     info = params.runtime_info
-    return _js_trim(info.channel or "").lower() if info else ""
+    return _normalized_channel(info) if info else ""
 
 
 def _runtime_capabilities(params: SystemPromptParams) -> list[str]:
     info = params.runtime_info
-    caps = info.capabilities if info and info.capabilities else ()
-    return [cap for cap in (_js_trim(str(c)) for c in caps) if cap]
+    return _normalized_capabilities(info) if info else []
 
 
 def _render_identity(params: SystemPromptParams) -> list[str]:
@@ -668,9 +689,8 @@ def _render_tooling(params: SystemPromptParams) -> list[str]:
     ]
     if tools.has("sessions_spawn") and acp_spawn_enabled:
         lines += [
-            'For requests like "do this in codex/claude code/cursor/gemini" or similar ACP '
-            "harnesses, treat it as ACP harness intent and call `sessions_spawn` with "
-            '`runtime: "acp"`.',
+            'For requests like "do this in codex/claude code/gemini", treat it as ACP harness '
+            'intent and call `sessions_spawn` with `runtime: "acp"`.',
             "On Discord, default ACP harness requests to thread-bound persistent sessions "
             '(`thread: true`, `mode: "session"`) unless the user asks otherwise.',
             "Set `agentId` explicitly unless `acp.defaultAgent` is configured, and do not route "
@@ -697,6 +717,15 @@ def _render_tool_call_style(params: SystemPromptParams) -> list[str]:
         "Use plain human language for narration unless in a technical context.",
         "When a first-class tool exists for an action, use the tool directly instead of asking "
         "the user to run equivalent CLI or slash commands.",
+        # The three exec-approval lines of 2026.3.13.
+        "When exec returns approval-pending, include the concrete /approve command from tool "
+        "output (with allow-once|allow-always|deny) and do not ask for a different or rotated "
+        "code.",
+        "Treat allow-once as single-command only: if another elevated command needs approval, "
+        "request a fresh /approve and do not claim prior approval covered it.",
+        "When approvals are required, preserve and show the full command/script exactly as "
+        "provided (including chained operators like &&, ||, |, ;, or multiline shells) so the "
+        "user can approve what will actually run.",
         "",
     ]
 
@@ -1079,15 +1108,24 @@ def _context_file_basename(path: str) -> str:
 
 def _render_project_context(params: SystemPromptParams) -> list[str]:
     files = [file for file in params.context_files if file.path and _js_trim(file.path)]
-    if not files:
+    warnings = [line for line in params.bootstrap_truncation_warning_lines if _js_trim(line)]
+    if not files and not warnings:
         return []
-    lines = ["# Project Context", "", "The following project context files have been loaded:"]
-    if any(_context_file_basename(file.path) == "soul.md" for file in files):
-        lines.append(
-            "If SOUL.md is present, embody its persona and tone. Avoid stiff, generic replies; "
-            "follow its guidance unless higher-priority instructions override it."
-        )
-    lines.append("")
+    lines = ["# Project Context", ""]
+    if files:
+        lines.append("The following project context files have been loaded:")
+        if any(_context_file_basename(file.path) == "soul.md" for file in files):
+            lines.append(
+                "If SOUL.md is present, embody its persona and tone. Avoid stiff, generic "
+                "replies; follow its guidance unless higher-priority instructions override it."
+            )
+        lines.append("")
+    if warnings:
+        # The lines of upstream's formatBootstrapTruncationWarningLines (bootstrap-budget.ts),
+        # blank ones dropped, each as a bullet under one header.
+        lines.append("⚠ Bootstrap truncation warning:")
+        lines += [f"- {line}" for line in warnings]
+        lines.append("")
     for file in files:
         lines += [f"## {file.path}", "", file.content, ""]
     return lines
@@ -1295,13 +1333,17 @@ def build_subagent_system_prompt(
     label: str | None = None,
     child_depth: int = 1,
     max_spawn_depth: int = 1,
+    acp_enabled: bool = True,
 ) -> str:
     """The text a spawned sub-agent gets as ``extra_system_prompt`` (``buildSubagentSystemPrompt``).
 
     The task has whitespace runs collapsed and is trimmed (``{{TASK_DESCRIPTION}}`` when blank);
     the parent is the ``parent orchestrator`` from depth 2 on, else the ``main agent``; the
     spawning section appears when ``child_depth < max_spawn_depth`` (or as the leaf-worker line
-    from depth 2). Lines are joined with ``"\\n"`` and blank lines are kept. The
+    from depth 2). The spawning section tells an orchestrator that completion is push-based (wait
+    for every child's completion event, answer a late one with ``NO_REPLY``) and, unless
+    ``acp_enabled`` is False (upstream ``acpEnabled: false``), adds the seven ACP harness lines.
+    Lines are joined with ``"\\n"`` and blank lines are kept. The
     ``- Your session:`` line is omitted when ``child_session_key`` is None (upstream always
     has one).
     """
@@ -1362,11 +1404,32 @@ def build_subagent_system_prompt(
             "main agent).",
             "Default workflow: spawn work, continue orchestrating, and wait for auto-announced "
             "completions.",
+            "Auto-announce is push-based. After spawning children, do NOT call sessions_list, "
+            "sessions_history, exec sleep, or any polling tool.",
+            "Wait for completion events to arrive as user messages.",
+            "Track expected child session keys and only send your final answer after completion "
+            "events for ALL expected children arrive.",
+            "If a child completion event arrives AFTER you already sent your final answer, reply "
+            "ONLY with NO_REPLY.",
             "Do NOT repeatedly poll `subagents list` in a loop unless you are actively debugging "
             "or intervening.",
             "Coordinate their work and synthesize results before reporting back.",
-            "",
         ]
+        if acp_enabled:
+            lines += [
+                "For ACP harness sessions (codex/claudecode/gemini), use `sessions_spawn` with "
+                '`runtime: "acp"` (set `agentId` unless `acp.defaultAgent` is configured).',
+                "`agents_list` and `subagents` apply to OpenClaw sub-agents (`runtime: "
+                '"subagent"`); ACP harness ids are controlled by `acp.allowedAgents`.',
+                "Do not ask users to run slash commands or CLI when `sessions_spawn` can do it "
+                "directly.",
+                "Do not use `exec` (`openclaw ...`, `acpx ...`) to spawn ACP sessions.",
+                'Use `subagents` only for OpenClaw subagents (`runtime: "subagent"`).',
+                "Subagent results auto-announce back to you; ACP sessions continue in their bound "
+                "thread.",
+                "Avoid polling loops; spawn, orchestrate, and synthesize results.",
+            ]
+        lines.append("")
     elif child_depth >= 2:
         lines += [
             "## Sub-Agent Spawning",
