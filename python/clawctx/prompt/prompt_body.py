@@ -170,8 +170,6 @@ _MEDIA_FIELD_UNSAFE: Final = re.compile(r"[\]\x00-\x1f\x7f]")
 _EXTRA_LINE_BREAK: Final = re.compile("(\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029])")
 # Line breaks JSON.stringify / json.dumps leave unescaped inside strings.
 _JSON_RAW_LINE_BREAK: Final = re.compile("([\x85\u2028\u2029])")
-# Every line break, for splitting an event text into its first line and the rest.
-_ANY_LINE_BREAK: Final = re.compile("(\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])")
 
 _Converter = Callable[[str, object], object]
 
@@ -933,11 +931,15 @@ _ICU_SHORT_ZONE_OFFSETS: Final = {
 }
 
 
-def _short_zone_name(moment: datetime) -> str:
+def _short_zone_name(moment: datetime, *, before_epoch: bool = False) -> str:
+    """ICU's en-US short zone name. The US abbreviations come from ICU's metazones, whose
+    mappings start at 1970-01-01T00:00Z, so before that instant ICU (V8's ``Intl``) prints the
+    ``GMT±H`` form (ts ``-1`` in America/New_York is ``GMT-5``, OpenClaw 2026.3.13 conformance
+    cases); ``UTC`` is the zone's own name and stays."""
     offset = moment.utcoffset() or timedelta(0)
     minutes = int(offset.total_seconds() // 60)
     name = moment.tzname() or ""
-    if _ICU_SHORT_ZONE_OFFSETS.get(name) == minutes:
+    if _ICU_SHORT_ZONE_OFFSETS.get(name) == minutes and (name == "UTC" or not before_epoch):
         return name
     if minutes == 0:
         return "GMT"
@@ -975,7 +977,8 @@ def format_system_event_timestamp(
     ``user`` → ``user_timezone`` (host zone when unset or invalid); an IANA name → that zone.
     Zoned form: ``YYYY-MM-DD HH:MM:SS <TZ>`` (24 h). ``<TZ>`` imitates ICU's en-US short names:
     the zone's abbreviation when ICU has one for it (US zones, ``UTC``, ``GMT``; checked
-    against the offset), else ``GMT±H`` / ``GMT±H:MM``. A timestamp that is not finite or
+    against the offset; not before 1970 except ``UTC``, as ICU's metazones start then), else
+    ``GMT±H`` / ``GMT±H:MM``. A timestamp that is not finite or
     outside the date range (JavaScript's or Python's) → ``unknown-time``. Fractional
     milliseconds are truncated, as ``new Date()`` does.
     """
@@ -1001,13 +1004,22 @@ def format_system_event_timestamp(
         zoned = moment.astimezone(zone or _host_zone(moment))
     except (OverflowError, ValueError, OSError):
         return "unknown-time"
-    return f"{zoned.strftime('%Y-%m-%d %H:%M:%S')} {_short_zone_name(zoned)}"
+    zone_name = _short_zone_name(zoned, before_epoch=math.trunc(ts_ms) < 0)
+    return f"{zoned.strftime('%Y-%m-%d %H:%M:%S')} {zone_name}"
 
 
-def _neutralize_continuation_lines(text: str) -> str:
-    # Only the first line of an event gets the "System: " prefix (session-updates.ts prefixes per
-    # entry); later lines are plain text inside the prompt and must not pass for structure.
-    return _neutralize_segments(text, _ANY_LINE_BREAK, "keep")
+def _event_sublines(text: str, neutralize_untrusted: bool) -> list[str]:
+    """Splits one ``System:`` line into the sublines that each get the prefix (session-updates.ts
+    splits on ``"\\n"`` only). With ``neutralize_untrusted``, every subline after the first is
+    untrusted event text and is neutralized; in the first (runtime text) only what follows another
+    line break (lone CR, U+2028, …) is."""
+    sublines = text.split("\n")
+    if not neutralize_untrusted:
+        return sublines
+    return [
+        _neutralize_segments(subline, _EXTRA_LINE_BREAK, "neutralize" if index else "keep")
+        for index, subline in enumerate(sublines)
+    ]
 
 
 def prepend_system_events(
@@ -1024,24 +1036,30 @@ def prepend_system_events(
     Each event is compacted (:func:`compact_system_event`; dropped events give no line) and
     rendered ``[<timestamp>] <text>`` (:func:`format_system_event_timestamp`).
     ``channel_summary_lines`` go before the event lines; pass them only for a new main
-    session (``buildChannelSummary``). No lines → ``body`` unchanged. Only an event's first line
-    gets the prefix (baseline); with ``neutralize_untrusted`` its further lines are neutralized so
-    they cannot pass for ``System:`` lines.
+    session (``buildChannelSummary``). No lines → ``body`` unchanged. As in OpenClaw 2026.3.13
+    `src/auto-reply/reply/session-updates.ts`, every ``\\n``-separated subline of a line gets its
+    own ``System: `` prefix. With ``neutralize_untrusted`` the sublines after an event's first are
+    neutralized (:func:`~clawctx.prompt.untrusted.neutralize_untrusted_text`), and so is text after
+    any other line break, so event text cannot forge structure; without markers the result is
+    the baseline's.
     """
-    lines = list(channel_summary_lines)
+    # The channel summary is runtime text: only event text is neutralized.
+    lines = [(line, False) for line in channel_summary_lines]
     for event in events:
         compacted = compact_system_event(event.text)
         if compacted is None:
             continue
-        if neutralize_untrusted:
-            compacted = _neutralize_continuation_lines(compacted)
         timestamp = format_system_event_timestamp(
             event.ts, envelope_timezone=envelope_timezone, user_timezone=user_timezone
         )
-        lines.append(f"[{timestamp}] {compacted}")
+        lines.append((f"[{timestamp}] {compacted}", neutralize_untrusted))
     if not lines:
         return body
-    block = "\n".join(f"System: {line}" for line in lines)
+    block = "\n".join(
+        f"System: {subline}"
+        for line, neutralize in lines
+        for subline in _event_sublines(line, neutralize)
+    )
     return f"{block}\n\n{body}"
 
 
