@@ -4,6 +4,7 @@ its separators, and the cases of upstream's `src/auto-reply/media-note.test.ts` 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -1267,10 +1268,27 @@ def test_from_mapping_drops_wrong_typed_flags_and_numbers_like_upstream() -> Non
     )
 
 
-def test_timestamp_and_topic_id_in_conversation_info() -> None:
+@pytest.fixture
+def host_zone(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], None]]:
+    """Sets the host zone (``TZ``) for the test, restoring it afterwards."""
+    import time as time_module
+
+    def set_zone(name: str) -> None:
+        monkeypatch.setenv("TZ", name)
+        time_module.tzset()
+
+    try:
+        yield set_zone
+    finally:
+        monkeypatch.undo()
+        time_module.tzset()
+
+
+def test_timestamp_and_topic_id_in_conversation_info(host_zone: Callable[[str], None]) -> None:
     def info(**fields: Any) -> str:
         return build_inbound_user_context_prefix(ctx(**fields), is_new_session=False)
 
+    host_zone("UTC")
     assert '"timestamp": "Thu 1970-01-01 00:00 UTC"' in info(Timestamp=0)
     assert '"timestamp": "Tue 2023-11-14 22:13 UTC"' in info(Timestamp=1700000000000.5)
     assert '"timestamp": "Wed 1969-12-31 00:00 UTC"' in info(Timestamp=-86400000)
@@ -1281,6 +1299,11 @@ def test_timestamp_and_topic_id_in_conversation_info() -> None:
     assert '"topic_id": "1e+21"' in info(MessageThreadId=1e21)
     assert '"topic_id": " topic-1 "' in info(MessageThreadId=" topic-1 ")  # not trimmed
     assert '"topic_id": "true"' in info(MessageThreadId=True)
+    # The host zone, with ICU's names (GMT-8 before 1970).
+    host_zone("America/Los_Angeles")
+    assert '"timestamp": "Wed 1969-12-31 16:00 PST"' in info(Timestamp=0)
+    assert '"timestamp": "Wed 1969-12-31 15:59 GMT-8"' in info(Timestamp=-1)
+    assert '"timestamp": "Tue 2023-11-14 14:13 PST"' in info(Timestamp=1700000000000)
 
 
 def test_history_timestamps_null_or_absent() -> None:
