@@ -1306,6 +1306,14 @@ def test_timestamp_and_topic_id_in_conversation_info(host_zone: Callable[[str], 
     assert '"timestamp": "Tue 2023-11-14 14:13 PST"' in info(Timestamp=1700000000000)
 
 
+def test_lone_surrogates_are_escaped_like_json_stringify() -> None:
+    prefix = build_inbound_user_context_prefix(
+        ctx(ReplyToBody="a\ud83d b \U0001f600"), is_new_session=False
+    )
+    assert '"body": "a\\ud83d b \U0001f600"' in prefix
+    prefix.encode("utf-8")  # encodable
+
+
 def test_history_timestamps_null_or_absent() -> None:
     prefix = build_inbound_user_context_prefix(
         ctx(

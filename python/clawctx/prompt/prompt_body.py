@@ -172,6 +172,9 @@ _EXTRA_LINE_BREAK: Final = re.compile("(\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2
 # Line breaks JSON.stringify / json.dumps leave unescaped inside strings.
 _JSON_RAW_LINE_BREAK: Final = re.compile("([\x85\u2028\u2029])")
 
+# A UTF-16 surrogate code point on its own (a Python str holds a valid pair as one character).
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
+
 _Converter = Callable[[str, object], object]
 
 
@@ -590,8 +593,11 @@ def _neutralize_json_value(text: str) -> str:
 
 
 def _json_block(value: object) -> str:
-    """JavaScript ``JSON.stringify(value, null, 2)`` (None-valued keys are dropped by callers)."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """JavaScript ``JSON.stringify(value, null, 2)`` (None-valued keys are dropped by callers).
+    Like JavaScript's well-formed ``JSON.stringify``, a lone surrogate is written as a
+    ``\\udXXX`` escape (``json.dumps`` would write it raw, which cannot be encoded)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 class _JsonNull:
