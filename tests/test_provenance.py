@@ -161,7 +161,10 @@ def test_apply_keeps_existing_valid_provenance() -> None:
 def test_apply_replaces_invalid_existing_provenance() -> None:
     message = {"role": "user", "content": "x", "provenance": {"kind": "bogus"}}
     out = apply_input_provenance_to_user_message(message, {"kind": "third-party_user"})
-    assert out["provenance"] == {"kind": "external_user"}
+    # Attached as given, as OpenClaw 2026.3.13 does (this used to expect the normalized
+    # "external_user"); reading it normalizes it.
+    assert out["provenance"] == {"kind": "third-party_user"}
+    assert provenance_of_message(out) == InputProvenance("external_user")
 
 
 def test_apply_only_for_user_messages_and_real_provenance() -> None:
@@ -169,7 +172,18 @@ def test_apply_only_for_user_messages_and_real_provenance() -> None:
     assert apply_input_provenance_to_user_message(assistant, SEND) == assistant
     user = {"role": "user", "content": "x"}
     assert apply_input_provenance_to_user_message(user, None) == user
-    assert apply_input_provenance_to_user_message(user, {"kind": "bogus"}) == user
+    # OpenClaw 2026.3.13 attaches any given provenance object, even with an unknown or null
+    # kind, untrimmed (this used to expect the message unchanged for {"kind": "bogus"}).
+    assert apply_input_provenance_to_user_message(user, {"kind": "bogus"}) == {
+        **user,
+        "provenance": {"kind": "bogus"},
+    }
+    raw = {"kind": None, "originSessionId": " telegram ", "sourceTool": "  "}
+    out = apply_input_provenance_to_user_message(user, raw)
+    assert out["provenance"] == raw
+    assert out["provenance"] is not raw
+    assert provenance_of_message(out) is None
+    assert apply_input_provenance_to_user_message({"role": "User"}, SEND) == {"role": "User"}
 
 
 # ---- prefix and annotation (later annotateInterSessionPromptText) ------------------------------

@@ -3,7 +3,8 @@ inbound metadata, media note, session hints, system events, untrusted context, i
 events, image references, input provenance.
 
 clawctx's hardening options are switched to the baseline where it offers them
-(``neutralize_untrusted=False``, ``later_media_rules=False``, undelimited internal events).
+(``neutralize_untrusted=False``, ``later_media_rules=False``, undelimited internal events with
+raw fields).
 """
 
 from __future__ import annotations
@@ -238,7 +239,9 @@ def append_untrusted_context(inp: Any, params: Any) -> Any:
 
 @adapter("format_internal_events")
 def format_internal_events(inp: Any, params: Any) -> Any:
-    text = _api.format_agent_internal_events_for_prompt(inp["events"], delimited=False)
+    text = _api.format_agent_internal_events_for_prompt(
+        inp["events"], delimited=False, sanitize_fields=False
+    )
     return {"text": text}
 
 

@@ -144,20 +144,26 @@ def apply_input_provenance_to_user_message(
     message: Mapping[str, Any],
     provenance: InputProvenance | Mapping[str, Any] | None,
 ) -> dict[str, Any]:
-    """Attaches provenance to a user message (``applyInputProvenanceToUserMessage``).
+    """Attaches provenance to a user message (OpenClaw 2026.3.13
+    `src/sessions/input-provenance.ts`, ``applyInputProvenanceToUserMessage``).
 
-    Only ``role == "user"`` messages get it, and a message that already carries a valid
-    provenance keeps its own (the channel that produced it owns that fact). The result is
-    always a new shallow copy (``dict(message)``) with ``"provenance"`` set to
-    ``provenance.to_dict()`` when it applies; ``message`` is never mutated.
+    Only ``role == "user"`` messages get it (case-sensitive), and a message that already
+    carries a valid provenance (:func:`provenance_of_message`) keeps its own (the channel that
+    produced it owns that fact). The provenance is attached as given, as upstream does: an
+    :class:`InputProvenance` as ``to_dict()``, a mapping as a shallow copy of itself, neither
+    validated nor trimmed (a mapping with an unknown or null ``kind`` is attached too; readers
+    normalize it with :func:`normalize_input_provenance`). ``None`` attaches nothing. The
+    result is always a new shallow copy (``dict(message)``); ``message`` is never mutated.
     """
     copy = dict(message)
-    normalized = normalize_input_provenance(provenance)
-    if normalized is None or message.get("role") != "user":
+    if provenance is None or message.get("role") != "user":
         return copy
     if provenance_of_message(message) is not None:
         return copy
-    copy["provenance"] = normalized.to_dict()
+    if isinstance(provenance, InputProvenance):
+        copy["provenance"] = provenance.to_dict()
+    else:
+        copy["provenance"] = dict(provenance)
     return copy
 
 

@@ -50,6 +50,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta, timezone, tzinfo
+from decimal import Decimal
 from typing import Final, Literal, cast
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -170,8 +171,9 @@ _MEDIA_FIELD_UNSAFE: Final = re.compile(r"[\]\x00-\x1f\x7f]")
 _EXTRA_LINE_BREAK: Final = re.compile("(\r(?!\n)|[\x0b\x0c\x1c-\x1e\x85\u2028\u2029])")
 # Line breaks JSON.stringify / json.dumps leave unescaped inside strings.
 _JSON_RAW_LINE_BREAK: Final = re.compile("([\x85\u2028\u2029])")
-# Every line break, for splitting an event text into its first line and the rest.
-_ANY_LINE_BREAK: Final = re.compile("(\r\n|[\n\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029])")
+
+# A UTF-16 surrogate code point on its own (a Python str holds a valid pair as one character).
+_LONE_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 _Converter = Callable[[str, object], object]
 
@@ -184,11 +186,18 @@ _Converter = Callable[[str, object], object]
 @dataclass(frozen=True, slots=True)
 class InboundHistoryEntry:
     """One message of ``InboundHistory`` (inbound-meta.ts, "Chat history since last reply"):
-    rendered as ``{"sender", "timestamp_ms", "body"}`` in the chat-history block."""
+    rendered as ``{"sender", "timestamp_ms", "body"}`` in the chat-history block.
+
+    Upstream prints the entry's values as given: ``timestamp_ms=None`` leaves the key out (an
+    absent ``timestamp``), while ``timestamp_is_null=True`` (what
+    :meth:`InboundContext.from_mapping` sets for an explicit ``"timestamp": null``) or a
+    non-finite number prints ``null``.
+    """
 
     sender: str
     timestamp_ms: int | float | None = None
     body: str = ""
+    timestamp_is_null: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +238,12 @@ class InboundContext:
     (``Body``, ``BodyStripped``, ``MessageSid``, ``MediaPaths``, …). Absent fields are ``None``
     (scalars) or ``()`` (lists). ``media_urls`` / ``media_types`` elements may be ``None``
     (upstream falls back to the scalar field for such an element).
+
+    ``timestamp`` (``Timestamp``) is the message time in milliseconds since the epoch, shown as
+    ``timestamp`` (``Thu 1970-01-01 00:00 UTC``, host zone) in the conversation info;
+    ``message_thread_id`` (``MessageThreadId``, a forum topic or thread id, string or number) is
+    shown as ``topic_id`` (JavaScript ``String(value)``). ``account_id`` (``AccountId``) is the
+    channel account the message arrived on (``account_id`` of the trusted metadata).
     """
 
     body: str | None = None
@@ -280,6 +295,8 @@ class InboundContext:
     surface: str | None = None
     account_id: str | None = None
     session_key: str | None = None
+    timestamp: int | float | None = None
+    message_thread_id: str | int | float | None = None
 
     @classmethod
     def from_mapping(cls, mapping: Mapping[str, object]) -> InboundContext:
@@ -291,7 +308,16 @@ class InboundContext:
         ``timestamp_ms``) / ``body``; ``MediaUnderstanding`` items mappings with ``kind`` /
         ``attachmentIndex``; ``MediaUnderstandingDecisions`` items mappings with
         ``capability`` / ``outcome`` / ``attachments`` (each ``attachmentIndex`` /
-        ``chosen.outcome``). A value of the wrong type raises ``TypeError``.
+        ``chosen.outcome``). An ``InboundHistory`` item's ``"timestamp": null`` is kept as
+        ``timestamp_is_null``.
+
+        Wrong-typed values that upstream's inbound-meta.ts ignores are accepted and dropped the
+        way it does: the flags ``IsForum`` / ``WasMentioned`` / ``ReplyToIsQuote`` count only
+        when they are ``True`` (upstream tests ``=== true``; ``"true"`` or ``1`` become ``None``),
+        and ``ForwardedDate`` / ``Timestamp`` only when they are numbers (``typeof ===
+        "number"``; ``"1700000000000"`` becomes ``None``). ``MessageThreadId`` may be a string
+        or a number (a boolean becomes ``"true"`` / ``"false"``, as ``String()`` does). Any
+        other value of the wrong type raises ``TypeError``.
         """
         values: dict[str, object] = {}
         for key, raw in mapping.items():
@@ -312,12 +338,6 @@ def _expect_str(key: str, value: object) -> str:
     return value
 
 
-def _expect_bool(key: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{key} must be a boolean, got {type(value).__name__}")
-    return value
-
-
 def _expect_number(key: str, value: object) -> int | float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"{key} must be a number, got {type(value).__name__}")
@@ -325,6 +345,28 @@ def _expect_number(key: str, value: object) -> int | float:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     return value
+
+
+def _true_or_none(key: str, value: object) -> bool | None:
+    """inbound-meta.ts tests these flags with ``=== true``: a non-boolean counts as unset."""
+    return value if isinstance(value, bool) else None
+
+
+def _number_or_unset(key: str, value: object) -> int | float | None:
+    """inbound-meta.ts uses these only when ``typeof value === "number"``: anything else counts
+    as unset."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return _expect_number(key, value)
+
+
+def _to_thread_id(key: str, value: object) -> str | int | float:
+    """``MessageThreadId``: a string or a number, rendered with ``String()``."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (str, int, float)):
+        return value
+    raise TypeError(f"{key} must be a string or a number, got {type(value).__name__}")
 
 
 def _expect_sequence(key: str, value: object) -> Sequence[object]:
@@ -374,11 +416,14 @@ def _to_history(key: str, value: object) -> tuple[InboundHistoryEntry, ...]:
             entries.append(item)
             continue
         data = _expect_mapping(key, item)
+        timestamp_keys = [name for name in ("timestamp", "timestamp_ms") if name in data]
         entries.append(
             InboundHistoryEntry(
                 sender=_opt_str(data, ("sender",), key) or "",
                 timestamp_ms=_opt_number(data, ("timestamp", "timestamp_ms"), key),
                 body=_opt_str(data, ("body",), key) or "",
+                timestamp_is_null=bool(timestamp_keys)
+                and all(data[name] is None for name in timestamp_keys),
             )
         )
     return tuple(entries)
@@ -451,9 +496,11 @@ def _converter_for(name: str) -> _Converter:
     if name in _TUPLE_CONVERTERS:
         return _TUPLE_CONVERTERS[name]
     if name in _BOOL_FIELDS:
-        return _expect_bool
-    if name == "forwarded_date":
-        return _expect_number
+        return _true_or_none
+    if name in ("forwarded_date", "timestamp"):
+        return _number_or_unset
+    if name == "message_thread_id":
+        return _to_thread_id
     return _expect_str
 
 
@@ -546,18 +593,30 @@ def _neutralize_json_value(text: str) -> str:
 
 
 def _json_block(value: object) -> str:
-    """JavaScript ``JSON.stringify(value, null, 2)`` (None-valued keys are dropped by callers)."""
-    return json.dumps(value, indent=2, ensure_ascii=False)
+    """JavaScript ``JSON.stringify(value, null, 2)`` (None-valued keys are dropped by callers).
+    Like JavaScript's well-formed ``JSON.stringify``, a lone surrogate is written as a
+    ``\\udXXX`` escape (``json.dumps`` would write it raw, which cannot be encoded)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+
+
+class _JsonNull:
+    """A value JSON.stringify writes as ``null`` (where ``None`` means ``undefined``)."""
+
+
+_JSON_NULL: Final = _JsonNull()
 
 
 def _compact_object(obj: Mapping[str, object], escape: bool) -> dict[str, object]:
-    """Drops ``None`` values (JavaScript ``undefined``) and, when ``escape`` is set,
-    neutralizes string values (:func:`_neutralize_json_value`)."""
+    """Drops ``None`` values (JavaScript ``undefined``), writes :data:`_JSON_NULL` as ``null``
+    and, when ``escape`` is set, neutralizes string values (:func:`_neutralize_json_value`)."""
     out: dict[str, object] = {}
     for key, value in obj.items():
         if value is None:
             continue
-        if escape and isinstance(value, str):
+        if value is _JSON_NULL:
+            value = None
+        elif escape and isinstance(value, str):
             value = _neutralize_json_value(value)
         out[key] = value
     return out
@@ -567,21 +626,42 @@ def _untrusted_block(header: str, value: object) -> str:
     return "\n".join((header, _JSON_FENCE_OPEN, _json_block(value), _JSON_FENCE_CLOSE))
 
 
-def _number_or_none(value: object) -> int | float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    # JSON.stringify writes NaN/Infinity as null; such a date carries nothing, so omit it.
-    return value if math.isfinite(value) else None
+def _json_number(value: int | float | None) -> int | float | _JsonNull | None:
+    """A number as JSON.stringify writes it: ``NaN`` and the infinities become ``null``."""
+    if value is None or isinstance(value, int):
+        return value
+    return value if math.isfinite(value) else _JSON_NULL
+
+
+def _js_number_string(value: int | float) -> str:
+    """JavaScript ``String(number)``: integers without a fraction, plain notation for
+    exponents -7 < e < 21, else ``1e+21`` / ``1e-7`` style."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" not in text:
+        return text
+    mantissa, exponent_text = text.split("e")
+    exponent = int(exponent_text)
+    if -7 < exponent < 21:
+        return format(Decimal(text), "f")
+    return f"{mantissa}e{'+' if exponent > 0 else '-'}{abs(exponent)}"
 
 
 def normalize_chat_type(raw: str | None) -> ChatType | None:
-    """Upstream ``normalizeChatType`` (`src/channels/chat-type.ts`, used by inbound-meta.ts):
-    trimmed, lower-cased; ``direct``/``dm`` → ``direct``, ``group``/``supergroup`` → ``group``,
-    ``channel`` → ``channel``, anything else → ``None``."""
+    """Upstream ``normalizeChatType`` (OpenClaw 2026.3.13 `src/channels/chat-type.ts`, used by
+    inbound-meta.ts): trimmed, lower-cased; ``direct``/``dm`` → ``direct``, ``group`` →
+    ``group``, ``channel`` → ``channel``, anything else (``supergroup`` too) → ``None``."""
     value = _js_trim(raw).lower() if raw else ""
     if value in ("direct", "dm"):
         return "direct"
-    if value in ("group", "supergroup"):
+    if value == "group":
         return "group"
     if value == "channel":
         return "channel"
@@ -658,44 +738,92 @@ def _context_for_prefix(ctx: InboundContext, is_new_session: bool) -> InboundCon
     return replace(ctx, thread_starter_body=None)
 
 
+def _format_conversation_timestamp(value: int | float | None) -> str | None:
+    """inbound-meta.ts ``formatConversationTimestamp``: a finite number of milliseconds as
+    ``Thu 1970-01-01 00:00 UTC`` (host zone, no seconds); ``None`` otherwise."""
+    if value is None:
+        return None
+    moment = _utc_moment(value)
+    if moment is None:
+        return None
+    return _format_zoned_timestamp(moment, None, seconds=False, weekday=True)
+
+
+def _resolve_inbound_channel(ctx: InboundContext) -> str | None:
+    """inbound-meta.ts ``resolveInboundChannel``: OriginatingChannel ?? Surface ?? Provider, but
+    not Provider when it or Surface is ``webchat``."""
+    channel = _safe_trim(ctx.originating_channel) or _safe_trim(ctx.surface)
+    if channel:
+        return channel
+    provider = _safe_trim(ctx.provider)
+    if provider != "webchat" and ctx.surface != "webchat":
+        return provider
+    return None
+
+
 def build_inbound_user_context_prefix(
     ctx: InboundContext, *, is_new_session: bool, neutralize_untrusted: bool = True
 ) -> str:
-    """``buildInboundUserContextPrefix``: the untrusted metadata blocks put before the user's text
-    (user role).
+    """``buildInboundUserContextPrefix`` (OpenClaw 2026.3.13 inbound-meta.ts): the untrusted
+    metadata blocks put before the user's text (user role).
 
     Up to six blocks joined by a blank line; each is four lines (header, a ```` ```json ````
-    fence, the JSON, a ```` ``` ```` fence): conversation info, sender (group chats only),
-    thread starter, replied message, forwarded message, chat history. ``is_new_session``
-    applies the context rules of :func:`_context_for_prefix` here. The sender label (v1) uses e164
-    as the id part only, as upstream's baseline passes no sender id to the label rule. With
-    ``neutralize_untrusted``, JSON string values are neutralized as described in the module
-    docstring (delimiters escaped; markers after a raw NEL/U+2028/U+2029 rewritten). Returns
-    ``""`` when no block applies.
+    fence, the JSON, a ```` ``` ```` fence): conversation info, sender, thread starter, replied
+    message, forwarded message, chat history. ``is_new_session`` applies the context rules of
+    :func:`_context_for_prefix` here (get-reply-run.ts).
+
+    Conversation info (the reshaped v1): ``message_id`` (MessageSid ?? MessageSidFull),
+    ``reply_to_id``, ``sender_id`` and ``sender`` (name ?? e164 ?? id ?? username) only for
+    group/channel chats or a direct chat whose channel (OriginatingChannel ?? Surface ??
+    Provider) is known and not ``webchat``; ``conversation_label`` only outside direct chats;
+    then ``timestamp``, ``group_subject``, ``group_channel``, ``group_space``,
+    ``thread_label``, ``topic_id`` and the flags ``is_forum``, ``is_group_chat``,
+    ``was_mentioned``, ``has_reply_context``, ``has_forwarded_context``,
+    ``has_thread_starter``, ``history_count`` (each only when true / non-zero). The sender
+    block (any chat type) has ``label`` (:func:`resolve_sender_label`), ``id``, ``name``,
+    ``username``, ``tag``, ``e164``. With ``neutralize_untrusted``, JSON string values are
+    neutralized as described in the module docstring (delimiters escaped; markers after a raw
+    NEL/U+2028/U+2029 rewritten). Returns ``""`` when no block applies.
     """
     ctx = _context_for_prefix(ctx, is_new_session)
     escape = neutralize_untrusted
     is_direct = _is_direct(ctx)
+    channel = _resolve_inbound_channel(ctx)
+    include_ids = not is_direct or bool(channel and channel != "webchat")
     blocks: list[str] = []
 
-    message_id = _safe_trim(ctx.message_sid)
-    message_id_full = _safe_trim(ctx.message_sid_full)
+    sender_id = _safe_trim(ctx.sender_id)
+    sender_name = _safe_trim(ctx.sender_name)
+    sender_username = _safe_trim(ctx.sender_username)
+    sender_tag = _safe_trim(ctx.sender_tag)
+    sender_e164 = _safe_trim(ctx.sender_e164)
+    thread_id = ctx.message_thread_id
     conversation_info = _compact_object(
         {
-            "message_id": message_id,
-            "message_id_full": message_id_full if message_id_full != message_id else None,
-            "reply_to_id": _safe_trim(ctx.reply_to_id),
-            "sender_id": _safe_trim(ctx.sender_id),
+            "message_id": (_safe_trim(ctx.message_sid) or _safe_trim(ctx.message_sid_full))
+            if include_ids
+            else None,
+            "reply_to_id": _safe_trim(ctx.reply_to_id) if include_ids else None,
+            "sender_id": sender_id if include_ids else None,
             "conversation_label": None if is_direct else _safe_trim(ctx.conversation_label),
-            "sender": _safe_trim(ctx.sender_e164)
-            or _safe_trim(ctx.sender_id)
-            or _safe_trim(ctx.sender_username),
+            "sender": (sender_name or sender_e164 or sender_id or sender_username)
+            if include_ids
+            else None,
+            "timestamp": _format_conversation_timestamp(ctx.timestamp),
             "group_subject": _safe_trim(ctx.group_subject),
             "group_channel": _safe_trim(ctx.group_channel),
             "group_space": _safe_trim(ctx.group_space),
             "thread_label": _safe_trim(ctx.thread_label),
+            "topic_id": thread_id
+            if thread_id is None or isinstance(thread_id, str)
+            else _js_number_string(thread_id),
             "is_forum": True if ctx.is_forum is True else None,
+            "is_group_chat": True if not is_direct else None,
             "was_mentioned": True if ctx.was_mentioned is True else None,
+            "has_reply_context": True if ctx.reply_to_body else None,
+            "has_forwarded_context": True if ctx.forwarded_from else None,
+            "has_thread_starter": True if _safe_trim(ctx.thread_starter_body) else None,
+            "history_count": len(ctx.inbound_history) or None,
         },
         escape,
     )
@@ -704,25 +832,26 @@ def build_inbound_user_context_prefix(
             _untrusted_block("Conversation info (untrusted metadata):", conversation_info)
         )
 
-    if not is_direct:
-        label = resolve_sender_label(
-            name=ctx.sender_name,
-            username=ctx.sender_username,
-            tag=ctx.sender_tag,
-            e164=ctx.sender_e164,
+    label = resolve_sender_label(
+        name=sender_name,
+        username=sender_username,
+        tag=sender_tag,
+        e164=sender_e164,
+        sender_id=sender_id,
+    )
+    if label:
+        sender_info = _compact_object(
+            {
+                "label": label,
+                "id": sender_id,
+                "name": sender_name,
+                "username": sender_username,
+                "tag": sender_tag,
+                "e164": sender_e164,
+            },
+            escape,
         )
-        if label:
-            sender_info = _compact_object(
-                {
-                    "label": label,
-                    "name": _safe_trim(ctx.sender_name),
-                    "username": _safe_trim(ctx.sender_username),
-                    "tag": _safe_trim(ctx.sender_tag),
-                    "e164": _safe_trim(ctx.sender_e164),
-                },
-                escape,
-            )
-            blocks.append(_untrusted_block("Sender (untrusted metadata):", sender_info))
+        blocks.append(_untrusted_block("Sender (untrusted metadata):", sender_info))
 
     if ctx.thread_starter_body and _js_trim(ctx.thread_starter_body):
         blocks.append(
@@ -759,7 +888,7 @@ def build_inbound_user_context_prefix(
                         "title": _safe_trim(ctx.forwarded_from_title),
                         "signature": _safe_trim(ctx.forwarded_from_signature),
                         "chat_type": _safe_trim(ctx.forwarded_from_chat_type),
-                        "date_ms": _number_or_none(ctx.forwarded_date),
+                        "date_ms": _json_number(ctx.forwarded_date),
                     },
                     escape,
                 ),
@@ -771,7 +900,9 @@ def build_inbound_user_context_prefix(
             _compact_object(
                 {
                     "sender": entry.sender,
-                    "timestamp_ms": _number_or_none(entry.timestamp_ms),
+                    "timestamp_ms": _JSON_NULL
+                    if entry.timestamp_is_null
+                    else _json_number(entry.timestamp_ms),
                     "body": entry.body,
                 },
                 escape,
@@ -785,51 +916,34 @@ def build_inbound_user_context_prefix(
     return "\n\n".join(blocks)
 
 
-def _resolve_inbound_channel(ctx: InboundContext) -> str | None:
-    """``buildInboundMetaSystemPrompt``'s channel: OriginatingChannel ?? Surface ?? Provider, but
-    not Provider for webchat."""
-    channel = _safe_trim(ctx.originating_channel) or _safe_trim(ctx.surface)
-    if channel:
-        return channel
-    provider = _safe_trim(ctx.provider)
-    if provider != "webchat" and ctx.surface != "webchat":
-        return provider
-    return None
-
-
-def build_inbound_meta_system_prompt(ctx: InboundContext, *, is_new_session: bool) -> str:
-    """``buildInboundMetaSystemPrompt`` (payload v1): the trusted inbound metadata block that opens
+def build_inbound_meta_system_prompt(
+    ctx: InboundContext, *, is_new_session: bool | None = None
+) -> str:
+    """``buildInboundMetaSystemPrompt`` (OpenClaw 2026.3.13 inbound-meta.ts, payload
+    ``openclaw.inbound_meta.v1``): the trusted inbound metadata block that opens
     ``extraSystemPrompt``.
 
-    Holds only values the sender cannot choose (chat id, channel, provider, surface, chat type,
-    flags); per-message ids are left out so the system prompt stays cache-stable. For an
-    existing session the thread starter is ignored. The optional ``t`` field
-    (seen in one build only) is not produced.
+    Holds only values the sender cannot choose: ``chat_id`` (OriginatingTo), ``account_id``
+    (AccountId), ``channel`` (OriginatingChannel ?? Surface ?? Provider, not a webchat
+    provider), ``provider``, ``surface``, ``chat_type`` (``direct`` when unknown). Per-message
+    ids and the flags are in the user-role conversation info instead
+    (:func:`build_inbound_user_context_prefix`), so the system prompt stays cache-stable.
+    ``is_new_session`` no longer changes the block (the thread-starter flag moved out); it is
+    accepted for callers of earlier clawctx versions. The optional ``t`` field (seen in one
+    build only) is not produced.
     """
-    if not is_new_session:
-        ctx = _context_for_prefix(ctx, is_new_session=False)
+    del is_new_session  # The 2026.3.13 block does not depend on it.
     chat_type = normalize_chat_type(ctx.chat_type)
     is_direct = chat_type is None or chat_type == "direct"
-    flags = _compact_object(
-        {
-            "is_group_chat": True if not is_direct else None,
-            "was_mentioned": True if ctx.was_mentioned is True else None,
-            "has_reply_context": bool(ctx.reply_to_body),
-            "has_forwarded_context": bool(ctx.forwarded_from),
-            "has_thread_starter": bool(_safe_trim(ctx.thread_starter_body)),
-            "history_count": len(ctx.inbound_history),
-        },
-        escape=False,
-    )
     payload = _compact_object(
         {
             "schema": _INBOUND_META_SCHEMA,
             "chat_id": _safe_trim(ctx.originating_to),
+            "account_id": _safe_trim(ctx.account_id),
             "channel": _resolve_inbound_channel(ctx),
             "provider": _safe_trim(ctx.provider),
             "surface": _safe_trim(ctx.surface),
             "chat_type": chat_type or ("direct" if is_direct else None),
-            "flags": flags,
         },
         escape=False,
     )
@@ -933,11 +1047,15 @@ _ICU_SHORT_ZONE_OFFSETS: Final = {
 }
 
 
-def _short_zone_name(moment: datetime) -> str:
+def _short_zone_name(moment: datetime, *, before_epoch: bool = False) -> str:
+    """ICU's en-US short zone name. The US abbreviations come from ICU's metazones, whose
+    mappings start at 1970-01-01T00:00Z, so before that instant ICU (V8's ``Intl``) prints the
+    ``GMT±H`` form (ts ``-1`` in America/New_York is ``GMT-5``, OpenClaw 2026.3.13 conformance
+    cases); ``UTC`` is the zone's own name and stays."""
     offset = moment.utcoffset() or timedelta(0)
     minutes = int(offset.total_seconds() // 60)
     name = moment.tzname() or ""
-    if _ICU_SHORT_ZONE_OFFSETS.get(name) == minutes:
+    if _ICU_SHORT_ZONE_OFFSETS.get(name) == minutes and (name == "UTC" or not before_epoch):
         return name
     if minutes == 0:
         return "GMT"
@@ -962,6 +1080,38 @@ def _host_zone(moment_utc: datetime) -> tzinfo:
     return local.tzinfo or timezone.utc
 
 
+def _utc_moment(ts_ms: float) -> datetime | None:
+    """``new Date(ts_ms)`` as an aware UTC datetime (fractional milliseconds truncated);
+    ``None`` when not finite or outside JavaScript's or Python's date range."""
+    if not math.isfinite(ts_ms) or abs(ts_ms) > 8.64e15:
+        return None
+    try:
+        return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=math.trunc(ts_ms))
+    except OverflowError:
+        return None
+
+
+_WEEKDAYS: Final = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+
+
+def _format_zoned_timestamp(
+    moment: datetime, zone: tzinfo | None, *, seconds: bool, weekday: bool = False
+) -> str | None:
+    """OpenClaw 2026.3.13 `src/infra/format-time/format-datetime.ts` (``formatZonedTimestamp``):
+    ``YYYY-MM-DD HH:MM[:SS] <TZ>`` (24 h) in ``zone`` (the host zone when ``None``), with
+    ICU's en-US short zone name (:func:`_short_zone_name`); ``weekday`` puts the en-US short
+    weekday in front (inbound-meta.ts, ``formatConversationTimestamp``). ``None`` when the
+    moment cannot be shown in the zone."""
+    try:
+        zoned = moment.astimezone(zone or _host_zone(moment))
+    except (OverflowError, ValueError, OSError):
+        return None
+    before_epoch = moment < datetime(1970, 1, 1, tzinfo=timezone.utc)
+    text = zoned.strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+    text = f"{text} {_short_zone_name(zoned, before_epoch=before_epoch)}"
+    return f"{_WEEKDAYS[zoned.weekday()]} {text}" if weekday else text
+
+
 def format_system_event_timestamp(
     ts_ms: float,
     *,
@@ -975,17 +1125,13 @@ def format_system_event_timestamp(
     ``user`` → ``user_timezone`` (host zone when unset or invalid); an IANA name → that zone.
     Zoned form: ``YYYY-MM-DD HH:MM:SS <TZ>`` (24 h). ``<TZ>`` imitates ICU's en-US short names:
     the zone's abbreviation when ICU has one for it (US zones, ``UTC``, ``GMT``; checked
-    against the offset), else ``GMT±H`` / ``GMT±H:MM``. A timestamp that is not finite or
+    against the offset; not before 1970 except ``UTC``, as ICU's metazones start then), else
+    ``GMT±H`` / ``GMT±H:MM``. A timestamp that is not finite or
     outside the date range (JavaScript's or Python's) → ``unknown-time``. Fractional
     milliseconds are truncated, as ``new Date()`` does.
     """
-    if not math.isfinite(ts_ms) or abs(ts_ms) > 8.64e15:
-        return "unknown-time"
-    try:
-        moment = datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(
-            milliseconds=math.trunc(ts_ms)
-        )
-    except OverflowError:
+    moment = _utc_moment(ts_ms)
+    if moment is None:
         return "unknown-time"
     mode = _js_trim(envelope_timezone).lower() if envelope_timezone else ""
     if mode in ("utc", "gmt"):
@@ -997,17 +1143,21 @@ def format_system_event_timestamp(
         zone = _resolve_zone(user_timezone)
     else:
         zone = _resolve_zone(envelope_timezone)
-    try:
-        zoned = moment.astimezone(zone or _host_zone(moment))
-    except (OverflowError, ValueError, OSError):
-        return "unknown-time"
-    return f"{zoned.strftime('%Y-%m-%d %H:%M:%S')} {_short_zone_name(zoned)}"
+    return _format_zoned_timestamp(moment, zone, seconds=True) or "unknown-time"
 
 
-def _neutralize_continuation_lines(text: str) -> str:
-    # Only the first line of an event gets the "System: " prefix (session-updates.ts prefixes per
-    # entry); later lines are plain text inside the prompt and must not pass for structure.
-    return _neutralize_segments(text, _ANY_LINE_BREAK, "keep")
+def _event_sublines(text: str, neutralize_untrusted: bool) -> list[str]:
+    """Splits one ``System:`` line into the sublines that each get the prefix (session-updates.ts
+    splits on ``"\\n"`` only). With ``neutralize_untrusted``, every subline after the first is
+    untrusted event text and is neutralized; in the first (runtime text) only what follows another
+    line break (lone CR, U+2028, …) is."""
+    sublines = text.split("\n")
+    if not neutralize_untrusted:
+        return sublines
+    return [
+        _neutralize_segments(subline, _EXTRA_LINE_BREAK, "neutralize" if index else "keep")
+        for index, subline in enumerate(sublines)
+    ]
 
 
 def prepend_system_events(
@@ -1024,24 +1174,30 @@ def prepend_system_events(
     Each event is compacted (:func:`compact_system_event`; dropped events give no line) and
     rendered ``[<timestamp>] <text>`` (:func:`format_system_event_timestamp`).
     ``channel_summary_lines`` go before the event lines; pass them only for a new main
-    session (``buildChannelSummary``). No lines → ``body`` unchanged. Only an event's first line
-    gets the prefix (baseline); with ``neutralize_untrusted`` its further lines are neutralized so
-    they cannot pass for ``System:`` lines.
+    session (``buildChannelSummary``). No lines → ``body`` unchanged. As in OpenClaw 2026.3.13
+    `src/auto-reply/reply/session-updates.ts`, every ``\\n``-separated subline of a line gets its
+    own ``System: `` prefix. With ``neutralize_untrusted`` the sublines after an event's first are
+    neutralized (:func:`~clawctx.prompt.untrusted.neutralize_untrusted_text`), and so is text after
+    any other line break, so event text cannot forge structure; without markers the result is
+    the baseline's.
     """
-    lines = list(channel_summary_lines)
+    # The channel summary is runtime text: only event text is neutralized.
+    lines = [(line, False) for line in channel_summary_lines]
     for event in events:
         compacted = compact_system_event(event.text)
         if compacted is None:
             continue
-        if neutralize_untrusted:
-            compacted = _neutralize_continuation_lines(compacted)
         timestamp = format_system_event_timestamp(
             event.ts, envelope_timezone=envelope_timezone, user_timezone=user_timezone
         )
-        lines.append(f"[{timestamp}] {compacted}")
+        lines.append((f"[{timestamp}] {compacted}", neutralize_untrusted))
     if not lines:
         return body
-    block = "\n".join(f"System: {line}" for line in lines)
+    block = "\n".join(
+        f"System: {subline}"
+        for line, neutralize in lines
+        for subline in _event_sublines(line, neutralize)
+    )
     return f"{block}\n\n{body}"
 
 
