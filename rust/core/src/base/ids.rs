@@ -1,5 +1,6 @@
-//! Where new entry ids come from (hot-path §1.2.5). Injectable so tests and replays are
-//! reproducible; the default draws random UUIDs like pi does.
+//! Where new entry ids come from (pi-mono 0.58.3
+//! `packages/coding-agent/src/core/session-manager.ts`, `generateId`). Injectable so tests and
+//! replays are reproducible; the default draws random UUIDs like pi does.
 
 /// A source of candidate entry ids. Collisions are handled by [`generate_entry_id`].
 pub trait IdSource {
