@@ -23,7 +23,7 @@ pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64>
         .collect()
 }
 
-/// The result of [`estimate_context_tokens`] (§5.1.4).
+/// The result of [`estimate_context_tokens`] (compaction.ts, `estimateContextTokens`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ContextTokens {
     pub tokens: u64,
@@ -56,7 +56,8 @@ pub fn estimate_context_tokens(messages: &Transcript) -> ContextTokens {
     }
 }
 
-/// OpenClaw's `estimateMessagesTokens` (§5.2.5): pi's estimate after removing `details` from
+/// OpenClaw's `estimateMessagesTokens` (`src/agents/compaction.ts`): pi's estimate after
+/// removing `details` from
 /// tool results (which pi's rules never count, so the sum is the same).
 pub fn estimate_messages_tokens(messages: &Transcript) -> u64 {
     token_counts(messages, CharWeighting::Utf16).iter().sum()

@@ -1,4 +1,5 @@
-//! `convertToLlm` (hot-path §1.7): AgentMessages → the user/assistant/toolResult messages an
+//! `convertToLlm` (pi-mono 0.58.3 `packages/coding-agent/src/core/messages.ts`): AgentMessages →
+//! the user/assistant/toolResult messages an
 //! LLM provider accepts, with pi's exact wrapper texts.
 
 use serde_json::{json, Value};
@@ -6,11 +7,11 @@ use serde_json::{json, Value};
 use super::list::{Message, Transcript};
 use crate::base::{object, to_js_string, JsonText};
 
-/// §1.7.33 (note: no newline before `</summary>`).
+/// messages.ts, `BRANCH_SUMMARY_PREFIX` (note: no newline before `</summary>`).
 pub const BRANCH_SUMMARY_PREFIX: &str =
     "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
 pub const BRANCH_SUMMARY_SUFFIX: &str = "</summary>";
-/// §1.7.34.
+/// messages.ts, `COMPACTION_SUMMARY_PREFIX`.
 pub const COMPACTION_SUMMARY_PREFIX: &str = "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
 pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
 
@@ -107,7 +108,7 @@ fn convert_message(role: &str, message: &Value) -> Option<Value> {
     }
 }
 
-/// §1.7.31: the text a `bashExecution` message becomes.
+/// messages.ts, `bashExecutionToText`: the text a `bashExecution` message becomes.
 pub fn bash_execution_text(message: &Value) -> String {
     let command = js_string(message.get("command"));
     let mut text = format!("Ran `{command}`\n");

@@ -10,7 +10,8 @@ use serde_json::Value;
 use crate::base::to_js_string;
 use crate::base::utf16_len;
 
-/// Characters charged for an image block in custom and toolResult messages (§5.1.1).
+/// Characters charged for an image block in custom and toolResult messages (compaction.ts,
+/// `estimateTokens`).
 pub const IMAGE_CHARS: u64 = 4800;
 
 /// Chars charged for an image block by the context pruner.
@@ -20,10 +21,11 @@ pub const OTHER_ROLE_CHARS: u64 = 256;
 /// How string lengths are counted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CharWeighting {
-    /// UTF-16 length (pi, OpenClaw baseline).
+    /// UTF-16 length (pi, OpenClaw 2026.3.13).
     #[default]
     Utf16,
-    /// OpenClaw's CJK-aware `estimateStringChars` (§5.2.8).
+    /// Later OpenClaw's CJK-aware `estimateStringChars` (`src/utils/cjk-chars.ts`, not in
+    /// 2026.3.13).
     Cjk,
 }
 
@@ -40,7 +42,8 @@ fn is_cjk(c: char) -> bool {
     matches!(c as u32, 0x2E80..=0x9FFF | 0xA000..=0xA4FF | 0xAC00..=0xD7AF | 0xF900..=0xFAFF | 0x20000..=0x2FA1F)
 }
 
-/// `estimateStringChars` (§5.2.8): CJK characters count 4 (a supplementary-plane one counts as
+/// `estimateStringChars` (later OpenClaw `src/utils/cjk-chars.ts`, not in 2026.3.13): CJK
+/// characters count 4 (a supplementary-plane one counts as
 /// one character, not its surrogate pair), everything else its UTF-16 length.
 pub fn cjk_weighted_chars(s: &str) -> u64 {
     let mut length = 0u64;
@@ -133,7 +136,7 @@ pub fn estimate_tokens_weighted(message: &Value, weighting: CharWeighting) -> u6
     estimate_chars_weighted(message, weighting).div_ceil(4)
 }
 
-/// `calculateContextTokens(usage)` (§5.1.2): `totalTokens` if truthy, else the sum of input,
+/// `calculateContextTokens(usage)` (compaction.ts): `totalTokens` if truthy, else the sum of input,
 /// output, cacheRead and cacheWrite.
 pub fn usage_tokens(usage: &Value) -> u64 {
     let num = |k: &str| {
@@ -167,7 +170,8 @@ fn text_and_images(content: Option<&Value>) -> u64 {
     }
 }
 
-/// The pruner's char estimate of one message (§6.4). String content counts only for user
+/// The pruner's char estimate of one message (pruner.ts, `estimateMessageChars`). String
+/// content counts only for user
 /// messages; assistant and tool-result content is read block by block.
 pub fn estimate_message_chars(message: &Value) -> u64 {
     let content = message.get("content");

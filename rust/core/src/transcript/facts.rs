@@ -26,16 +26,18 @@ use crate::base::{parse_value, JsonText};
 pub struct MessageFacts {
     pub role: Option<String>,
     pub stop_reason: Option<String>,
-    /// Pairing tool calls (§3.1.1) of an assistant.
+    /// Pairing tool calls of an assistant (OpenClaw 2026.3.13 `src/agents/tool-call-id.ts`,
+    /// `extractToolCallsFromAssistant`).
     pub tool_calls: Vec<ToolCallRef>,
-    /// The assistant has a block of one of the six input-sanitation types (§3.2.4).
+    /// The assistant has a block of one of the six input-sanitation types
+    /// (`INPUT_TOOL_CALL_TYPES` in message.rs).
     pub has_input_tool_call_blocks: bool,
-    /// `toolCallId` / `toolUseId` of a tool result (§3.1.2).
+    /// `toolCallId` / `toolUseId` of a tool result (tool-call-id.ts, `extractToolResultId`).
     pub tool_result_id: Option<String>,
     pub tool_name: Option<String>,
-    /// pi's `estimateTokens` characters (§5.1, UTF-16).
+    /// pi's `estimateTokens` characters (pi-mono 0.58.3 compaction.ts, UTF-16).
     pub pi_chars: u64,
-    /// The context pruner's characters (§6.4).
+    /// The context pruner's characters (OpenClaw pruner.ts, `estimateMessageChars`).
     pub pruning_chars: u64,
     /// The content holds an image block.
     pub has_image: bool,
@@ -418,7 +420,7 @@ impl Scan<'_> {
                 content_string.unwrap_or(text),
                 content_string.unwrap_or(text + images * IMAGE_CHAR_ESTIMATE),
             ),
-            // The pruner reads assistant and tool-result content only block by block (§6.4).
+            // The pruner reads assistant and tool-result content only block by block (pruner.ts).
             Some("assistant") => (
                 text + thinking + call_chars_pi,
                 text + thinking + call_chars_pruner,

@@ -1,11 +1,13 @@
-//! History truncation (hot-path §4): `limitHistoryTurns` and the per-channel history limit of
+//! History truncation (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/history.ts`):
+//! `limitHistoryTurns` and the per-channel history limit of
 //! a session key.
 
 use serde_json::Value;
 
 use super::list::Transcript;
 
-/// `limitHistoryTurns` (§4.1 rules 1–2, and rule 3 with `keep_prelude`).
+/// `limitHistoryTurns` (history.ts; with `keep_prelude`, leading summaries are kept as later
+/// OpenClaw does, not 2026.3.13).
 ///
 /// Keeps the messages from the `limit`-th last `user` message on. A limit that is absent,
 /// zero, negative or not a number, an empty transcript, or one with at most `limit` user turns
@@ -50,7 +52,8 @@ pub fn limit_history_turns(
     input.clone()
 }
 
-/// `getHistoryLimitFromSessionKey` (§4.2, baseline): the `historyLimit` that applies to a
+/// `getHistoryLimitFromSessionKey` (history.ts, as in 2026.3.13: no account-scoped keys): the
+/// `historyLimit` that applies to a
 /// session key like `agent:main:telegram:dm:123` under `config = {"channels": {...}}`.
 pub fn history_limit_for_session_key(
     session_key: Option<&str>,

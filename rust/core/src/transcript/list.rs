@@ -28,7 +28,7 @@ struct MessageInner {
     text: JsonText,
     /// Boxed: most messages of a large session never need their facts computed.
     facts: OnceLock<Box<MessageFacts>>,
-    /// The message soft-trimmed by pruning (§6.5.17) under the settings it was first trimmed
+    /// The message soft-trimmed by pruning (pruner.ts) under the settings it was first trimmed
     /// with: a session's tool results are trimmed again on every request, and the trim parses
     /// and rewrites the whole result.
     soft_trim: OnceLock<Box<(SoftTrim, Option<Message>)>>,

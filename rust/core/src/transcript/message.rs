@@ -1,5 +1,6 @@
 //! Read-only views of message fields, parsed from a message's JSON text without building a
-//! value tree, and the shared tool-call helpers of hot-path §3.1.
+//! value tree, and the shared tool-call helpers of OpenClaw 2026.3.13
+//! `src/agents/tool-call-id.ts`.
 
 use std::borrow::Cow;
 
@@ -8,9 +9,12 @@ use serde_json::Value;
 
 use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 
-/// Block types that count as tool calls for pairing (§3.1.1).
+/// Block types that count as tool calls for pairing (tool-call-id.ts,
+/// `extractToolCallsFromAssistant`).
 pub const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
-/// Block types that count as tool calls here (§3.2.4; wider than pairing's, Quirk §3.4.19b).
+/// Block types that count as tool calls for input sanitation (`repairToolCallInputs` of later
+/// OpenClaw; 2026.3.13 checks the pairing three). Wider than pairing's, so a snake_case call
+/// never gets a synthetic result (upstream quirk).
 pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
     "toolCall",
     "toolUse",

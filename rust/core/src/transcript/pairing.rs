@@ -1,4 +1,5 @@
-//! Tool-use / tool-result pairing repair (hot-path §3.3–§3.4, `repairToolUseResultPairing`).
+//! Tool-use / tool-result pairing repair (OpenClaw 2026.3.13
+//! `src/agents/session-transcript-repair.ts`, `repairToolUseResultPairing`).
 //!
 //! Strict providers reject a transcript unless every tool call of an assistant turn is answered
 //! by exactly one tool result right after it. The repair moves results up to their assistant,
@@ -13,7 +14,7 @@ use super::list::{Message, Transcript};
 use super::message::{edit_message, ToolCallRef};
 use crate::base::{js_trim, to_js_string, JsonText};
 
-/// §3.3.10: the text of a synthetic missing result.
+/// `makeMissingToolResult`: the text of a synthetic missing result.
 pub const MISSING_TOOL_RESULT_TEXT: &str =
     "[openclaw] missing tool result in session history; inserted synthetic error result for transcript repair.";
 
@@ -43,7 +44,8 @@ pub struct PairingOptions {
 
 #[derive(Debug, Clone)]
 pub struct PairingReport {
-    /// The repaired transcript: the input itself when nothing was flagged (§3.4.19a).
+    /// The repaired transcript: the input itself when nothing was flagged (upstream quirk: so a
+    /// second same-id result in one span can survive).
     pub messages: Transcript,
     /// The synthetic results inserted, in order.
     pub added: Vec<JsonText>,
@@ -54,7 +56,7 @@ pub struct PairingReport {
     pub moved: bool,
 }
 
-/// The synthetic result for a call (§3.3).
+/// The synthetic result for a call (`makeMissingToolResult`).
 pub fn missing_tool_result(call: &ToolCallRef, text: &str, now_ms: i64) -> JsonText {
     let value = json!({
         "role": "toolResult",
@@ -83,7 +85,7 @@ fn normalized_tool_name(tool_name: Option<&str>, fallback: Option<&str>) -> Opti
 }
 
 /// Records a result id as emitted; false when it was emitted before (first wins across the
-/// transcript, §3.4.19).
+/// transcript, as upstream).
 fn push_result(seen: &mut HashSet<String>, id: &str) -> bool {
     seen.insert(id.to_owned())
 }
@@ -170,7 +172,7 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                             None => next.clone(),
                         };
                     // A later result for the same id in this span is ignored without a flag
-                    // (Quirk §3.4.17).
+                    // (an upstream quirk).
                     span_results.entry(id.to_owned()).or_insert(normalized);
                 }
                 None => {

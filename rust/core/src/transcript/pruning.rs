@@ -1,4 +1,5 @@
-//! Context pruning of old tool results (hot-path §6, OpenClaw's cache-ttl extension): settings,
+//! Context pruning of old tool results (OpenClaw 2026.3.13's cache-ttl extension,
+//! `src/agents/pi-extensions/context-pruning/`: settings.ts, tools.ts, pruner.ts): settings,
 //! tool matching, the pruner's own char estimate, soft trim and hard clear.
 
 use serde_json::{json, Map, Value};
@@ -19,7 +20,7 @@ pub struct HardClear {
     pub placeholder: String,
 }
 
-/// `computeEffectiveSettings` output (§6.1).
+/// `computeEffectiveSettings` output (settings.ts).
 #[derive(Debug, Clone, PartialEq)]
 pub struct PruningSettings {
     pub ttl_ms: u64,
@@ -205,7 +206,7 @@ fn is_line_terminator(c: char) -> bool {
     matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}')
 }
 
-/// A glob of §6.3: the anchored regex upstream builds, `*` → `.*` (any run of characters
+/// A glob of tools.ts: the anchored regex upstream builds, `*` → `.*` (any run of characters
 /// except line terminators) and every other character literal; `"*"` alone matches anything.
 fn glob_matches(pattern: &str, name: &str) -> bool {
     if pattern == "*" {
@@ -235,8 +236,8 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
     reachable[n.len()]
 }
 
-/// Tool allow/deny matching (§6.3): trimmed, lowercased; deny wins; an empty allow list allows
-/// everything.
+/// Tool allow/deny matching (tools.ts, `makeToolPrunablePredicate`): trimmed, lowercased; deny
+/// wins; an empty allow list allows everything.
 #[derive(Debug, Clone, Default)]
 pub struct ToolMatcher {
     allow: Vec<String>,
@@ -310,7 +311,8 @@ fn utf16_suffix(s: &str, units: u64) -> &str {
     s
 }
 
-/// Soft trim of one tool result's text (§6.5.17), or `None` when it is not eligible.
+/// Soft trim of one tool result's text (pruner.ts, `softTrimToolResultMessage`), or `None` when
+/// it is not eligible.
 pub fn soft_trimmed_text(parts: &[&str], soft: &SoftTrim) -> Option<String> {
     if parts.is_empty() {
         return None;
@@ -338,7 +340,8 @@ fn with_text_content(message: &Value, text: &str) -> Message {
     Message::new(JsonText::owned(to_js_string(&next)))
 }
 
-/// `pruneContextMessages` (§6.5, baseline): returns the input itself when nothing is pruned.
+/// `pruneContextMessages` (pruner.ts, as in 2026.3.13): returns the input itself when nothing
+/// is pruned.
 /// Roles, char counts and image flags come from the messages' cached facts; only the tool
 /// results that are actually trimmed or cleared are parsed.
 pub fn prune_context(
@@ -389,7 +392,7 @@ pub fn prune_context(
             continue;
         }
         if f.has_image {
-            continue; // [B] results with images are never pruned
+            continue; // in 2026.3.13 results with images are never pruned
         }
         prunable.push(i);
         // Soft trim looks at the text parts joined with "\n" (no images here, so the pruner's

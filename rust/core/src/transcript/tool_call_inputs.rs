@@ -1,4 +1,5 @@
-//! `repairToolCallInputs` / `sanitizeToolCallInputs` (hot-path §3.2): drop tool-call blocks a
+//! `repairToolCallInputs` / `sanitizeToolCallInputs` (OpenClaw 2026.3.13
+//! `src/agents/session-transcript-repair.ts`): drop tool-call blocks a
 //! provider would reject (no input, no id, bad name, not allowed), trim names, redact
 //! `sessions_spawn` attachment content, and drop an assistant turn left with no blocks.
 
@@ -12,7 +13,8 @@ use super::message::{raw_value, MessageView, INPUT_TOOL_CALL_TYPES};
 use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 
 pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
-/// §3.2.7 [B]: what replaces the content of a `sessions_spawn` attachment.
+/// `redactSessionsSpawnAttachmentsArgs` (2026.3.13; later versions keep the payload): what
+/// replaces the content of a `sessions_spawn` attachment.
 pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";
 
 #[derive(Debug, Clone)]
