@@ -10,7 +10,7 @@ use crate::base::{is_js_whitespace, js_trim, raw_as_str, RawObject};
 use crate::transcript::MessageView;
 use crate::transcript::{Message, Transcript};
 
-/// The acknowledgement token (§7.13 rule 44).
+/// The acknowledgement token (`src/auto-reply/tokens.ts`, `HEARTBEAT_TOKEN`).
 pub const HEARTBEAT_TOKEN: &str = "HEARTBEAT_OK";
 /// How much text may accompany the token in an acknowledgement (UTF-16 units).
 pub const DEFAULT_HEARTBEAT_ACK_MAX_CHARS: u64 = 300;
@@ -21,10 +21,11 @@ pub const HEARTBEAT_TASK_PROMPT_PREFIX: &str =
     "Run the following periodic tasks (only those due based on their intervals):";
 /// The closing instruction of a task heartbeat prompt.
 pub const HEARTBEAT_TASK_PROMPT_ACK: &str = "After completing all due tasks, reply HEARTBEAT_OK.";
-/// [L] The user text later versions store in the transcript for a heartbeat poll.
+/// The user text later OpenClaw versions store in the transcript for a heartbeat poll (not in
+/// 2026.3.13).
 pub const HEARTBEAT_TRANSCRIPT_PROMPT: &str = "[OpenClaw heartbeat poll]";
 
-// ---- stripHeartbeatToken (§7.13 rule 45) ---------------------------------------------------
+// ---- stripHeartbeatToken (heartbeat.ts) ----------------------------------------------------
 
 /// `mode` of `stripHeartbeatToken`: a heartbeat reply may carry up to `maxAckChars` of text
 /// around the token and still be an acknowledgement; a message only when nothing is left.
@@ -236,7 +237,7 @@ fn strip_token_at_edges(raw: &str) -> (String, bool) {
     (collapse_whitespace(&text), did_strip)
 }
 
-/// `stripHeartbeatToken(raw, {mode, maxAckChars})` (§7.13 rule 45). `max_ack_chars` is the
+/// `stripHeartbeatToken(raw, {mode, maxAckChars})` (heartbeat.ts). `max_ack_chars` is the
 /// resolved limit ([`resolve_ack_max_chars`]), compared with the UTF-16 length of what remains.
 pub fn strip_heartbeat_token(raw: &str, mode: StripMode, max_ack_chars: f64) -> StripResult {
     let trimmed = js_trim(raw);
@@ -279,7 +280,7 @@ pub fn strip_heartbeat_token(raw: &str, mode: StripMode, max_ack_chars: f64) -> 
     }
 }
 
-// ---- filterHeartbeatPairs (§7.13 rule 46) --------------------------------------------------
+// ---- filterHeartbeatPairs (later OpenClaw heartbeat-filter.ts, not in 2026.3.13) -----------
 
 /// Which user messages are heartbeat prompts and which assistant replies acknowledge them.
 #[derive(Debug, Clone, PartialEq)]
@@ -287,7 +288,7 @@ pub struct HeartbeatMatcher {
     /// The configured prompt: a user text that starts with it (both trimmed) is a heartbeat.
     /// `None` or blank: only the task-prompt and transcript-prompt rules apply.
     pub heartbeat_prompt: Option<String>,
-    /// [L] A user text equal to [`HEARTBEAT_TRANSCRIPT_PROMPT`] is a heartbeat.
+    /// A user text equal to [`HEARTBEAT_TRANSCRIPT_PROMPT`] is a heartbeat (later OpenClaw).
     pub transcript_prompt: bool,
     /// The resolved `maxAckChars` of the acknowledgement test.
     pub ack_max_chars: f64,
@@ -378,7 +379,8 @@ fn message_object(message: &Message) -> Option<RawObject<'_>> {
     MessageView::parse(message.text()).map(|view| view.raw)
 }
 
-/// `filterHeartbeatPairs` (§7.13 rule 46, [L]): removes every adjacent (heartbeat user prompt,
+/// `filterHeartbeatPairs` (later OpenClaw `src/auto-reply/heartbeat-filter.ts`, not in
+/// 2026.3.13): removes every adjacent (heartbeat user prompt,
 /// acknowledging assistant) pair, scanning left to right. Returns the input (a cheap clone)
 /// when nothing is removed.
 pub fn filter_heartbeat_pairs(input: &Transcript, matcher: &HeartbeatMatcher) -> Transcript {

@@ -1,6 +1,7 @@
-//! The transcript side of image sanitization (hot-path §7.4–§7.5): finding the image blocks
-//! `sanitizeSessionMessagesImages` would hand to the image code, and writing the sanitized
-//! blocks back.
+//! The transcript side of image sanitization (OpenClaw 2026.3.13
+//! `src/agents/pi-embedded-helpers/images.ts`, blocks by `src/agents/tool-images.ts`): finding
+//! the image blocks `sanitizeSessionMessagesImages` would hand to the image code, and writing
+//! the sanitized blocks back.
 //!
 //! Decoding and re-encoding images happens in Python (Pillow, `clawctx.images`); this module
 //! makes sure only the image blocks cross over. Messages whose cached facts show no image block
@@ -18,8 +19,8 @@ use crate::base::{raw_as_str, to_js_string, JsonText, RawObject};
 use crate::transcript::MessageView;
 use crate::transcript::{Message, Transcript};
 
-/// One image block (§7.5 rule 20: `type: "image"` with string `data` and string `mimeType`)
-/// that §7.4 sanitizes.
+/// One image block (`type: "image"` with string `data` and string `mimeType`) that
+/// `sanitizeSessionMessagesImages` sanitizes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ImageBlockRef<'a> {
     /// Index of the message in the transcript.
@@ -33,37 +34,39 @@ pub struct ImageBlockRef<'a> {
     /// The block's `mimeType`.
     pub mime_type: Cow<'a, str>,
     /// A tool result's `details.imageSanitization.maxDimensionPx` (a number), which replaces
-    /// the caller's limit for this result's blocks (§7.4 rule 15).
+    /// the caller's limit for this result's blocks (images.ts).
     pub max_dimension_px: Option<f64>,
     /// A tool result's `details.imageSanitization.maxBytes` (a number).
     pub max_bytes: Option<f64>,
 }
 
-/// The per-result limit overrides of a tool result (§7.4 rule 15).
+/// The per-result limit overrides of a tool result (images.ts, `sanitizeSessionMessagesImages`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 struct Overrides {
     max_dimension_px: Option<f64>,
     max_bytes: Option<f64>,
 }
 
-/// Whether §7.4 image-sanitizes the array content of a message with this role: tool results
-/// (rule 15), users (rule 16), errored assistants (rule 17) and every other assistant with
-/// array content (rule 18, in both sanitize modes). Other roles are left alone (rule 19).
+/// Whether `sanitizeSessionMessagesImages` image-sanitizes the array content of a message with
+/// this role: tool results, users, errored assistants and every other assistant with array
+/// content (in both sanitize modes). Other roles are left alone.
 fn sanitizes_role(role: &str) -> bool {
     matches!(role, "toolResult" | "user" | "assistant")
 }
 
-/// The image blocks of `transcript` that §7.4 would sanitize, in transcript and block order.
+/// The image blocks of `transcript` that `sanitizeSessionMessagesImages` would sanitize, in
+/// transcript and block order.
 ///
 /// Uses the cached [`MessageFacts`](crate::transcript::MessageFacts) to skip messages without an
 /// image block; only messages holding one are parsed (field by field, without building value
 /// trees for other blocks). A tool result with string content has no blocks: upstream turns
-/// such content into `[]` (a quirk, §7.4 rule 15) and clawctx leaves it as it is.
+/// such content into `[]` (an upstream quirk) and clawctx leaves it as it is.
 pub fn find_image_blocks(transcript: &Transcript) -> Vec<ImageBlockRef<'_>> {
     find_image_blocks_to_sanitize(transcript, None)
 }
 
-/// [`find_image_blocks`], leaving out the blocks that §7.5 would keep exactly as they are
+/// [`find_image_blocks`], leaving out the blocks that tool-images.ts
+/// (`resizeImageBase64IfNeeded`) would keep exactly as they are
 /// under `limits` (see [`KeepLimits::keeps`]) when `limits` is given: those need no image
 /// work, so they never reach Python.
 pub fn find_image_blocks_to_sanitize<'a>(
@@ -243,7 +246,8 @@ fn scan_value<'a>(
     }
 }
 
-/// Default limits and guards of §7.5 for [`find_image_blocks_to_sanitize`]; a tool result's
+/// Default limits and guards of `src/agents/image-sanitization.ts` and tool-images.ts for
+/// [`find_image_blocks_to_sanitize`]; a tool result's
 /// overrides replace the first two for its blocks.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KeepLimits {
@@ -254,10 +258,11 @@ pub struct KeepLimits {
 }
 
 impl KeepLimits {
-    /// Whether §7.5 keeps `block` exactly as it is: its `data` is plain base64 with nothing to
-    /// trim, the mime type inferred from its prefix (rule 22) is its own, the header of a PNG,
-    /// GIF, JPEG or WebP gives dimensions within the maximum side and the decoded size is
-    /// within `max_bytes` (rule 23). Limits are normalized as `clawctx.images` does (side
+    /// Whether `resizeImageBase64IfNeeded` keeps `block` exactly as it is: its `data` is plain
+    /// base64 with nothing to trim, the mime type inferred from its prefix
+    /// (`inferMimeTypeFromBase64`) is its own, the header of a PNG, GIF, JPEG or WebP gives
+    /// dimensions within the maximum side and the decoded size is within `max_bytes`.
+    /// Limits are normalized as `clawctx.images` does (side
     /// floored, both at least 1). Anything else is left to the image code.
     pub fn keeps(&self, block: &ImageBlockRef<'_>) -> bool {
         let data: &str = &block.data;
@@ -284,7 +289,8 @@ impl KeepLimits {
     }
 }
 
-/// §7.5 rule 22: the mime type a base64 payload's first characters identify.
+/// tool-images.ts, `inferMimeTypeFromBase64`: the mime type a base64 payload's first
+/// characters identify.
 pub fn infer_mime_type(trimmed: &str) -> Option<&'static str> {
     if trimmed.starts_with("/9j/") {
         Some("image/jpeg")
@@ -533,10 +539,11 @@ fn webp_size(b: &Base64<'_>) -> Option<(u32, u32)> {
 /// How a content block is rewritten.
 #[derive(Debug, Clone, PartialEq)]
 pub enum BlockEdit {
-    /// The block becomes this value (an image replaced by a text block, §7.5 rules 21, 25).
+    /// The block becomes this value (an image replaced by a text block,
+    /// `sanitizeContentBlocksImages`).
     Replace(Value),
     /// These fields are set on the block object, which keeps its other fields and their order
-    /// (`{...block, data, mimeType}`, §7.5 rules 23–24).
+    /// (`{...block, data, mimeType}`, `sanitizeContentBlocksImages`).
     Merge(Map<String, Value>),
 }
 

@@ -1,6 +1,8 @@
-//! `resolveTranscriptPolicy` (hot-path §7.1): which hygiene passes a provider needs.
+//! `resolveTranscriptPolicy` (OpenClaw 2026.3.13 `src/agents/transcript-policy.ts`): which hygiene
+//! passes a provider needs.
 
-/// How `sanitizeSessionMessagesImages` treats assistant text (§7.4 rule 18).
+/// How `sanitizeSessionMessagesImages` treats assistant text
+/// (`src/agents/pi-embedded-helpers/images.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SanitizeMode {
     /// Images only.
@@ -9,7 +11,7 @@ pub enum SanitizeMode {
     Full,
 }
 
-/// Tool-call id rewriting (§7.8 rule 31).
+/// Tool-call id rewriting (`src/agents/tool-call-id.ts`, `sanitizeToolCallId`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ToolCallIdMode {
     /// `[a-zA-Z0-9]+`, up to 40 chars.
@@ -18,7 +20,7 @@ pub enum ToolCallIdMode {
     Strict9,
 }
 
-/// Options of `stripThoughtSignatures` (§7.8 rule 35).
+/// Options of `stripThoughtSignatures` (`src/agents/pi-embedded-helpers/bootstrap.ts`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ThoughtSignatureOptions {
     pub allow_base64_only: bool,

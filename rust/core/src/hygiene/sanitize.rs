@@ -1,6 +1,7 @@
-//! Transcript hygiene passes of `sanitizeSessionHistory` (hot-path §7.3–§7.10). Each pass takes
-//! a transcript and returns it unchanged (the same messages) when it does not apply; only the
-//! messages a pass changes are parsed in full and re-serialized.
+//! Transcript hygiene passes of `sanitizeSessionHistory` (OpenClaw 2026.3.13
+//! `src/agents/pi-embedded-runner/google.ts` and the `src/agents/pi-embedded-helpers/` it calls).
+//! Each pass takes a transcript and returns it unchanged (the same messages) when it does not
+//! apply; only the messages a pass changes are parsed in full and re-serialized.
 
 use base64::Engine;
 use serde_json::{json, Map, Value};
@@ -9,11 +10,12 @@ use super::policy::{SanitizeMode, ThoughtSignatureOptions};
 use crate::base::{js_trim, to_js_string, JsonText};
 use crate::transcript::{Message, Transcript};
 
-/// §7.10: the user turn prepended for Google when a transcript starts with the assistant.
+/// bootstrap.ts, `sanitizeGoogleTurnOrdering`: the user turn prepended for Google when a
+/// transcript starts with the assistant.
 pub const GOOGLE_BOOTSTRAP_TEXT: &str = "(session bootstrap)";
-/// §7.9 rule 38.
+/// turns.ts, `stripDanglingAnthropicToolUses`: the text of an assistant left without blocks.
 pub const TOOL_CALLS_OMITTED_TEXT: &str = "[tool calls omitted]";
-/// §7.3.
+/// google.ts, `annotateInterSessionUserMessages`.
 pub const INTER_SESSION_PREFIX: &str = "[Inter-session message]";
 
 const TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
@@ -29,7 +31,7 @@ fn block_type(block: &Value) -> Option<&str> {
     block.get("type").and_then(Value::as_str)
 }
 
-// ---- §7.3 inter-session marker -------------------------------------------------------------
+// ---- inter-session marker (google.ts: annotateInterSessionUserMessages) --------------------
 
 /// `annotateInterSessionUserMessages`: user messages with `provenance.kind == "inter_session"`
 /// get `"[Inter-session message]"` (plus `sourceSession=`, `sourceChannel=`, `sourceTool=`) in
@@ -83,7 +85,9 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
     })
 }
 
-/// §7.2 step 3: assistant messages mirrored from delivery (`provider "openclaw"`, `model
+/// Later OpenClaw, not 2026.3.13's `sanitizeSessionHistory` (upstream recognises these in
+/// `src/agents/pi-embedded-subscribe.handlers.messages.ts`): assistant messages mirrored from
+/// delivery (`provider "openclaw"`, `model
 /// "delivery-mirror"`) are not sent to Anthropic.
 pub fn drop_delivery_mirror_messages(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
@@ -97,7 +101,7 @@ pub fn drop_delivery_mirror_messages(input: &Transcript) -> Transcript {
     })
 }
 
-// ---- §7.8 rule 35 thought signatures -------------------------------------------------------
+// ---- thought signatures (pi-embedded-helpers/bootstrap.ts: stripThoughtSignatures) ---------
 
 fn is_base64_signature(value: &str) -> bool {
     let trimmed = js_trim(value).trim_end_matches('=');
@@ -148,7 +152,7 @@ fn strip_signatures_in(blocks: &mut [Value], options: Option<ThoughtSignatureOpt
     changed
 }
 
-/// `stripThoughtSignatures` over every assistant message (§7.8 rule 35). `options: None` is
+/// `stripThoughtSignatures` over every assistant message (bootstrap.ts). `options: None` is
 /// the default mode (strip `thought_signature` values starting with `msg_`).
 pub fn strip_thought_signatures(
     input: &Transcript,
@@ -167,9 +171,9 @@ pub fn strip_thought_signatures(
     })
 }
 
-// ---- §7.4 non-image parts --------------------------------------------------------------------
+// ---- non-image parts (pi-embedded-helpers/images.ts: sanitizeSessionMessagesImages) ----------
 
-/// The non-image rules of `sanitizeSessionMessagesImages` (§7.4 rules 15, 17–18): tool results
+/// The non-image rules of `sanitizeSessionMessagesImages` (images.ts): tool results
 /// whose content is not an array get `[]` (Quirk, kept for compatibility: string tool output is
 /// dropped from the replayed history, as upstream does); assistants other than errored ones
 /// get their thought signatures stripped unless `preserve_signatures`, and in `full` mode lose
@@ -221,9 +225,10 @@ pub fn sanitize_message_blocks(
     })
 }
 
-// ---- §7.7 thinking -----------------------------------------------------------------------------
+// ---- thinking (pi-embedded-runner/thinking.ts: dropThinkingBlocks) -----------------------------
 
-/// `dropThinkingBlocks` [B]: removes `thinking` blocks from assistants; an emptied message gets
+/// `dropThinkingBlocks` (as in 2026.3.13): removes `thinking` blocks from assistants; an
+/// emptied message gets
 /// `[{"type":"text","text":""}]`.
 pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
@@ -257,7 +262,7 @@ pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
 
 /// Drops every tool result whose id an earlier tool result already answered (first wins, as
 /// the pairing repair counts duplicates). The pairing repair itself keeps a second same-id
-/// result inside one span when nothing else in the span changes (Quirk §3.4.19a, kept for
+/// result inside one span when nothing else in the span changes (upstream quirk, kept for
 /// compatibility); `sanitize_session_history` runs this after it so no provider receives two
 /// results for one call (a clawctx addition).
 pub fn drop_duplicate_tool_results(input: &Transcript) -> Transcript {
@@ -272,9 +277,9 @@ pub fn drop_duplicate_tool_results(input: &Transcript) -> Transcript {
     })
 }
 
-// ---- §7.6 usage ----------------------------------------------------------------------------------
+// ---- usage hygiene (pi-embedded-runner/google.ts) ----------------------------------------------
 
-/// The zero usage snapshot of §7.6 rule 27.
+/// The zero usage snapshot (google.ts, `stripStaleAssistantUsageBeforeLatestCompaction`).
 pub fn zero_usage() -> Value {
     json!({"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 0,
            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
@@ -288,7 +293,8 @@ fn timestamp_ms(value: Option<&Value>) -> Option<f64> {
     }
 }
 
-/// §7.6 rule 27: assistant usage recorded before the latest compaction summary (by position or
+/// `stripStaleAssistantUsageBeforeLatestCompaction`: assistant usage recorded before the latest
+/// compaction summary (by position or
 /// timestamp) is zeroed, so usage-based estimates do not count compacted context.
 pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     let messages = input.messages();
@@ -330,7 +336,8 @@ fn number_or_zero(value: Option<&Value>) -> Value {
     }
 }
 
-/// §7.6 rule 28: every assistant gets a usage snapshot: missing ⇒ zeros; otherwise numeric
+/// `ensureAssistantUsageSnapshots` (google.ts): every assistant gets a usage snapshot: missing
+/// ⇒ zeros; otherwise numeric
 /// fields default to 0, `totalTokens` is the given total or the sum, cost fields are normalized
 /// when present. Other usage keys are kept.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
@@ -384,9 +391,9 @@ fn json_number(f: f64) -> Value {
     }
 }
 
-// ---- §7.9 turn validation ----------------------------------------------------------------------
+// ---- turn validation (pi-embedded-helpers/turns.ts: validate*Turns) ----------------------------
 
-/// `validateGeminiTurns` (rule 36): merges consecutive assistant messages.
+/// `validateGeminiTurns` (turns.ts): merges consecutive assistant messages.
 pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
     let messages = input.messages();
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
@@ -453,7 +460,8 @@ pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
 }
 
 /// Result ids that answer calls, from the messages after an assistant up to the next one
-/// (rule 38): tool results, `tool` role messages, and result blocks inside user content.
+/// (`stripDanglingAnthropicToolUses`): tool results, `tool` role messages, and result blocks
+/// inside user content.
 fn answered_ids(messages: &[Message]) -> std::collections::HashSet<String> {
     let mut ids = std::collections::HashSet::new();
     for message in messages {
@@ -504,7 +512,8 @@ fn answered_ids(messages: &[Message]) -> std::collections::HashSet<String> {
     ids
 }
 
-/// Dangling-tool-call stripping (rule 38): tool calls no later message answers are removed;
+/// Dangling-tool-call stripping (`stripDanglingAnthropicToolUses`): tool calls no later message
+/// answers are removed;
 /// an assistant left with no blocks gets `[tool calls omitted]` (or `[]` if it errored).
 pub fn strip_dangling_tool_calls(input: &Transcript) -> Transcript {
     let messages = input.messages();
@@ -559,7 +568,7 @@ fn is_empty_assistant(message: &Message) -> bool {
     }
 }
 
-/// `validateAnthropicTurns` (rule 37): strips dangling tool calls, merges consecutive user
+/// `validateAnthropicTurns` (turns.ts): strips dangling tool calls, merges consecutive user
 /// messages (content arrays concatenated; Quirk, kept: string content counts as empty; other
 /// fields from the later message, `timestamp` = later ?? earlier), and drops trailing
 /// assistants that are empty, blank or thinking-only. Assistants are never merged.
@@ -604,9 +613,9 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
     }
 }
 
-// ---- §7.10 Google turn ordering ----------------------------------------------------------------
+// ---- Google turn ordering (bootstrap.ts: sanitizeGoogleTurnOrdering) ---------------------------
 
-/// `sanitizeGoogleTurnOrdering` (rule 40): a transcript that starts with an assistant gets a
+/// `sanitizeGoogleTurnOrdering` (bootstrap.ts): a transcript that starts with an assistant gets a
 /// `"(session bootstrap)"` user turn in front.
 pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcript {
     let Some(first) = input.messages().first() else {
@@ -621,9 +630,10 @@ pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcr
     Transcript::from_messages(out)
 }
 
-// ---- §7.2 step 10 OpenAI Responses reasoning -----------------------------------------------------
+// ---- OpenAI Responses reasoning (pi-embedded-helpers/openai.ts) ---------------------------------
 
-/// OpenAI Responses replay (§7.2 step 10, specified loosely upstream): a reasoning item may only
+/// OpenAI Responses replay (pi-embedded-helpers/openai.ts, `downgradeOpenAIReasoningBlocks`;
+/// clawctx's reading of a loosely specified rule): a reasoning item may only
 /// be replayed together with the output item that followed it, so a thinking block whose
 /// `thinkingSignature` (the serialized reasoning item) has no text or tool-call block after it
 /// in the same assistant turn loses the signature (it is then not replayed as reasoning).

@@ -1,4 +1,4 @@
-//! Tool-call id sanitation for strict providers (hot-path §7.8 rules 31–34, baseline mapping):
+//! Tool-call id sanitation for strict providers (OpenClaw 2026.3.13 `src/agents/tool-call-id.ts`):
 //! Anthropic and Google want `[a-zA-Z0-9]` ids, Mistral exactly nine of them.
 
 use std::collections::{HashMap, HashSet};
@@ -24,7 +24,7 @@ fn alnum(id: &str) -> String {
     id.chars().filter(char::is_ascii_alphanumeric).collect()
 }
 
-/// `sanitizeToolCallId(id, mode)` (rule 31, baseline: no native-Kimi exception).
+/// `sanitizeToolCallId(id, mode)` (as in 2026.3.13: no native-Kimi exception).
 pub fn sanitize_tool_call_id(id: Option<&str>, mode: ToolCallIdMode) -> String {
     let Some(id) = id.filter(|id| !id.is_empty()) else {
         return match mode {
@@ -49,7 +49,7 @@ pub fn sanitize_tool_call_id(id: Option<&str>, mode: ToolCallIdMode) -> String {
     }
 }
 
-/// `isValidCloudCodeAssistToolId` (rule 34).
+/// `isValidCloudCodeAssistToolId`.
 pub fn is_valid_tool_call_id(id: &str, mode: ToolCallIdMode) -> bool {
     let all_alnum = !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric());
     match mode {
@@ -58,7 +58,7 @@ pub fn is_valid_tool_call_id(id: &str, mode: ToolCallIdMode) -> bool {
     }
 }
 
-/// `makeUniqueToolId` (rule 32).
+/// `makeUniqueToolId`.
 fn make_unique(raw: &str, mode: ToolCallIdMode, used: &HashSet<String>, now_ms: i64) -> String {
     let sanitized = sanitize_tool_call_id(Some(raw), mode);
     match mode {
@@ -98,7 +98,7 @@ fn make_unique(raw: &str, mode: ToolCallIdMode, used: &HashSet<String>, now_ms: 
     }
 }
 
-/// `sanitizeToolCallIdsForCloudCodeAssist` (rules 31–33, baseline): one mapping from raw id to
+/// `sanitizeToolCallIdsForCloudCodeAssist` (as in 2026.3.13): one mapping from raw id to
 /// a new unique id, applied to assistant tool-call blocks and to tool results'
 /// `toolCallId`/`toolUseId`. Returns the input itself when every id is already what it maps to.
 pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: i64) -> Transcript {
@@ -335,7 +335,8 @@ fn occurrence_id(
 }
 
 /// Makes tool-call ids unique across the transcript, occurrence by occurrence (as OpenClaw
-/// 2026.5's occurrence-aware mapping does, §7.8 rule 33 [L]): the second and later calls with
+/// 2026.5's occurrence-aware mapping in tool-call-id.ts does; not in 2026.3.13): the second and
+/// later calls with
 /// an id already used get a fresh id (valid in `mode`), and tool results are matched to
 /// occurrences first-in first-out per original id. Providers reject repeated tool-call ids,
 /// and a repeated id would otherwise leave the later call without a result after pairing

@@ -2,7 +2,8 @@
 //! transcript, checked the way the request would actually be sent.
 //!
 //! The model of sending (pi-ai): assistant turns that ended in `error` or `aborted` are skipped;
-//! the rest goes through `convertToLlm` (§1.7); tool results become user-side content;
+//! the rest goes through `convertToLlm` (pi-mono 0.58.3
+//! `packages/coding-agent/src/core/messages.ts`); tool results become user-side content;
 //! consecutive messages of the same API role form one turn (Anthropic and Gemini combine them).
 //! A result that answers a skipped turn therefore reaches the provider as an orphan — the real
 //! OpenClaw failure "unexpected tool_use_id found in tool_result blocks".
@@ -32,7 +33,7 @@ impl ProviderFamily {
         }
     }
 
-    /// The family of a provider / model API (same inputs as the policy table, §7.1).
+    /// The family of a provider / model API (same inputs as `resolveTranscriptPolicy`).
     pub fn resolve(provider: Option<&str>, model_api: Option<&str>) -> ProviderFamily {
         let provider = provider
             .map(|p| p.trim().to_lowercase())
@@ -100,7 +101,7 @@ pub fn validate_for_provider(messages: &Transcript, family: ProviderFamily) -> V
         }
         sent.push((i, facts));
     }
-    // Roles after convertToLlm (§1.7): user, assistant and toolResult pass; bashExecution,
+    // Roles after convertToLlm (messages.ts): user, assistant and toolResult pass; bashExecution,
     // custom and the summaries become user messages; other roles are dropped.
     let kept_roles: HashSet<&str> = ["user", "toolResult"].into();
 
