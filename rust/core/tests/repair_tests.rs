@@ -1,4 +1,5 @@
-//! Repair (hot-path §2): byte preservation, truncation at every offset, property tests.
+//! Repair (OpenClaw `src/agents/session-file-repair.ts`, `repairSessionFileIfNeeded`): byte
+//! preservation, truncation at every offset, property tests.
 
 mod common;
 
@@ -60,7 +61,8 @@ fn upstream_cases_g3() {
     assert_eq!(fs::read_to_string(&path).unwrap(), base);
     assert_eq!(fs::read(report.backup_path.unwrap()).unwrap(), original);
 
-    // Empty errored assistant: rewritten with the fallback text; a trailing assistant stays (G3).
+    // Empty errored assistant: rewritten with the fallback text; a trailing assistant stays (G3,
+    // the newest session-file-repair.ts; an earlier generation trimmed it).
     let mut error = msg("2", Some("1"), "assistant", "x");
     error["message"]["content"] = json!([]);
     error["message"]["stopReason"] = json!("error");

@@ -1,4 +1,5 @@
-//! Loading, migration and context building (hot-path §1), through the public core API.
+//! Loading, migration and context building (pi-mono 0.58.3
+//! `packages/coding-agent/src/core/session-manager.ts`), through the public core API.
 
 mod common;
 

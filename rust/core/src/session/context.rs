@@ -1,4 +1,5 @@
-//! `buildSessionContext` (hot-path §1.6): the messages on the path from the root to a leaf,
+//! `buildSessionContext` (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`):
+//! the messages on the path from the root to a leaf,
 //! with the latest compaction and branch summaries applied.
 
 use serde_json::{Map, Value};
@@ -109,7 +110,8 @@ impl ContextState {
         }
     }
 
-    /// The state for a root→leaf `path` (§1.6 rules 25–29).
+    /// The state for a root→leaf `path` (`buildSessionContext`: model and thinking level from the
+    /// path, the latest compaction's summary, then the entries it keeps and those after it).
     pub fn for_path(entries: &[Entry], path: &[usize]) -> ContextState {
         let mut state = ContextState {
             leaf: path.last().copied().unwrap_or(0),
@@ -173,7 +175,7 @@ pub fn build_session_context(
     ContextState::for_path(entries, &path).to_context(entries)
 }
 
-/// `{provider, modelId}` set by a model_change or assistant message entry (§1.6 rule 26).
+/// `{provider, modelId}` set by a model_change or assistant message entry (`buildSessionContext`).
 pub(crate) fn model_of(entry: &Entry) -> Value {
     match entry.message() {
         Some(head) => {
@@ -200,7 +202,7 @@ fn timestamp_value(entry: &Entry) -> Value {
     entry.timestamp_ms().map_or(Value::Null, Value::from)
 }
 
-/// Entry → message ("append", §1.6.27).
+/// Entry → message (`buildSessionContext`'s "append": message, custom_message, branch_summary).
 fn push_entry_message(entry: &Entry, out: &mut Vec<Message>) {
     match entry.entry_type.as_deref() {
         // A `message` whose `message` is not an object has nothing to send; pi would pass the

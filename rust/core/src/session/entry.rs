@@ -1,4 +1,5 @@
-//! Session entries (hot-path §1.2–§1.3): the record's original JSON text plus the few fields the
+//! Session entries (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`, the
+//! `SessionEntry` types): the record's original JSON text plus the few fields the
 //! hot path reads. Message bodies are not parsed beyond their role and model, so a 13 MB tool
 //! result costs one validation pass, not a tree of allocations.
 
@@ -11,7 +12,7 @@ use serde_json::{Map, Value};
 use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 use crate::transcript::Message;
 
-/// The `type` strings of hot-path §1.3.
+/// The entry `type` strings pi writes (session-manager.ts).
 pub mod types {
     pub const SESSION: &str = "session";
     pub const MESSAGE: &str = "message";
@@ -25,7 +26,7 @@ pub mod types {
     pub const SESSION_INFO: &str = "session_info";
 }
 
-/// A static string for the known entry types of §1.3.
+/// A static string for the known entry types (session-manager.ts).
 fn intern_type(ty: &str) -> Cow<'static, str> {
     const KNOWN: [&str; 10] = [
         types::SESSION,
@@ -55,7 +56,8 @@ pub struct MessageHead {
 }
 
 impl MessageHead {
-    /// `provider` and `model` of the message (an assistant's set the session model, §1.6.26),
+    /// `provider` and `model` of the message (an assistant's set the session model in
+    /// `buildSessionContext`),
     /// read from the text when asked: only the last assistant on a path needs them.
     pub fn provider_and_model(&self) -> (Option<Value>, Option<Value>) {
         match RawObject::parse(self.json.as_str()) {

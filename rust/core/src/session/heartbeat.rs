@@ -26,7 +26,7 @@ use crate::hygiene::HeartbeatMatcher;
 /// How many bytes before the mark are compared to detect a file changed in place.
 const MARK_FINGERPRINT_BYTES: u64 = 4096;
 
-// ---- on-disk pruning (§2.7) ----------------------------------------------------------------
+// ---- on-disk pruning (OpenClaw src/infra/heartbeat-runner.ts: pruneHeartbeatTranscript) ----
 
 /// The state of a session file recorded before a heartbeat run.
 #[derive(Debug, Clone, PartialEq, Eq)]

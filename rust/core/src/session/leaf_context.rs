@@ -1,10 +1,12 @@
-//! The leaf's context read from the end of the file (hot-path §1.4.21, §1.6), for callers
+//! The leaf's context read from the end of the file (pi-mono 0.58.3
+//! `packages/coding-agent/src/core/session-manager.ts`, `buildSessionContext`), for callers
 //! that need one request's messages and not the whole session.
 //!
 //! A session file only grows, while the context sent to a model is bounded by its window: after
 //! a compaction, the messages start at the compaction's first kept entry, usually a few MB
 //! before the end of a file of hundreds. `buildSessionContext` needs only the path from the
-//! leaf (the last entry, §1.4.21) back to that entry, and a parent is always found at or after
+//! leaf (the last entry, as `_buildIndex` sets it) back to that entry, and a parent is always
+//! found at or after
 //! the first line that holds its id. So the file is read backwards in growing chunks cut at
 //! line ends, every chunk parsed exactly as [`Session::open`](crate::Session::open) parses its
 //! lines (fast path, salvage of damaged lines), and the walk up the parents advances as far as
@@ -352,7 +354,7 @@ impl TailWalk {
                 self.walk_done = everything_read;
                 return;
             }
-            // The leaf: the file's last entry (§1.4.21).
+            // The leaf: the file's last entry (`_buildIndex`).
             self.visit(0);
         }
         while !self.walk_done {
@@ -380,7 +382,8 @@ impl TailWalk {
         }
     }
 
-    /// Adds entry `i` to the walk and notes what it settles (§1.6 rules 26 and 28).
+    /// Adds entry `i` to the walk and notes what it settles (the model and the
+    /// latest compaction, as `buildSessionContext` reads them).
     fn visit(&mut self, i: usize) {
         let position = self.walk.len();
         self.walk.push(i);

@@ -1,7 +1,9 @@
 //! Splitting a session file into lines and salvaging records from damaged lines.
 //!
-//! pi and OpenClaw split on `"\n"` and drop every line `JSON.parse` rejects (hot-path §1.4.16,
-//! §2.2.4). That silently loses real records in the ways files actually get damaged: a crash
+//! pi and OpenClaw split on `"\n"` and drop every line `JSON.parse` rejects (pi-mono 0.58.3
+//! session-manager.ts `parseSessionEntries`; OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`
+//! `repairSessionFileIfNeeded`). That silently loses real records in the ways files actually get
+//! damaged: a crash
 //! tears the last line and the next writer appends right after it (`<torn>{"type":...}`), a
 //! filesystem leaves a run of NUL bytes, an editor adds a UTF-8 BOM or invalid UTF-8 sneaks
 //! in. [`salvage_line`] recovers every complete record from such a line; the loader and the

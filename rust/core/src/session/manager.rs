@@ -78,7 +78,7 @@ pub enum InvalidHeader {
     /// Fail with [`Error::Format`].
     #[default]
     Error,
-    /// Start a fresh session in the same file, as pi does (§1.4.18), after backing the
+    /// Start a fresh session in the same file, as pi does (`setSessionFile`), after backing the
     /// original up next to it.
     Reset,
 }
@@ -207,7 +207,7 @@ impl RefreshReport {
     }
 }
 
-/// A new header, with pi's key order (§1.1.3).
+/// A new header, with pi's key order (`SessionManager.newSession`).
 pub fn new_header_fields(
     session_id: &str,
     now_ms: i64,
@@ -226,7 +226,7 @@ pub fn new_header_fields(
     map
 }
 
-/// A new entry to append, with the fields pi writes for it (§1.3, §1.9).
+/// A new entry to append, with the fields pi writes for it (`SessionManager.append*`).
 #[derive(Debug, Clone)]
 pub enum NewEntry {
     Message(Value),
@@ -259,7 +259,7 @@ pub enum NewEntry {
     SessionInfo {
         name: String,
     },
-    /// `branchWithSummary` (§1.9.43): a child of `branch_from` (`None` = a new root), with
+    /// `branchWithSummary`: a child of `branch_from` (`None` = a new root), with
     /// `fromId` = `branch_from` or `"root"`.
     BranchSummary {
         branch_from: Option<String>,
@@ -519,7 +519,7 @@ impl Session {
         session
     }
 
-    /// `_buildIndex` (§1.4.21): id index (a later duplicate wins), leaf = last entry in file
+    /// `_buildIndex`: id index (a later duplicate wins), leaf = last entry in file
     /// order, labels in file order (last wins; a falsy label clears).
     fn rebuild_index(&mut self) {
         self.index.clear();
@@ -553,7 +553,7 @@ impl Session {
         }
     }
 
-    /// Migration v1→v2→v3 in memory (§1.4.20). Marks changed entries `modified`.
+    /// Migration v1→v2→v3 in memory (`migrateToCurrentVersion`). Marks changed entries `modified`.
     fn migrate(&mut self, ids: &mut dyn IdSource) {
         let version = self.header.version();
         if version >= CURRENT_SESSION_VERSION {
@@ -642,7 +642,8 @@ impl Session {
         self.header.modified
     }
 
-    /// Writes the migrated session back (§1.4.20, only when asked): a backup of the original,
+    /// Writes the migrated session back (pi's `_rewriteFile`, here only when asked): a backup of
+    /// the original,
     /// then an atomic replacement in which every line migration changed is rewritten and every
     /// other line (including blank and damaged ones) keeps its bytes. Returns the backup path,
     /// or `None` when there was nothing to write.
@@ -733,7 +734,7 @@ impl Session {
         self.backup_path.as_deref()
     }
 
-    /// `buildSessionContext` for a leaf (§1.6), reusing the last context built: when the leaf
+    /// `buildSessionContext` for a leaf, reusing the last context built: when the leaf
     /// is reached from that context's leaf through entries appended since (the usual case
     /// after `refresh` or an append), only those entries are added. A compaction among them,
     /// an id re-pointed by a duplicate, or any other leaf rebuilds from the path.
@@ -837,7 +838,7 @@ impl Session {
             })
     }
 
-    /// Entry indices from the root to `leaf` (§1.6.25, `getBranch`). Stops at a missing
+    /// Entry indices from the root to `leaf` (`getBranch`). Stops at a missing
     /// parent, and at a repeated entry so a cyclic file cannot hang it.
     pub fn path_to(&self, leaf: usize) -> Vec<usize> {
         path_to_root(&self.entries, &self.index, leaf)
@@ -856,7 +857,7 @@ impl Session {
             .collect()
     }
 
-    /// `getTree` (§1.9.44): roots (null parent, self parent or unknown parent) and each
+    /// `getTree`: roots (null parent, self parent or unknown parent) and each
     /// entry's children sorted by timestamp (oldest first; unparsable timestamps first, ties
     /// in file order). Flat, so deep sessions cannot overflow a stack.
     pub fn tree(&self) -> Tree {
@@ -886,7 +887,7 @@ impl Session {
 
     // ---- writing ------------------------------------------------------------------------
 
-    /// Moves the leaf to `id` (§1.9.43). Errors if unknown.
+    /// Moves the leaf to `id` (`branch`). Errors if unknown.
     pub fn branch(&mut self, id: &str) -> Result<()> {
         let index = self
             .index_of(id)
@@ -1043,7 +1044,7 @@ impl Session {
         Ok(())
     }
 
-    /// A fresh entry id not used in this session, drawn from `ids` (§1.2.5).
+    /// A fresh entry id not used in this session, drawn from `ids` (`generateId`).
     pub fn next_entry_id(&self, ids: &mut dyn IdSource) -> String {
         generate_entry_id(ids, |c| self.index.contains_key(c))
     }

@@ -1,5 +1,7 @@
-//! Session file repair before load (hot-path §2, OpenClaw generation G3 without the
-//! OpenAI-specific tool-result insertion).
+//! Session file repair before load (OpenClaw `src/agents/session-file-repair.ts`,
+//! `repairSessionFileIfNeeded`, as its generation G3 does, without the OpenAI-specific
+//! tool-result insertion). G3 = the newest `src/agents` version of that file, later than
+//! 2026.3.13 (which only drops unparseable lines and checks the header).
 //!
 //! Differences from upstream, on purpose: lines that need no change keep their exact bytes
 //! (upstream re-serializes every line); records glued to a torn line, hidden behind NUL bytes,
@@ -23,9 +25,9 @@ use super::persist::{replace_atomically, write_backup, LockedFile};
 use crate::base::{js_trim, parse_value, raw_as_str, to_js_string, RawObject};
 use crate::base::{Error, Result};
 
-/// `STREAM_ERROR_FALLBACK_TEXT` (§2.2.6).
+/// `STREAM_ERROR_FALLBACK_TEXT` (G3): the content given to an empty errored assistant.
 pub const STREAM_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before producing content]";
-/// `BLANK_USER_FALLBACK_TEXT` (§2.2.7).
+/// `BLANK_USER_FALLBACK_TEXT` (G3): the text of a blank user message.
 pub const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
 
 /// Keep the backup of the original after a successful repair, or delete it (upstream G3).
@@ -254,7 +256,8 @@ fn decide_line(bytes: &[u8]) -> Decided {
     }
 }
 
-/// G3's per-record checks (§2.2.5–§2.2.7).
+/// G3's per-record checks: a message entry without a role is dropped, an empty errored
+/// assistant and blank user text get fallback content.
 fn fix_record(text: &str) -> RecordFix {
     let Ok(raw) = RawObject::parse(text) else {
         return RecordFix::Keep;
@@ -297,7 +300,7 @@ fn is_empty_array(raw: &RawValue) -> bool {
         && serde_json::from_str::<Vec<&RawValue>>(raw.get()).is_ok_and(|v| v.is_empty())
 }
 
-/// The corrected content of a user message, or `None` when it is fine (§2.2.7).
+/// The corrected content of a user message, or `None` when it is fine (G3).
 fn fixed_user_content(raw: &RawValue) -> Option<Value> {
     if let Some(text) = raw_as_str(raw) {
         return js_trim(&text)
@@ -465,7 +468,7 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
         )));
     }
     // No usable record at all (even if malformed lines were dropped): upstream reports an
-    // empty file before looking at the header (§2.2.8).
+    // empty file before looking at the header (reason `empty session file`).
     if !records_seen {
         return Ok(RepairReport {
             dropped_lines: report.dropped_lines,
