@@ -1,6 +1,7 @@
-//! Compaction planning (hot-path §8; pi-coding-agent `core/compaction/{compaction,utils}.ts`):
-//! the settings and the trigger (§8.1), the cut point and the preparation (§8.2), and the
-//! summary requests, prompt texts and final summary (§8.3). No model is called here: the caller
+//! Compaction planning (pi-mono 0.58.3 `packages/coding-agent/src/core/compaction/compaction.ts`
+//! and `utils.ts`): the settings and the trigger (`shouldCompact`), the cut point and the
+//! preparation (`findCutPoint`, `prepareCompaction`), and the summary requests, prompt texts and
+//! final summary (`generateSummary`, `compact`). No model is called here: the caller
 //! turns each [`SummaryRequest`] into text and hands the texts back to
 //! [`Preparation::compose_summary`]; [`Preparation::compaction_entry`] is the entry pi appends.
 
@@ -31,16 +32,17 @@ pub const UPDATE_SUMMARIZATION_PROMPT: &str = "The messages above are NEW conver
 /// `TURN_PREFIX_SUMMARIZATION_PROMPT`: the instructions for the prefix of a split turn.
 pub const TURN_PREFIX_SUMMARIZATION_PROMPT: &str = "This is the PREFIX of a turn that was too large to keep. The SUFFIX (recent work) is retained.\n\nSummarize the prefix to provide context for the retained suffix:\n\n## Original Request\n[What did the user ask for in this turn?]\n\n## Early Progress\n- [Key decisions and work done in the prefix]\n\n## Context for Suffix\n- [Information needed to understand the retained recent work]\n\nBe concise. Focus on what's needed to understand the kept suffix.";
 
-/// The history summary of a split turn with nothing before the turn (§8.3 rule 13).
+/// The history summary of a split turn with nothing before the turn (`compact`).
 pub const NO_PRIOR_HISTORY: &str = "No prior history.";
 
-/// Joins the history summary and the turn-prefix summary of a split turn (§8.3 rule 13).
+/// Joins the history summary and the turn-prefix summary of a split turn (`compact`).
 pub const TURN_CONTEXT_SEPARATOR: &str = "\n\n---\n\n**Turn Context (split turn):**\n\n";
 
-/// Tool results are cut to this many UTF-16 units when serialized (§8.3 rule 11).
+/// Tool results are cut to this many UTF-16 units when serialized (utils.ts,
+/// `serializeConversation`).
 pub const TOOL_RESULT_MAX_CHARS: u64 = 2000;
 
-// ---- settings and trigger (§8.1) ------------------------------------------------------------
+// ---- settings and trigger (compaction.ts: DEFAULT_COMPACTION_SETTINGS, shouldCompact) -------
 
 /// pi's `DEFAULT_COMPACTION_SETTINGS.reserveTokens`.
 pub const DEFAULT_RESERVE_TOKENS: u64 = 16384;
@@ -49,7 +51,7 @@ pub const DEFAULT_KEEP_RECENT_TOKENS: u64 = 20000;
 /// OpenClaw's `DEFAULT_PI_COMPACTION_RESERVE_TOKENS_FLOOR`.
 pub const DEFAULT_RESERVE_TOKENS_FLOOR: u64 = 20000;
 
-/// pi's `CompactionSettings` (§8.1 rule 1).
+/// pi's `CompactionSettings` (`DEFAULT_COMPACTION_SETTINGS`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionSettings {
     pub enabled: bool,
@@ -79,7 +81,7 @@ impl CompactionSettings {
         }
     }
 
-    /// `maxTokens` of the history summary: `floor(0.8 × reserveTokens)` (§8.3 rule 12).
+    /// `maxTokens` of the history summary: `floor(0.8 × reserveTokens)` (`generateSummary`).
     pub fn summary_max_tokens(&self) -> u64 {
         (0.8 * self.reserve_tokens as f64).floor() as u64
     }
@@ -133,7 +135,7 @@ impl CompactionSettings {
     }
 }
 
-/// `shouldCompact` (§8.1 rule 2): enabled and `context_tokens > context_window − reserve`
+/// `shouldCompact`: enabled and `context_tokens > context_window − reserve`
 /// (strictly greater).
 pub fn should_compact(
     context_tokens: f64,
@@ -143,7 +145,7 @@ pub fn should_compact(
     settings.enabled && context_tokens > context_window - settings.reserve_tokens as f64
 }
 
-// ---- cut point (§8.2 rule 7) ----------------------------------------------------------------
+// ---- cut point (compaction.ts: findCutPoint, findValidCutPoints, findTurnStartIndex) --------
 
 /// pi's `CutPointResult`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,7 +194,7 @@ fn entry_message_tokens(entry: &Entry) -> u64 {
     entry.message().map_or(0, |m| m.json.facts().pi_tokens())
 }
 
-/// `findCutPoint(entries, start, end, keepRecentTokens)` (§8.2 rule 7), over `entries[start..end]`
+/// `findCutPoint(entries, start, end, keepRecentTokens)`, over `entries[start..end]`
 /// (`end` is clamped to the length).
 pub fn find_cut_point(
     entries: &[&Entry],
@@ -263,9 +265,9 @@ fn find_cut_point_by(
     }
 }
 
-// ---- preparation (§8.2 rules 4-10) ----------------------------------------------------------
+// ---- preparation (compaction.ts: prepareCompaction; utils.ts: file operations) --------------
 
-/// `getMessageFromEntry` (§8.2 rule 6): the message an entry contributes to a summary.
+/// `getMessageFromEntry`: the message an entry contributes to a summary.
 /// Unlike the context builder, a `branch_summary` with an empty summary still counts.
 pub fn entry_message(entry: &Entry) -> Option<Message> {
     let timestamp = || Some(entry.timestamp_ms().map_or(Value::Null, Value::from));
@@ -302,7 +304,7 @@ fn js_sort(items: &mut [String]) {
     items.sort_by(|a, b| a.encode_utf16().cmp(b.encode_utf16()));
 }
 
-/// pi's `FileOperations` (§8.2 rule 10).
+/// pi's `FileOperations` (utils.ts, `extractFileOpsFromMessage`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FileOperations {
     pub read: HashSet<String>,
@@ -413,7 +415,7 @@ impl SummaryKind {
     }
 }
 
-/// One summarization call pi would make (§8.3 rule 12): a single user message with `prompt`,
+/// One summarization call pi would make (`generateSummary`): a single user message with `prompt`,
 /// `system_prompt`, and at most `max_tokens` of output. pi asks for reasoning effort "high"
 /// when the model supports reasoning.
 #[derive(Debug, Clone, PartialEq)]
@@ -426,7 +428,7 @@ pub struct SummaryRequest {
     pub messages: Transcript,
 }
 
-/// pi's `CompactionPreparation` (§8.2), with the cut point it was made from. Indices are
+/// pi's `CompactionPreparation`, with the cut point it was made from. Indices are
 /// positions in the path the preparation was made for.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Preparation {
@@ -444,7 +446,7 @@ pub struct Preparation {
     pub leaf_id: Option<String>,
 }
 
-/// `prepareCompaction(pathEntries, settings)` (§8.2 rules 4-10). `None` when the last entry is
+/// `prepareCompaction(pathEntries, settings)`. `None` when the last entry is
 /// a compaction, when the path is empty, or when the first kept entry has no id.
 pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Option<Preparation> {
     if path.last()?.is_type(types::COMPACTION) {
@@ -454,7 +456,7 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
     let boundary_start = previous.map_or(0, |p| p + 1);
     let end = path.len();
     // Derived once for [max(prev, 0), end): the token estimate counts the previous compaction
-    // as a compactionSummary message (rule 6); facts are computed once and shared.
+    // as a compactionSummary message (pi's `tokensBefore`); facts are computed once and shared.
     let usage_start = previous.unwrap_or(0);
     let derived: Vec<Option<Message>> = path[usage_start..end]
         .iter()
@@ -571,7 +573,7 @@ impl Preparation {
         json!({"readFiles": read, "modifiedFiles": modified})
     }
 
-    /// The final summary (§8.3 rules 13-14) from the texts the requests produced.
+    /// The final summary (as pi's `compact` composes it) from the texts the requests produced.
     pub fn compose_summary(&self, history: Option<&str>, turn_prefix: Option<&str>) -> String {
         let (read, modified) = self.file_lists();
         compose_summary(history, turn_prefix, &read, &modified)
@@ -589,7 +591,7 @@ impl Preparation {
     }
 }
 
-// ---- serialization and prompts (§8.3) -------------------------------------------------------
+// ---- serialization and prompts (utils.ts: serializeConversation; compaction.ts) -------------
 
 /// JavaScript's `String(value)` of a JSON value (`Array.prototype.join` of an array).
 fn js_to_string(value: &Value) -> String {
@@ -675,7 +677,7 @@ fn tool_call_text(block: &Map<String, Value>) -> String {
     format!("{}({})", template(block.get("name")), args.join(", "))
 }
 
-/// `serializeConversation(convertToLlm(messages))` (§8.3 rule 11). Messages that are already
+/// `serializeConversation(convertToLlm(messages))` (utils.ts). Messages that are already
 /// LLM messages pass through the conversion unchanged. Differences from JavaScript, where it
 /// would throw: a tool result with string content is serialized as that text; non-object
 /// blocks and non-array contents are skipped.
@@ -729,7 +731,7 @@ pub fn serialize_conversation(messages: &Transcript) -> String {
     parts.join("\n\n")
 }
 
-/// The history summary prompt (§8.3 rule 12): the conversation, the previous summary if any
+/// The history summary prompt (`generateSummary`): the conversation, the previous summary if any
 /// (non-empty), and the initial or update instructions with the optional additional focus.
 pub fn history_prompt(
     conversation: &str,
@@ -760,7 +762,7 @@ pub fn turn_prefix_prompt(conversation: &str) -> String {
     format!("<conversation>\n{conversation}\n</conversation>\n\n{TURN_PREFIX_SUMMARIZATION_PROMPT}")
 }
 
-/// `formatFileOperations` (§8.3 rule 14): `""`, or `"\n\n"` and the non-empty sections.
+/// `formatFileOperations` (utils.ts): `""`, or `"\n\n"` and the non-empty sections.
 pub fn format_file_operations(read_files: &[String], modified_files: &[String]) -> String {
     let mut sections = Vec::with_capacity(2);
     if !read_files.is_empty() {
@@ -781,7 +783,7 @@ pub fn format_file_operations(read_files: &[String], modified_files: &[String]) 
     format!("\n\n{}", sections.join("\n\n"))
 }
 
-/// The final summary (§8.3 rules 13-14). With a turn-prefix summary: the history summary (or
+/// The final summary (`compact`). With a turn-prefix summary: the history summary (or
 /// `"No prior history."` when there is none), the split-turn separator and the prefix summary;
 /// otherwise the history summary. Then the file lists.
 pub fn compose_summary(
@@ -1122,7 +1124,8 @@ mod tests {
         assert_eq!(prep.previous_compaction_index, Some(4));
         assert_eq!(prep.previous_summary.as_deref(), Some("First"));
         assert_eq!(prep.cut.first_kept_entry_index, 7);
-        // Rule 9 quirk: u2 and its assistant (kept by the first compaction) are not summarized.
+        // Upstream quirk of `prepareCompaction`: u2 and its assistant (kept by the first
+        // compaction) are not summarized.
         assert_eq!(roles(&prep.messages_to_summarize), ["user", "assistant"]);
         // tokensBefore counts the previous compaction as a compactionSummary (ceil(5/4) = 2).
         assert_eq!(prep.tokens_before, 2 + 4 * 10);
