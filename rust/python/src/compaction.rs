@@ -1,6 +1,7 @@
-//! Compaction planning (spec §8): `CompactionSettings`, `should_compact`, `find_cut_point`,
-//! `prepare_compaction` with its `CompactionPreparation` and `SummaryRequest`s, and the prompt
-//! texts. Cut points, preparation and serialization run in Rust without the GIL.
+//! Compaction planning (pi-mono 0.58.3 `packages/coding-agent/src/core/compaction/compaction.ts`
+//! and `utils.ts`): `CompactionSettings`, `should_compact`, `find_cut_point`, `prepare_compaction`
+//! with its `CompactionPreparation` and `SummaryRequest`s, and the prompt texts. Cut points,
+//! preparation and serialization run in Rust without the GIL.
 //!
 //! `Session.compact` is the one piece written in Python: it calls a caller-supplied summarizer
 //! that may be sync or async, which only Python code can await. It is a method of the Python
@@ -27,7 +28,8 @@ fn count_arg(name: &str, value: i64) -> PyResult<u64> {
         .map_err(|_| PyValueError::new_err(format!("{name} must be a non-negative integer")))
 }
 
-/// pi's compaction settings (spec §8.1): `enabled`, `reserve_tokens` (kept free for the
+/// pi's compaction settings (`DEFAULT_COMPACTION_SETTINGS` in pi-mono's
+/// `core/compaction/compaction.ts`): `enabled`, `reserve_tokens` (kept free for the
 /// answer; also the summary budget) and `keep_recent_tokens` (recent messages kept verbatim).
 /// `reserve_tokens_floor` raises `reserve_tokens` to at least that value, as OpenClaw does with
 /// its floor of 20000 (`CompactionSettings.DEFAULT_RESERVE_TOKENS_FLOOR`).
@@ -98,7 +100,8 @@ impl PyCompactionSettings {
     fn keep_recent_tokens(&self) -> u64 {
         self.inner.keep_recent_tokens
     }
-    /// `max_tokens` of a history summary: `floor(0.8 × reserve_tokens)` (spec §8.3 rule 12).
+    /// `max_tokens` of a history summary: `floor(0.8 × reserve_tokens)` (pi's
+    /// `generateSummary`).
     #[getter]
     fn summary_max_tokens(&self) -> u64 {
         self.inner.summary_max_tokens()
@@ -144,7 +147,7 @@ fn settings_arg(
     ))
 }
 
-/// `shouldCompact` (spec §8.1 rule 2): `settings.enabled` and
+/// `shouldCompact` (pi-mono compaction.ts): `settings.enabled` and
 /// `context_tokens > context_window - settings.reserve_tokens` (strictly greater).
 #[pyfunction]
 #[pyo3(signature = (context_tokens, context_window, settings = None))]
@@ -215,12 +218,12 @@ fn index_arg(name: &str, value: i64, len: usize) -> PyResult<usize> {
         .ok_or_else(|| PyValueError::new_err(format!("{name} must be between 0 and {len}")))
 }
 
-/// `findCutPoint(entries, start_index, end_index, keep_recent_tokens)` (spec §8.2 rule 7,
+/// `findCutPoint(entries, start_index, end_index, keep_recent_tokens)` (pi-mono compaction.ts,
 /// upstream quirks included): walking back from `end_index - 1`, sums pi's token estimate of
 /// `message` entries until it reaches `keep_recent_tokens`, cuts at the first valid cut point
-/// (never a tool result) at or after that entry (or at the first cut point when there is none
-/// or the budget is never reached), takes in the non-message entries right before it, and
-/// reports the turn start when the cut is not at a user message.
+/// (never a tool result) at or after that entry (or at the first cut point when there is none or
+/// the budget is never reached), takes in the non-message entries right before it, and reports the
+/// turn start when the cut is not at a user message.
 ///
 /// `entries` is a list of entry dicts (header excluded) or a `Session`, whose entries are taken
 /// in file order (the indices of `Session.entries()`). A negative budget counts as 0.
@@ -330,7 +333,7 @@ impl PyCompactionPreparation {
         self.inner.leaf_id.clone()
     }
 
-    /// The summarization calls pi makes (spec §8.3): one `"history"` request, or for a split
+    /// The summarization calls pi makes (`compact`): one `"history"` request, or for a split
     /// turn a `"history"` request (only when there is history) and a `"turn_prefix"` request.
     /// `custom_instructions` becomes the history prompt's "Additional focus".
     #[pyo3(signature = (custom_instructions = None))]
@@ -365,8 +368,8 @@ impl PyCompactionPreparation {
             .collect()
     }
 
-    /// The final summary (spec §8.3 rules 13-14) from the summarizer's texts: for a split turn
-    /// `history_summary` (or "No prior history." when `None`), the split-turn separator and
+    /// The final summary (as pi's `compact` composes it) from the summarizer's texts: for a split
+    /// turn `history_summary` (or "No prior history." when `None`), the split-turn separator and
     /// `turn_prefix_summary`; then the `<read-files>` / `<modified-files>` sections.
     #[pyo3(signature = (history_summary = None, turn_prefix_summary = None))]
     fn compose_summary(
@@ -390,7 +393,7 @@ impl PyCompactionPreparation {
     }
 }
 
-/// One summarization call for the caller's summarizer (spec §8.3 rule 12): send `prompt` as a
+/// One summarization call for the caller's summarizer (pi's `generateSummary`): send `prompt` as a
 /// single user message with `system_prompt` and at most `max_tokens` of output (pi asks for
 /// reasoning effort "high" when the model supports it), and return the text of the answer
 /// (text blocks joined with "\n", as pi does). `kind` is `"history"` or `"turn_prefix"`.
@@ -421,7 +424,7 @@ impl PySummaryRequest {
     }
 }
 
-/// `prepareCompaction` (spec §8.2 rules 4-10) on a `Session`'s current branch (root → leaf),
+/// `prepareCompaction` (pi-mono compaction.ts) on a `Session`'s current branch (root → leaf),
 /// or on a list of path entry dicts. Returns `None` when there is nothing to do: the last
 /// entry is a compaction, the path is empty, or the first kept entry has no id.
 #[pyfunction]
@@ -464,7 +467,7 @@ pub fn prepare_compaction(
     }))
 }
 
-/// `serializeConversation(convertToLlm(messages))` (spec §8.3 rule 11): `[User]: `,
+/// `serializeConversation(convertToLlm(messages))` (pi-mono compaction/utils.ts): `[User]: `,
 /// `[Assistant thinking]: `, `[Assistant]: `, `[Assistant tool calls]: ` and `[Tool result]: `
 /// parts joined by blank lines; tool results cut to 2000 characters. LLM messages pass the
 /// conversion unchanged, so both agent and LLM messages can be given.
@@ -474,7 +477,7 @@ pub fn serialize_conversation(py: Python<'_>, messages: &Bound<'_, PyAny>) -> Py
     Ok(py.detach(move || compaction::serialize_conversation(&transcript)))
 }
 
-/// The summarization prompt (spec §8.3 rule 12). `messages_or_text` is the conversation as
+/// The summarization prompt (pi's `generateSummary`). `messages_or_text` is the conversation as
 /// messages (serialized with `serialize_conversation`) or as already serialized text.
 /// `kind="history"`: the conversation, the `previous_summary` if non-empty, and pi's initial or
 /// update instructions plus "Additional focus: " and `custom_instructions` if non-empty.
@@ -514,8 +517,8 @@ pub fn build_compaction_prompt(
     })
 }
 
-/// pi's exact compaction texts (spec §8.3) by constant name (private: `clawctx.compaction`
-/// exposes them as constants): `SUMMARIZATION_SYSTEM_PROMPT`,
+/// pi's exact compaction texts (compaction.ts, utils.ts) by constant name (private:
+/// `clawctx.compaction` exposes them as constants): `SUMMARIZATION_SYSTEM_PROMPT`,
 /// `SUMMARIZATION_PROMPT`, `UPDATE_SUMMARIZATION_PROMPT`, `TURN_PREFIX_SUMMARIZATION_PROMPT`,
 /// `NO_PRIOR_HISTORY` and `TURN_CONTEXT_SEPARATOR`.
 #[pyfunction(name = "_compaction_texts")]

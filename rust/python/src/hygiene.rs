@@ -1,4 +1,5 @@
-//! Transcript hygiene (hot-path §7): the policy table and each pass of
+//! Transcript hygiene (OpenClaw 2026.3.13 `src/agents/transcript-policy.ts` and
+//! `src/agents/pi-embedded-runner/google.ts`): the policy table and each pass of
 //! `sanitizeSessionHistory` as its own function.
 
 use clawctx_core::base::system_now_ms;
@@ -68,8 +69,8 @@ fn now_arg(py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<i64> {
     }
 }
 
-/// What hygiene a provider needs (spec §7.1). Build one with `resolve_transcript_policy`, or
-/// directly with keyword arguments to override fields.
+/// What hygiene a provider needs (OpenClaw `src/agents/transcript-policy.ts`). Build one with
+/// `resolve_transcript_policy`, or directly with keyword arguments to override fields.
 #[pyclass(name = "TranscriptPolicy", module = "clawctx._core", frozen)]
 pub struct PyTranscriptPolicy {
     pub inner: CorePolicy,
@@ -204,7 +205,7 @@ impl PyTranscriptPolicy {
     }
 }
 
-/// `resolveTranscriptPolicy` (spec §7.1).
+/// `resolveTranscriptPolicy` (OpenClaw `src/agents/transcript-policy.ts`).
 #[pyfunction]
 #[pyo3(signature = (*, provider = None, model_api = None, model_id = None))]
 pub fn resolve_transcript_policy(
@@ -217,7 +218,8 @@ pub fn resolve_transcript_policy(
     }
 }
 
-/// §7.3: marks inter-session user messages with `[Inter-session message] sourceSession=…`.
+/// Marks inter-session user messages with `[Inter-session message] sourceSession=…`
+/// (OpenClaw `src/agents/pi-embedded-runner/google.ts`, `annotateInterSessionUserMessages`).
 #[pyfunction]
 pub fn annotate_inter_session_messages(
     py: Python<'_>,
@@ -226,7 +228,7 @@ pub fn annotate_inter_session_messages(
     run_pass(py, messages, hygiene::annotate_inter_session_messages)
 }
 
-/// §7.2 step 3: drops delivery-mirror assistant messages (for Anthropic).
+/// Drops delivery-mirror assistant messages (for Anthropic; later OpenClaw, not in 2026.3.13).
 #[pyfunction]
 pub fn drop_delivery_mirror_messages(
     py: Python<'_>,
@@ -235,8 +237,9 @@ pub fn drop_delivery_mirror_messages(
     run_pass(py, messages, hygiene::drop_delivery_mirror_messages)
 }
 
-/// §7.8 rules 31–33: rewrites tool-call ids (calls and results) to `strict` (alphanumeric, ≤ 40)
-/// or `strict9` (exactly 9 alphanumerics), keeping them unique and paired.
+/// `sanitizeToolCallIdsForCloudCodeAssist` (OpenClaw `src/agents/tool-call-id.ts`): rewrites
+/// tool-call ids (calls and results) to `strict` (alphanumeric, ≤ 40) or `strict9` (exactly 9
+/// alphanumerics), keeping them unique and paired.
 #[pyfunction]
 #[pyo3(signature = (messages, mode = "strict", *, now_ms = None))]
 pub fn sanitize_tool_call_ids(
@@ -267,23 +270,25 @@ pub fn dedupe_tool_call_ids(
     })
 }
 
-/// `sanitizeToolCallId` (spec §7.8 rule 31) for one id.
+/// `sanitizeToolCallId` (OpenClaw `src/agents/tool-call-id.ts`) for one id.
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn sanitize_tool_call_id(id: Option<&str>, mode: &str) -> PyResult<String> {
     Ok(hygiene::sanitize_tool_call_id(id, parse_id_mode(mode)?))
 }
 
-/// Whether an id is valid in `mode` (spec §7.8 rule 34).
+/// Whether an id is valid in `mode` (OpenClaw `src/agents/tool-call-id.ts`,
+/// `isValidCloudCodeAssistToolId`).
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn is_valid_tool_call_id(id: &str, mode: &str) -> PyResult<bool> {
     Ok(hygiene::is_valid_tool_call_id(id, parse_id_mode(mode)?))
 }
 
-/// §7.8 rule 35: strips thought signatures from assistant blocks (default: `thought_signature`
-/// values starting with `msg_`; `allow_base64_only`: every value that is not valid base64;
-/// `include_camel_case`: also `thoughtSignature`).
+/// `stripThoughtSignatures` (OpenClaw `src/agents/pi-embedded-helpers/bootstrap.ts`): strips
+/// thought signatures from assistant blocks (default: `thought_signature` values starting with
+/// `msg_`; `allow_base64_only`: every value that is not valid base64; `include_camel_case`: also
+/// `thoughtSignature`).
 #[pyfunction]
 #[pyo3(signature = (messages, *, allow_base64_only = false, include_camel_case = false))]
 pub fn strip_thought_signatures(
@@ -301,7 +306,9 @@ pub fn strip_thought_signatures(
     })
 }
 
-/// The non-image rules of `sanitizeSessionMessagesImages` (spec §7.4 rules 15, 17–18).
+/// The non-image rules of `sanitizeSessionMessagesImages` (OpenClaw
+/// `src/agents/pi-embedded-helpers/images.ts`): string tool-result content becomes `[]`,
+/// assistants lose thought signatures (and blank text in `full` mode).
 #[pyfunction]
 #[pyo3(signature = (messages, *, sanitize_mode = "images-only", preserve_signatures = false, sanitize_thought_signatures = None))]
 pub fn sanitize_message_blocks(
@@ -318,7 +325,7 @@ pub fn sanitize_message_blocks(
     })
 }
 
-/// `dropThinkingBlocks` (spec §7.7, baseline).
+/// `dropThinkingBlocks` (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/thinking.ts`).
 #[pyfunction]
 pub fn drop_thinking_blocks(
     py: Python<'_>,
@@ -345,19 +352,22 @@ pub fn drop_duplicate_tool_results(
     run_pass(py, messages, hygiene::drop_duplicate_tool_results)
 }
 
-/// Zeroes assistant usage recorded before the latest compaction summary (spec §7.6 rule 27).
+/// Zeroes assistant usage recorded before the latest compaction summary (OpenClaw
+/// `src/agents/pi-embedded-runner/google.ts`, `stripStaleAssistantUsageBeforeLatestCompaction`).
 #[pyfunction]
 pub fn zero_stale_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
     run_pass(py, messages, hygiene::zero_stale_usage)
 }
 
-/// Gives every assistant a normalized usage snapshot (spec §7.6 rule 28).
+/// Gives every assistant a normalized usage snapshot (OpenClaw
+/// `src/agents/pi-embedded-runner/google.ts`, `ensureAssistantUsageSnapshots`).
 #[pyfunction]
 pub fn normalize_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
     run_pass(py, messages, hygiene::normalize_usage)
 }
 
-/// `validateGeminiTurns` (spec §7.9 rule 36): merges consecutive assistant messages.
+/// `validateGeminiTurns` (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`): merges
+/// consecutive assistant messages.
 #[pyfunction]
 pub fn validate_gemini_turns(
     py: Python<'_>,
@@ -366,7 +376,8 @@ pub fn validate_gemini_turns(
     run_pass(py, messages, hygiene::validate_gemini_turns)
 }
 
-/// `validateAnthropicTurns` (spec §7.9 rules 37–38).
+/// `validateAnthropicTurns` (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`): strips dangling
+/// tool calls and merges consecutive user messages.
 #[pyfunction]
 pub fn validate_anthropic_turns(
     py: Python<'_>,
@@ -375,7 +386,8 @@ pub fn validate_anthropic_turns(
     run_pass(py, messages, hygiene::validate_anthropic_turns)
 }
 
-/// Removes tool calls nothing answers (spec §7.9 rule 38).
+/// Removes tool calls nothing answers (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`,
+/// `stripDanglingAnthropicToolUses`).
 #[pyfunction]
 pub fn strip_dangling_tool_calls(
     py: Python<'_>,
@@ -384,7 +396,8 @@ pub fn strip_dangling_tool_calls(
     run_pass(py, messages, hygiene::strip_dangling_tool_calls)
 }
 
-/// `sanitizeGoogleTurnOrdering` (spec §7.10 rule 40).
+/// `sanitizeGoogleTurnOrdering` (OpenClaw `src/agents/pi-embedded-helpers/bootstrap.ts`): puts a
+/// `(session bootstrap)` user turn before a leading assistant.
 #[pyfunction]
 #[pyo3(signature = (messages, *, now_ms = None))]
 pub fn sanitize_google_turn_ordering(
@@ -398,7 +411,8 @@ pub fn sanitize_google_turn_ordering(
     })
 }
 
-/// OpenAI Responses reasoning replay (spec §7.2 step 10; see the README for the rule chosen).
+/// OpenAI Responses reasoning replay (OpenClaw `src/agents/pi-embedded-helpers/openai.ts`,
+/// `downgradeOpenAIReasoningBlocks`; see the README for the rule chosen).
 #[pyfunction]
 pub fn downgrade_openai_reasoning(
     py: Python<'_>,

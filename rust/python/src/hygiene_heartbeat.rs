@@ -102,7 +102,8 @@ impl PyStripResult {
     }
 }
 
-/// `stripHeartbeatToken` (spec §7.13 rule 45), exactly as OpenClaw does it.
+/// `stripHeartbeatToken` (OpenClaw 2026.3.13 `src/auto-reply/heartbeat.ts`), exactly as OpenClaw
+/// does it.
 ///
 /// Blank text is a skip. Markup is normalized on a copy (HTML tags and `&nbsp;` become spaces,
 /// leading/trailing runs of `*`, `` ` ``, `~`, `_` go); without the token in either, the text is
@@ -141,7 +142,8 @@ pub(crate) fn matcher(
     })
 }
 
-/// `filterHeartbeatPairs` (spec §7.13 rule 46): removes each adjacent user heartbeat prompt +
+/// `filterHeartbeatPairs` (later OpenClaw `src/auto-reply/heartbeat-filter.ts`, not in
+/// 2026.3.13): removes each adjacent user heartbeat prompt +
 /// acknowledging assistant reply. Returns the input object itself when nothing is removed.
 #[pyfunction]
 #[pyo3(signature = (messages, *, heartbeat_prompt = Some(DEFAULT_HEARTBEAT_PROMPT.to_owned()), transcript_prompt = true, max_ack_chars = None))]

@@ -1,5 +1,7 @@
-//! The Rust half of image sanitization (hot-path §7.4–§7.5): finding image blocks without the
-//! GIL and writing sanitized blocks back. The image work itself is `clawctx.images` (Pillow).
+//! The Rust half of image sanitization (OpenClaw 2026.3.13
+//! `src/agents/pi-embedded-helpers/images.ts` and `src/agents/tool-images.ts`): finding image
+//! blocks without the GIL and writing sanitized blocks back. The image work itself is
+//! `clawctx.images` (Pillow).
 
 use std::sync::Arc;
 
@@ -14,8 +16,8 @@ use crate::convert::from_py;
 use crate::errors::IntoPyResult;
 use crate::transcript::{transcript_arg, PyTranscript};
 
-/// An image block that §7.4 sanitizes: where it is, its `data` and `mimeType`, and the
-/// per-result limit overrides of a tool result (`details.imageSanitization`).
+/// An image block that `sanitizeSessionMessagesImages` sanitizes: where it is, its `data` and
+/// `mimeType`, and the per-result limit overrides of a tool result (`details.imageSanitization`).
 #[pyclass(name = "ImageBlockRef", module = "clawctx._core", frozen, get_all)]
 pub struct PyImageBlockRef {
     pub message_index: usize,
@@ -48,16 +50,16 @@ impl PyImageBlockRef {
 }
 
 /// The image blocks (`type: "image"` with string `data` and `mimeType`) that
-/// `sanitizeSessionMessagesImages` (spec §7.4) hands to image sanitization: in tool results,
+/// `sanitizeSessionMessagesImages` (images.ts) hands to image sanitization: in tool results,
 /// user messages with array content, errored assistants and other assistants with array
 /// content. Messages without an image block are skipped from their cached facts; the scan runs
 /// without the GIL and builds Python objects for the found blocks only.
 ///
-/// With `skip_within_limits=True`, blocks that §7.5 keeps exactly as they are under the given
-/// limits (a tool result's overrides replace the first two) are left out: plain base64 with
-/// nothing to trim, the inferred mime type equal to the block's, and a PNG, GIF, JPEG or WebP
-/// header within `max_dimension_px` with a decoded size within `max_bytes` (and an estimated
-/// size within `max_input_bytes`).
+/// With `skip_within_limits=True`, blocks that `resizeImageBase64IfNeeded` (tool-images.ts) keeps
+/// exactly as they are under the given limits (a tool result's overrides replace the first two) are
+/// left out: plain base64 with nothing to trim, the inferred mime type equal to the block's, and a
+/// PNG, GIF, JPEG or WebP header within `max_dimension_px` with a decoded size within `max_bytes`
+/// (and an estimated size within `max_input_bytes`).
 #[pyfunction]
 #[pyo3(signature = (messages, *, skip_within_limits = false, max_dimension_px = 1200.0, max_bytes = 5_242_880.0, max_input_bytes = 67_108_864.0))]
 pub fn find_image_blocks(

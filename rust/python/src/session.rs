@@ -16,7 +16,8 @@ use crate::convert::{from_py, json_text_to_py, to_py, Clock, PyIdSource};
 use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 
-/// The context built for a leaf (spec §1.6).
+/// The context built for a leaf (`buildSessionContext`, pi-mono 0.58.3
+/// `packages/coding-agent/src/core/session-manager.ts`).
 #[pyclass(name = "SessionContext", module = "clawctx._core", frozen, get_all)]
 pub struct PySessionContext {
     /// The messages on the path, as a `Transcript`.
@@ -196,7 +197,7 @@ fn instance_of<'py>(cls: &Bound<'py, pyo3::types::PyType>, session: PySession) -
 
 #[pymethods]
 impl PySession {
-    /// Opens a session file (spec §1.4): damaged lines are salvaged or skipped (see
+    /// Opens a session file (`SessionManager.open`): damaged lines are salvaged or skipped (see
     /// `skipped_lines`), the header is checked, v1/v2 files are migrated to v3 in memory (the
     /// file is rewritten only with `rewrite_migrated=True` or `save_migrated()`).
     ///
@@ -491,7 +492,7 @@ impl PySession {
         self.entry_list(py, self.inner.children(id))
     }
 
-    /// The tree (spec §1.9.44): a list of root nodes `{"entry", "children", "label"}`, children
+    /// The tree (pi's `getTree`): a list of root nodes `{"entry", "children", "label"}`, children
     /// sorted by timestamp. Built without recursion, so any depth works.
     fn tree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         let tree = self.inner.tree();
@@ -571,7 +572,7 @@ impl PySession {
         py.detach(move || inner.save_migrated(now)).py_err(py)
     }
 
-    // ---- appends (spec §1.9): each returns the new entry id -------------------------------
+    // ---- appends (pi's SessionManager.append*): each returns the new entry id -------------
 
     /// Appends a message (user, assistant, toolResult, bashExecution, custom, …).
     fn append_message(&mut self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {

@@ -61,7 +61,8 @@ impl PyHeartbeatMark {
     }
 }
 
-/// Records the byte size of a session file under its exclusive lock (spec §2.7 rule 22).
+/// Records the byte size of a session file under its exclusive lock (as OpenClaw 2026.3.13
+/// `src/infra/heartbeat-runner.ts` does before a heartbeat run).
 /// Raises `FileNotFoundError` for a missing file and `SessionLockError` on lock timeout.
 #[pyfunction]
 #[pyo3(signature = (path, *, lock_timeout = 10.0))]
@@ -114,9 +115,10 @@ impl PyHeartbeatPruneReport {
 }
 
 /// Removes the acknowledged heartbeat exchange written after `mark`, under the session lock
-/// (spec §2.7, safely against other writers). `entries`: the entries appended through the
-/// caller's session during the run (dicts with their `id`), which are then exactly what is
-/// removed; `None`: the exchange is found by content (heartbeat prompt … acknowledgement).
+/// (`pruneHeartbeatTranscript` of `src/infra/heartbeat-runner.ts`, safely against other writers).
+/// `entries`: the entries appended through the caller's session during the run (dicts with their
+/// `id`), which are then exactly what is removed; `None`: the exchange is found by content
+/// (heartbeat prompt … acknowledgement).
 /// Raises `SessionLockError` on lock timeout; unsafe situations leave the file untouched and
 /// report why.
 #[pyfunction]

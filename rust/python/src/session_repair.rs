@@ -100,9 +100,10 @@ impl PyRepairReport {
     }
 }
 
-/// Repairs a session file in place if needed (spec §2, OpenClaw G3 without the
-/// OpenAI-specific tool-result insertion): drops lines that are not JSON and message entries
-/// without a role, gives empty errored assistant turns their fallback text, replaces blank
+/// Repairs a session file in place if needed (OpenClaw `src/agents/session-file-repair.ts`,
+/// `repairSessionFileIfNeeded`, as its newest `src/agents` generation does, later than 2026.3.13,
+/// without the OpenAI-specific tool-result insertion): drops lines that are not JSON and message
+/// entries without a role, gives empty errored assistant turns their fallback text, replaces blank
 /// user content with "(continue)", and recovers records from torn, glued, NUL-filled, BOM or
 /// invalid-UTF-8 lines. Lines that need no change keep their exact bytes. The original is
 /// backed up (`backup="keep"`, the default, keeps the backup) and replaced atomically under

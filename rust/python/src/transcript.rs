@@ -122,7 +122,7 @@ impl PyTranscript {
         PyList::new(py, items?)
     }
 
-    /// Per-message token estimates (pi's chars/4, spec §5.1; `cjk=True` for OpenClaw's CJK
+    /// Per-message token estimates (pi's chars/4, `estimateTokens`; `cjk=True` for OpenClaw's CJK
     /// weighting) as a numpy `int64` array, without building per-message Python objects.
     #[pyo3(signature = (*, cjk = false))]
     fn token_counts<'py>(&self, py: Python<'py>, cjk: bool) -> PyResult<Bound<'py, PyAny>> {
@@ -260,9 +260,9 @@ pub fn build_session_context(
     PySessionContext::from_core(py, context)
 }
 
-/// `convertToLlm` (spec §1.7): bashExecution, custom, branchSummary and compactionSummary
-/// messages become user messages with pi's exact texts; user, assistant and toolResult pass
-/// through byte for byte; unknown roles are dropped.
+/// `convertToLlm` (pi-mono 0.58.3 `packages/coding-agent/src/core/messages.ts`): bashExecution,
+/// custom, branchSummary and compactionSummary messages become user messages with pi's exact texts;
+/// user, assistant and toolResult pass through byte for byte; unknown roles are dropped.
 #[pyfunction]
 pub fn convert_to_llm(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<PyTranscript> {
     let transcript = transcript_arg(messages)?;

@@ -1,5 +1,9 @@
-//! Transcript operations of hot-path §3–§6. Each takes a `Transcript` or a list of message
-//! dicts, runs without the GIL, and returns the input object itself when nothing applies.
+//! Transcript operations mirroring OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`,
+//! `src/agents/pi-embedded-runner/history.ts`, the context-pruning extension
+//! (`src/agents/pi-extensions/context-pruning/`) and pi-mono 0.58.3's token estimates
+//! (`packages/coding-agent/src/core/compaction/compaction.ts`). Each takes a `Transcript` or a list
+//! of message dicts, runs without the GIL, and returns the input object itself when nothing
+//! applies.
 
 use std::sync::Arc;
 
@@ -75,9 +79,9 @@ fn allowlist(names: Option<Vec<String>>) -> Option<std::collections::HashSet<Str
     names.and_then(|n| transcript::normalize_allowed_tool_names(n.iter().map(String::as_str)))
 }
 
-/// `repairToolCallInputs` (spec §3.2): drops tool-call blocks without input, id or a valid name
-/// (or not in `allowed_tool_names`), trims names, redacts `sessions_spawn` attachment content,
-/// and drops an assistant message left with no blocks.
+/// `repairToolCallInputs` (session-transcript-repair.ts): drops tool-call blocks without input, id
+/// or a valid name (or not in `allowed_tool_names`), trims names, redacts `sessions_spawn`
+/// attachment content, and drops an assistant message left with no blocks.
 #[pyfunction]
 #[pyo3(signature = (messages, *, allowed_tool_names = None))]
 pub fn repair_tool_call_inputs(
@@ -145,8 +149,8 @@ fn pairing_options(
     })
 }
 
-/// `repairToolUseResultPairing` (spec §3.3–§3.4): moves each assistant's tool results right
-/// after it, in call order; drops duplicates (first wins) and orphans; inserts a synthetic
+/// `repairToolUseResultPairing` (session-transcript-repair.ts): moves each assistant's tool results
+/// right after it, in call order; drops duplicates (first wins) and orphans; inserts a synthetic
 /// error result for each call without one (`timestamp` from `now_ms`).
 /// `errored_assistant_result_policy`: `None` is OpenClaw 2026.3.13's behaviour (an errored or
 /// aborted turn is kept and its results are dropped as orphans); `"preserve"` and `"drop"` are
@@ -198,9 +202,10 @@ pub fn sanitize_tool_use_result_pairing(
     .messages)
 }
 
-/// `limitHistoryTurns` (spec §4.1): keeps the last `limit` user turns (from the `limit`-th last
+/// `limitHistoryTurns` (history.ts): keeps the last `limit` user turns (from the `limit`-th last
 /// user message on). `None`, 0 or a negative limit returns the input. `keep_prelude=True` keeps
-/// leading non-user/assistant messages (summaries) in front (rule 3).
+/// leading non-user/assistant messages (summaries) in front (as later OpenClaw does; 2026.3.13
+/// drops them).
 #[pyfunction]
 #[pyo3(signature = (messages, limit, *, keep_prelude = false))]
 pub fn limit_history_turns(
@@ -215,7 +220,7 @@ pub fn limit_history_turns(
     result_object(py, messages, &input, limited)
 }
 
-/// `getHistoryLimitFromSessionKey` (spec §4.2) over OpenClaw's config dict
+/// `getHistoryLimitFromSessionKey` (history.ts) over OpenClaw's config dict
 /// (`{"channels": {...}}`); `None` when no limit applies.
 #[pyfunction]
 #[pyo3(signature = (session_key, config))]
@@ -231,9 +236,9 @@ pub fn history_limit_for_session_key(
     }
 }
 
-/// pi's `estimateTokens(message)` (spec §5.1): `ceil(chars / 4)` with per-role rules and
+/// pi's `estimateTokens(message)` (compaction.ts): `ceil(chars / 4)` with per-role rules and
 /// JavaScript UTF-16 lengths; `cjk=True` weights CJK characters as OpenClaw's
-/// `estimateStringChars` does (§5.2 rule 8).
+/// `estimateStringChars` does (later OpenClaw `src/utils/cjk-chars.ts`, not in 2026.3.13).
 #[pyfunction]
 #[pyo3(signature = (message, *, cjk = false))]
 pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
@@ -241,7 +246,8 @@ pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
     Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
 }
 
-/// `estimateStringChars` (spec §5.2 rule 8): CJK-weighted length of a string.
+/// `estimateStringChars` (later OpenClaw `src/utils/cjk-chars.ts`, not in 2026.3.13):
+/// CJK-weighted length of a string.
 #[pyfunction]
 pub fn estimate_string_chars(text: &str) -> u64 {
     transcript::cjk_weighted_chars(text)
@@ -266,7 +272,7 @@ impl PyContextTokens {
     }
 }
 
-/// `estimateContextTokens` (spec §5.1 rule 4): the last usable assistant `usage` plus the
+/// `estimateContextTokens` (compaction.ts): the last usable assistant `usage` plus the
 /// chars/4 estimate of the messages after it.
 #[pyfunction]
 pub fn estimate_context_tokens(
@@ -283,14 +289,15 @@ pub fn estimate_context_tokens(
     })
 }
 
-/// OpenClaw's `estimateMessagesTokens` (spec §5.2 rule 5).
+/// OpenClaw's `estimateMessagesTokens` (`src/agents/compaction.ts`): pi's estimate after removing
+/// tool results' `details`.
 #[pyfunction]
 pub fn estimate_messages_tokens(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<u64> {
     let input = transcript_arg(messages)?;
     Ok(py.detach(move || transcript::estimate_messages_tokens(&input)))
 }
 
-/// `calculateContextTokens(usage)` (spec §5.1 rule 2).
+/// `calculateContextTokens(usage)` (compaction.ts).
 #[pyfunction]
 pub fn usage_tokens(usage: &Bound<'_, PyAny>) -> PyResult<u64> {
     Ok(transcript::usage_tokens(&from_py(usage)?))
@@ -314,7 +321,7 @@ pub fn token_counts_array<'py>(
 
 // ---- pruning -------------------------------------------------------------------------------
 
-/// Effective context-pruning settings (spec §6.1).
+/// Effective context-pruning settings (`computeEffectiveSettings` of context-pruning/settings.ts).
 #[pyclass(name = "PruningSettings", module = "clawctx._core", frozen)]
 pub struct PyPruningSettings {
     pub inner: CoreSettings,
@@ -391,8 +398,9 @@ fn settings_arg(settings: &Bound<'_, PyAny>) -> PyResult<CoreSettings> {
     ))
 }
 
-/// `pruneContextMessages` (spec §6.5, baseline): soft-trims and then hard-clears old tool
-/// results outside the protected regions until the context is under the configured ratios.
+/// `pruneContextMessages` (context-pruning/pruner.ts, as in 2026.3.13): soft-trims and then
+/// hard-clears old tool results outside the protected regions until the context is under the
+/// configured ratios.
 /// Returns the input itself when nothing is pruned. The on-disk transcript is never touched.
 #[pyfunction]
 #[pyo3(signature = (messages, settings, *, context_window_tokens))]
@@ -410,14 +418,15 @@ pub fn prune_context(
     result_object(py, messages, &input, pruned)
 }
 
-/// The pruner's char estimate of one message (spec §6.4).
+/// The pruner's char estimate of one message (pruner.ts, `estimateMessageChars`).
 #[pyfunction]
 pub fn estimate_pruning_chars(message: &Bound<'_, PyAny>) -> PyResult<u64> {
     Ok(transcript::estimate_message_chars(&from_py(message)?))
 }
 
 /// Whether a tool's results may be pruned under `tools = {"allow": [...], "deny": [...]}`
-/// (spec §6.3: globs with `*`, case-insensitive, deny wins, empty allow allows all).
+/// (context-pruning/tools.ts: globs with `*`, case-insensitive, deny wins, empty allow allows
+/// all).
 #[pyfunction]
 #[pyo3(signature = (tool_name, tools = None))]
 pub fn is_tool_prunable(tool_name: &str, tools: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
