@@ -185,7 +185,10 @@ impl PySession {
 /// `session`. PyO3 0.29 can allocate only the base type from a Rust value, so for a subclass
 /// `cls()` allocates the object (through `#[new]`, an empty in-memory session; a subclass
 /// `__init__` must accept no arguments) and the built state is moved into it.
-fn instance_of<'py>(cls: &Bound<'py, pyo3::types::PyType>, session: PySession) -> PyResult<Bound<'py, PyAny>> {
+fn instance_of<'py>(
+    cls: &Bound<'py, pyo3::types::PyType>,
+    session: PySession,
+) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
     if cls.is(py.get_type::<PySession>()) {
         return Ok(Bound::new(py, session)?.into_any());
