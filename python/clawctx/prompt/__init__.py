@@ -1,7 +1,8 @@
 """Prompt assembly: the second stage of the pipeline.
 
 Builds what is sent with the history: the system prompt (``build_system_prompt`` and its
-layout, sections and parameters), the workspace bootstrap files and skills it lists, the
+layout, sections and parameters), the workspace bootstrap files and skills it lists (with the
+bootstrap budget analysis and truncation warning, ``build_bootstrap_prompt_warning``), the
 prompt body of an inbound message (``build_prompt_body``: sender, thread, media notes, queued
 system events), the system event queue, the escaping of untrusted text (the markers the runtime
 uses to frame trusted structure) and the images a prompt refers to.
