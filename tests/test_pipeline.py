@@ -311,6 +311,143 @@ def test_think_level_directive_is_extracted_from_a_bare_message(tmp_path: Path) 
     assert prepared.prompt == "what now"
 
 
+def test_think_level_is_taken_before_system_events_are_prepended(tmp_path: Path) -> None:
+    # OpenClaw 2026.3.13 get-reply-run.ts: the shorthand is read before the System: block.
+    queue = SystemEventQueue(now_ms=lambda: NOW)
+    queue.enqueue("Cron done", session_key="agent:main:main")
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    pipeline = _pipeline(tmp_path, system_events=queue, envelope_timezone="utc")
+    prepared = pipeline.prepare(
+        path, PromptRequest(text="high what now", session_key="agent:main:main")
+    )
+    assert prepared.think_level == "high"
+    assert prepared.prompt == "System: [2026-01-01T00:00:00Z] Cron done\n\nwhat now"
+    assert prepared.prompt_body.queued_body == (
+        "System: [2026-01-01T00:00:00Z] Cron done\n\nhigh what now"
+    )
+
+
+# ---- bootstrap truncation warning (OpenClaw 2026.3.13 src/agents/bootstrap-budget.ts) ----------
+
+_WARNING_HEADER = "⚠ Bootstrap truncation warning:"
+
+
+def _truncating_workspace(tmp_path: Path, size: int = 300) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    (workspace / "AGENTS.md").write_text("a" * size, encoding="utf-8")
+    (workspace / "SOUL.md").write_text("Be kind.", encoding="utf-8")
+
+
+def test_truncated_bootstrap_file_warns_once_per_session(tmp_path: Path) -> None:
+    _truncating_workspace(tmp_path)
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    pipeline = _pipeline(tmp_path, bootstrap_max_chars=100)
+    request = PromptRequest(text="go", session_key="agent:main:main")
+    first = pipeline.prepare(path, request)
+    assert (
+        f"{_WARNING_HEADER}\n"
+        # Injected = 70 head + the marker + 20 tail = 193 UTF-16 units (trimBootstrapContent).
+        "- AGENTS.md: 300 raw -> 193 injected (~36% removed; max/file).\n"
+        "- If unintentional, raise agents.defaults.bootstrapMaxChars and/or "
+        "agents.defaults.bootstrapTotalMaxChars.\n"
+    ) in first.system_prompt
+    warning = first.bootstrap_prompt_warning
+    assert warning is not None and warning.warning_shown
+    assert warning.warning_signatures_seen == (warning.signature,)
+    assert {
+        "stage": "workspace_files",
+        "detail": "bootstrap truncation warning: 1 truncated file(s)",
+    } in (first.report())
+    # Same session, same situation: not repeated (the truncated file itself still is).
+    second = pipeline.prepare(path, request)
+    assert _WARNING_HEADER not in second.system_prompt
+    assert "[...truncated, read AGENTS.md for full content...]" in second.system_prompt
+    assert second.bootstrap_prompt_warning is not None
+    assert second.bootstrap_prompt_warning.warning_shown is False
+    # Another session gets its own warning.
+    other = pipeline.prepare(path, PromptRequest(text="go", session_key="agent:main:other"))
+    assert _WARNING_HEADER in other.system_prompt
+    # A changed situation warns again in the first session.
+    (tmp_path / "workspace" / "AGENTS.md").write_text("a" * 400, encoding="utf-8")
+    changed = pipeline.prepare(path, request)
+    assert "- AGENTS.md: 400 raw -> 193 injected (~52% removed; max/file)." in (
+        changed.system_prompt
+    )
+
+
+def test_truncation_warning_modes(tmp_path: Path) -> None:
+    _truncating_workspace(tmp_path)
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    request = PromptRequest(text="go", session_key="agent:main:main")
+    always = _pipeline(
+        tmp_path, bootstrap_max_chars=100, bootstrap_prompt_truncation_warning="always"
+    )
+    assert _WARNING_HEADER in always.prepare(path, request).system_prompt
+    assert _WARNING_HEADER in always.prepare(path, request).system_prompt
+    off = _pipeline(tmp_path, bootstrap_max_chars=100, bootstrap_prompt_truncation_warning="off")
+    prepared = off.prepare(path, request)
+    assert _WARNING_HEADER not in prepared.system_prompt
+    assert prepared.bootstrap_prompt_warning is not None
+    assert prepared.bootstrap_prompt_warning.warning_signatures_seen == ()
+    # The mode from an OpenClaw config (agents.defaults.bootstrapPromptTruncationWarning).
+    config = {"agents": {"defaults": {"bootstrapPromptTruncationWarning": "off"}}}
+    from_config = _pipeline(tmp_path, bootstrap_max_chars=100, config=config)
+    assert from_config.bootstrap_prompt_truncation_warning == "off"
+    assert _WARNING_HEADER not in from_config.prepare(path, request).system_prompt
+    with pytest.raises(ValueError, match="bootstrap_prompt_truncation_warning"):
+        _pipeline(tmp_path, bootstrap_prompt_truncation_warning="sometimes")
+    # Nothing truncated: no warning.
+    roomy = _pipeline(tmp_path)
+    assert _WARNING_HEADER not in roomy.prepare(path, request).system_prompt
+
+
+def test_caller_supplied_seen_signatures_replace_the_pipelines_memory(tmp_path: Path) -> None:
+    _truncating_workspace(tmp_path)
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    first = _pipeline(tmp_path, bootstrap_max_chars=100).prepare(
+        path, PromptRequest(text="go", session_key="k")
+    )
+    assert first.bootstrap_prompt_warning is not None
+    seen = first.bootstrap_prompt_warning.warning_signatures_seen
+    # A fresh pipeline (e.g. after a restart) given the stored signatures stays quiet ...
+    restarted = _pipeline(tmp_path, bootstrap_max_chars=100)
+    quiet = restarted.prepare(
+        path, PromptRequest(text="go", session_key="k", bootstrap_warning_signatures_seen=seen)
+    )
+    assert _WARNING_HEADER not in quiet.system_prompt
+    # ... and an explicit empty list shows the warning again.
+    again = restarted.prepare(
+        path, PromptRequest(text="go", session_key="k", bootstrap_warning_signatures_seen=())
+    )
+    assert _WARNING_HEADER in again.system_prompt
+
+
+def test_explicit_warning_lines_and_context_files_are_left_alone(tmp_path: Path) -> None:
+    _truncating_workspace(tmp_path)
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    workspace = str(tmp_path / "workspace")
+    params = SystemPromptParams(
+        workspace_dir=workspace, bootstrap_truncation_warning_lines=("mine",)
+    )
+    pipeline = ContextPipeline(
+        model=ANTHROPIC, workspace_dir=workspace, system_prompt=params, bootstrap_max_chars=100
+    )
+    prepared = pipeline.prepare(path, PromptRequest(text="go", session_key="k"))
+    assert f"{_WARNING_HEADER}\n- mine\n" in prepared.system_prompt
+    assert "AGENTS.md: 300 raw" not in prepared.system_prompt
+    given_files = ContextPipeline(
+        model=ANTHROPIC,
+        workspace_dir=workspace,
+        system_prompt=SystemPromptParams(
+            workspace_dir=workspace, context_files=(clawctx.prompt.ContextFile("X.md", "x"),)
+        ),
+        bootstrap_max_chars=100,
+    ).prepare(path, PromptRequest(text="go", session_key="k"))
+    assert _WARNING_HEADER not in given_files.system_prompt
+    assert given_files.bootstrap_prompt_warning is None
+
+
 # ---- context engine, RFC signals, hooks -------------------------------------------------------
 
 

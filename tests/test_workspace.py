@@ -12,6 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from clawctx.prompt import (
+    BootstrapBudgetAnalysis,
+    BootstrapInjectionStat,
+    analyze_bootstrap_budget,
+    build_bootstrap_injection_stats,
+    build_bootstrap_prompt_warning,
+    build_bootstrap_truncation_report_meta,
+    build_bootstrap_truncation_signature,
+    format_bootstrap_truncation_warning_lines,
+    resolve_bootstrap_prompt_truncation_warning_mode,
+    resolve_bootstrap_warning_signatures_seen,
+)
 from clawctx.prompt.system_prompt import ContextFile, SystemPromptParams, build_system_prompt
 from clawctx.prompt.workspace import (
     DEFAULT_BOOTSTRAP_MAX_CHARS,
@@ -402,3 +414,237 @@ def test_loaded_files_feed_the_prompt(tmp_path: Path) -> None:
     )
     assert "If SOUL.md is present, embody its persona" in prompt
     assert f"## {tmp_path / 'TOOLS.md'}\n[MISSING] Expected at: {tmp_path / 'TOOLS.md'}" in prompt
+
+
+# --- bootstrap budget and truncation warning (OpenClaw 2026.3.13 src/agents/bootstrap-budget.ts) ---
+
+
+LIMITS_HINT = (
+    "If unintentional, raise agents.defaults.bootstrapMaxChars and/or "
+    "agents.defaults.bootstrapTotalMaxChars."
+)
+
+
+def _stat(name: str, raw: int, injected: int, *, path: str | None = None) -> BootstrapInjectionStat:
+    return BootstrapInjectionStat(
+        name=name,
+        path=path or f"/ws/{name}",
+        missing=False,
+        raw_chars=raw,
+        injected_chars=injected,
+        truncated=injected < raw,
+    )
+
+
+def test_injection_stats_compare_raw_and_injected_lengths() -> None:
+    files = [
+        WorkspaceBootstrapFile("AGENTS.md", " /ws/AGENTS.md ", "a" * 250 + "  \n", False),
+        WorkspaceBootstrapFile("SOUL.md", "/ws/SOUL.md", None, True),
+        WorkspaceBootstrapFile("TOOLS.md", "/ws/TOOLS.md", "tools", False),
+        # Found by base name (buildBootstrapInjectionStats's last lookup).
+        WorkspaceBootstrapFile("USER.md", "", "\U0001f600" * 10, False),
+        # Not injected at all (budget exhausted): counts as truncated.
+        WorkspaceBootstrapFile("MEMORY.md", "/ws/MEMORY.md", "m" * 10, False),
+    ]
+    injected = build_bootstrap_context_files(files[:3], max_chars=100)
+    injected.append(ContextFile(path="/elsewhere/USER.md", content="\U0001f600" * 5))
+    stats = build_bootstrap_injection_stats(files, injected)
+    assert [(s.name, s.path, s.raw_chars, s.injected_chars, s.truncated) for s in stats] == [
+        ("AGENTS.md", "/ws/AGENTS.md", 250, utf16_length(injected[0].content), True),
+        ("SOUL.md", "/ws/SOUL.md", 0, len("[MISSING] Expected at: /ws/SOUL.md"), False),
+        ("TOOLS.md", "/ws/TOOLS.md", 5, 5, False),
+        ("USER.md", "USER.md", 20, 10, True),  # UTF-16 lengths; no path → the name
+        ("MEMORY.md", "/ws/MEMORY.md", 10, 0, True),
+    ]
+    # A sampled large file reports the length of its whole text.
+    sampled = WorkspaceBootstrapFile("AGENTS.md", "/ws/AGENTS.md", "ab", False, content_length=9)
+    assert build_bootstrap_injection_stats([sampled], [])[0].raw_chars == 9
+
+
+def test_analysis_causes_and_near_limit_flags() -> None:
+    analysis = analyze_bootstrap_budget(
+        [
+            _stat("AGENTS.md", 150, 100),
+            _stat("SOUL.md", 90, 60),
+            BootstrapInjectionStat("TOOLS.md", "/ws/TOOLS.md", True, 0, 30, False),
+        ],
+        bootstrap_max_chars=100,
+        bootstrap_total_max_chars=160,
+    )
+    agents, soul, tools = analysis.files
+    assert agents.causes == ("per-file-limit", "total-limit")
+    assert soul.causes == ("total-limit",)  # within max/file, cut by the total
+    assert (agents.near_limit, soul.near_limit, tools.near_limit) == (True, True, False)
+    assert tools.causes == ()
+    assert [f.name for f in analysis.truncated_files] == ["AGENTS.md", "SOUL.md"]
+    # Totals count present files only: 160 injected reaches ceil(160 * 0.85) = 136 and 160.
+    assert (analysis.raw_chars, analysis.injected_chars, analysis.truncated_chars) == (240, 160, 80)
+    assert analysis.total_near_limit is True
+    # Under the total: a file cut for another reason gets no cause; odd limits become 1.
+    quiet = analyze_bootstrap_budget(
+        [_stat("AGENTS.md", 50, 40)], bootstrap_max_chars=100, bootstrap_total_max_chars=1000
+    )
+    assert quiet.truncated_files[0].causes == ()
+    odd = analyze_bootstrap_budget(
+        [], bootstrap_max_chars=float("nan"), bootstrap_total_max_chars=-5, near_limit_ratio=2
+    )
+    assert (odd.bootstrap_max_chars, odd.bootstrap_total_max_chars) == (1, 1)
+    assert odd.near_limit_ratio == 0.85
+    assert odd.has_truncation is False
+
+
+def test_warning_lines_format() -> None:
+    analysis = analyze_bootstrap_budget(
+        [_stat("AGENTS.md", 25_000, 20_000), _stat("SOUL.md", 3, 2)],
+        bootstrap_max_chars=20_000,
+        bootstrap_total_max_chars=150_000,
+    )
+    # ~20% and ~33.3% → 33 (Math.round); no cause for SOUL.md.
+    assert format_bootstrap_truncation_warning_lines(analysis) == [
+        "AGENTS.md: 25000 raw -> 20000 injected (~20% removed; max/file).",
+        "SOUL.md: 3 raw -> 2 injected (~33% removed).",
+        LIMITS_HINT,
+    ]
+    half = analyze_bootstrap_budget(
+        [_stat("AGENTS.md", 8, 7)], bootstrap_max_chars=100, bootstrap_total_max_chars=1000
+    )
+    # 12.5 rounds half up, as Math.round does (Python's round would give 12).
+    assert format_bootstrap_truncation_warning_lines(half)[0] == (
+        "AGENTS.md: 8 raw -> 7 injected (~13% removed)."
+    )
+    many = analyze_bootstrap_budget(
+        [
+            _stat("AGENTS.md", 10, 5, path="/tmp/a/AGENTS.md"),
+            _stat("AGENTS.md", 10, 5, path="/tmp/b/AGENTS.md"),
+            _stat("SOUL.md", 10, 5),
+            _stat("TOOLS.md", 10, 5),
+        ],
+        bootstrap_max_chars=100,
+        bootstrap_total_max_chars=1000,
+    )
+    assert format_bootstrap_truncation_warning_lines(many) == [
+        "AGENTS.md (/tmp/a/AGENTS.md): 10 raw -> 5 injected (~50% removed).",
+        "AGENTS.md (/tmp/b/AGENTS.md): 10 raw -> 5 injected (~50% removed).",
+        "SOUL.md: 10 raw -> 5 injected (~50% removed).",
+        "+1 more truncated file(s).",
+        LIMITS_HINT,
+    ]
+    assert len(format_bootstrap_truncation_warning_lines(many, max_files=1)) == 3
+    assert len(format_bootstrap_truncation_warning_lines(many, max_files=0)) == 5  # default 3
+    clean = analyze_bootstrap_budget(
+        [_stat("AGENTS.md", 10, 10)], bootstrap_max_chars=100, bootstrap_total_max_chars=1000
+    )
+    assert format_bootstrap_truncation_warning_lines(clean) == []
+    assert build_bootstrap_truncation_signature(clean) is None
+
+
+def test_signature_is_compact_json_sorted_by_path() -> None:
+    analysis = analyze_bootstrap_budget(
+        [_stat("SOUL.md", 150, 100), _stat("AGENTS.md", 150, 100)],
+        bootstrap_max_chars=100,
+        bootstrap_total_max_chars=1000,
+    )
+    assert build_bootstrap_truncation_signature(analysis) == (
+        '{"bootstrapMaxChars":100,"bootstrapTotalMaxChars":1000,"files":['
+        '{"path":"/ws/AGENTS.md","rawChars":150,"injectedChars":100,"causes":["per-file-limit"]},'
+        '{"path":"/ws/SOUL.md","rawChars":150,"injectedChars":100,"causes":["per-file-limit"]}]}'
+    )
+    other_limit = analyze_bootstrap_budget(
+        [_stat("SOUL.md", 150, 100), _stat("AGENTS.md", 150, 100)],
+        bootstrap_max_chars=120,
+        bootstrap_total_max_chars=1000,
+    )
+    assert build_bootstrap_truncation_signature(other_limit) != (
+        build_bootstrap_truncation_signature(analysis)
+    )
+
+
+def _truncated(raw: int = 150) -> BootstrapBudgetAnalysis:
+    return analyze_bootstrap_budget(
+        [_stat("AGENTS.md", raw, 100)], bootstrap_max_chars=100, bootstrap_total_max_chars=1000
+    )
+
+
+def test_prompt_warning_modes_and_dedupe() -> None:
+    first = build_bootstrap_prompt_warning(_truncated(), "once")
+    assert first.warning_shown is True
+    assert first.lines == (
+        "AGENTS.md: 150 raw -> 100 injected (~33% removed; max/file).",
+        LIMITS_HINT,
+    )
+    assert first.warning_signatures_seen == (first.signature,)
+    # Same situation again: once mode stays quiet, always mode repeats.
+    second = build_bootstrap_prompt_warning(
+        _truncated(), "once", seen_signatures=first.warning_signatures_seen
+    )
+    assert (second.warning_shown, second.lines) == (False, ())
+    assert second.warning_signatures_seen == first.warning_signatures_seen
+    again = build_bootstrap_prompt_warning(
+        _truncated(), "always", seen_signatures=first.warning_signatures_seen
+    )
+    assert again.warning_shown is True and again.lines == first.lines
+    # previous_signature alone counts as seen.
+    by_previous = build_bootstrap_prompt_warning(
+        _truncated(), "once", previous_signature=first.signature
+    )
+    assert by_previous.warning_shown is False
+    # A changed situation warns again.
+    changed = build_bootstrap_prompt_warning(
+        _truncated(160), "once", seen_signatures=first.warning_signatures_seen
+    )
+    assert changed.warning_shown is True
+    assert changed.warning_signatures_seen == (first.signature, changed.signature)
+    # Off: nothing shown, nothing remembered.
+    off = build_bootstrap_prompt_warning(_truncated(), "off", seen_signatures=[" a ", "", "a"])
+    assert (off.warning_shown, off.lines, off.warning_signatures_seen) == (False, (), ("a",))
+    with pytest.raises(ValueError, match="mode"):
+        build_bootstrap_prompt_warning(_truncated(), "ONCE")  # type: ignore[arg-type]
+
+
+def test_seen_signatures_keep_the_last_32() -> None:
+    seen = [f"sig-{i}" for i in range(32)]
+    warning = build_bootstrap_prompt_warning(_truncated(), "once", seen_signatures=seen)
+    assert warning.warning_shown is True
+    assert len(warning.warning_signatures_seen) == 32
+    assert warning.warning_signatures_seen[0] == "sig-1"
+    assert warning.warning_signatures_seen[-1] == warning.signature
+
+
+def test_mode_from_config_and_report_round_trip() -> None:
+    assert resolve_bootstrap_prompt_truncation_warning_mode(None) == "once"
+    config = {"agents": {"defaults": {"bootstrapPromptTruncationWarning": "always"}}}
+    assert resolve_bootstrap_prompt_truncation_warning_mode(config) == "always"
+    for raw in ("ALWAYS", "never", 1, None):
+        bad = {"agents": {"defaults": {"bootstrapPromptTruncationWarning": raw}}}
+        assert resolve_bootstrap_prompt_truncation_warning_mode(bad) == "once"
+    analysis = _truncated()
+    warning = build_bootstrap_prompt_warning(analysis, "once")
+    meta = build_bootstrap_truncation_report_meta(analysis, "once", warning)
+    assert meta == {
+        "warningMode": "once",
+        "warningShown": True,
+        "promptWarningSignature": warning.signature,
+        "warningSignaturesSeen": [warning.signature],
+        "truncatedFiles": 1,
+        "nearLimitFiles": 1,
+        "totalNearLimit": False,
+    }
+    report = {"bootstrapTruncation": meta}
+    assert resolve_bootstrap_warning_signatures_seen(report) == [warning.signature]
+    legacy = {"bootstrapTruncation": {"promptWarningSignature": " legacy-only "}}
+    assert resolve_bootstrap_warning_signatures_seen(legacy) == ["legacy-only"]
+    off = {"bootstrapTruncation": {"warningMode": "off", "promptWarningSignature": "x"}}
+    assert resolve_bootstrap_warning_signatures_seen(off) == []
+    assert resolve_bootstrap_warning_signatures_seen(None) == []
+
+
+def test_warning_lines_render_in_the_system_prompt() -> None:
+    warning = build_bootstrap_prompt_warning(_truncated(), "always")
+    prompt = build_system_prompt(
+        SystemPromptParams(workspace_dir="/ws", bootstrap_truncation_warning_lines=warning.lines)
+    )
+    assert (
+        "⚠ Bootstrap truncation warning:\n"
+        "- AGENTS.md: 150 raw -> 100 injected (~33% removed; max/file).\n"
+        f"- {LIMITS_HINT}\n"
+    ) in prompt

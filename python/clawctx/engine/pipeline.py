@@ -5,8 +5,8 @@
 runs before a model call, in its order:
 
 1. prompt body (`src/auto-reply/reply/get-reply-run.ts`, ``runPreparedReply``): reset prompt,
-   untrusted inbound blocks, abort hint, system events, untrusted context, thread note, media
-   note, think-level directive;
+   untrusted inbound blocks, abort hint, think-level directive, system events, untrusted
+   context, thread note, media note;
 2. repair the session file if it is damaged (`src/agents/session-file-repair.ts`), open it
    (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`) — or refresh an open
    :class:`~clawctx.Session` (only the appended bytes are read);
@@ -16,8 +16,10 @@ runs before a model call, in its order:
    history turns (`src/agents/pi-embedded-runner/history.ts`), repair tool-use/result pairing again
    (`src/agents/session-transcript-repair.ts`);
 5. the context engine's ``assemble`` (run/attempt.ts), with the RFC signals of design note 02;
-6. the system prompt (`src/agents/system-prompt.ts`) with the trusted inbound metadata, then the
-   engine's ``systemPromptAddition`` (``prependSystemPromptAddition``);
+6. the system prompt (`src/agents/system-prompt.ts`) with the trusted inbound metadata and the
+   workspace bootstrap files, with the bootstrap truncation warning for files cut to their
+   budget (`src/agents/bootstrap-budget.ts`, see :class:`ContextPipeline`), then the engine's
+   ``systemPromptAddition`` (``prependSystemPromptAddition``);
 7. ``before_prompt_build`` / ``before_agent_start`` hooks (``resolvePromptBuildHookResult``);
 8. orphaned trailing user message (run/attempt.ts);
 9. prompt images (`src/agents/pi-embedded-runner/run/images.ts`) and history image re-injection;
@@ -75,6 +77,14 @@ from clawctx.engine.provenance import (
 )
 from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
 from clawctx.history.session import Session
+from clawctx.prompt.bootstrap_budget import (
+    BootstrapPromptWarning,
+    BootstrapPromptWarningMode,
+    analyze_bootstrap_budget,
+    build_bootstrap_injection_stats,
+    build_bootstrap_prompt_warning,
+    resolve_bootstrap_prompt_truncation_warning_mode,
+)
 from clawctx.prompt.prompt_body import InboundContext, PromptBody, build_prompt_body
 from clawctx.prompt.prompt_images import (
     ImageContent,
@@ -97,7 +107,11 @@ from clawctx.prompt.system_prompt import (
     format_skills_for_prompt,
     resolve_prompt_mode,
 )
-from clawctx.prompt.workspace import build_bootstrap_context_files, load_workspace_bootstrap_files
+from clawctx.prompt.workspace import (
+    DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS,
+    build_bootstrap_context_files,
+    load_workspace_bootstrap_files,
+)
 
 __all__ = [
     "ContextPipeline",
@@ -154,6 +168,11 @@ class PromptRequest:
     resolved_think_level: str | None = None
     is_heartbeat: bool = False
     run_id: str | None = None
+    #: The bootstrap truncation signatures this session has already seen (upstream's
+    #: ``bootstrapPromptWarningSignaturesSeen``, e.g. read back with
+    #: :func:`~clawctx.prompt.resolve_bootstrap_warning_signatures_seen`). ``None`` uses what
+    #: the pipeline remembers for the session; given, it replaces that.
+    bootstrap_warning_signatures_seen: Sequence[str] | None = None
 
     def inbound_context(self) -> InboundContext:
         """The request as an :class:`~clawctx.InboundContext`."""
@@ -206,6 +225,11 @@ class PreparedRequest:
     is_heartbeat: bool = False
     model_override: str | None = None
     provider_override: str | None = None
+    #: The bootstrap truncation warning of this request (bootstrap-budget.ts): signature, whether
+    #: it was shown, its lines and the signatures the session has now seen (what a runtime
+    #: persisting its own session state stores). ``None`` when the pipeline did not load the
+    #: workspace files itself.
+    bootstrap_prompt_warning: BootstrapPromptWarning | None = None
 
     def llm_messages(self) -> _core.Transcript:
         """History plus the prompt message, converted for the model (pi's ``convertToLlm``,
@@ -247,6 +271,7 @@ class _Run:
     #: The request's inbound context, converted once.
     inbound: InboundContext
     changes: list[PipelineChange] = field(default_factory=list)
+    bootstrap_warning: BootstrapPromptWarning | None = None
 
     def note(self, stage: str, detail: str) -> None:
         self.changes.append(PipelineChange(stage, detail))
@@ -258,6 +283,25 @@ class ContextPipeline:
     One pipeline serves many requests and sessions. Sessions are passed per call, as a path
     (repaired if needed, then opened) or as an open :class:`~clawctx.Session` (refreshed: only
     bytes appended since its last load are read — the cheap choice for a long-lived runtime).
+
+    **Bootstrap truncation warning.** When the pipeline loads the workspace bootstrap files
+    (``load_workspace_files`` and no ``context_files`` in ``system_prompt``) and some were cut to
+    ``bootstrap_max_chars`` / ``bootstrap_total_max_chars``, the system prompt lists them under
+    ``⚠ Bootstrap truncation warning:`` as OpenClaw 2026.3.13's embedded runner does
+    (`src/agents/bootstrap-budget.ts`, ``buildBootstrapPromptWarning``, called from
+    `src/agents/pi-embedded-runner/run/attempt.ts`), unless ``system_prompt`` already holds
+    warning lines. ``bootstrap_prompt_truncation_warning`` is the mode: ``"off"``, ``"once"``
+    (show a given truncation situation once per session) or ``"always"``; ``None`` reads
+    ``agents.defaults.bootstrapPromptTruncationWarning`` from ``config`` (default ``"once"``).
+
+    Upstream remembers the seen signatures per session in the session store entry (the
+    ``systemPromptReport`` saved after each run), not in the transcript. clawctx likewise keeps
+    them out of the session file: the pipeline object remembers them per session (keyed by the
+    request's ``session_key``, else the session id, else the session file; the last 32), updated
+    when a request's system prompt is built. They last as long as the pipeline; a runtime that
+    persists session state across restarts stores ``PreparedRequest.bootstrap_prompt_warning.
+    warning_signatures_seen`` and passes them back as ``PromptRequest.
+    bootstrap_warning_signatures_seen``, as upstream's runners do.
     """
 
     def __init__(
@@ -285,6 +329,7 @@ class ContextPipeline:
         image_max_dimension_px: int = 1200,
         agent_id: str | None = None,
         now_ms: Callable[[], int] | None = None,
+        bootstrap_prompt_truncation_warning: BootstrapPromptWarningMode | None = None,
     ) -> None:
         self.model = model
         self.workspace_dir = os.fspath(workspace_dir)
@@ -312,6 +357,20 @@ class ContextPipeline:
         self._now_ms = now_ms or (lambda: int(time.time() * 1000))
         # Sessions whose engine state was bootstrapped by this pipeline (run/attempt.ts).
         self._bootstrapped: set[str] = set()
+        if bootstrap_prompt_truncation_warning is None:
+            bootstrap_prompt_truncation_warning = resolve_bootstrap_prompt_truncation_warning_mode(
+                config
+            )
+        elif bootstrap_prompt_truncation_warning not in ("off", "once", "always"):
+            raise ValueError(
+                "bootstrap_prompt_truncation_warning must be 'off', 'once' or 'always', got "
+                f"{bootstrap_prompt_truncation_warning!r}"
+            )
+        self.bootstrap_prompt_truncation_warning: BootstrapPromptWarningMode = (
+            bootstrap_prompt_truncation_warning
+        )
+        # Bootstrap truncation signatures seen per session (see the class docstring).
+        self._bootstrap_warning_seen: dict[str, tuple[str, ...]] = {}
 
     # ---- entry points -----------------------------------------------------------------
 
@@ -369,7 +428,7 @@ class ContextPipeline:
         if history is not pre_assemble:  # the engine chose other messages
             history_provenance = self._history_provenance(history)
 
-        system_prompt = self._build_system_prompt(request, body, run)
+        system_prompt = self._build_system_prompt(opened, request, body, run)
         system_prompt = apply_system_prompt_modifiers(
             system_prompt, context_engine_addition=addition
         )
@@ -424,6 +483,7 @@ class ContextPipeline:
             is_heartbeat=request.is_heartbeat,
             model_override=None if hook_result is None else hook_result.model_override,
             provider_override=None if hook_result is None else hook_result.provider_override,
+            bootstrap_prompt_warning=run.bootstrap_warning,
         )
 
     async def arecord_turn(
@@ -665,7 +725,9 @@ class ContextPipeline:
         )
         return out, result.system_prompt_addition
 
-    def _build_system_prompt(self, request: PromptRequest, body: PromptBody, run: _Run) -> str:
+    def _build_system_prompt(
+        self, session: _core.Session, request: PromptRequest, body: PromptBody, run: _Run
+    ) -> str:
         params = self.system_prompt_params
         mode = self.prompt_mode or resolve_prompt_mode(request.session_key)
         extra = build_extra_system_prompt(body.extra_system_prompt, params.extra_system_prompt)
@@ -680,7 +742,10 @@ class ContextPipeline:
                 channel=_channel_of(run.inbound),
             )
         if not params.context_files and self.load_workspace_files:
-            changes["context_files"] = self._workspace_context_files(request, run)
+            files, warning = self._workspace_context_files(session, request, run)
+            changes["context_files"] = files
+            if not params.bootstrap_truncation_warning_lines:
+                changes["bootstrap_truncation_warning_lines"] = warning.lines
         if not params.skills_prompt and self.load_workspace_files:
             skills = load_workspace_skills(self.workspace_dir)
             if skills:
@@ -688,8 +753,11 @@ class ContextPipeline:
         return build_system_prompt(dataclasses.replace(params, **changes), layout=self.layout)
 
     def _workspace_context_files(
-        self, request: PromptRequest, run: _Run
-    ) -> tuple[ContextFile, ...]:
+        self, session: _core.Session, request: PromptRequest, run: _Run
+    ) -> tuple[tuple[ContextFile, ...], BootstrapPromptWarning]:
+        """The Project Context files and the bootstrap truncation warning (run/attempt.ts:
+        ``resolveBootstrapContextForRun``, ``analyzeBootstrapBudget``,
+        ``buildBootstrapPromptWarning``), updating the session's seen signatures."""
         subagent = resolve_prompt_mode(request.session_key) == "minimal"
         files = load_workspace_bootstrap_files(self.workspace_dir, subagent=subagent)
         built = build_bootstrap_context_files(
@@ -698,7 +766,37 @@ class ContextPipeline:
             total_max_chars=self.bootstrap_total_max_chars,
             warn=lambda message: run.note("workspace_files", message),
         )
-        return tuple(built)
+        # The analysis uses the budgets the files were cut to.
+        total_max = self.bootstrap_total_max_chars
+        if total_max is None:
+            total_max = max(self.bootstrap_max_chars, DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS)
+        analysis = analyze_bootstrap_budget(
+            build_bootstrap_injection_stats(files, built),
+            bootstrap_max_chars=self.bootstrap_max_chars,
+            bootstrap_total_max_chars=total_max,
+        )
+        key = (
+            request.session_key
+            or session.session_id
+            or (None if session.path is None else str(session.path))
+        )
+        seen = request.bootstrap_warning_signatures_seen
+        if seen is None:
+            seen = self._bootstrap_warning_seen.get(key, ()) if key else ()
+        warning = build_bootstrap_prompt_warning(
+            analysis,
+            self.bootstrap_prompt_truncation_warning,
+            seen_signatures=seen,
+        )
+        if key:
+            self._bootstrap_warning_seen[key] = warning.warning_signatures_seen
+        if warning.warning_shown:
+            run.note(
+                "workspace_files",
+                f"bootstrap truncation warning: {len(analysis.truncated_files)} truncated file(s)",
+            )
+        run.bootstrap_warning = warning
+        return tuple(built), warning
 
     async def _run_hooks(
         self,

@@ -1,7 +1,8 @@
 """Prompt assembly: the second stage of the pipeline.
 
 Builds what is sent with the history: the system prompt (``build_system_prompt`` and its
-layout, sections and parameters), the workspace bootstrap files and skills it lists, the
+layout, sections and parameters), the workspace bootstrap files and skills it lists (with the
+bootstrap budget analysis and truncation warning, ``build_bootstrap_prompt_warning``), the
 prompt body of an inbound message (``build_prompt_body``: sender, thread, media notes, queued
 system events), the system event queue, the escaping of untrusted text (the markers the runtime
 uses to frame trusted structure) and the images a prompt refers to.
@@ -11,6 +12,27 @@ Layer: above ``clawctx.history``; imports nothing from ``runtime`` or ``engine``
 
 from __future__ import annotations
 
+from clawctx.prompt.bootstrap_budget import (
+    BOOTSTRAP_PROMPT_WARNING_MODES,
+    DEFAULT_BOOTSTRAP_NEAR_LIMIT_RATIO,
+    DEFAULT_BOOTSTRAP_PROMPT_TRUNCATION_WARNING_MODE,
+    DEFAULT_BOOTSTRAP_PROMPT_WARNING_MAX_FILES,
+    DEFAULT_BOOTSTRAP_PROMPT_WARNING_SIGNATURE_HISTORY_MAX,
+    BootstrapAnalyzedFile,
+    BootstrapBudgetAnalysis,
+    BootstrapInjectionStat,
+    BootstrapPromptWarning,
+    BootstrapPromptWarningMode,
+    BootstrapTruncationCause,
+    analyze_bootstrap_budget,
+    build_bootstrap_injection_stats,
+    build_bootstrap_prompt_warning,
+    build_bootstrap_truncation_report_meta,
+    build_bootstrap_truncation_signature,
+    format_bootstrap_truncation_warning_lines,
+    resolve_bootstrap_prompt_truncation_warning_mode,
+    resolve_bootstrap_warning_signatures_seen,
+)
 from clawctx.prompt.prompt_body import (
     ABORT_HINT,
     BARE_SESSION_RESET_PROMPT,
@@ -129,7 +151,12 @@ from clawctx.prompt.workspace import (
 __all__ = [
     "ABORT_HINT",
     "BARE_SESSION_RESET_PROMPT",
+    "BOOTSTRAP_PROMPT_WARNING_MODES",
     "DEFAULT_BOOTSTRAP_MAX_CHARS",
+    "DEFAULT_BOOTSTRAP_NEAR_LIMIT_RATIO",
+    "DEFAULT_BOOTSTRAP_PROMPT_TRUNCATION_WARNING_MODE",
+    "DEFAULT_BOOTSTRAP_PROMPT_WARNING_MAX_FILES",
+    "DEFAULT_BOOTSTRAP_PROMPT_WARNING_SIGNATURE_HISTORY_MAX",
     "DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS",
     "DEFAULT_MAX_SYSTEM_EVENTS",
     "DEFAULT_MESSAGE_CHANNEL_OPTIONS",
@@ -155,6 +182,12 @@ __all__ = [
     "UNTRUSTED_CHILD_RESULT_END",
     "UNTRUSTED_CONTEXT_HEADER",
     "WORKSPACE_BOOTSTRAP_FILE_NAMES",
+    "BootstrapAnalyzedFile",
+    "BootstrapBudgetAnalysis",
+    "BootstrapInjectionStat",
+    "BootstrapPromptWarning",
+    "BootstrapPromptWarningMode",
+    "BootstrapTruncationCause",
     "ChatType",
     "ContextFile",
     "ElevatedLevel",
@@ -182,11 +215,16 @@ __all__ = [
     "ThinkLevel",
     "TrimmedBootstrapContent",
     "WorkspaceBootstrapFile",
+    "analyze_bootstrap_budget",
     "append_untrusted_context",
     "apply_abort_hint",
     "apply_media_note",
     "apply_system_prompt_modifiers",
     "build_bootstrap_context_files",
+    "build_bootstrap_injection_stats",
+    "build_bootstrap_prompt_warning",
+    "build_bootstrap_truncation_report_meta",
+    "build_bootstrap_truncation_signature",
     "build_extra_system_prompt",
     "build_inbound_extra_system_prompt",
     "build_inbound_meta_system_prompt",
@@ -203,6 +241,7 @@ __all__ = [
     "detect_image_references",
     "escape_internal_context_delimiters",
     "extract_think_level",
+    "format_bootstrap_truncation_warning_lines",
     "format_owner_ids",
     "format_skills_for_prompt",
     "format_system_event_timestamp",
@@ -221,6 +260,8 @@ __all__ = [
     "parse_skill_front_matter",
     "prepend_system_events",
     "resolve_base_body",
+    "resolve_bootstrap_prompt_truncation_warning_mode",
+    "resolve_bootstrap_warning_signatures_seen",
     "resolve_prompt_mode",
     "resolve_sender_label",
     "sanitize_for_prompt_literal",

@@ -2,8 +2,8 @@
 2026.3.13 `src/auto-reply/reply/get-reply-run.ts`, ``runPreparedReply``; the 2026.3.13 release is
 the "baseline", "[later]" marks rules of later OpenClaw releases).
 
-:func:`build_prompt_body` applies the eight steps of ``runPreparedReply`` in order, each also
-callable alone:
+:func:`build_prompt_body` applies the eight steps of ``runPreparedReply``, each also callable
+alone (numbered as in the spec; 2026.3.13 runs step 8 right after step 3):
 
 1. base body, or the bare ``/new`` / ``/reset`` prompt (get-reply-run.ts) —
    :func:`resolve_base_body`, :func:`is_bare_session_reset`;
@@ -18,7 +18,8 @@ callable alone:
 7. media note and reply hint (`src/auto-reply/media-note.ts`, ``buildInboundMediaNote``) —
    :func:`build_media_note`, :func:`apply_media_note`;
 8. think-level shorthand (`src/auto-reply/thinking.ts`, ``normalizeThinkLevel``) —
-   :func:`extract_think_level`.
+   :func:`extract_think_level`; in 2026.3.13 it is taken from the body after step 3, before the
+   system events and the thread, media and untrusted-context parts are added.
 
 It also builds the queued body for steer/followup runs (``queuedBody``, :func:`build_queued_body`)
 and the trusted inbound metadata block that opens ``extraSystemPrompt`` (inbound-meta.ts,
@@ -1229,13 +1230,22 @@ def append_untrusted_context(
 
 
 def build_thread_note(
-    ctx: InboundContext, *, is_new_session: bool, neutralize_untrusted: bool = True
+    ctx: InboundContext,
+    *,
+    is_new_session: bool | None = None,
+    neutralize_untrusted: bool = True,
 ) -> str | None:
-    """Baseline (get-reply-run.ts): on a new session only, ``[Thread history - for context]`` +
-    ``\\n`` + the trimmed thread history, else ``[Thread starter - for context]`` + ``\\n`` + the
-    trimmed starter; ``None`` when neither is present or the session is not new."""
-    if not is_new_session:
-        return None
+    """OpenClaw 2026.3.13 `src/auto-reply/reply/get-reply-run.ts` (``threadContextNote``):
+    ``[Thread history - for context]`` + ``\\n`` + the trimmed thread history, else
+    ``[Thread starter - for context]`` + ``\\n`` + the trimmed starter; ``None`` when neither is
+    present.
+
+    The note is added whatever the session's age: 2026.3.13 no longer gates it on a new session
+    (upstream dropped that gate so thread sessions keep their context after the first turn).
+    ``is_new_session`` is still accepted, for callers of earlier clawctx versions, and has no
+    effect.
+    """
+    del is_new_session  # kept for compatibility; 2026.3.13 adds the note on every turn
     history = _safe_trim(ctx.thread_history_body)
     if history:
         return f"[Thread history - for context]\n{_neutralize(history, neutralize_untrusted)}"
@@ -1472,9 +1482,13 @@ def build_queued_body(
     thread_note: str | None = None,
     media_note: str | None = None,
 ) -> str:
-    """Baseline ``queuedBody``: ``[thread_note, effective_base_body]`` joined by a blank line, then
-    with a media note ``[media_note, MEDIA_REPLY_HINT, that]`` joined by ``\\n`` and trimmed.
-    ``effective_base_body`` already holds the inbound prefix; the abort hint, system events,
+    """``queuedBody`` (OpenClaw 2026.3.13 `src/auto-reply/reply/get-reply-run.ts`):
+    ``[thread_note, effective_base_body]`` joined by a blank line, then with a media note
+    ``[media_note, MEDIA_REPLY_HINT, that]`` joined by ``\\n`` and trimmed.
+
+    ``effective_base_body`` is upstream's ``bodyWithEvents``: the body with the inbound prefix
+    and, when events were drained, the ``System:`` block in front
+    (:func:`prepend_system_events`, the same block as the immediate run's). The abort hint,
     untrusted context and think-level stripping are not applied to queued bodies."""
     base = _join_non_empty((thread_note, effective_base_body), "\n\n")
     return _apply_media_prefix(base, media_note)
@@ -1512,21 +1526,27 @@ def build_prompt_body(
     later_media_rules: bool = False,
     unauthorized_control_command: bool = False,
 ) -> PromptBody:
-    """Runs the prompt-body pipeline (steps in the order of ``runPreparedReply``).
+    """Runs the prompt-body pipeline in the order of OpenClaw 2026.3.13
+    `src/auto-reply/reply/get-reply-run.ts` (``runPreparedReply``).
 
     1. base body; a bare ``/new``/``/reset`` on a new session becomes
        :data:`BARE_SESSION_RESET_PROMPT` with no inbound prefix;
     2. otherwise ``[inbound prefix, user text]`` joined by a blank line. A blank result
        without media stops here with ``should_run=False`` and :data:`EMPTY_BODY_REPLY`; blank
        with media becomes :data:`MEDIA_WITHOUT_CAPTION_BODY`;
-    3. abort hint; 4. ``System:`` lines — ``system_events`` is either a queue,
-       drained once for ``session_key`` (default ``ctx.session_key``; nothing is drained
-       without a key or when the run stops at step 2), or the events already drained; channel
-       summary lines are used only when ``is_main_session and is_new_session``;
-    5. untrusted context; 6. thread note, new sessions only;
-    7. media note and hint; 8. think-level shorthand when no level was resolved
-       (``normalizeThinkLevel``), then a resolved ``xhigh`` the model does not support becomes
+    3. abort hint; then (step 8), when no level was resolved, the think-level shorthand
+       (``normalizeThinkLevel``) is taken from that body's first token — before anything below
+       is added, so ``System:`` lines, the thread note or the media note never shadow it;
+    4. ``System:`` lines — ``system_events`` is either a queue, drained once for
+       ``session_key`` (default ``ctx.session_key``; nothing is drained without a key or when
+       the run stops at step 2), or the events already drained; channel summary lines are used
+       only when ``is_main_session and is_new_session``;
+    5. untrusted context; 6. thread note (new and existing sessions alike);
+    7. media note and hint. Finally a resolved ``xhigh`` the model does not support becomes
        ``high`` (the explicit-directive error reply is the directive handler's job).
+
+    ``queued_body`` (:func:`build_queued_body`) gets the same ``System:`` block in front of the
+    unstripped step-2 body, then the thread and media notes.
 
     ``unauthorized_control_command`` models get-reply-run.ts's rule: the caller sets it when the
     sender is not authorized and the raw text is a control command; with a blank stripped body the
@@ -1578,41 +1598,47 @@ def build_prompt_body(
 
     # Step 3.
     body = apply_abort_hint(effective_base_body, aborted_last_run)
-    # Step 4.
+    # Step 8: 2026.3.13 takes the shorthand here, before the System: block is prepended (which
+    # would otherwise be the first token and shadow it) and before the other parts are added.
+    think_level = resolved_think_level
+    if not think_level and body:
+        think_level, body = extract_think_level(body, supports_xhigh=supports_xhigh)
+    # Step 4: events are drained once and prepended to both bodies (``bodyWithEvents`` is the
+    # queued body's base).
     drained = _drain_events(system_events, session_key or ctx.session_key)
-    body = prepend_system_events(
-        body,
-        drained,
-        envelope_timezone=envelope_timezone,
-        user_timezone=user_timezone,
-        channel_summary_lines=channel_summary_lines if is_main_session and is_new_session else (),
-        neutralize_untrusted=neutralize_untrusted,
-    )
+
+    def with_events(text: str) -> str:
+        return prepend_system_events(
+            text,
+            drained,
+            envelope_timezone=envelope_timezone,
+            user_timezone=user_timezone,
+            channel_summary_lines=(
+                channel_summary_lines if is_main_session and is_new_session else ()
+            ),
+            neutralize_untrusted=neutralize_untrusted,
+        )
+
+    body = with_events(body)
     # Step 5.
     body = append_untrusted_context(
         body, ctx.untrusted_context, neutralize_untrusted=neutralize_untrusted
     )
     # Step 6.
-    thread_note = build_thread_note(
-        ctx, is_new_session=is_new_session, neutralize_untrusted=neutralize_untrusted
-    )
+    thread_note = build_thread_note(ctx, neutralize_untrusted=neutralize_untrusted)
     body = _join_non_empty((thread_note, body), "\n\n")
     # Step 7.
     media_note = build_media_note(
         ctx, later_media_rules=later_media_rules, neutralize_untrusted=neutralize_untrusted
     )
     body = _apply_media_prefix(body, media_note)
-    # Step 8.
-    think_level = resolved_think_level
-    if not think_level and body:
-        think_level, body = extract_think_level(body, supports_xhigh=supports_xhigh)
     if think_level == "xhigh" and not supports_xhigh:
         think_level = "high"
 
     return PromptBody(
         prefixed_command_body=body,
         queued_body=build_queued_body(
-            effective_base_body, thread_note=thread_note, media_note=media_note
+            with_events(effective_base_body), thread_note=thread_note, media_note=media_note
         ),
         extra_system_prompt=extra_system_prompt,
         think_level=think_level,
