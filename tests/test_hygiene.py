@@ -146,8 +146,10 @@ ANTHROPIC = {
     "model_id": "claude-opus-4-5",
 }
 GOOGLE = {"provider": "google", "model_api": "google-generative-ai", "model_id": "gemini-2.0-flash"}
+# OpenClaw 2026.3.13 applies the Mistral model-id hints (strict9 ids, full sanitize) only for
+# the `mistral` provider (src/agents/provider-capabilities.ts); OpenRouter's devstral gets none.
 DEVSTRAL = {
-    "provider": "openrouter",
+    "provider": "mistral",
     "model_api": "openai-responses",
     "model_id": "mistralai/devstral-2512:free",
 }
@@ -221,10 +223,13 @@ def test_policy_minimax_providers_sanitize_ids(provider: str) -> None:
 
 
 def test_policy_openrouter_devstral_openai_responses_is_full_strict9() -> None:
+    # Updated to OpenClaw 2026.3.13 (resolve_transcript_policy cases): the Mistral model-id
+    # hints belong to the `mistral` provider's capabilities only, so OpenRouter's devstral
+    # gets neither full sanitizing nor strict9 ids.
     p = policy("openrouter", "openai-responses", "mistralai/devstral-2512:free")
-    assert p.sanitize_mode == "full"
-    assert p.sanitize_tool_call_ids is True
-    assert p.tool_call_id_mode == "strict9"
+    assert p.sanitize_mode == "images-only"
+    assert p.sanitize_tool_call_ids is False
+    assert p.tool_call_id_mode is None
 
 
 # ---- 7.1 policy table: full rows ---------------------------------------------------------------
@@ -250,7 +255,11 @@ BASE_DICT: Msg = {
     [
         (("openai", "openai-responses", "gpt-5"), {}),
         ((None, "openai-responses", "gpt-5"), {}),
-        ((None, "openai-completions", "gpt-4o"), {}),
+        # openai-completions always sanitizes ids (2026.3.13 requiresOpenAiCompatibleToolIdSanitization).
+        (
+            (None, "openai-completions", "gpt-4o"),
+            {"sanitizeToolCallIds": True, "toolCallIdMode": "strict"},
+        ),
         (("openai-codex", "openai-codex-responses", "gpt-5-codex"), {}),
         (
             ("anthropic", "anthropic-messages", "claude-opus-4-5"),
@@ -258,6 +267,8 @@ BASE_DICT: Msg = {
                 "sanitizeMode": "full",
                 "sanitizeToolCallIds": True,
                 "toolCallIdMode": "strict",
+                "preserveSignatures": True,
+                "dropThinkingBlocks": True,
                 "validateAnthropicTurns": True,
                 "allowSyntheticToolResults": True,
             },
@@ -288,13 +299,22 @@ BASE_DICT: Msg = {
         ),
         (
             ("github-copilot", "openai-completions", "claude-sonnet-4.5"),
-            {"dropThinkingBlocks": True, "validateAnthropicTurns": True},
+            {
+                "sanitizeToolCallIds": True,
+                "toolCallIdMode": "strict",
+                "dropThinkingBlocks": True,
+                "applyGoogleTurnOrdering": True,
+                "validateGeminiTurns": True,
+                "validateAnthropicTurns": True,
+            },
         ),
         (("github-copilot", "openai-responses", "gpt-4o"), {}),
         (
             ("openrouter", "openai-completions", "google/gemini-2.5-pro"),
             {
                 "sanitizeMode": "full",
+                "sanitizeToolCallIds": True,
+                "toolCallIdMode": "strict",
                 "sanitizeThoughtSignatures": {"allowBase64Only": True, "includeCamelCase": True},
             },
         ),
@@ -304,15 +324,30 @@ BASE_DICT: Msg = {
                 "sanitizeMode": "full",
                 "sanitizeToolCallIds": True,
                 "toolCallIdMode": "strict9",
+                "applyGoogleTurnOrdering": True,
+                "validateGeminiTurns": True,
                 "validateAnthropicTurns": True,
             },
         ),
-        (("moonshot", "openai-completions", "kimi-k2.5"), {"validateAnthropicTurns": True}),
-        (("opencode", "openai-completions", "kimi-k2.5"), {}),
+        (
+            ("moonshot", "openai-completions", "kimi-k2.5"),
+            {
+                "sanitizeToolCallIds": True,
+                "toolCallIdMode": "strict",
+                "applyGoogleTurnOrdering": True,
+                "validateGeminiTurns": True,
+                "validateAnthropicTurns": True,
+            },
+        ),
+        (
+            ("opencode", "openai-completions", "kimi-k2.5"),
+            {"sanitizeToolCallIds": True, "toolCallIdMode": "strict"},
+        ),
         (
             ("openai", "anthropic-messages", "gpt-5"),
-            # isOpenAi wins wherever the table says ¬isOpenAi; toolCallIdMode has no such guard.
-            {"toolCallIdMode": "strict"},
+            # isOpenAi wins wherever the table says ¬isOpenAi; toolCallIdMode and
+            # preserveSignatures have no such guard.
+            {"toolCallIdMode": "strict", "preserveSignatures": True},
         ),
     ],
 )
@@ -322,12 +357,23 @@ def test_policy_table_rows(args: tuple[Any, Any, Any], changes: Msg) -> None:
 
 
 def test_policy_provider_is_normalized() -> None:
-    assert policy(" OpenAI ", "openai-completions", "gpt-5").to_dict() == BASE_DICT
+    # Updated to OpenClaw 2026.3.13: openai-completions sanitizes ids for every provider, and
+    # the Mistral model-id hints apply to the `mistral` provider only.
+    assert policy(" OpenAI ", "openai-completions", "gpt-5").to_dict() == {
+        **BASE_DICT,
+        "sanitizeToolCallIds": True,
+        "toolCallIdMode": "strict",
+    }
     assert policy("Anthropic", None, "Claude-X").tool_call_id_mode == "strict"
-    # modelId is matched lower-cased.
     assert policy("openrouter", "openai-completions", "MistralAI/Devstral").tool_call_id_mode == (
-        "strict9"
+        "strict"
     )
+    # modelId is matched lower-cased.
+    assert policy("Mistral", None, "MistralAI/Devstral").tool_call_id_mode == "strict9"
+    assert policy("Anthropic", None, "Claude-X").drop_thinking_blocks is True
+    # Provider aliases are normalized (normalizeProviderId).
+    assert policy("kimi-code", "anthropic-messages", "k2").preserve_signatures is False
+    assert policy("bedrock", None, "x").validate_anthropic_turns is True
 
 
 def test_transcript_policy_defaults() -> None:
@@ -340,6 +386,8 @@ def test_transcript_policy_construction_equals_resolved() -> None:
         sanitize_mode="full",
         sanitize_tool_call_ids=True,
         tool_call_id_mode="strict",
+        preserve_signatures=True,
+        drop_thinking_blocks=True,
         validate_anthropic_turns=True,
         allow_synthetic_tool_results=True,
     )
@@ -564,13 +612,17 @@ def test_anthropic_errored_assistant_between_users() -> None:
     [a(), a(txt("   "), txt("")), a(thinking("only thinking")), a(thinking("t"), txt(" "))],
 )
 def test_anthropic_drops_trailing_empty_assistant(last: Msg) -> None:
+    # Updated to OpenClaw 2026.3.13 (validate_anthropic_turns cases): upstream keeps trailing
+    # empty assistants (dropping them is a later release's behaviour).
     out = clawctx.history.validate_anthropic_turns([u("q"), a("answer"), u("more"), last])
-    assert out.to_list() == [u("q"), a("answer"), u("more")]
+    assert out.to_list() == [u("q"), a("answer"), u("more"), last]
 
 
 def test_anthropic_drops_all_trailing_empty_assistants_but_keeps_real_ones() -> None:
-    out = clawctx.history.validate_anthropic_turns([u("q"), a("real"), a(" "), a(thinking())])
-    assert out.to_list() == [u("q"), a("real")]
+    # Updated to OpenClaw 2026.3.13: trailing empty assistants are kept as well.
+    msgs = [u("q"), a("real"), a(" "), a(thinking())]
+    out = clawctx.history.validate_anthropic_turns(msgs)
+    assert out.to_list() == msgs
 
 
 # ---- dangling tool calls (turns.ts, validateAnthropicTurns) ---------------------------------
@@ -596,7 +648,14 @@ def test_dangling_resolved_by_nested_result_in_user(nested: Msg) -> None:
     t = Transcript(
         [u("check"), a(tc("tool-1", kind="toolUse"), txt("I'll check that")), u([nested])]
     )
-    assert clawctx.history.validate_anthropic_turns(t) is t
+    assert clawctx.history.strip_dangling_tool_calls(t) is t
+    # Updated to OpenClaw 2026.3.13 (stripDanglingAnthropicToolUses): only a `toolResult` block
+    # with `toolUseId` answers a tool use in validate_anthropic_turns.
+    out = clawctx.history.validate_anthropic_turns(t)
+    if nested.get("type") == "toolResult" and "toolUseId" in nested:
+        assert out is t
+    else:
+        assert out.to_list()[1]["content"] == [txt("I'll check that")]
 
 
 def test_dangling_only_tool_use_becomes_omitted_text() -> None:
@@ -608,9 +667,14 @@ def test_dangling_only_tool_use_becomes_omitted_text() -> None:
 
 @pytest.mark.parametrize("stop", ["aborted", "error"])
 def test_dangling_errored_assistant_becomes_empty(stop: str) -> None:
-    out = clawctx.history.validate_anthropic_turns([u("q"), a(tc("tool-1"), stop=stop), u("next")])
+    msgs = [u("q"), a(tc("tool-1"), stop=stop), u("next")]
+    out = clawctx.history.strip_dangling_tool_calls(msgs)
     assert roles(out) == ["user", "assistant", "user"]
     assert out.to_list()[1]["content"] == []
+    # Updated to OpenClaw 2026.3.13 (validate_anthropic_turns cases): upstream's validation
+    # strips only `toolUse` blocks, so a `toolCall` stays.
+    out = clawctx.history.validate_anthropic_turns(msgs)
+    assert out.to_list()[1]["content"] == [tc("tool-1")]
 
 
 def test_dangling_two_calls_none_resolved() -> None:
@@ -638,9 +702,12 @@ def test_dangling_one_of_two_resolved() -> None:
 def test_dangling_standalone_tool_result_resolves() -> None:
     call1 = tc("tool-1")
     msgs = [u("q"), a(call1, tc("tool-2")), tr("tool-1"), a("next"), u("more")]
-    out = clawctx.history.validate_anthropic_turns(msgs).to_list()
+    out = clawctx.history.strip_dangling_tool_calls(msgs).to_list()
     assert out[1]["content"] == [call1]
     assert out[2:] == msgs[2:]
+    # Updated to OpenClaw 2026.3.13: validate_anthropic_turns only looks at a directly
+    # following user message, so an assistant followed by a tool result is kept as it is.
+    assert clawctx.history.validate_anthropic_turns(msgs).to_list() == msgs
 
 
 def test_dangling_tool_use_id_result_resolves() -> None:
@@ -681,12 +748,25 @@ def test_validate_anthropic_turns_is_idempotent() -> None:
         u([txt("z")]),
         a(" "),
     ]
-    once = clawctx.history.validate_anthropic_turns(msgs)
-    twice = clawctx.history.validate_anthropic_turns(once)
+    once = clawctx.history.validate_anthropic_turns(clawctx.history.strip_dangling_tool_calls(msgs))
+    twice = clawctx.history.validate_anthropic_turns(
+        clawctx.history.strip_dangling_tool_calls(once)
+    )
     assert twice is once
     assert twice.to_list() == once.to_list()
-    assert roles(once) == ["user", "assistant", "toolResult", "user", "assistant", "user"]
+    # Updated to OpenClaw 2026.3.13: the trailing blank assistant is kept.
+    assert roles(once) == [
+        "user",
+        "assistant",
+        "toolResult",
+        "user",
+        "assistant",
+        "user",
+        "assistant",
+    ]
     assert once.to_list()[4]["content"] == [txt(OMITTED)]
+    alone = clawctx.history.validate_anthropic_turns(msgs)
+    assert clawctx.history.validate_anthropic_turns(alone) is alone
 
 
 def test_validate_turns_string_assistant_content_does_not_throw() -> None:
@@ -708,6 +788,10 @@ def test_history_openrouter_devstral_strict9_ids_and_full_mode() -> None:
     assert roles(out) == ["user", "assistant", "toolResult", "assistant", "user"]
     assert out[1]["content"] == [tc("callabcit")]  # blank text dropped (full mode)
     assert out[2]["toolCallId"] == "callabcit"
+    via_openrouter = history(
+        _id_history("call_abc|item:123"), **{**DEVSTRAL, "provider": "openrouter"}
+    )
+    assert via_openrouter[2]["toolCallId"] == "call_abc|item:123"
 
 
 def test_history_openrouter_devstral_short_id_is_hashed_to_nine() -> None:
@@ -816,8 +900,11 @@ def test_history_allowlist_drops_unlisted_tool() -> None:
 def test_history_delivery_mirror_dropped_only_for_anthropic() -> None:
     mirror = a("mirrored", provider="openclaw", model="delivery-mirror")
     msgs = [u("q"), a("real"), u("again"), mirror, u("more"), a("last")]
-    assert roles(history(msgs, **ANTHROPIC)) == ["user", "assistant", "user", "assistant"]
-    assert len(history(msgs, **OPENAI)) == 6
+    # The drop is one of clawctx's provider_safe passes (OpenClaw 2026.3.13 has no such step).
+    safe = history(msgs, provider_safe=True, validate_turns=True, **ANTHROPIC)
+    assert roles(safe) == ["user", "assistant", "user", "assistant"]
+    assert len(history(msgs, provider_safe=True, **OPENAI)) == 6
+    assert len(history(msgs, **ANTHROPIC)) == 6
 
 
 def test_history_copilot_claude_drops_thinking() -> None:
@@ -915,7 +1002,14 @@ def test_inter_session_no_text_block_gets_prefix_block() -> None:
 )
 def test_inter_session_already_prefixed_unchanged(content: Any) -> None:
     t = Transcript([inter(content, sourceSessionKey="k")])
-    assert clawctx.history.annotate_inter_session_messages(t) is t
+    out = clawctx.history.annotate_inter_session_messages(t)
+    if content == "[Inter-session message]\nhello":
+        # Updated to OpenClaw 2026.3.13 (annotate_inter_session-031): only the exact prefix
+        # (with its source fields) counts as already there.
+        expected = "[Inter-session message] sourceSession=k\n[Inter-session message]\nhello"
+        assert out.to_list()[0]["content"] == expected
+    else:
+        assert out is t
 
 
 def test_inter_session_channel_and_tool() -> None:
@@ -1232,10 +1326,16 @@ def test_message_blocks_tool_result_string_content_becomes_empty(mode: str) -> N
 
 def test_message_blocks_strips_signatures_unless_preserved() -> None:
     msgs = [a(tc("c1", thought_signature="msg_1"), txt("x"))]
-    out = clawctx.history.sanitize_message_blocks(msgs).to_list()
+    # Updated to OpenClaw 2026.3.13 (images.ts): signatures are stripped in `full` mode only.
+    out = clawctx.history.sanitize_message_blocks(msgs, sanitize_mode="full").to_list()
     assert out[0]["content"] == [tc("c1"), txt("x")]
     t = Transcript(msgs)
     assert clawctx.history.sanitize_message_blocks(t, preserve_signatures=True) is t
+    assert clawctx.history.sanitize_message_blocks(t) is t
+    full = clawctx.history.sanitize_message_blocks(
+        t, sanitize_mode="full", preserve_signatures=True
+    )
+    assert full is t
 
 
 def test_message_blocks_signature_options_passed_through() -> None:
@@ -1246,8 +1346,11 @@ def test_message_blocks_signature_options_passed_through() -> None:
             tc("c3", thought_signature="msg_x"),
         )
     ]
+    # Updated to OpenClaw 2026.3.13 (images.ts): signatures are stripped in `full` mode only.
     out = clawctx.history.sanitize_message_blocks(
-        msgs, sanitize_thought_signatures={"allowBase64Only": True, "includeCamelCase": True}
+        msgs,
+        sanitize_mode="full",
+        sanitize_thought_signatures={"allowBase64Only": True, "includeCamelCase": True},
     )
     # "msg_abc" is valid base64url (7 chars, zero trailing bits), so the base64 rule keeps it;
     # "msg_x" (5 chars) cannot be base64.
@@ -1264,7 +1367,9 @@ def test_message_blocks_preserved_signatures_keep_blank_text_with_thinking() -> 
     out = clawctx.history.sanitize_message_blocks(
         [keep, drop], sanitize_mode="full", preserve_signatures=True
     )
-    assert out.to_list() == [keep, a(txt("x"))]
+    # Updated to OpenClaw 2026.3.13 (images.ts): blank text goes even when signatures are
+    # preserved (keeping it beside thinking is a later release's behaviour).
+    assert out.to_list() == [a(thinking("t", thinkingSignature="s")), a(txt("x"))]
 
 
 # ---- 7.7 drop_thinking_blocks ------------------------------------------------------------------
@@ -1377,8 +1482,9 @@ def test_normalize_usage() -> None:
             "cacheRead": 0,
             "cacheWrite": 0,
             "totalTokens": 1,
-            "cost": {"input": 0.5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-            "extra": "kept",
+            # Updated to OpenClaw 2026.3.13 (google.ts ensureAssistantUsageSnapshots): the cost
+            # total defaults to the sum, and the snapshot replaces the usage (no extra keys).
+            "cost": {"input": 0.5, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0.5},
         },
         {"input": 0, "output": 0, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 2},
         {"input": 1},
@@ -1428,7 +1534,10 @@ def test_downgrade_reasoning_orphan_signature_removed() -> None:
         a(thinking("t", thinkingSignature=sig), txt("")),
     ]
     out = clawctx.history.downgrade_openai_reasoning(msgs).to_list()
-    assert out == [a(thinking("t")), a(txt("before"), thinking("t")), a(thinking("t"), txt(""))]
+    # Updated to OpenClaw 2026.3.13 (openai.ts downgradeOpenAIReasoningBlocks): the unfollowed
+    # reasoning block itself is dropped (and an assistant left empty with it); any following
+    # non-thinking block, even blank text, keeps it.
+    assert out == [a(txt("before")), msgs[2]]
 
 
 def test_downgrade_reasoning_followed_signature_kept() -> None:
@@ -1437,30 +1546,64 @@ def test_downgrade_reasoning_followed_signature_kept() -> None:
         [
             a(thinking("t", thinkingSignature=sig), txt("answer")),
             a(thinking("t", thinkingSignature=sig), tc("c1")),
-            a(thinking("t", thinkingSignature=sig), stop="aborted"),
-            a(thinking("t", thinkingSignature=sig), stop="error"),
             a(thinking("t", thinkingSignature="")),
+            a(thinking("t", thinkingSignature="s1")),
             a(thinking("t")),
         ]
     )
     assert clawctx.history.downgrade_openai_reasoning(t) is t
+    # Updated to OpenClaw 2026.3.13: errored and aborted turns are not exempt.
+    errored = [a(thinking("t", thinkingSignature=sig), stop=s) for s in ("aborted", "error")]
+    assert clawctx.history.downgrade_openai_reasoning(errored).to_list() == []
 
 
 def test_downgrade_reasoning_only_the_unfollowed_block() -> None:
-    msgs = [
-        a(thinking("1", thinkingSignature="s1"), txt("x"), thinking("2", thinkingSignature="s2"))
-    ]
+    s1 = '{"type":"reasoning","id":"rs_1"}'
+    s2 = '{"type":"reasoning.encrypted","id":"rs_2"}'
+    msgs = [a(thinking("1", thinkingSignature=s1), txt("x"), thinking("2", thinkingSignature=s2))]
     out = clawctx.history.downgrade_openai_reasoning(msgs).to_list()
-    assert out[0]["content"] == [thinking("1", thinkingSignature="s1"), txt("x"), thinking("2")]
+    # Updated to OpenClaw 2026.3.13: the unfollowed block is dropped, not just its signature.
+    assert out[0]["content"] == [thinking("1", thinkingSignature=s1), txt("x")]
 
 
 def test_history_openai_responses_downgrades_reasoning() -> None:
-    msgs = [u("q"), a(thinking("t", thinkingSignature="s1"), stop="stop"), u("again")]
-    assert history(msgs, **OPENAI)[1]["content"] == [thinking("t")]
+    # Updated to OpenClaw 2026.3.13: only a signature holding an OpenAI reasoning item counts,
+    # and its unfollowed block is dropped.
+    sig = '{"type":"reasoning","id":"rs_1"}'
+    msgs = [
+        u("q"),
+        a(
+            thinking("t", thinkingSignature=sig),
+            txt("a"),
+            thinking("u", thinkingSignature=sig),
+            stop="stop",
+        ),
+        u("again"),
+    ]
+    assert history(msgs, **OPENAI)[1]["content"] == [thinking("t", thinkingSignature=sig), txt("a")]
     completions = history(
         msgs, provider="openai", model_api="openai-completions", model_id="gpt-4o"
     )
-    assert completions[1]["content"] == [thinking("t", thinkingSignature="s1")]
+    assert completions[1]["content"] == msgs[1]["content"]
+
+
+def test_history_openai_responses_downgrades_function_call_pairs() -> None:
+    sig = '{"type":"reasoning","id":"rs_1"}'
+    paired = tc("call_1|fc_1")
+    msgs = [
+        u("q"),
+        a(paired, stop="toolUse"),
+        tr("call_1|fc_1"),
+        a(thinking("t", thinkingSignature=sig), tc("call_2|fc_2"), stop="toolUse"),
+        tr("call_2|fc_2"),
+        u("again"),
+    ]
+    out = history(msgs, **OPENAI)
+    assert out[1]["content"] == [tc("call_1")]
+    assert out[2]["toolCallId"] == "call_1"
+    # After a reasoning item the pair is replayable and kept.
+    assert out[3]["content"][1] == tc("call_2|fc_2")
+    assert out[4]["toolCallId"] == "call_2|fc_2"
 
 
 # ---- sanitize_session_history with a session ---------------------------------------------------
@@ -2007,7 +2150,11 @@ def test_hot_path_output_is_valid_for_provider(
     family: str, messages: list[Msg], limit: int
 ) -> None:
     args = FAMILIES[family]
-    out = clawctx.sanitize_session_history(messages, now_ms=0, **args)
+    # provider_safe and validate_turns: clawctx's passes for a transcript every provider
+    # accepts (the default is OpenClaw 2026.3.13's sanitizeSessionHistory alone).
+    out = clawctx.sanitize_session_history(
+        messages, now_ms=0, provider_safe=True, validate_turns=True, **args
+    )
     out = clawctx.limit_history_turns(out, limit)
     out = clawctx.history.sanitize_tool_use_result_pairing(out, now_ms=0)
     note(f"final transcript: {out.to_list()}")
@@ -2036,3 +2183,125 @@ def test_session_writes_can_be_deferred_to_the_caller(tmp_path: Path) -> None:
     writes[0]()
     snapshot = session.latest_custom_entry(["model-snapshot"])
     assert snapshot is not None and snapshot["data"]["modelId"] == "claude"
+
+
+# ---- applyGoogleTurnOrderingFix (OpenClaw 2026.3.13 src/agents/pi-embedded-runner/google.ts) --
+
+
+@pytest.mark.parametrize("model_api", [None, "google-vertex", "Google-Generative-AI", "openai"])
+def test_google_fix_acts_only_for_the_two_google_apis(
+    model_api: str | None, ids: Callable[[], str], clock: Callable[[], int]
+) -> None:
+    s = make_session(ids, clock)
+    t = Transcript([a("x")])
+    fix = clawctx.history.apply_google_turn_ordering_fix(t, model_api=model_api, session=s)
+    assert fix.messages is t
+    assert fix.did_prepend is False
+    assert entries_of(s, "google-turn-ordering-bootstrap") == []
+
+
+def test_google_fix_warns_and_marks_once_per_session(
+    ids: Callable[[], str], clock: Callable[[], int], caplog: pytest.LogCaptureFixture
+) -> None:
+    s = make_session(ids, clock)
+    with caplog.at_level(logging.WARNING, logger="clawctx"):
+        first = clawctx.history.apply_google_turn_ordering_fix(
+            [a("x")], model_api="google-gemini-cli", session=s, session_id="abc", now_ms=NOW
+        )
+        second = clawctx.history.apply_google_turn_ordering_fix(
+            [a("y")], model_api="google-gemini-cli", session=s, session_id="abc", now_ms=NOW + 1
+        )
+    assert first.did_prepend and second.did_prepend
+    assert first.messages.to_list()[0] == {"role": "user", "content": BOOTSTRAP, "timestamp": NOW}
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["google turn ordering fixup: prepended user bootstrap (sessionId=abc)"]
+    assert [e["data"] for e in entries_of(s, "google-turn-ordering-bootstrap")] == [
+        {"timestamp": NOW}
+    ]
+
+
+def test_google_fix_without_session_only_prepends() -> None:
+    fix = clawctx.history.apply_google_turn_ordering_fix(
+        [a("x")], model_api="google-generative-ai", now_ms=NOW
+    )
+    assert fix.did_prepend is True
+    assert roles(fix.messages) == ["user", "assistant"]
+
+
+# ---- provider_safe: clawctx's passes on top of OpenClaw 2026.3.13 -----------------------------
+
+
+def test_provider_safe_passes_are_opt_in() -> None:
+    msgs = [
+        a("from a mirror"),
+        u("q"),
+        a(tc("call_1"), tc("call_1"), stop="toolUse"),
+        tr("call_1"),
+        tr("call_1"),
+    ]
+    plain = history(msgs, **ANTHROPIC)
+    # Upstream: no bootstrap turn for Anthropic, repeated ids kept.
+    assert roles(plain)[0] == "assistant"
+    assert [b["id"] for b in plain[2]["content"]] == ["call1", "call1"]
+    safe = history(msgs, provider_safe=True, validate_turns=True, **ANTHROPIC)
+    assert safe[0] == {"role": "user", "content": BOOTSTRAP, "timestamp": NOW}
+    ids_ = [b["id"] for b in safe[3]["content"]]
+    assert len(set(ids_)) == 2
+    assert clawctx.validate_for_provider(safe, provider="anthropic") == []
+
+
+def test_validate_turns_adds_the_runner_validation() -> None:
+    msgs = [u([txt("a")]), u([txt("b")]), a("x")]
+    assert roles(history(msgs, **ANTHROPIC)) == ["user", "user", "assistant"]
+    merged = history(msgs, validate_turns=True, **ANTHROPIC)
+    assert merged[0]["content"] == [txt("a"), txt("b")]
+
+
+# ---- 2026.3.13 details the conformance cases pin ----------------------------------------------
+
+
+def test_base64_signature_rule_follows_node_decoding() -> None:
+    opts = {"allowBase64Only": True, "includeCamelCase": True}
+    msgs = [
+        a(
+            tc("c1", thought_signature="c2ln bmF0dXJl"),  # whitespace is ignored
+            tc("c2", thought_signature="sig3536"),  # trailing bits set: not canonical
+            tc("c3", thought_signature=7),  # not a string: stripped
+            tc("c4", thoughtSignature="YQ=="),
+        )
+    ]
+    out = clawctx.history.sanitize_message_blocks(
+        msgs, sanitize_mode="full", sanitize_thought_signatures=opts
+    ).to_list()
+    assert out[0]["content"] == [
+        tc("c1", thought_signature="c2ln bmF0dXJl"),
+        tc("c2"),
+        tc("c3"),
+        tc("c4", thoughtSignature="YQ=="),
+    ]
+
+
+def test_usage_snapshot_reads_provider_aliases_and_drops_other_keys() -> None:
+    msgs = [
+        a("x", usage={"prompt_tokens": 7, "completion_tokens": 3, "cached_tokens": 2, "n": 1}),
+        a("y", usage={"input": -4, "output": 1}),
+        a("z", usage="junk"),
+    ]
+    out = clawctx.history.normalize_usage(msgs).to_list()
+    assert [m["usage"] for m in out] == [
+        {"input": 7, "output": 3, "cacheRead": 2, "cacheWrite": 0, "totalTokens": 12},
+        {"input": 0, "output": 1, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 1},
+        ZERO_USAGE,
+    ]
+
+
+def test_empty_tool_call_ids_are_left_for_the_input_repair() -> None:
+    msgs = [u("q"), a(tc(""), tc("call_1"), stop="toolUse"), tr("call_1")]
+    out = clawctx.history.sanitize_tool_call_ids(msgs, "strict").to_list()
+    assert [b["id"] for b in out[1]["content"]] == ["", "call1"]
+
+
+def test_inter_session_prefix_trims_fields_and_skips_blank_ones() -> None:
+    prov = {"kind": "inter_session", "sourceSessionKey": " ", "sourceChannel": " web "}
+    out = clawctx.history.annotate_inter_session_messages([u("hi", provenance=prov)]).to_list()
+    assert out[0]["content"] == "[Inter-session message] sourceChannel=web\nhi"

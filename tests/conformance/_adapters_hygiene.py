@@ -8,8 +8,6 @@ from . import _api
 from ._adapters_hot_path import transcript
 from ._harness import CLOCK_MS, adapter, captured_logs, short_ids
 
-GOOGLE_TURN_ORDERING_APIS = ("google-generative-ai", "google-gemini-cli")
-
 
 def session_with_entries(session_id: str, entries: list[dict[str, Any]]) -> Any:
     """An in-memory session whose ``getEntries()`` holds the case's custom entries."""
@@ -38,8 +36,6 @@ def sanitize_session_history(inp: Any, params: Any) -> Any:
     session = session_with_entries(params["sessionId"], params["sessionEntries"])
     before = len(session.entries())
     with captured_logs() as logs:
-        # validate_turns=False: turn validation is the runner's next step, not part of
-        # upstream's sanitizeSessionHistory.
         out = _api.sanitize_session_history(
             given,
             provider=params.get("provider"),
@@ -47,8 +43,8 @@ def sanitize_session_history(inp: Any, params: Any) -> Any:
             model_id=params.get("modelId"),
             allowed_tool_names=params.get("allowedToolNames"),
             session=session,
+            session_id=params["sessionId"],
             now_ms=CLOCK_MS,
-            validate_turns=False,
         )
     return {
         "messages": out.to_list(),
@@ -60,20 +56,22 @@ def sanitize_session_history(inp: Any, params: Any) -> Any:
 
 @adapter("apply_google_turn_ordering_fix")
 def apply_google_turn_ordering_fix(inp: Any, params: Any) -> Any:
-    if params.get("modelApi") not in GOOGLE_TURN_ORDERING_APIS:
-        raise NotImplementedError(
-            "sanitize_google_turn_ordering has no model_api parameter (upstream acts only for "
-            "google-generative-ai / google-gemini-cli)"
-        )
     given = transcript(inp["messages"])
+    session = session_with_entries(params["sessionId"], params["sessionEntries"])
+    before = len(session.entries())
     with captured_logs() as logs:
-        out = _api.sanitize_google_turn_ordering(given, now_ms=CLOCK_MS)
-    # sanitize_google_turn_ordering takes no session: it never appends the marker entry.
+        out = _api.apply_google_turn_ordering_fix(
+            given,
+            model_api=params.get("modelApi"),
+            session=session,
+            session_id=params["sessionId"],
+            now_ms=CLOCK_MS,
+        )
     return {
-        "messages": out.to_list(),
-        "didPrepend": len(out) == len(given) + 1,
-        "unchanged": out is given,
-        "appended": [],
+        "messages": out.messages.to_list(),
+        "didPrepend": out.did_prepend,
+        "unchanged": out.messages is given,
+        "appended": appended_since(session, before),
         "warnings": [log["message"] for log in logs if log["level"] == "warn"],
     }
 

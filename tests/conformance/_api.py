@@ -36,6 +36,7 @@ from clawctx.engine import (
 )
 from clawctx.history import (
     annotate_inter_session_messages,
+    apply_google_turn_ordering_fix,
     downgrade_openai_reasoning,
     find_cut_point,
     sanitize_google_turn_ordering,
@@ -91,6 +92,7 @@ __all__ = [
     "annotate_inter_session_messages",
     "append_untrusted_context",
     "apply_abort_hint",
+    "apply_google_turn_ordering_fix",
     "apply_input_provenance_to_user_message",
     "build_collect_prompt",
     "build_inbound_meta_system_prompt",

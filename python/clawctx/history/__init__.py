@@ -49,6 +49,7 @@ from clawctx._core import (
     count_tokens,
     decode_image_base64,
     dedupe_tool_call_ids,
+    downgrade_openai_function_call_pairs,
     downgrade_openai_reasoning,
     drop_delivery_mirror_messages,
     drop_duplicate_tool_results,
@@ -119,7 +120,9 @@ from clawctx.history.heartbeat import (
     HeartbeatTranscriptGuard,
 )
 from clawctx.history.hygiene import (
+    GoogleTurnOrderingFix,
     OrphanedUserReport,
+    apply_google_turn_ordering_fix,
     detach_orphaned_trailing_user,
     sanitize_session_history,
 )
@@ -162,6 +165,7 @@ __all__ = [
     "CompactionSettings",
     "ContextTokens",
     "CutPoint",
+    "GoogleTurnOrderingFix",
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "HeartbeatTranscriptGuard",
@@ -189,6 +193,7 @@ __all__ = [
     "TranscriptPolicy",
     "Violation",
     "annotate_inter_session_messages",
+    "apply_google_turn_ordering_fix",
     "build_compaction_prompt",
     "build_session_context",
     "compact_session",
@@ -198,6 +203,7 @@ __all__ = [
     "decode_image_base64",
     "dedupe_tool_call_ids",
     "detach_orphaned_trailing_user",
+    "downgrade_openai_function_call_pairs",
     "downgrade_openai_reasoning",
     "drop_delivery_mirror_messages",
     "drop_duplicate_tool_results",

@@ -70,33 +70,64 @@ def _record_model_snapshot(
     session.append_custom_entry(MODEL_SNAPSHOT_CUSTOM_TYPE, snapshot)
 
 
-def _record_google_bootstrap(session: _core.Session, now: int) -> None:
-    if session.latest_custom_entry([GOOGLE_BOOTSTRAP_CUSTOM_TYPE]) is None:
+def _has_google_bootstrap_marker(session: _core.Session) -> bool:
+    return session.latest_custom_entry([GOOGLE_BOOTSTRAP_CUSTOM_TYPE]) is not None
+
+
+def _record_google_bootstrap(session: _core.Session, session_id: str, now: int) -> None:
+    """google.ts ``applyGoogleTurnOrderingFix``: warn and write the marker, once per session."""
+    if not _has_google_bootstrap_marker(session):
         log.warning(
-            "google turn ordering fixup: prepended user bootstrap (sessionId=%s)",
-            session.session_id,
+            "google turn ordering fixup: prepended user bootstrap (sessionId=%s)", session_id
         )
         session.append_custom_entry(GOOGLE_BOOTSTRAP_CUSTOM_TYPE, {"timestamp": now})
 
 
-def _apply_google_turn_ordering(
-    messages: _core.Transcript,
+@dataclass(frozen=True)
+class GoogleTurnOrderingFix:
+    """What :func:`apply_google_turn_ordering_fix` did."""
+
+    messages: _core.Transcript
+    #: Whether the ``(session bootstrap)`` user turn was prepended.
+    did_prepend: bool
+
+
+def apply_google_turn_ordering_fix(
+    messages: _Messages,
+    *,
     model_api: str | None,
-    session: _core.Session | None,
-    now: int,
-    pending_writes: list[Callable[[], None]] | None,
-) -> _core.Transcript:
-    """google.ts ``applyGoogleTurnOrderingFix`` and pi-embedded-helpers/bootstrap.ts
-    ``sanitizeGoogleTurnOrdering``: prepend the bootstrap turn; for Google APIs also record it once.
+    session: _core.Session | None = None,
+    session_id: str | None = None,
+    now_ms: int | Callable[[], int] | None = None,
+    pending_writes: list[Callable[[], None]] | None = None,
+) -> GoogleTurnOrderingFix:
+    """``applyGoogleTurnOrderingFix`` of OpenClaw 2026.3.13
+    `src/agents/pi-embedded-runner/google.ts`.
+
+    Only for ``model_api`` exactly ``"google-generative-ai"`` or ``"google-gemini-cli"``: a
+    transcript whose first message is an assistant gets the ``(session bootstrap)`` user turn
+    in front (:func:`sanitize_google_turn_ordering`). When it is prepended and ``session`` has
+    no ``google-turn-ordering-bootstrap`` custom entry yet, the warning
+    ``google turn ordering fixup: prepended user bootstrap (sessionId=<id>)`` is logged on the
+    ``clawctx`` logger and that marker (``{"timestamp": now}``) is appended, so both happen
+    once per session. ``session_id`` is the id the warning names (default: the session's).
+    With ``pending_writes`` (a list), the warning and marker are deferred into it as a callable.
+    Any other ``model_api`` returns the messages as given (a Transcript) with
+    ``did_prepend=False``.
     """
-    fixed = _core.sanitize_google_turn_ordering(messages, now_ms=now)
-    if fixed is messages or model_api not in GOOGLE_APIS or session is None:
-        return fixed
-    if pending_writes is None:
-        _record_google_bootstrap(session, now)
-    else:
-        pending_writes.append(lambda: _record_google_bootstrap(session, now))
-    return fixed
+    given = messages if isinstance(messages, _core.Transcript) else _core.Transcript(messages)
+    if model_api not in GOOGLE_APIS:
+        return GoogleTurnOrderingFix(given, did_prepend=False)
+    now = _now_ms(now_ms)
+    fixed = _core.sanitize_google_turn_ordering(given, now_ms=now)
+    did_prepend = fixed is not given
+    if did_prepend and session is not None:
+        sid = (session.session_id or "") if session_id is None else session_id
+        if pending_writes is None:
+            _record_google_bootstrap(session, sid, now)
+        else:
+            pending_writes.append(lambda: _record_google_bootstrap(session, sid, now))
+    return GoogleTurnOrderingFix(fixed, did_prepend=did_prepend)
 
 
 def sanitize_session_history(
@@ -108,35 +139,48 @@ def sanitize_session_history(
     model_id: str | None = None,
     allowed_tool_names: Sequence[str] | None = None,
     session: _core.Session | None = None,
+    session_id: str | None = None,
     now_ms: int | Callable[[], int] | None = None,
     image_max_dimension_px: int | None = None,
     image_max_bytes: int | None = None,
     errored_assistant_result_policy: str | None = None,
-    validate_turns: bool = True,
+    validate_turns: bool = False,
+    provider_safe: bool = False,
     pending_writes: list[Callable[[], None]] | None = None,
 ) -> _core.Transcript:
-    """Make stored history safe to send to a provider (google.ts, sanitizeSessionHistory's pass
-    order).
+    """Make stored history safe to send to a provider: ``sanitizeSessionHistory`` of OpenClaw
+    2026.3.13 `src/agents/pi-embedded-runner/google.ts`, pass by pass.
 
     1. resolve the policy (transcript-policy.ts, ``resolveTranscriptPolicy``) unless one is given;
-    2. mark inter-session user messages (``annotateInterSessionUserMessages``); 3. for Anthropic,
-    drop delivery-mirror assistants; 4. sanitize tool-call ids (when
-    the policy says so) and make them unique, then thought signatures, blank assistant text and
-    images (pi-embedded-helpers/images.ts, tool-images.ts, tool-call-id.ts);
-    5. drop thinking blocks (Copilot Claude); 6. sanitize tool-call inputs
-    (``repairToolCallInputs``); 7. repair tool-use/result pairing (``repairToolUseResultPairing``)
-    and drop duplicate results it keeps by its quirk;
-    8. strip tool-result ``details``; 9. zero stale
-    usage and normalize usage (``stripStaleAssistantUsageBeforeLatestCompaction``); 10. for OpenAI
-    Responses, drop reasoning signatures that cannot be replayed; 11. record a model snapshot in
-    ``session``; 12. Google turn ordering (``applyGoogleTurnOrderingFix``), and the same bootstrap
-    user turn for Anthropic-family providers. With ``validate_turns`` (default) the runner's next
-    step follows: Gemini and Anthropic turn validation (pi-embedded-helpers/turns.ts) as the policy
-    says.
+    2. mark inter-session user messages (``annotateInterSessionUserMessages``); 3. sanitize
+    tool-call ids when the policy says so, then, in the policy's ``full`` mode, thought
+    signatures (unless preserved) and blank assistant text, then images
+    (pi-embedded-helpers/images.ts ``sanitizeSessionMessagesImages``, tool-call-id.ts);
+    4. drop thinking blocks when the policy says so (``dropThinkingBlocks``); 5. sanitize
+    tool-call inputs (``sanitizeToolCallInputs``); 6. repair tool-use/result pairing
+    (``sanitizeToolUseResultPairing``); 7. strip tool-result ``details``; 8. zero usage before
+    the latest compaction and normalize every assistant's usage snapshot
+    (``stripStaleAssistantUsageBeforeLatestCompaction``, ``ensureAssistantUsageSnapshots``);
+    9. for OpenAI Responses APIs, drop unreplayable reasoning blocks and downgrade
+    ``call|fc_`` tool-call id pairs (pi-embedded-helpers/openai.ts); 10. record a
+    ``model-snapshot`` custom entry in ``session`` when the model differs from the last one;
+    11. when the policy applies Google turn ordering: :func:`apply_google_turn_ordering_fix`
+    for the Google APIs (warning and marker, with ``session``), the bootstrap user turn alone
+    for the other (strict OpenAI-compatible) providers.
 
-    Only ``session`` is ever written to (steps 11 and 12, through its append path); the
-    input is never modified. Returns a Transcript.
-    With ``pending_writes`` (a list), the session writes of steps 11 and 12 are not done but
+    ``validate_turns`` adds the runner's next step (run/attempt.ts): Gemini and Anthropic turn
+    validation (pi-embedded-helpers/turns.ts) as the policy says. ``provider_safe`` adds
+    clawctx's safety passes, aimed at a transcript every provider accepts (upstream has none of
+    them): delivery-mirror assistants dropped for Anthropic, repeated tool-call ids made unique
+    (as OpenClaw 2026.5), a second result for one call id dropped, the bootstrap user turn for
+    Anthropic-family providers too, and, with ``validate_turns``, every unanswered tool call
+    removed (:func:`strip_dangling_tool_calls`).
+
+    Only ``session`` is ever written to (steps 10 and 11, through its append path); the
+    input is never modified. Returns a Transcript: the given one when no pass changed anything
+    (Transcripts are immutable, so this is observably the same as upstream's fresh copy).
+    ``session_id`` is the id the Google warning names (default: the session's).
+    With ``pending_writes`` (a list), the session writes of steps 10 and 11 are not done but
     appended to it as callables, so a caller can run them later — after moving the leaf off an
     orphaned user message (run/attempt.ts), so the entries do not hang below the orphan.
     """
@@ -146,14 +190,15 @@ def sanitize_session_history(
         )
     now = _now_ms(now_ms)
     transcript = _core.annotate_inter_session_messages(messages)
-    if provider == "anthropic" or model_api == "anthropic-messages":
+    if provider_safe and (provider == "anthropic" or model_api == "anthropic-messages"):
         transcript = _core.drop_delivery_mirror_messages(transcript)
     id_mode = policy.tool_call_id_mode if policy.sanitize_tool_call_ids else None
     if id_mode is not None:
         transcript = _core.sanitize_tool_call_ids(transcript, id_mode, now_ms=now)
-    # clawctx addition: repeated ids would reach the provider (or lose their results in the
-    # pairing repair), so later occurrences get fresh ids as in OpenClaw 2026.5.
-    transcript = _core.dedupe_tool_call_ids(transcript, id_mode)
+    if provider_safe:
+        # clawctx addition: repeated ids would reach the provider (or lose their results in
+        # the pairing repair), so later occurrences get fresh ids as in OpenClaw 2026.5.
+        transcript = _core.dedupe_tool_call_ids(transcript, id_mode)
     transcript = _core.sanitize_message_blocks(
         transcript,
         sanitize_mode=policy.sanitize_mode,
@@ -170,14 +215,17 @@ def sanitize_session_history(
         transcript = _core.sanitize_tool_use_result_pairing(
             transcript, now_ms=now, errored_assistant_result_policy=errored_assistant_result_policy
         )
-        # clawctx addition: the pairing repair keeps a second same-id result when nothing else
-        # in its span changes (upstream quirk: repairToolUseResultPairing returns its input unless
-        # a change flag was set); no provider accepts two results for one call.
-        transcript = _core.drop_duplicate_tool_results(transcript)
+        if provider_safe:
+            # clawctx addition: the pairing repair keeps a second same-id result when nothing
+            # else in its span changes (upstream returns its input unless a change flag was
+            # set); no provider accepts two results for one call.
+            transcript = _core.drop_duplicate_tool_results(transcript)
     transcript = _core.strip_tool_result_details(transcript)
     transcript = _core.normalize_usage(_core.zero_stale_usage(transcript))
     if model_api in OPENAI_RESPONSES_APIS:
-        transcript = _core.downgrade_openai_reasoning(transcript)
+        transcript = _core.downgrade_openai_function_call_pairs(
+            _core.downgrade_openai_reasoning(transcript)
+        )
     if session is not None and (provider or model_api or model_id):
         if pending_writes is None:
             _record_model_snapshot(session, provider, model_api, model_id, now)
@@ -186,16 +234,26 @@ def sanitize_session_history(
                 lambda: _record_model_snapshot(session, provider, model_api, model_id, now)
             )
     if policy.apply_google_turn_ordering:
-        transcript = _apply_google_turn_ordering(
-            transcript, model_api, session, now, pending_writes
-        )
-    elif policy.validate_anthropic_turns:
+        if model_api in GOOGLE_APIS:
+            transcript = apply_google_turn_ordering_fix(
+                transcript,
+                model_api=model_api,
+                session=session,
+                session_id=session_id,
+                now_ms=now,
+                pending_writes=pending_writes,
+            ).messages
+        else:
+            transcript = _core.sanitize_google_turn_ordering(transcript, now_ms=now)
+    elif provider_safe and policy.validate_anthropic_turns:
         # clawctx addition: Anthropic wants a user turn first too; same bootstrap turn.
         transcript = _core.sanitize_google_turn_ordering(transcript, now_ms=now)
     if validate_turns:
         if policy.validate_gemini_turns:
             transcript = _core.validate_gemini_turns(transcript)
         if policy.validate_anthropic_turns:
+            if provider_safe:
+                transcript = _core.strip_dangling_tool_calls(transcript)
             transcript = _core.validate_anthropic_turns(transcript)
     return transcript
 

@@ -411,14 +411,25 @@ pub fn sanitize_google_turn_ordering(
     })
 }
 
-/// OpenAI Responses reasoning replay (OpenClaw `src/agents/pi-embedded-helpers/openai.ts`,
-/// `downgradeOpenAIReasoningBlocks`; see the README for the rule chosen).
+/// `downgradeOpenAIReasoningBlocks` (OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/openai.ts`):
+/// drops reasoning-signed thinking blocks no output block follows.
 #[pyfunction]
 pub fn downgrade_openai_reasoning(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
     run_pass(py, messages, hygiene::downgrade_openai_reasoning)
+}
+
+/// `downgradeOpenAIFunctionCallReasoningPairs` (OpenClaw 2026.3.13
+/// `src/agents/pi-embedded-helpers/openai.ts`): `call_…|fc_…` tool-call ids without a preceding
+/// reasoning item keep only the call id, in the calls and their results.
+#[pyfunction]
+pub fn downgrade_openai_function_call_pairs(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyTranscript>> {
+    run_pass(py, messages, hygiene::downgrade_openai_function_call_pairs)
 }
 
 /// One broken provider rule found by `validate_for_provider`.

@@ -74,8 +74,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::hygiene::{
-        dedupe_tool_call_ids, drop_duplicate_tool_results, provider_family, validate_for_provider,
-        PyViolation,
+        dedupe_tool_call_ids, downgrade_openai_function_call_pairs, drop_duplicate_tool_results,
+        provider_family, validate_for_provider, PyViolation,
     };
 
     #[pymodule_export]

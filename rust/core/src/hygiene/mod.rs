@@ -30,12 +30,12 @@ pub use policy::{
     TranscriptPolicy,
 };
 pub use sanitize::{
-    annotate_inter_session_messages, downgrade_openai_reasoning, drop_delivery_mirror_messages,
-    drop_duplicate_tool_results, drop_thinking_blocks, normalize_usage,
-    sanitize_google_turn_ordering, sanitize_message_blocks, strip_dangling_tool_calls,
-    strip_thought_signatures, strip_tool_result_details, validate_anthropic_turns,
-    validate_gemini_turns, zero_stale_usage, zero_usage, GOOGLE_BOOTSTRAP_TEXT,
-    INTER_SESSION_PREFIX, TOOL_CALLS_OMITTED_TEXT,
+    annotate_inter_session_messages, downgrade_openai_function_call_pairs,
+    downgrade_openai_reasoning, drop_delivery_mirror_messages, drop_duplicate_tool_results,
+    drop_thinking_blocks, normalize_usage, sanitize_google_turn_ordering, sanitize_message_blocks,
+    strip_dangling_tool_calls, strip_thought_signatures, strip_tool_result_details,
+    validate_anthropic_turns, validate_gemini_turns, zero_stale_usage, zero_usage,
+    GOOGLE_BOOTSTRAP_TEXT, INTER_SESSION_PREFIX, TOOL_CALLS_OMITTED_TEXT,
 };
 pub use tool_call_ids::{
     dedupe_tool_call_ids, is_valid_tool_call_id, sanitize_tool_call_id, sanitize_tool_call_ids,

@@ -35,7 +35,8 @@ fn block_type(block: &Value) -> Option<&str> {
 
 /// `annotateInterSessionUserMessages`: user messages with `provenance.kind == "inter_session"`
 /// get `"[Inter-session message]"` (plus `sourceSession=`, `sourceChannel=`, `sourceTool=`) in
-/// front of their text, once.
+/// front of their text, unless the text already starts with that exact prefix (OpenClaw
+/// 2026.3.13 `src/agents/pi-embedded-runner/google.ts`).
 pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
         if !message.facts().is_role("user") || !message.as_str().contains("inter_session") {
@@ -52,9 +53,12 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
             ("sourceChannel", "sourceChannel"),
             ("sourceTool", "sourceTool"),
         ] {
+            // `normalizeInputProvenance` (OpenClaw 2026.3.13 `src/sessions/input-provenance.ts`):
+            // string fields trimmed, blank ones absent.
             if let Some(value) = provenance
                 .get(key)
                 .and_then(Value::as_str)
+                .map(js_trim)
                 .filter(|v| !v.is_empty())
             {
                 prefix.push_str(&format!(" {label}={value}"));
@@ -63,16 +67,17 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
         let content = obj.get_mut("content")?;
         match content {
             Value::String(text) => {
-                if text.starts_with(INTER_SESSION_PREFIX) {
+                if text.starts_with(prefix.as_str()) {
                     return None;
                 }
                 *text = format!("{prefix}\n{text}");
             }
-            Value::Array(blocks) => match blocks.iter_mut().find(|b| block_type(b) == Some("text"))
-            {
+            Value::Array(blocks) => match blocks.iter_mut().find(|b| {
+                block_type(b) == Some("text") && b.get("text").is_some_and(Value::is_string)
+            }) {
                 Some(block) => {
                     let text = block.get("text").and_then(Value::as_str).unwrap_or("");
-                    if text.starts_with(INTER_SESSION_PREFIX) {
+                    if text.starts_with(prefix.as_str()) {
                         return None;
                     }
                     block["text"] = Value::from(format!("{prefix}\n{text}"));
@@ -103,29 +108,65 @@ pub fn drop_delivery_mirror_messages(input: &Transcript) -> Transcript {
 
 // ---- thought signatures (pi-embedded-helpers/bootstrap.ts: stripThoughtSignatures) ---------
 
-fn is_base64_signature(value: &str) -> bool {
-    let trimmed = js_trim(value).trim_end_matches('=');
-    if trimmed.is_empty() {
-        return false;
+fn base64_digit(c: u8) -> Option<u32> {
+    match c {
+        b'A'..=b'Z' => Some(u32::from(c - b'A')),
+        b'a'..=b'z' => Some(u32::from(c - b'a') + 26),
+        b'0'..=b'9' => Some(u32::from(c - b'0') + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
     }
-    let engines = [
-        base64::engine::general_purpose::STANDARD_NO_PAD,
-        base64::engine::general_purpose::URL_SAFE_NO_PAD,
-    ];
-    engines.iter().any(|engine| match engine.decode(trimmed) {
-        Ok(bytes) if !bytes.is_empty() => engine.encode(&bytes) == trimmed,
-        _ => false,
-    })
 }
 
-/// Whether a signature value must be stripped under `options` (`None`: default mode).
-fn strips(value: &Value, options: Option<ThoughtSignatureOptions>) -> bool {
-    let Some(text) = value.as_str() else {
+/// `isBase64Signature` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/bootstrap.ts`:
+/// whitespace removed, only base64/base64url characters, and decoding then re-encoding (in
+/// the alphabet the value uses) gives the value back, trailing `=` aside. Decoding is Node's
+/// lenient one: it stops at the first `=` and ignores the bits of an incomplete last group.
+fn is_base64_signature(value: &str) -> bool {
+    let compact: String = value.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.is_empty()
+        || !compact
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'=' | b'_' | b'-'))
+    {
         return false;
+    }
+    let url = compact.contains(['-', '_']);
+    let mut bytes = Vec::new();
+    let (mut acc, mut bits) = (0u32, 0u32);
+    for digit in compact
+        .bytes()
+        .take_while(|b| *b != b'=')
+        .filter_map(base64_digit)
+    {
+        acc = (acc << 6) | digit;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            bytes.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    if bytes.is_empty() {
+        return false;
+    }
+    let engine = if url {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+    } else {
+        base64::engine::general_purpose::STANDARD_NO_PAD
     };
-    match options {
-        Some(o) if o.allow_base64_only => !is_base64_signature(text),
-        _ => text.starts_with("msg_"),
+    engine.encode(&bytes) == compact.trim_end_matches('=')
+}
+
+/// Whether a signature field must be stripped under `options` (`None`: default mode): by
+/// default string values starting with `msg_`; base64-only: every present value that is not a
+/// base64 string (numbers, `null` and objects included).
+fn strips(value: &Value, options: Option<ThoughtSignatureOptions>) -> bool {
+    match (options, value.as_str()) {
+        (Some(o), text) if o.allow_base64_only => !text.is_some_and(is_base64_signature),
+        (_, Some(text)) => text.starts_with("msg_"),
+        _ => false,
     }
 }
 
@@ -176,9 +217,9 @@ pub fn strip_thought_signatures(
 /// The non-image rules of `sanitizeSessionMessagesImages` (images.ts): tool results
 /// whose content is not an array get `[]` (Quirk, kept for compatibility: string tool output is
 /// dropped from the replayed history, as upstream does); assistants other than errored ones
-/// get their thought signatures stripped unless `preserve_signatures`, and in `full` mode lose
-/// blank text blocks (kept when signatures are preserved and the message has thinking) and
-/// are dropped if nothing remains. Image blocks are left to the image pass.
+/// get, in `full` mode only, their thought signatures stripped unless `preserve_signatures`
+/// and lose blank text blocks, and are dropped if nothing remains (OpenClaw 2026.3.13
+/// `src/agents/pi-embedded-helpers/images.ts`). Image blocks are left to the image pass.
 pub fn sanitize_message_blocks(
     input: &Transcript,
     mode: SanitizeMode,
@@ -199,25 +240,22 @@ pub fn sanitize_message_blocks(
             Some("assistant") if facts.stop_reason.as_deref() != Some("error") => {
                 let mut obj = object(message);
                 let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
+                if mode != SanitizeMode::Full {
+                    return None;
+                }
                 let mut changed =
                     !preserve_signatures && strip_signatures_in(blocks, signature_options);
-                if mode == SanitizeMode::Full {
-                    let has_thinking = blocks.iter().any(|b| block_type(b) == Some("thinking"));
-                    let keep_blank = preserve_signatures && has_thinking;
-                    let before = blocks.len();
-                    if !keep_blank {
-                        blocks.retain(|b| {
-                            !(block_type(b) == Some("text")
-                                && b.get("text")
-                                    .and_then(Value::as_str)
-                                    .is_some_and(|t| js_trim(t).is_empty()))
-                        });
-                    }
-                    if blocks.is_empty() {
-                        return Some(Value::Null);
-                    }
-                    changed |= blocks.len() != before;
+                let before = blocks.len();
+                blocks.retain(|b| {
+                    !(block_type(b) == Some("text")
+                        && b.get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| js_trim(t).is_empty()))
+                });
+                if blocks.is_empty() {
+                    return Some(Value::Null);
                 }
+                changed |= blocks.len() != before;
                 changed.then_some(Value::Object(obj))
             }
             _ => None,
@@ -285,17 +323,25 @@ pub fn zero_usage() -> Value {
            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
 }
 
+/// `parseMessageTimestamp`: a finite number, or a string `Date.parse` reads.
 fn timestamp_ms(value: Option<&Value>) -> Option<f64> {
     match value? {
-        Value::Number(n) => n.as_f64(),
+        Value::Number(n) => n.as_f64().filter(|f| f.is_finite()),
         Value::String(s) => crate::base::iso_to_ms(s).map(|ms| ms as f64),
         _ => None,
     }
 }
 
-/// `stripStaleAssistantUsageBeforeLatestCompaction`: assistant usage recorded before the latest
-/// compaction summary (by position or
-/// timestamp) is zeroed, so usage-based estimates do not count compacted context.
+/// `typeof value === "object" && value !== null` (arrays included).
+fn is_js_object(value: Option<&Value>) -> bool {
+    matches!(value, Some(Value::Object(_) | Value::Array(_)))
+}
+
+/// `stripStaleAssistantUsageBeforeLatestCompaction` of OpenClaw 2026.3.13
+/// `src/agents/pi-embedded-runner/google.ts`: when a `compactionSummary` message exists, the
+/// object `usage` of every assistant before the latest one (by position, or by a timestamp at
+/// or before the summary's) becomes the zero snapshot, so usage-based estimates do not count
+/// compacted context.
 pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     let messages = input.messages();
     let Some(summary_index) = messages
@@ -312,11 +358,13 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
             .and_then(|v| v.get("timestamp")),
     );
     input.map_messages(|i, message| {
-        let facts = message.facts();
-        if !facts.is_role("assistant") || facts.usage_tokens.is_none() {
+        if !message.facts().is_role("assistant") {
             return None;
         }
         let mut obj = object(message);
+        if !is_js_object(obj.get("usage")) {
+            return None;
+        }
         let stale = i < summary_index
             || matches!((timestamp_ms(obj.get("timestamp")), summary_time), (Some(t), Some(s)) if t <= s);
         if !stale || obj.get("usage") == Some(&zero_usage()) {
@@ -327,58 +375,157 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     })
 }
 
-fn number_or_zero(value: Option<&Value>) -> Value {
-    match value {
-        Some(Value::Number(n)) if n.as_f64().is_some_and(f64::is_finite) => {
-            Value::Number(n.clone())
-        }
-        _ => Value::from(0),
+/// A finite number, as `asFiniteNumber`/`toFiniteCostNumber` accept it.
+fn finite(value: Option<&Value>) -> Option<&Value> {
+    value.filter(|v| v.as_f64().is_some_and(f64::is_finite))
+}
+
+/// `a ?? b ?? …` over fields of `usage`: the first one that is neither absent nor null.
+fn first_present<'a>(usage: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a Value> {
+    keys.iter()
+        .filter_map(|k| usage.get(*k))
+        .find(|v| !v.is_null())
+}
+
+fn as_num(value: Option<&Value>) -> f64 {
+    value.and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// `normalizeAssistantUsageSnapshot` (google.ts, with `normalizeUsage` of `src/agents/usage.ts`):
+/// `{input, output, cacheRead, cacheWrite, totalTokens, cost?}` read from the usage and its
+/// provider-specific aliases, or the zero snapshot when nothing numeric is found.
+fn usage_snapshot(usage: Option<&Value>) -> Value {
+    let Some(Value::Object(raw)) = usage.filter(|v| crate::base::is_truthy(v)) else {
+        return zero_usage();
+    };
+    let details_cached = raw
+        .get("prompt_tokens_details")
+        .and_then(|d| d.get("cached_tokens"))
+        .filter(|v| !v.is_null());
+    let read = |keys: &[&str]| finite(first_present(raw, keys));
+    let mut input = read(&[
+        "input",
+        "inputTokens",
+        "input_tokens",
+        "promptTokens",
+        "prompt_tokens",
+    ])
+    .cloned();
+    if input.as_ref().is_some_and(|v| as_num(Some(v)) < 0.0) {
+        input = Some(Value::from(0));
+    }
+    let output = read(&[
+        "output",
+        "outputTokens",
+        "output_tokens",
+        "completionTokens",
+        "completion_tokens",
+    ])
+    .cloned();
+    let cache_read = finite(
+        first_present(
+            raw,
+            &[
+                "cacheRead",
+                "cache_read",
+                "cache_read_input_tokens",
+                "cached_tokens",
+            ],
+        )
+        .or(details_cached),
+    )
+    .cloned();
+    let cache_write = read(&["cacheWrite", "cache_write", "cache_creation_input_tokens"]).cloned();
+    let total = read(&["total", "totalTokens", "total_tokens"]).cloned();
+    if input.is_none()
+        && output.is_none()
+        && cache_read.is_none()
+        && cache_write.is_none()
+        && total.is_none()
+    {
+        return zero_usage();
+    }
+    let or_zero = |v: Option<Value>| v.unwrap_or_else(|| Value::from(0));
+    let sum = as_num(input.as_ref())
+        + as_num(output.as_ref())
+        + as_num(cache_read.as_ref())
+        + as_num(cache_write.as_ref());
+    let mut out = Map::new();
+    out.insert("input".into(), or_zero(input));
+    out.insert("output".into(), or_zero(output));
+    out.insert("cacheRead".into(), or_zero(cache_read));
+    out.insert("cacheWrite".into(), or_zero(cache_write));
+    out.insert(
+        "totalTokens".into(),
+        total.unwrap_or_else(|| json_number(sum)),
+    );
+    if let Some(cost) = cost_snapshot(raw.get("cost")) {
+        out.insert("cost".into(), cost);
+    }
+    Value::Object(out)
+}
+
+/// `normalizeAssistantUsageCost` (google.ts): the finite cost fields (0 for the others, the
+/// total defaulting to their sum), or `None` when the cost is not an object with any.
+fn cost_snapshot(cost: Option<&Value>) -> Option<Value> {
+    let Some(Value::Object(cost)) = cost else {
+        return None;
+    };
+    let keys = ["input", "output", "cacheRead", "cacheWrite", "total"];
+    let values: Vec<Option<Value>> = keys.iter().map(|k| finite(cost.get(*k)).cloned()).collect();
+    if values.iter().all(Option::is_none) {
+        return None;
+    }
+    let sum: f64 = values[..4].iter().map(|v| as_num(v.as_ref())).sum();
+    let mut out = Map::new();
+    for (key, value) in keys.iter().zip(values) {
+        let fallback = if *key == "total" {
+            json_number(sum)
+        } else {
+            Value::from(0)
+        };
+        out.insert((*key).into(), value.unwrap_or(fallback));
+    }
+    Some(Value::Object(out))
+}
+
+/// `===` of two JSON values where both must be numbers.
+fn same_number(a: Option<&Value>, b: Option<&Value>) -> bool {
+    match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
+        (Some(x), Some(y)) => x == y,
+        _ => false,
     }
 }
 
-/// `ensureAssistantUsageSnapshots` (google.ts): every assistant gets a usage snapshot: missing
-/// ⇒ zeros; otherwise numeric
-/// fields default to 0, `totalTokens` is the given total or the sum, cost fields are normalized
-/// when present. Other usage keys are kept.
+/// `ensureAssistantUsageSnapshots` of OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/google.ts`:
+/// every assistant's usage becomes its normalized snapshot, unless the stored usage already
+/// has exactly the snapshot's numbers (and cost), in which case it is kept as it is.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
         if !message.facts().is_role("assistant") {
             return None;
         }
         let mut obj = object(message);
-        let usage = match obj.get("usage") {
-            Some(Value::Object(usage)) => {
-                let mut next = usage.clone();
-                for key in ["input", "output", "cacheRead", "cacheWrite"] {
-                    next.insert(key.into(), number_or_zero(usage.get(key)));
+        let usage = obj.get("usage");
+        let snapshot = usage_snapshot(usage);
+        if let Some(Value::Object(stored)) = usage {
+            let numbers_match = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
+                .iter()
+                .all(|k| same_number(stored.get(*k), snapshot.get(*k)));
+            let cost_matches = match (snapshot.get("cost"), stored.get("cost")) {
+                (Some(cost), Some(Value::Object(stored_cost))) => {
+                    ["input", "output", "cacheRead", "cacheWrite", "total"]
+                        .iter()
+                        .all(|k| same_number(stored_cost.get(*k), cost.get(*k)))
                 }
-                let total = usage
-                    .get("totalTokens")
-                    .and_then(Value::as_f64)
-                    .filter(|t| t.is_finite() && *t != 0.0);
-                let sum: f64 = ["input", "output", "cacheRead", "cacheWrite"]
-                    .iter()
-                    .filter_map(|k| next[*k].as_f64())
-                    .sum();
-                next.insert(
-                    "totalTokens".into(),
-                    total.map_or_else(|| json_number(sum), |_| usage["totalTokens"].clone()),
-                );
-                if let Some(Value::Object(cost)) = usage.get("cost") {
-                    let mut cost_next = cost.clone();
-                    for key in ["input", "output", "cacheRead", "cacheWrite", "total"] {
-                        cost_next.insert(key.into(), number_or_zero(cost.get(key)));
-                    }
-                    next.insert("cost".into(), Value::Object(cost_next));
-                }
-                Value::Object(next)
+                (None, None) => true,
+                _ => false,
+            };
+            if numbers_match && cost_matches {
+                return None;
             }
-            _ => zero_usage(),
-        };
-        if obj.get("usage") == Some(&usage) {
-            return None;
         }
-        obj.insert("usage".into(), usage);
+        obj.insert("usage".into(), snapshot);
         Some(Value::Object(obj))
     })
 }
@@ -550,61 +697,104 @@ fn content_array(value: Option<&Value>) -> Vec<Value> {
     value.and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
-/// Whether an assistant has nothing to say: empty content, only blank text, or only thinking.
-fn is_empty_assistant(message: &Message) -> bool {
-    let obj = object(message);
-    match obj.get("content") {
-        None | Some(Value::Null) => true,
-        Some(Value::String(s)) => js_trim(s).is_empty(),
-        Some(Value::Array(blocks)) => blocks.iter().all(|b| match block_type(b) {
-            Some("text") => b
-                .get("text")
-                .and_then(Value::as_str)
-                .is_none_or(|t| js_trim(t).is_empty()),
-            Some("thinking" | "redacted_thinking") => true,
-            _ => false,
-        }),
-        _ => false,
-    }
+fn is_object_message(message: &Message) -> bool {
+    matches!(message.to_value(), Ok(Value::Object(_)))
 }
 
-/// `validateAnthropicTurns` (turns.ts): strips dangling tool calls, merges consecutive user
-/// messages (content arrays concatenated; Quirk, kept: string content counts as empty; other
-/// fields from the later message, `timestamp` = later ?? earlier), and drops trailing
-/// assistants that are empty, blank or thinking-only. Assistants are never merged.
+/// `stripDanglingAnthropicToolUses` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/turns.ts`:
+/// an assistant directly followed by a `user` message keeps only the `toolUse` blocks that user
+/// message answers with a `toolResult` block (`toolUseId`); falsy blocks go, a content that is
+/// not an array becomes `[]`, and one emptied entirely gets `[tool calls omitted]`.
+fn strip_unanswered_tool_uses(input: &Transcript) -> Transcript {
+    let messages = input.messages();
+    input.map_messages(|i, message| {
+        if !message.facts().is_role("assistant") {
+            return None;
+        }
+        let next = messages.get(i + 1)?;
+        if !next.facts().is_role("user") {
+            return None;
+        }
+        let answered: Vec<Value> = content_array(object(next).get("content"))
+            .iter()
+            .filter(|b| block_type(b) == Some("toolResult"))
+            .filter_map(|b| {
+                b.get("toolUseId")
+                    .filter(|v| crate::base::is_truthy(v))
+                    .cloned()
+            })
+            .collect();
+        let mut obj = object(message);
+        let original = content_array(obj.get("content"));
+        let filtered: Vec<Value> = original
+            .iter()
+            .filter(|b| crate::base::is_truthy(b))
+            .filter(|b| {
+                block_type(b) != Some("toolUse") || {
+                    let id = b
+                        .get("id")
+                        .filter(|v| crate::base::is_truthy(v))
+                        .cloned()
+                        .unwrap_or_else(|| Value::from(""));
+                    answered.contains(&id)
+                }
+            })
+            .cloned()
+            .collect();
+        let content = if !original.is_empty() && filtered.is_empty() {
+            vec![json!({"type": "text", "text": TOOL_CALLS_OMITTED_TEXT})]
+        } else {
+            filtered
+        };
+        if obj.get("content") == Some(&Value::Array(content.clone())) {
+            return None;
+        }
+        obj.insert("content".into(), Value::Array(content));
+        Some(Value::Object(obj))
+    })
+}
+
+/// `validateAnthropicTurns` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/turns.ts`:
+/// strips tool uses the directly following user message does not answer
+/// (`stripDanglingAnthropicToolUses`), then merges consecutive user messages (content arrays
+/// concatenated, a non-array content counting as empty; the later message's other fields;
+/// `timestamp` = later ?? earlier). Messages without a role do not interrupt a run of users: a
+/// user after one merges into it. Assistants are never merged or dropped. The stricter
+/// dangling-call strip is [`strip_dangling_tool_calls`].
 pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
-    let stripped = strip_dangling_tool_calls(input);
+    let stripped = strip_unanswered_tool_uses(input);
     let mut out: Vec<Message> = Vec::with_capacity(stripped.len());
     let mut changed = stripped != *input;
+    let mut last_role: Option<String> = None;
     for message in stripped.messages() {
-        let is_user = message.facts().is_role("user");
-        let previous_is_user = out.last().is_some_and(|m| m.facts().is_role("user"));
-        if is_user && previous_is_user {
-            let earlier = object(&out.pop().expect("checked above"));
-            let mut later = object(message);
-            let mut content = content_array(earlier.get("content"));
-            content.extend(content_array(later.get("content")));
-            later.insert("content".into(), Value::Array(content));
-            if later.get("timestamp").is_none_or(Value::is_null) {
-                if let Some(ts) = earlier.get("timestamp") {
-                    later.insert("timestamp".into(), ts.clone());
-                }
-            }
-            out.push(Message::new(JsonText::owned(to_js_string(&Value::Object(
-                later,
-            )))));
-            changed = true;
-        } else {
+        let role = message.facts().role.clone();
+        let Some(role) = role.filter(|_| is_object_message(message)) else {
             out.push(message.clone());
+            continue;
+        };
+        if role == "user" && last_role.as_deref() == Some("user") {
+            if let Some(previous) = out.last().filter(|m| is_object_message(m)) {
+                let earlier = object(previous);
+                let mut later = object(message);
+                let mut content = content_array(earlier.get("content"));
+                content.extend(content_array(later.get("content")));
+                later.insert("content".into(), Value::Array(content));
+                if later.get("timestamp").is_none_or(Value::is_null) {
+                    match earlier.get("timestamp") {
+                        Some(ts) => later.insert("timestamp".into(), ts.clone()),
+                        None => later.shift_remove("timestamp"),
+                    };
+                }
+                out.pop();
+                out.push(Message::new(JsonText::owned(to_js_string(&Value::Object(
+                    later,
+                )))));
+                changed = true;
+                continue;
+            }
         }
-    }
-    while out.len() > 1
-        && out
-            .last()
-            .is_some_and(|m| m.facts().is_role("assistant") && is_empty_assistant(m))
-    {
-        out.pop();
-        changed = true;
+        out.push(message.clone());
+        last_role = Some(role);
     }
     if changed {
         Transcript::from_messages(out)
@@ -630,46 +820,140 @@ pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcr
     Transcript::from_messages(out)
 }
 
-// ---- OpenAI Responses reasoning (pi-embedded-helpers/openai.ts) ---------------------------------
+// ---- OpenAI Responses reasoning ---------------------------------------------------------------
 
-/// OpenAI Responses replay (pi-embedded-helpers/openai.ts, `downgradeOpenAIReasoningBlocks`;
-/// clawctx's reading of a loosely specified rule): a reasoning item may only
-/// be replayed together with the output item that followed it, so a thinking block whose
-/// `thinkingSignature` (the serialized reasoning item) has no text or tool-call block after it
-/// in the same assistant turn loses the signature (it is then not replayed as reasoning).
-/// Errored and aborted turns are skipped by the provider adapter anyway and left as they are.
+/// `parseOpenAIReasoningSignature` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/openai.ts`:
+/// whether a `thinkingSignature` (an object, or a string holding one) is an OpenAI reasoning
+/// item (`id` starting `rs_`, `type` `reasoning` or `reasoning.*`).
+fn is_openai_reasoning_signature(value: Option<&Value>) -> bool {
+    let Some(value) = value.filter(|v| crate::base::is_truthy(v)) else {
+        return false;
+    };
+    let parsed;
+    let candidate = match value {
+        Value::String(text) => {
+            let trimmed = js_trim(text);
+            if !trimmed.starts_with('{') || !trimmed.ends_with('}') {
+                return false;
+            }
+            match serde_json::from_str::<Value>(trimmed) {
+                Ok(v) => {
+                    parsed = v;
+                    &parsed
+                }
+                Err(_) => return false,
+            }
+        }
+        other => other,
+    };
+    let id = candidate.get("id").and_then(Value::as_str).unwrap_or("");
+    let kind = candidate.get("type").and_then(Value::as_str).unwrap_or("");
+    id.starts_with("rs_") && (kind == "reasoning" || kind.starts_with("reasoning."))
+}
+
+/// `downgradeOpenAIReasoningBlocks` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/openai.ts`:
+/// OpenAI Responses rejects a replayed reasoning item without the item that followed it, so a
+/// `thinking` block whose signature is a reasoning item and that no non-thinking block follows
+/// in its assistant turn is dropped; an assistant left with no content is dropped too.
 pub fn downgrade_openai_reasoning(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        let facts = message.facts();
-        if !facts.is_role("assistant")
-            || matches!(facts.stop_reason.as_deref(), Some("error" | "aborted"))
-            || !message.as_str().contains("thinkingSignature")
-        {
+        if !message.facts().is_role("assistant") || !message.as_str().contains("rs_") {
             return None;
         }
         let mut obj = object(message);
         let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
-        let mut changed = false;
-        for i in 0..blocks.len() {
-            let orphan = block_type(&blocks[i]) == Some("thinking")
-                && blocks[i]
-                    .get("thinkingSignature")
-                    .and_then(Value::as_str)
-                    .is_some_and(|s| !s.is_empty())
-                && !blocks[i + 1..].iter().any(|b| {
-                    matches!(block_type(b), Some("text"))
-                        && b.get("text")
-                            .and_then(Value::as_str)
-                            .is_some_and(|t| !t.is_empty())
-                        || block_type(b).is_some_and(|t| TOOL_CALL_TYPES.contains(&t))
-                });
-            if orphan {
-                if let Some(block) = blocks[i].as_object_mut() {
-                    block.shift_remove("thinkingSignature");
-                    changed = true;
+        let is_thinking = |b: &Value| b.is_object() && block_type(b) == Some("thinking");
+        let keep: Vec<bool> = (0..blocks.len())
+            .map(|i| {
+                let block = &blocks[i];
+                !is_thinking(block)
+                    || !is_openai_reasoning_signature(block.get("thinkingSignature"))
+                    || blocks[i + 1..].iter().any(|b| !is_thinking(b))
+            })
+            .collect();
+        if keep.iter().all(|k| *k) {
+            return None;
+        }
+        let mut flags = keep.into_iter();
+        blocks.retain(|_| flags.next().unwrap_or(true));
+        if blocks.is_empty() {
+            return Some(Value::Null);
+        }
+        Some(Value::Object(obj))
+    })
+}
+
+/// `downgradeOpenAIFunctionCallReasoningPairs` of OpenClaw 2026.3.13
+/// `src/agents/pi-embedded-helpers/openai.ts`: a tool call whose id pairs a call id with an
+/// `fc_*` item id (`call_…|fc_…`) and that no reasoning item precedes in its assistant turn
+/// keeps only the call id (OpenAI rejects the item id without its reasoning item); the tool
+/// results directly after that assistant follow (`toolCallId`, `toolUseId`).
+pub fn downgrade_openai_function_call_pairs(input: &Transcript) -> Transcript {
+    let mut pending: std::collections::HashMap<String, String> = Default::default();
+    input.map_messages(|_, message| {
+        let role = message.facts().role.clone();
+        if !is_object_message(message) {
+            pending.clear();
+            return None;
+        }
+        match role.as_deref() {
+            Some("assistant") => {
+                pending.clear();
+                let mut obj = object(message);
+                let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
+                let mut seen_reasoning = false;
+                for block in blocks.iter_mut() {
+                    if !block.is_object() {
+                        continue;
+                    }
+                    if block_type(block) == Some("thinking")
+                        && is_openai_reasoning_signature(block.get("thinkingSignature"))
+                    {
+                        seen_reasoning = true;
+                        continue;
+                    }
+                    if !block_type(block).is_some_and(|t| TOOL_CALL_TYPES.contains(&t)) {
+                        continue;
+                    }
+                    let Some(id) = block.get("id").and_then(Value::as_str).map(str::to_owned)
+                    else {
+                        continue;
+                    };
+                    let Some(separator) = id.find('|') else {
+                        continue;
+                    };
+                    let (call_id, item_id) = (&id[..separator], &id[separator + 1..]);
+                    if separator == 0 || item_id.is_empty() || seen_reasoning {
+                        continue;
+                    }
+                    if !item_id.starts_with("fc_") {
+                        continue;
+                    }
+                    pending.insert(id.clone(), call_id.to_owned());
+                    block["id"] = Value::from(call_id);
                 }
+                (!pending.is_empty()).then_some(Value::Object(obj))
+            }
+            Some("toolResult") if !pending.is_empty() => {
+                let mut obj = object(message);
+                let mut changed = false;
+                for key in ["toolCallId", "toolUseId"] {
+                    let next = obj
+                        .get(key)
+                        .and_then(Value::as_str)
+                        .and_then(|id| pending.get(id))
+                        .cloned();
+                    if let Some(next) = next {
+                        obj.insert(key.into(), Value::from(next));
+                        changed = true;
+                    }
+                }
+                changed.then_some(Value::Object(obj))
+            }
+            _ => {
+                pending.clear();
+                None
             }
         }
-        changed.then_some(Value::Object(obj))
     })
 }

@@ -125,9 +125,14 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
                         .get("type")
                         .and_then(Value::as_str)
                         .is_some_and(|t| ID_BLOCK_TYPES.contains(&t));
+                    // Empty ids are left as they are (the input repair drops those calls).
                     if let (true, Some(raw)) = (
                         is_call,
-                        block.get("id").and_then(Value::as_str).map(str::to_owned),
+                        block
+                            .get("id")
+                            .and_then(Value::as_str)
+                            .filter(|r| !r.is_empty())
+                            .map(str::to_owned),
                     ) {
                         let id = resolve(&raw);
                         if id != raw {
