@@ -772,3 +772,18 @@ def test_file_replaced_right_before_open_counts_as_missing(
     built = build_bootstrap_context_files(list(files.values()))
     assert built[0].content == f"[MISSING] Expected at: {workspace / 'AGENTS.md'}"
     assert all("TOP SECRET" not in f.content for f in built)
+
+
+def test_length_estimated_past_the_scan_limit(tmp_path: Path) -> None:
+    """Past max_scan_bytes only the two windows are read; the length is estimated from them
+    (exact for ASCII text), so the truncated context is the same as when read whole."""
+    body = ("plain ascii line\n" * 200 + "TAIL END").encode() + b"  \n"
+    (tmp_path / "AGENTS.md").write_bytes(body)
+    estimated = load_workspace_bootstrap_files(tmp_path, max_file_bytes=512, max_scan_bytes=0)
+    whole = load_workspace_bootstrap_files(tmp_path)
+    assert estimated[0].content_length == utf16_length(body.decode().rstrip())
+    assert build_bootstrap_context_files(estimated, max_chars=100) == (
+        build_bootstrap_context_files(whole, max_chars=100)
+    )
+    with pytest.raises(ValueError, match="max_scan_bytes"):
+        load_workspace_bootstrap_files(tmp_path, max_scan_bytes=-1)
