@@ -7,6 +7,7 @@ import copy
 import io
 import os
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -847,3 +848,40 @@ def test_7_8_end_to_end(workspace: Path) -> None:
         prompt="and now?", workspace_dir=workspace, model_input=VISION, history_messages=new
     )
     assert again.detected_refs == ()
+
+
+@pytest.mark.skipif(not hasattr(os, "O_NOFOLLOW"), reason="needs O_NOFOLLOW")
+def test_7_4_directory_swapped_for_symlink_never_escapes(workspace: Path, outside: Path) -> None:
+    """A thread keeps swapping a workspace directory for a symlink to an outside directory whose
+    file of the same name holds a known secret; no load may ever return the outside file."""
+    inside_data = write_image(workspace / "d" / "a.png", size=(2, 2))
+    secret = write_image(outside / "a.png", size=(7, 7))
+    assert secret != inside_data
+    (workspace / "d_link").symlink_to(outside, target_is_directory=True)
+    stop = threading.Event()
+
+    def flip() -> None:
+        d, parked_dir, parked_link = workspace / "d", workspace / "d_dir", workspace / "d_link"
+        while not stop.is_set():
+            os.rename(d, parked_dir)
+            os.rename(parked_link, d)
+            os.rename(d, parked_link)
+            os.rename(parked_dir, d)
+
+    flipper = threading.Thread(target=flip, daemon=True)
+    flipper.start()
+    leaked = loaded = 0
+    try:
+        deadline = time.monotonic() + 2.0
+        for _ in range(20_000):
+            if time.monotonic() > deadline:
+                break
+            image = load_image_ref(ref("./d/a.png"), workspace_dir=workspace)
+            if image is not None:
+                loaded += 1
+                leaked += image.data == b64(secret)
+    finally:
+        stop.set()
+        flipper.join(5)
+    assert leaked == 0
+    assert loaded > 0

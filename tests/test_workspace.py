@@ -648,3 +648,142 @@ def test_warning_lines_render_in_the_system_prompt() -> None:
         "- AGENTS.md: 150 raw -> 100 injected (~33% removed; max/file).\n"
         f"- {LIMITS_HINT}\n"
     ) in prompt
+
+
+# ---------------------------------------------------------------------------------------------
+# loading: bounded reads and files changing while they are loaded
+# ---------------------------------------------------------------------------------------------
+
+
+def _bytes_read_by_process() -> int | None:
+    """Linux: bytes this process has read through read-like system calls so far."""
+    try:
+        with open("/proc/self/io", encoding="ascii") as handle:
+            for line in handle:
+                if line.startswith("rchar:"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+def test_huge_sparse_file_reads_only_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 2 GiB sparse AGENTS.md costs one cap's worth of reading, not 2 GiB."""
+    from clawctx.prompt.workspace import MAX_BOOTSTRAP_FILE_BYTES
+
+    path = tmp_path / "AGENTS.md"
+    path.write_bytes(b"head line\n")
+    size = 2 * 1024**3
+    os.truncate(path, size)
+    observed: list[int] = []
+    real_read, real_pread = os.read, os.pread
+
+    def counting_read(fd: int, n: int) -> bytes:
+        data = real_read(fd, n)
+        observed.append(len(data))
+        return data
+
+    def counting_pread(fd: int, n: int, offset: int) -> bytes:
+        data = real_pread(fd, n, offset)
+        observed.append(len(data))
+        return data
+
+    before = _bytes_read_by_process()
+    monkeypatch.setattr(os, "read", counting_read)
+    monkeypatch.setattr(os, "pread", counting_pread)
+    files = load_workspace_bootstrap_files(tmp_path)
+    monkeypatch.undo()
+    after = _bytes_read_by_process()
+    if before is not None and after is not None:
+        assert after - before <= MAX_BOOTSTRAP_FILE_BYTES + 1 + 64 * 1024
+    assert sum(observed) <= MAX_BOOTSTRAP_FILE_BYTES + 1
+    agents = files[0]
+    assert agents.content is not None and agents.content.startswith("head line\n\x00")
+    assert agents.content_length == size  # NUL is not whitespace: nothing is trimmed
+    [built, *_] = build_bootstrap_context_files(files)
+    assert f"chars of {size})…" in built.content
+
+
+@needs_symlinks
+@pytest.mark.parametrize("swap", ["remove", "regular file", "escaping symlink"])
+def test_file_changing_between_listing_and_open_counts_as_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
+    """A bootstrap file (here an in-workspace symlink) that disappears or is replaced while the
+    loader resolves it is a missing file, not an exception that fails the prompt build."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "secret.txt").write_text("TOP SECRET", encoding="utf-8")
+    (workspace / "notes.md").write_text("inside", encoding="utf-8")
+    for name in ("AGENTS.md", "MEMORY.md"):
+        (workspace / name).symlink_to(workspace / "notes.md")
+    real_readlink = os.readlink
+    swapped: set[str] = set()
+
+    def racing_readlink(path: object, *args: object, **kwargs: object) -> object:
+        name = os.path.basename(os.fspath(path))  # type: ignore[call-overload]
+        if name in ("AGENTS.md", "MEMORY.md") and name not in swapped:
+            swapped.add(name)
+            target = workspace / name
+            target.unlink()
+            if swap == "regular file":
+                target.write_text("swapped", encoding="utf-8")
+            elif swap == "escaping symlink":
+                target.symlink_to(tmp_path / "secret.txt")
+        return real_readlink(path, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(os, "readlink", racing_readlink)
+    files = {f.name: f for f in load_workspace_bootstrap_files(workspace)}
+    monkeypatch.undo()
+    assert files["AGENTS.md"].missing and files["AGENTS.md"].content is None
+    assert "MEMORY.md" not in files or files["MEMORY.md"].missing
+    built = build_bootstrap_context_files(list(files.values()))
+    assert built[0].content == f"[MISSING] Expected at: {workspace / 'AGENTS.md'}"
+    assert all("TOP SECRET" not in f.content and "swapped" not in f.content for f in built)
+
+
+@pytest.mark.parametrize("swap", ["remove", "escaping symlink"])
+def test_file_replaced_right_before_open_counts_as_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, swap: str
+) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (tmp_path / "secret.txt").write_text("TOP SECRET", encoding="utf-8")
+    (workspace / "AGENTS.md").write_text("agents", encoding="utf-8")
+    (workspace / "MEMORY.md").write_text("memory", encoding="utf-8")
+    real_open = os.open
+
+    def racing_open(path: object, *args: object, **kwargs: object) -> int:
+        name = os.path.basename(os.fspath(path))  # type: ignore[call-overload]
+        target = workspace / name
+        if name in ("AGENTS.md", "MEMORY.md") and target.is_file() and not target.is_symlink():
+            target.unlink()
+            if swap == "escaping symlink" and sys.platform != "win32":
+                target.symlink_to(tmp_path / "secret.txt")
+        return real_open(path, *args, **kwargs)  # type: ignore[call-overload, no-any-return]
+
+    monkeypatch.setattr(os, "open", racing_open)
+    files = {f.name: f for f in load_workspace_bootstrap_files(workspace)}
+    monkeypatch.undo()
+    assert files["AGENTS.md"].missing
+    assert "MEMORY.md" not in files or files["MEMORY.md"].missing
+    built = build_bootstrap_context_files(list(files.values()))
+    assert built[0].content == f"[MISSING] Expected at: {workspace / 'AGENTS.md'}"
+    assert all("TOP SECRET" not in f.content for f in built)
+
+
+def test_length_estimated_past_the_scan_limit(tmp_path: Path) -> None:
+    """Past max_scan_bytes only the two windows are read; the length is estimated from them
+    (exact for ASCII text), so the truncated context is the same as when read whole."""
+    body = ("plain ascii line\n" * 200 + "TAIL END").encode() + b"  \n"
+    (tmp_path / "AGENTS.md").write_bytes(body)
+    estimated = load_workspace_bootstrap_files(tmp_path, max_file_bytes=512, max_scan_bytes=0)
+    whole = load_workspace_bootstrap_files(tmp_path)
+    assert estimated[0].content_length == utf16_length(body.decode().rstrip())
+    assert build_bootstrap_context_files(estimated, max_chars=100) == (
+        build_bootstrap_context_files(whole, max_chars=100)
+    )
+    with pytest.raises(ValueError, match="max_scan_bytes"):
+        load_workspace_bootstrap_files(tmp_path, max_scan_bytes=-1)

@@ -12,10 +12,13 @@ images back into their messages (later OpenClaw run/attempt.ts, not in 2026.3.13
 Choices where the baseline leaves room, all on the safe side:
 
 * Loading is confined to one root (``sandbox_root`` if given, else ``workspace_dir``) for every
-  reference, absolute ones included, after following symlinks; upstream confines only sandboxed
-  runs. Only regular files are read, their size is checked before reading, and the content must
-  start with the magic bytes of PNG, JPEG, GIF, WebP, BMP, TIFF or HEIC/HEIF (upstream falls back
-  to the file extension). The MIME type is the sniffed one.
+  reference, absolute ones included; the file is opened by walking from a descriptor of the
+  root without letting the kernel follow any symlink (symlinks staying inside the root are
+  followed by clawctx itself), so swapping a directory for a symlink mid-load cannot escape the
+  root. Upstream confines only sandboxed runs. Only regular files are read, their size is
+  checked before reading, and the content must start with the magic bytes of PNG, JPEG, GIF,
+  WebP, BMP, TIFF or HEIC/HEIF (upstream falls back to the file extension).
+  The MIME type is the sniffed one.
 * Caller-supplied ``existing_images`` always go through sanitization (upstream skips it when the
   prompt holds no reference); sanitizing an image already within limits returns it unchanged.
 * History text is the message's string content, or its text blocks joined with ``\\n``.
@@ -24,6 +27,7 @@ Choices where the baseline leaves room, all on the safe side:
 from __future__ import annotations
 
 import base64
+import errno
 import logging
 import os
 import re
@@ -400,45 +404,121 @@ def _read_at_most(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
+_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_NOCTTY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+# A FIFO or device swapped in must not block the open.
+_FILE_FLAGS: Final = _OPEN_FLAGS | getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS: Final = _OPEN_FLAGS | getattr(os, "O_DIRECTORY", 0)
+#: Symlinks followed while resolving one reference inside the root (Linux's MAXSYMLINKS is 40).
+_MAX_SYMLINKS: Final = 40
+
+
+def _read_open_file(fd: int, label: str, *, max_bytes: int) -> bytes | None:
+    """Reads an open descriptor only if it is a regular file of at most ``max_bytes`` bytes
+    (``fstat`` before reading, read capped at ``max_bytes + 1``)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        _log.debug("Native image: not a regular file: %s", label)
+        return None
+    if info.st_size > max_bytes:
+        _log.debug("Native image: file too large (%d bytes): %s", info.st_size, label)
+        return None
+    data = _read_at_most(fd, max_bytes + 1)
+    if len(data) > max_bytes:
+        _log.debug("Native image: file grew past %d bytes: %s", max_bytes, label)
+        return None
+    return data
+
+
 def _read_regular_file(
     path: str, *, max_bytes: int, expected_identity: tuple[int, int] | None
 ) -> bytes | None:
     """Opens ``path`` without blocking or following a final symlink, and reads it only if it is
     the regular file checked before (same device and inode) and at most ``max_bytes`` long."""
-    flags = (
-        os.O_RDONLY
-        | getattr(os, "O_NONBLOCK", 0)  # a FIFO swapped in after the check must not block
-        | getattr(os, "O_NOFOLLOW", 0)
-        | getattr(os, "O_NOCTTY", 0)
-        | getattr(os, "O_CLOEXEC", 0)
-        | getattr(os, "O_BINARY", 0)
-    )
-    fd = os.open(path, flags)
+    fd = os.open(path, _FILE_FLAGS)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            _log.debug("Native image: not a regular file: %s", path)
-            return None
-        if expected_identity is not None and (info.st_dev, info.st_ino) != expected_identity:
-            _log.debug("Native image: file changed while loading: %s", path)
-            return None
-        if info.st_size > max_bytes:
-            _log.debug("Native image: file too large (%d bytes): %s", info.st_size, path)
-            return None
-        data = _read_at_most(fd, max_bytes + 1)
+        if expected_identity is not None:
+            info = os.fstat(fd)
+            if (info.st_dev, info.st_ino) != expected_identity:
+                _log.debug("Native image: file changed while loading: %s", path)
+                return None
+        return _read_open_file(fd, path, max_bytes=max_bytes)
     finally:
         os.close(fd)
-    if len(data) > max_bytes:
-        _log.debug("Native image: file grew past %d bytes: %s", max_bytes, path)
-        return None
-    return data
 
 
-def _is_within(path: str, root: str) -> bool:
-    if path == root:
-        return True
-    prefix = root if root.endswith(os.sep) else root + os.sep
-    return path.startswith(prefix)
+def _path_parts(path: str) -> list[str]:
+    return [part for part in path.split("/") if part not in ("", ".")]
+
+
+def _parts_inside_root(path: str, roots: Sequence[str]) -> list[str] | None:
+    """The components of absolute ``path`` below the first of ``roots`` it starts with
+    (compared component by component, nothing resolved), or None when it starts with none."""
+    parts = _path_parts(path)
+    for root in roots:
+        root_parts = _path_parts(root)
+        if parts[: len(root_parts)] == root_parts:
+            return parts[len(root_parts) :]
+    return None
+
+
+def _open_inside_root(root_fd: int, parts: list[str], roots: Sequence[str]) -> int | None:
+    """Opens the file ``parts`` names below the root descriptor without ever leaving the root.
+
+    Every directory is opened ``O_NOFOLLOW | O_DIRECTORY`` relative to its parent's descriptor
+    and the file ``O_NOFOLLOW | O_NONBLOCK``, so a directory swapped for a symlink between two
+    steps is never followed by the kernel. A symlink met on the way is read (``readlink``) and
+    its target walked the same way: a relative target from the link's directory, an absolute
+    one only when it names a path under the root (``roots``); ``..`` never climbs above the
+    root; at most :data:`_MAX_SYMLINKS` links. Returns the file's descriptor, or None.
+    """
+    stack: list[int] = []  # descriptors of the directories below the root, outermost first
+    pending = list(reversed(parts))
+    links = 0
+    try:
+        while pending:
+            name = pending.pop()
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if not stack:
+                    return None  # above the root
+                os.close(stack.pop())
+                continue
+            current = stack[-1] if stack else root_fd
+            last = not any(part not in ("", ".") for part in pending)
+            try:
+                fd = os.open(name, _FILE_FLAGS if last else _DIR_FLAGS, dir_fd=current)
+            except OSError as exc:
+                if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise
+                # A symlink (or not a directory): readlink fails with EINVAL on a non-link.
+                target = os.readlink(name, dir_fd=current)
+                links += 1
+                if links > _MAX_SYMLINKS:
+                    return None
+                if target.startswith("/"):
+                    inside = _parts_inside_root(target, roots)
+                    if inside is None:
+                        return None
+                    while stack:
+                        os.close(stack.pop())
+                    pending.extend(reversed(inside))
+                else:
+                    pending.extend(reversed(target.split("/")))
+                continue
+            if last:
+                return fd
+            stack.append(fd)
+        return None  # the path names the root itself
+    finally:
+        for fd in stack:
+            os.close(fd)
 
 
 def load_image_ref(
@@ -450,12 +530,18 @@ def load_image_ref(
 ) -> ImageContent | None:
     """Loads one local image reference as base64 (``loadImageFromRef``); ``None`` on any failure.
 
-    The root is ``sandbox_root`` if given, else ``workspace_dir``. Relative paths resolve
-    against it; every path (relative, absolute, ``~``) must, with all symlinks followed, lie
-    inside the root's real path. Only existing regular files of at most ``max_bytes`` bytes are
-    read (size from ``stat``/``fstat`` before reading, read capped at ``max_bytes + 1``), and
-    only if their magic bytes show an image (:func:`sniff_image_mime_type`). URLs are never
-    fetched. Failures are debug-logged, never raised.
+    The root is ``sandbox_root`` if given, else ``workspace_dir`` (its own symlinks are
+    resolved once). Relative paths resolve against it; an absolute (or ``~``) path must name a
+    path under the root, spelled with the root as given or with its real path. The file is then
+    reached from a descriptor of the root one component at a time (``O_NOFOLLOW |
+    O_DIRECTORY`` per directory relative to its parent, ``O_NOFOLLOW | O_NONBLOCK`` for the
+    file), so a directory swapped for a symlink while loading is never followed out of the
+    root. Symlinks inside the root are honoured when their targets stay inside it: clawctx reads
+    and walks them itself, at most 40 per reference; ``..`` never climbs above the root. Only
+    regular files of at most ``max_bytes`` bytes are read (``fstat`` of the open descriptor
+    before reading, read capped at ``max_bytes + 1``), and only if their magic bytes show an
+    image (:func:`sniff_image_mime_type`). URLs are never fetched. Failures are debug-logged,
+    never raised.
     """
     try:
         return _load_image_ref(ref, workspace_dir, sandbox_root, max_bytes)
@@ -479,25 +565,31 @@ def _load_image_ref(
         target = _resolve_user_path(target)
     root = os.fspath(sandbox_root if sandbox_root is not None else workspace_dir)
     root_real = os.path.realpath(root, strict=True)
-    real = os.path.realpath(os.path.join(root, target), strict=True)
-    if not _is_within(real, root_real):
-        _log.debug("Native image: path escapes %s: %s", root_real, ref.resolved)
+    roots = (root_real, os.path.abspath(root))
+    if os.path.isabs(target):
+        parts = _parts_inside_root(target, roots)
+        if parts is None:
+            _log.debug("Native image: path escapes %s: %s", root_real, ref.resolved)
+            return None
+    else:
+        parts = target.split("/")
+    root_fd = os.open(root_real, _DIR_FLAGS)
+    try:
+        fd = _open_inside_root(root_fd, parts, roots)
+    finally:
+        os.close(root_fd)
+    if fd is None:
+        _log.debug("Native image: path escapes %s or is no file: %s", root_real, ref.resolved)
         return None
-    info = os.stat(real)
-    if not stat.S_ISREG(info.st_mode):
-        _log.debug("Native image: not a regular file: %s", real)
-        return None
-    if info.st_size > max_bytes:
-        _log.debug("Native image: file too large (%d bytes): %s", info.st_size, real)
-        return None
-    data = _read_regular_file(
-        real, max_bytes=max_bytes, expected_identity=(info.st_dev, info.st_ino)
-    )
+    try:
+        data = _read_open_file(fd, ref.resolved, max_bytes=max_bytes)
+    finally:
+        os.close(fd)
     if data is None:
         return None
     mime_type = sniff_image_mime_type(data[:32])
     if mime_type is None:
-        _log.debug("Native image: not an image file: %s", real)
+        _log.debug("Native image: not an image file: %s", ref.resolved)
         return None
     return ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime_type)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx.prompt.prompt_images import _open_inside_root as open_inside_root
 from clawctx.prompt.system_prompt import ContextFile
 
 __all__ = [
@@ -71,6 +72,9 @@ DEFAULT_BOOTSTRAP_TOTAL_MAX_CHARS: Final = 150_000
 MIN_BOOTSTRAP_FILE_BUDGET_CHARS: Final = 64
 #: Files larger than this are never held in memory whole (see load_workspace_bootstrap_files).
 MAX_BOOTSTRAP_FILE_BYTES: Final = 2 * 1024 * 1024
+#: Files larger than this are not read through to count their exact length (see
+#: load_workspace_bootstrap_files).
+MAX_BOOTSTRAP_SCAN_BYTES: Final = 32 * 1024 * 1024
 
 _HEAD_RATIO: Final = 0.7
 _TAIL_RATIO: Final = 0.2
@@ -169,83 +173,129 @@ class WorkspaceBootstrapFile:
     content_length: int | None = None
 
 
-def _is_within(path: str, directory: str) -> bool:
+_DIR_OPEN_FLAGS: Final = (
+    os.O_RDONLY
+    | getattr(os, "O_DIRECTORY", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def _open_regular_file(directory_fd: int, name: str, roots: tuple[str, str]) -> int | None:
+    """An open descriptor of the regular file ``name`` in the workspace, or None when it must
+    count as missing: absent, gone or replaced while opening, a symlink leaving the workspace,
+    not a regular file. Opened relative to the workspace's descriptor without letting the kernel
+    follow a symlink (run/images.ts hardening shared with prompt images)."""
     try:
-        return os.path.commonpath((path, directory)) == directory
-    except ValueError:  # different drives on Windows
-        return False
-
-
-def _open_regular_file(path: str, workspace_real: str) -> tuple[int, int] | None:
-    """An open descriptor and the size of ``path``, or None when it must count as missing."""
-    real = os.path.realpath(path)
-    if not _is_within(real, workspace_real):
+        fd = open_inside_root(directory_fd, [name], roots)
+    except (OSError, ValueError):
         return None
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
-    flags |= getattr(os, "O_BINARY", 0)
+    if fd is None:
+        return None
     try:
-        fd = os.open(real, flags)
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            return fd
     except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-    except OSError:
-        os.close(fd)
-        return None
-    if not stat.S_ISREG(info.st_mode):
-        os.close(fd)
-        return None
-    return fd, info.st_size
+        pass
+    os.close(fd)
+    return None
 
 
-def _read_whole(fd: int) -> str:
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read().decode("utf-8", errors="replace")
+def _pread_exactly(fd: int, size: int, offset: int) -> bytes:
+    """Up to ``size`` bytes from ``offset`` (fewer only at end of file)."""
+    chunks: list[bytes] = []
+    while size > 0:
+        chunk = os.pread(fd, min(size, _READ_CHUNK_BYTES), offset)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size -= len(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
-def _read_sampled(fd: int, window_bytes: int) -> tuple[str, int]:
-    """Head and tail text of a large file plus the UTF-16 length of its right-trimmed text,
-    holding at most one chunk and the two windows in memory."""
-    with os.fdopen(fd, "rb") as handle:
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        head = decoder.decode(handle.read(window_bytes))  # an incomplete sequence stays pending
-        units = utf16_length(head)
-        content_end = utf16_length(head.rstrip(_JS_WHITESPACE))
-        while chunk := handle.read(_READ_CHUNK_BYTES):
-            text = decoder.decode(chunk)
-            stripped = text.rstrip(_JS_WHITESPACE)
-            if stripped:
-                content_end = units + utf16_length(stripped)
-            units += utf16_length(text)
-        text = decoder.decode(b"", final=True)
-        stripped = text.rstrip(_JS_WHITESPACE)
-        if stripped:
-            content_end = units + utf16_length(stripped)
-        handle.seek(max(0, handle.tell() - window_bytes))
-        raw_tail = handle.read(window_bytes)
-    # Start the tail at a character boundary: skip UTF-8 continuation bytes.
+def _decode_head(data: bytes) -> str:
+    """``data`` decoded, an incomplete sequence at its end left out."""
+    return codecs.getincrementaldecoder("utf-8")(errors="replace").decode(data)
+
+
+def _decode_tail(raw_tail: bytes) -> str:
+    """``raw_tail`` decoded from its first character boundary (UTF-8 continuation bytes at its
+    start skipped)."""
     skip = 0
     while skip < min(3, len(raw_tail)) and 0x80 <= raw_tail[skip] <= 0xBF:
         skip += 1
-    tail = raw_tail[skip:].decode("utf-8", errors="replace").rstrip(_JS_WHITESPACE)
+    return raw_tail[skip:].decode("utf-8", errors="replace")
+
+
+def _scanned_length(fd: int, size: int) -> int:
+    """The UTF-16 length of the right-trimmed text of the first ``size`` bytes, read in chunks."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    units = content_end = 0
+    offset = 0
+    while offset < size:
+        chunk = os.pread(fd, min(_READ_CHUNK_BYTES, size - offset), offset)
+        if not chunk:
+            break
+        offset += len(chunk)
+        text = decoder.decode(chunk)
+        stripped = text.rstrip(_JS_WHITESPACE)
+        if stripped:
+            content_end = units + utf16_length(stripped)
+        units += utf16_length(text)
+    text = decoder.decode(b"", final=True)
+    stripped = text.rstrip(_JS_WHITESPACE)
+    if stripped:
+        content_end = units + utf16_length(stripped)
+    return content_end
+
+
+def _read_sampled(fd: int, size: int, window_bytes: int, max_scan_bytes: int) -> tuple[str, int]:
+    """Head and tail text of a large file plus the UTF-16 length of its right-trimmed text.
+
+    Reads the first and last ``window_bytes`` (``pread``). The length is exact (one more chunked
+    pass) when the file is at most ``max_scan_bytes`` long, else estimated from the windows'
+    UTF-16 units per byte (exact for ASCII text).
+    """
+    raw_head = _pread_exactly(fd, window_bytes, 0)
+    raw_tail = _pread_exactly(fd, window_bytes, max(0, size - window_bytes))
+    head = _decode_head(raw_head)
+    tail_text = _decode_tail(raw_tail)
+    tail = tail_text.rstrip(_JS_WHITESPACE)
+    if size <= max_scan_bytes:
+        length = _scanned_length(fd, size)
+    else:
+        sampled_bytes = len(raw_head) + len(raw_tail)
+        sampled_units = utf16_length(head) + utf16_length(tail_text)
+        estimate = round(size * sampled_units / sampled_bytes) if sampled_bytes else size
+        length = max(0, estimate - (utf16_length(tail_text) - utf16_length(tail)))
     # A file ending in more than a window of whitespace keeps only its head.
-    return (head + tail if tail else head.rstrip(_JS_WHITESPACE)), content_end
+    return (head + tail if tail else head.rstrip(_JS_WHITESPACE)), length
 
 
 def _read_bootstrap_file(
-    name: str, path: str, workspace_real: str, max_file_bytes: int
+    name: str,
+    path: str,
+    fd: int | None,
+    max_file_bytes: int,
+    max_scan_bytes: int,
 ) -> WorkspaceBootstrapFile:
-    opened = _open_regular_file(path, workspace_real)
-    if opened is None:
+    """Reads the open file ``fd`` (and closes it); None or a read error gives a missing file."""
+    if fd is None:
         return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
-    fd, size = opened
     try:
+        size = os.fstat(fd).st_size
         if size <= max_file_bytes:
-            content = _read_whole(fd)
-            return WorkspaceBootstrapFile(name=name, path=path, content=content, missing=False)
-        content, length = _read_sampled(fd, max_file_bytes // 2)
+            data = _pread_exactly(fd, max_file_bytes + 1, 0)  # +1: a file that grew is seen
+            if len(data) <= max_file_bytes:
+                content = data.decode("utf-8", errors="replace")
+                return WorkspaceBootstrapFile(name=name, path=path, content=content, missing=False)
+            size = max(size, len(data))
+        content, length = _read_sampled(fd, size, max_file_bytes // 2, max_scan_bytes)
     except OSError:
         return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
+    finally:
+        os.close(fd)
     return WorkspaceBootstrapFile(
         name=name, path=path, content=content, missing=False, content_length=length
     )
@@ -256,6 +306,7 @@ def load_workspace_bootstrap_files(
     *,
     subagent: bool = False,
     max_file_bytes: int = MAX_BOOTSTRAP_FILE_BYTES,
+    max_scan_bytes: int = MAX_BOOTSTRAP_SCAN_BYTES,
 ) -> list[WorkspaceBootstrapFile]:
     """The bootstrap files of a workspace, in prompt order (``loadWorkspaceBootstrapFiles``,
     ``filterBootstrapFilesForSession``).
@@ -267,43 +318,77 @@ def load_workspace_bootstrap_files(
     ``workspace_dir`` is expanded and the path made absolute. Files are decoded as UTF-8 with
     invalid bytes replaced by U+FFFD.
 
-    Hardening beyond upstream: a file whose real path lies outside the workspace's real path (a
-    symlink escaping the workspace) or that is not a regular file (a directory, FIFO, device) is
-    treated as missing and never opened for reading.
+    Hardening beyond upstream: each file is opened relative to a descriptor of the workspace
+    without letting the kernel follow a symlink; a symlink is followed by clawctx itself only
+    while its target stays inside the workspace (at most 40 links). A file that is absent, a
+    symlink leaving the workspace, not a regular file (a directory, FIFO, device), or that
+    disappears or is replaced while it is being opened or read is treated as missing (the
+    ``[MISSING]`` entry of :func:`build_bootstrap_context_files`), never an exception. The two
+    memory files are deduplicated by identity (device and inode) of the opened file.
 
-    A file larger than ``max_file_bytes`` (default 2 MiB, over 30 times the default per-file
-    budget) is not held whole: it is read once in 1 MiB chunks, keeping only its first and
-    last ``max_file_bytes // 2`` bytes as ``content`` and counting the UTF-16 length of the
-    whole right-trimmed text into ``content_length``; :func:`build_bootstrap_context_files`
-    then truncates it exactly as if it had been read whole, provided the per-file budget's head
-    (70 %) and tail (20 %) fit in those windows (a budget up to about 349 000 characters with
-    the default limit) and the file does not end in more than a window of whitespace.
+    Reading is bounded by the size ``fstat`` reports: a file of at most ``max_file_bytes``
+    (default 2 MiB, over 30 times the default per-file budget) is read whole, at most
+    ``max_file_bytes + 1`` bytes (one more shows a file that grew meanwhile). A larger file is
+    never held whole: only its first and last ``max_file_bytes // 2`` bytes are read and kept,
+    head directly followed by tail, as ``content``; ``content_length`` is the UTF-16 length of
+    the whole right-trimmed text, counted exactly in one more chunked pass when the file is at
+    most ``max_scan_bytes`` (default 32 MiB) long, else estimated from the windows' UTF-16
+    units per byte (exact for ASCII text), so a huge (e.g. sparse) file costs
+    ``max_file_bytes`` of reading, not its size. :func:`build_bootstrap_context_files` then
+    truncates it as if it had been read whole, provided the per-file budget's head (70 %) and
+    tail (20 %) fit in those windows (a budget up to about 349 000 characters with the default
+    limit) and the file does not end in more than a window of whitespace; the marker's length
+    is then exact up to ``max_scan_bytes``.
     """
     if max_file_bytes < 2:
         raise ValueError("max_file_bytes must be at least 2")
+    if max_scan_bytes < 0:
+        raise ValueError("max_scan_bytes must not be negative")
     directory = os.path.abspath(os.path.expanduser(os.fspath(workspace_dir)))
-    directory_real = os.path.realpath(directory)
     names = [
         name
         for name in WORKSPACE_BOOTSTRAP_FILE_NAMES
         if not subagent or name in SUBAGENT_BOOTSTRAP_ALLOWLIST
     ]
-    files = [
-        _read_bootstrap_file(name, os.path.join(directory, name), directory_real, max_file_bytes)
-        for name in names
-    ]
-    seen_real_paths: set[str] = set()
-    for name in MEMORY_BOOTSTRAP_FILE_NAMES:
-        if subagent and name not in SUBAGENT_BOOTSTRAP_ALLOWLIST:
-            continue
+    try:
+        directory_real = os.path.realpath(directory, strict=True)
+        directory_fd: int | None = os.open(directory_real, _DIR_OPEN_FLAGS)
+    except (OSError, ValueError):
+        directory_real, directory_fd = directory, None
+    roots = (directory_real, directory)
+
+    def opened(name: str) -> int | None:
+        return None if directory_fd is None else _open_regular_file(directory_fd, name, roots)
+
+    def read(name: str, fd: int | None) -> WorkspaceBootstrapFile:
         path = os.path.join(directory, name)
-        if not os.path.exists(path):
-            continue
-        real = os.path.realpath(path)
-        if real in seen_real_paths:
-            continue
-        seen_real_paths.add(real)
-        files.append(_read_bootstrap_file(name, path, directory_real, max_file_bytes))
+        return _read_bootstrap_file(name, path, fd, max_file_bytes, max_scan_bytes)
+
+    try:
+        files = [read(name, opened(name)) for name in names]
+        seen: set[tuple[int, int]] = set()
+        for name in MEMORY_BOOTSTRAP_FILE_NAMES:
+            if subagent and name not in SUBAGENT_BOOTSTRAP_ALLOWLIST:
+                continue
+            # Listed only when present (loadWorkspaceBootstrapFiles); a dangling link is absent.
+            if not os.path.exists(os.path.join(directory, name)):
+                continue
+            fd = opened(name)
+            if fd is not None:
+                try:
+                    info = os.fstat(fd)
+                except OSError:
+                    os.close(fd)
+                    fd = None
+                else:
+                    if (info.st_dev, info.st_ino) in seen:
+                        os.close(fd)
+                        continue
+                    seen.add((info.st_dev, info.st_ino))
+            files.append(read(name, fd))
+    finally:
+        if directory_fd is not None:
+            os.close(directory_fd)
     return files
 
 
