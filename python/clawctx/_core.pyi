@@ -489,6 +489,7 @@ def repair_session_file(
     backup: str = "keep",
     lock_timeout: float = 10.0,
     now_ms: _Clock = None,
+    fix_messages: bool = False,
 ) -> RepairReport: ...
 
 @final
