@@ -234,6 +234,10 @@ class Session:
     @property
     def header(self) -> _JsonDict: ...
     @property
+    def cwd(self) -> Any:
+        """The header's ``cwd``, else the ``cwd`` given to ``open``, else the process's
+        directory (pi-mono 0.58.3 ``getCwd``)."""
+    @property
     def version(self) -> int: ...
     @property
     def file_version(self) -> int: ...
