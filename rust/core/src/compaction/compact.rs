@@ -914,7 +914,14 @@ mod tests {
                 .unwrap();
         assert_eq!(parsed.reserve_tokens, 24000);
         assert_eq!(CompactionSettings::from_value(&s.to_value()).unwrap(), s);
-        assert!(CompactionSettings::from_value(&json!({"reserveTokens": -1})).is_err());
+        // pi computes with a negative reserve too (conformance case pi_should_compact-052).
+        assert_eq!(
+            CompactionSettings::from_value(&json!({"reserveTokens": -1}))
+                .unwrap()
+                .reserve_tokens,
+            -1
+        );
+        assert!(CompactionSettings::from_value(&json!({"reserveTokens": 1.5})).is_err());
         assert!(CompactionSettings::from_value(&json!({"enabled": 1})).is_err());
     }
 
