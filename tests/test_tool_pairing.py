@@ -1439,3 +1439,17 @@ def test_property_repair_is_idempotent_under_every_policy(
         inp, now_ms=NOW, errored_assistant_result_policy=policy
     )
     assert listed == r.messages
+
+
+def test_non_message_entries_pass_through_both_repairs() -> None:
+    # OpenClaw 2026.3.13 passes None, numbers and strings through the transcript repairs
+    # (conformance cases repair_tool_use_result_pairing-031/-032): a span's non-message
+    # entries end up behind its results, like any other message of the span.
+    a = assistant(call("c1", "read"))
+    tr = result("c1", "read")
+    r = clawctx.repair_tool_pairing([None, user("hi"), a, "junk", 5, tr], now_ms=NOW)
+    assert r.messages.to_list() == [None, user("hi"), a, tr, "junk", 5]
+    assert r.moved is True
+    inputs = clawctx.repair_tool_call_inputs([None, a, 7])
+    assert inputs.messages.to_list() == [None, a, 7]
+    assert inputs.dropped_tool_calls == 0
