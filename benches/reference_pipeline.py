@@ -44,6 +44,7 @@ MISSING_TOOL_RESULT_TEXT = (
 )
 PAIRING_TOOL_CALL_TYPES = frozenset(("toolCall", "toolUse", "functionCall"))
 IMAGE_CHARS = 4800  # pi's estimate charges an image in custom/toolResult messages this much
+IMAGE_MARKER = "[image removed during context pruning]"  # what pruning leaves of an image
 PRUNER_IMAGE_CHARS = 8000
 PRUNER_OTHER_ROLE_CHARS = 256
 
@@ -533,8 +534,10 @@ def _utf16_head(text: str, units: int) -> str:
 
 
 def _utf16_tail(text: str, units: int) -> str:
+    if not units:
+        return ""
     if text.isascii():
-        return text[len(text) - units :] if units else ""
+        return text[len(text) - units :]
     seen = 0
     for i in range(len(text) - 1, -1, -1):
         seen += 2 if ord(text[i]) > 0xFFFF else 1
@@ -605,13 +608,19 @@ def prune_context(
         if not is_prunable(tool_name if isinstance(tool_name, str) else "", settings):
             continue
         blocks = _blocks(m.get("content"))
-        if any(b.get("type") == "image" for b in blocks):
-            continue  # [B] results with images are never pruned
         prunable.append(i)
+        # OpenClaw 2026.3.13 `src/agents/pi-extensions/context-pruning/pruner.ts`: an image
+        # becomes a marker, and a result with images is rewritten even when it is short.
+        has_images = any(b.get("type") == "image" for b in blocks)
         parts = [
-            b["text"] for b in blocks if b.get("type") == "text" and isinstance(b.get("text"), str)
+            IMAGE_MARKER if b.get("type") == "image" else b["text"]
+            for b in blocks
+            if b.get("type") == "image"
+            or (b.get("type") == "text" and isinstance(b.get("text"), str))
         ]
         text = soft_trimmed_text(parts, settings)
+        if text is None and has_images:
+            text = "\n".join(parts)
         if text is not None:
             trimmed = {**m, "content": [{"type": "text", "text": text}]}
             new_chars = pruner_chars(trimmed)

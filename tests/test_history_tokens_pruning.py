@@ -193,6 +193,15 @@ def test_limit_one_keeps_last_turn() -> None:
     assert out[1]["content"] == [{"type": "text", "text": "message 5"}]
 
 
+@pytest.mark.parametrize(("limit", "kept_turns"), [(1.5, 1), (2.9, 2), (0.5, 0), (0.01, 0)])
+def test_fractional_limit_is_floored(limit: float, kept_turns: int) -> None:
+    # OpenClaw 2026.3.13 counts user turns until the count exceeds the limit: a fractional
+    # limit acts as its floor, and one below 1 keeps nothing (it used to panic).
+    messages = numbered_turns(3)
+    out = clawctx.limit_history_turns(messages, limit).to_list()
+    assert out == (messages[len(messages) - 2 * kept_turns :] if kept_turns else [])
+
+
 def test_limit_one_with_consecutive_assistants() -> None:
     # U A A U A, limit 1 => [U, A]
     messages = [user("u1"), assistant("a1"), assistant("a2"), user("u2"), assistant("a3")]
@@ -566,6 +575,22 @@ def test_last_assistant_usage_none_without_assistants() -> None:
     assert r.tokens == 4
 
 
+@pytest.mark.parametrize(
+    "block",
+    [
+        {"type": "toolCall", "id": "a", "name": "read"},  # no arguments
+        {"type": "toolCall", "id": "a", "arguments": {}},  # no name
+        {"type": "text"},
+        {"type": "thinking", "thinking": None},
+    ],
+)
+def test_estimate_tokens_rejects_blocks_pi_cannot_read(block: dict[str, Any]) -> None:
+    # pi-mono 0.58.3 estimateTokens throws a TypeError on these (conformance case
+    # pi_estimate_tokens-127); clawctx raises ValueError instead of guessing.
+    with pytest.raises(ValueError, match="cannot estimate tokens"):
+        clawctx.estimate_tokens({"role": "assistant", "content": [block]})
+
+
 def test_estimate_context_tokens_usage_plus_trailing_estimate() -> None:
     messages = [
         user("x" * 4000),  # before the usage: not counted
@@ -845,6 +870,15 @@ def test_settings_defaults() -> None:
         ("1e3", 300_000),
         ("5w", 300_000),
         (10, 300_000),  # only strings are parsed
+        # gap-free composites of unit-bearing tokens (OpenClaw 2026.3.13 parseDurationMs)
+        ("1h30m", 5_400_000),
+        ("1m1m", 120_000),
+        ("1d2h", 93_600_000),
+        ("2m500ms", 120_500),
+        ("0.0001s", 0),  # rounded
+        ("1h 30m", 300_000),
+        ("1h30", 300_000),
+        ("15 minutes", 300_000),
     ],
 )
 def test_settings_ttl_parsing(ttl: Any, ttl_ms: int) -> None:
@@ -1239,27 +1273,38 @@ def test_upstream_tools_allow_deny() -> None:
     assert out is messages
 
 
-def test_upstream_image_tool_result_is_untouched() -> None:
+IMAGE_MARKER = "[image removed during context pruning]"
+
+
+def test_upstream_image_tool_result_is_pruned_too() -> None:
+    # OpenClaw 2026.3.13 prunes results with images like any other (conformance cases
+    # prune_context_messages-043..045): here the hard clear replaces it.
     messages = clawctx.Transcript([user("u1"), image_tool_result("t1", "exec", "x" * 20_000)])
     out = prune(messages, aggressive())
     tool = find_tool_result(out, "t1")
-    assert any(b["type"] == "image" for b in tool["content"])
-    assert tool_text(out, "t1") == "x" * 20_000
-    assert out is messages
+    assert not any(b["type"] == "image" for b in tool["content"])
+    assert tool_text(out, "t1") == "[cleared]"
+    assert out is not messages
 
 
-def test_baseline_skips_every_image_result_even_old_ones() -> None:
-    # [L] would make all but the 3 most recent image results prunable; [B] skips them all.
+def test_baseline_prunes_every_image_result() -> None:
+    # OpenClaw 2026.3.13 treats image results like any other prunable result (conformance
+    # cases prune_context_messages-043..045): all five are cleared here.
     messages = [user("u1")]
     for i in range(5):
         messages.append(assistant(f"a{i}"))
         messages.append(image_tool_result(f"t{i}", "exec", "x" * 20_000))
     t = clawctx.Transcript(messages)
-    assert prune(t, aggressive()) is t
+    out = prune(t, aggressive())
+    assert out is not t
+    assert [tool_text(out, f"t{i}") for i in range(5)] == ["[cleared]"] * 5
 
 
-def test_image_results_count_toward_the_total_but_are_not_prunable() -> None:
-    # total = 2 + (8000 + 4) + 1000 = 9006 chars of a 40000-char window: ratio 0.225.
+def test_short_image_result_is_rewritten_in_the_soft_pass() -> None:
+    # total = 2 + (8000 + 4) + 1000 = 9006 chars of a 40000-char window: ratio 0.225. The
+    # soft pass rewrites the image result even though it is short (OpenClaw 2026.3.13,
+    # conformance case prune_context_messages-045): the image becomes a marker joined to the
+    # text with "\n", its 8000 chars drop to 44 and the ratio falls below hardClearRatio.
     messages = [
         user("u1"),
         image_tool_result("img", "exec", "abcd"),
@@ -1271,13 +1316,15 @@ def test_image_results_count_toward_the_total_but_are_not_prunable() -> None:
         softTrim={"maxChars": 100_000, "headChars": 10, "tailChars": 10},
         minPrunableToolChars=1000,  # only t1's 1000 chars are prunable
     )
+    rewritten = dict(messages[1], content=[{"type": "text", "text": IMAGE_MARKER + "\nabcd"}])
     out = prune(messages, settings, window=10_000)
-    assert tool_text(out, "t1") == "[cleared]"
-    assert find_tool_result(out, "img") == messages[1]
-    # With min 1001 the image's 8000 chars must not make up the difference.
+    assert tool_text(out, "t1") == "x" * 1000
+    assert find_tool_result(out, "img") == rewritten
     settings["minPrunableToolChars"] = 1001
     t = clawctx.Transcript(messages)
-    assert prune(t, settings, window=10_000) is t
+    out = prune(t, settings, window=10_000)
+    assert out is not t
+    assert find_tool_result(out, "img") == rewritten
 
 
 def test_upstream_soft_trim_across_block_boundaries() -> None:

@@ -1024,3 +1024,92 @@ def test_labels_from_file_last_wins_and_clear(tmp_path: Path) -> None:
     assert session.get_label("2") is None
     assert session.leaf_id == "8"
     assert texts(session.context()) == ["hello", "hi"]
+
+
+# ---------------------------------------------------------------------------------------------
+# Data-safety deviations from pi-mono 0.58.3 (tests/conformance/deviations.py)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("prefix", "separator"),
+    [(b"", b"\r"), (b"\xef\xbb", b"\n")],
+    ids=["lone-cr", "broken-bom"],
+)
+def test_open_salvages_a_damaged_header_instead_of_resetting(
+    tmp_path: Path, prefix: bytes, separator: bytes, clock: Callable[[], int]
+) -> None:
+    # pi finds no header in a lone-CR file or behind a broken BOM and overwrites the file with
+    # a fresh session (conformance cases pi_session_open-045/-050): the history is lost.
+    # clawctx recovers the header and the messages and leaves the file as it is.
+    first = msg_entry("1", None, "user", "hello")
+    second = msg_entry("2", "1", "assistant", "hi")
+    content = prefix + separator.join(dump_line(obj).encode() for obj in (header(), first, second))
+    path = tmp_path / "session.jsonl"
+    path.write_bytes(content + separator)
+    session = clawctx.Session.open(path, on_invalid_header="reset", now_ms=clock)
+    assert session.session_id == HEADER_ID
+    assert session.entries() == [first, second]
+    assert [m["role"] for m in session.context().messages] == ["user", "assistant"]
+    assert path.read_bytes() == content + separator
+
+
+def test_migration_rewrite_keeps_damaged_lines(tmp_path: Path, ids: Callable[[], str]) -> None:
+    # pi rewrites a migrated file from its parsed entries, so a torn or garbage line is gone
+    # from disk (conformance cases pi_session_open-058/-059). clawctx rewrites only the lines
+    # migration changed: the damaged bytes stay for a later repair to salvage from.
+    v1_user = {
+        "type": "message",
+        "timestamp": iso(BASE_MS + 1),
+        "message": {"role": "user", "content": "hi", "timestamp": BASE_MS + 1},
+    }
+    torn = b'{"type":"message","timestamp":"2026-01-01T00:00:00.002Z","message":{"role":"assis'
+    garbage = b"{'a': 1}"
+    path = tmp_path / "session.jsonl"
+    header_line = dump_line(header(version=None)).encode()
+    path.write_bytes(b"\n".join([header_line, garbage, dump_line(v1_user).encode(), torn]) + b"\n")
+    session = clawctx.Session.open(path, rewrite_migrated=True, id_factory=ids)
+    assert session.version == 3
+    lines = path.read_bytes().split(b"\n")
+    assert lines[1] == garbage
+    assert lines[3] == torn
+    assert json.loads(lines[2])["id"] == session.leaf_id
+    reopened = clawctx.Session.open(path)
+    assert [m["content"] for m in reopened.context().messages] == ["hi"]
+
+
+def test_migration_chains_around_non_object_lines(tmp_path: Path, ids: Callable[[], str]) -> None:
+    # pi gives a JSON array line an id during v1 migration, but JSON.stringify drops it, so
+    # the next entry's parentId points at nothing once the file is reopened and the context
+    # breaks there (conformance case pi_session_open-060). clawctx skips the non-object line
+    # and chains the next entry to the previous real one.
+    def v1(role: str, text: str, n: int) -> dict[str, Any]:
+        message = {"role": role, "content": text, "timestamp": BASE_MS + n}
+        return {"type": "message", "timestamp": iso(BASE_MS + n), "message": message}
+
+    path = tmp_path / "session.jsonl"
+    lines = [
+        dump_line(header(version=None)),
+        dump_line(v1("user", "one", 1)),
+        '[{"type":"message"}]',
+        dump_line(v1("user", "two", 2)),
+        "[]",
+    ]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    session = clawctx.Session.open(path, rewrite_migrated=True, id_factory=ids)
+    entries = session.entries()
+    assert len(entries) == 2
+    assert entries[1]["parentId"] == entries[0]["id"]
+    reopened = clawctx.Session.open(path)
+    assert [m["content"] for m in reopened.context().messages] == ["one", "two"]
+
+
+def test_cwd_falls_back_when_the_header_has_none(tmp_path: Path) -> None:
+    # pi-mono 0.58.3 `getCwd()`: the header's cwd, else the directory pi was started in
+    # (conformance case pi_session_open-112).
+    with_cwd = write_jsonl(tmp_path / "a.jsonl", [header()])
+    assert clawctx.Session.open(with_cwd).cwd == "/repo"
+    no_cwd = {k: v for k, v in header().items() if k != "cwd"}
+    without = write_jsonl(tmp_path / "b.jsonl", [no_cwd])
+    assert clawctx.Session.open(without, cwd="/elsewhere").cwd == "/elsewhere"
+    assert clawctx.Session.open(without).cwd == str(Path.cwd())

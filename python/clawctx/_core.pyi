@@ -235,6 +235,10 @@ class Session:
     @property
     def header(self) -> _JsonDict: ...
     @property
+    def cwd(self) -> Any:
+        """The header's ``cwd``, else the ``cwd`` given to ``open``, else the process's
+        directory (pi-mono 0.58.3 ``getCwd``)."""
+    @property
     def version(self) -> int: ...
     @property
     def file_version(self) -> int: ...
@@ -490,6 +494,7 @@ def repair_session_file(
     backup: str = "keep",
     lock_timeout: float = 10.0,
     now_ms: _Clock = None,
+    fix_messages: bool = False,
 ) -> RepairReport: ...
 
 @final

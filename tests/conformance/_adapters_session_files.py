@@ -93,7 +93,7 @@ def pi_session_open(inp: Any, params: Any) -> Any:
             "entries": session.entries(),
             "leafId": session.leaf_id,
             "sessionId": session.session_id,
-            "cwd": header.get("cwd"),
+            "cwd": session.cwd,
             "file_rewritten": path.read_bytes() != original,
             "file_after": file_after(original, path),
             "context": context_json(session.context()),

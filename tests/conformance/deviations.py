@@ -39,6 +39,73 @@ DEVIATIONS: tuple[Deviation, ...] = (
         ),
         test="tests/test_queues.py::test_summary_line_never_splits_a_surrogate_pair",
     ),
+    Deviation(
+        case_ids=(
+            "repair_session_file-010-crlf_truncated",
+            "repair_session_file-032-crlf_truncated",
+            "repair_session_file-189-random_header",
+            "repair_session_file-201-random_padded_path",
+            "repair_session_file-202-random_padded_path",
+        ),
+        reason="data safety",
+        why=(
+            "A repair rewrites only the lines it drops or salvages; every kept line keeps its "
+            "exact bytes (CRLF ending, spacing, escapes, key order) instead of being "
+            "re-serialized with JSON.stringify, so nothing but the damage changes on disk."
+        ),
+        test="tests/test_repair.py::test_kept_lines_keep_their_bytes_when_the_file_is_rewritten",
+    ),
+    Deviation(
+        case_ids=(
+            "repair_session_file-015-invalid_utf8_line",
+            "repair_session_file-037-invalid_utf8_line",
+        ),
+        reason="data safety",
+        why=(
+            "The backup holds the original bytes, and kept lines with invalid UTF-8 keep "
+            "them; upstream decodes the file lossily, so its backup and rewrite replace the "
+            "invalid bytes with U+FFFD for good."
+        ),
+        test="tests/test_repair.py::test_invalid_utf8_inside_a_message_string",
+    ),
+    Deviation(
+        case_ids=("pi_session_open-045-v3_lone_cr", "pi_session_open-050-v3_broken_bom"),
+        reason="data safety",
+        why=(
+            "A header behind a broken BOM or in a lone-CR file is recovered and the session "
+            "opened; pi finds no header and overwrites the file with a fresh session, losing "
+            "the whole history."
+        ),
+        test=(
+            "tests/test_upstream_session_format.py::"
+            "test_open_salvages_a_damaged_header_instead_of_resetting"
+        ),
+    ),
+    Deviation(
+        case_ids=(
+            "pi_session_open-058-v1_truncated_last_line",
+            "pi_session_open-059-v1_garbage_lines",
+        ),
+        reason="data safety",
+        why=(
+            "Writing a migrated file rewrites only the lines migration changed; torn and "
+            "garbage lines keep their bytes for a later repair to salvage from, where pi's "
+            "rewrite from the parsed entries deletes them."
+        ),
+        test="tests/test_upstream_session_format.py::test_migration_rewrite_keeps_damaged_lines",
+    ),
+    Deviation(
+        case_ids=("pi_session_open-060-v1_non_object_json_lines",),
+        reason="data safety",
+        why=(
+            "v1 migration skips a JSON line that is not an object and chains the next entry to "
+            "the previous real one; pi gives the array an id that JSON.stringify never writes, "
+            "so after reopening the next entry's parent is missing and the context breaks."
+        ),
+        test=(
+            "tests/test_upstream_session_format.py::test_migration_chains_around_non_object_lines"
+        ),
+    ),
 )
 
 

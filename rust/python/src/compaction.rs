@@ -54,7 +54,8 @@ impl PyCompactionSettings {
     ) -> PyResult<Self> {
         let mut inner = CompactionSettings {
             enabled,
-            reserve_tokens: count_arg("reserve_tokens", reserve_tokens)?,
+            // Any integer: pi computes `contextWindow - reserveTokens` with a negative one too.
+            reserve_tokens,
             keep_recent_tokens: count_arg("keep_recent_tokens", keep_recent_tokens)?,
         };
         if let Some(floor) = reserve_tokens_floor {
@@ -93,7 +94,7 @@ impl PyCompactionSettings {
         self.inner.enabled
     }
     #[getter]
-    fn reserve_tokens(&self) -> u64 {
+    fn reserve_tokens(&self) -> i64 {
         self.inner.reserve_tokens
     }
     #[getter]

@@ -133,6 +133,8 @@ pub struct PySession {
     inner: Session,
     clock: Clock,
     id_factory: Option<Py<PyAny>>,
+    /// The `cwd` given to `open`: the session's `cwd` when the header has none.
+    fallback_cwd: Option<String>,
 }
 
 impl PySession {
@@ -144,6 +146,7 @@ impl PySession {
             inner,
             clock,
             id_factory,
+            fallback_cwd: None,
         }
     }
 
@@ -208,8 +211,9 @@ impl PySession {
     /// content but no valid header, unless `on_invalid_header="reset"`, which backs the file up
     /// and starts a fresh session in it as pi does. An empty file gets a new header, except with
     /// `read_only=True`, which never writes (an empty file is then a `SessionFormatError` and
-    /// appends raise `ValueError`). `session_id` and `cwd` are used only for a session started
-    /// fresh (empty file or reset): by default a random UUID and the process's directory.
+    /// appends raise `ValueError`). `session_id` and `cwd` are used for a session started
+    /// fresh (empty file or reset): by default a random UUID and the process's directory;
+    /// `cwd` is also the session's `cwd` when the header has none.
     ///
     /// Runs without the GIL; files of 4 MB and more are read, validated and parsed on all
     /// cores (rayon's pool; `RAYON_NUM_THREADS=1` keeps it to one).
@@ -245,7 +249,7 @@ impl PySession {
             rewrite_migrated,
             read_only,
             fresh_session_id: session_id,
-            fresh_cwd: cwd,
+            fresh_cwd: cwd.clone(),
         };
         let clock = Clock::from_arg(now_ms)?;
         let now = clock.now_ms(py)?;
@@ -264,7 +268,9 @@ impl PySession {
                 .detach(|| Session::open(&path, &options, &mut RandomIds, now))
                 .py_err(py)?,
         };
-        instance_of(cls, PySession::new(inner, clock, id_factory))
+        let mut session = PySession::new(inner, clock, id_factory);
+        session.fallback_cwd = cwd;
+        instance_of(cls, session)
     }
 
     /// Creates a new session file with a v3 header (written immediately). Fails with
@@ -345,6 +351,25 @@ impl PySession {
     #[getter]
     fn header(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         to_py(py, &Value::Object(self.inner.header().fields.clone()))
+    }
+
+    /// The session's working directory, as pi-mono 0.58.3 `session-manager.ts` (`getCwd`)
+    /// gives it: the header's `cwd` unless it is missing or null, else the `cwd` given to
+    /// `open`, else the process's working directory.
+    #[getter]
+    fn cwd(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match self.inner.header().fields.get("cwd") {
+            Some(value) if !value.is_null() => to_py(py, value),
+            _ => {
+                let fallback = match &self.fallback_cwd {
+                    Some(cwd) => cwd.clone(),
+                    None => std::env::current_dir()
+                        .map(|d| d.to_string_lossy().into_owned())
+                        .unwrap_or_default(),
+                };
+                to_py(py, &Value::from(fallback))
+            }
+        }
     }
 
     /// The header's version in memory (3 after migration).

@@ -100,24 +100,29 @@ impl PyRepairReport {
     }
 }
 
-/// Repairs a session file in place if needed (OpenClaw `src/agents/session-file-repair.ts`,
-/// `repairSessionFileIfNeeded`, as its newest `src/agents` generation does, later than 2026.3.13,
-/// without the OpenAI-specific tool-result insertion): drops lines that are not JSON and message
-/// entries without a role, gives empty errored assistant turns their fallback text, replaces blank
-/// user content with "(continue)", and recovers records from torn, glued, NUL-filled, BOM or
-/// invalid-UTF-8 lines. Lines that need no change keep their exact bytes. The original is
-/// backed up (`backup="keep"`, the default, keeps the backup) and replaced atomically under
-/// the session lock. Never raises for a missing, unreadable or header-less file: the report's
-/// `reason` says why nothing was done. Raises `RepairError` if the rewrite fails (the original
-/// is then untouched) and `SessionLockError` if the lock is not free in time.
+/// Repairs a session file in place if needed, as OpenClaw 2026.3.13
+/// `src/agents/session-file-repair.ts` (`repairSessionFileIfNeeded`) decides it: only when a
+/// non-blank line is not JSON and the first entry is a session header. The path is trimmed.
+/// Damaged lines are dropped, but records glued to a torn line or hidden behind NUL bytes, a
+/// BOM or invalid UTF-8 are recovered, and lines that need no change keep their exact bytes.
+/// `fix_messages=True` adds the later release's message fixes (fallback text for empty
+/// errored assistant turns, "(continue)" for blank user content, role-less messages dropped).
+/// The original is backed up (`backup="keep"`, the default, keeps the backup) and replaced
+/// atomically under the session lock. Like upstream, logs a warning on the `clawctx` logger
+/// when it repairs (`session file repaired: dropped N malformed line(s) (name)`) or skips a
+/// damaged file with an invalid header. Never raises for a missing, unreadable or header-less
+/// file: the report's `reason` says why nothing was done. Raises `RepairError` if the rewrite
+/// fails (the original is then untouched) and `SessionLockError` if the lock is not free in
+/// time.
 #[pyfunction]
-#[pyo3(signature = (path, *, backup = "keep", lock_timeout = 10.0, now_ms = None))]
+#[pyo3(signature = (path, *, backup = "keep", lock_timeout = 10.0, now_ms = None, fix_messages = false))]
 pub fn repair_session_file(
     py: Python<'_>,
     path: PathBuf,
     backup: &str,
     lock_timeout: f64,
     now_ms: Option<&Bound<'_, PyAny>>,
+    fix_messages: bool,
 ) -> PyResult<PyRepairReport> {
     let backup = match backup {
         "keep" => BackupPolicy::Keep,
@@ -138,10 +143,36 @@ pub fn repair_session_file(
         backup,
         lock_timeout: Duration::from_secs_f64(lock_timeout),
         now_ms: now,
+        fix_messages,
     };
     let report = py
         .detach(|| clawctx_core::repair_session_file(&path, &options))
         .py_err(py)?;
+    // OpenClaw 2026.3.13 `src/agents/session-file-repair.ts` warns with the file's base name.
+    let name = path
+        .to_str()
+        .map(|text| PathBuf::from(text.trim()))
+        .unwrap_or_else(|| path.clone())
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let warning = if report.repaired {
+        Some(format!(
+            "session file repaired: {} ({name})",
+            report.summary()
+        ))
+    } else if report.reason.as_deref() == Some("invalid session header") {
+        Some(format!(
+            "session file repair skipped: invalid session header ({name})"
+        ))
+    } else {
+        None
+    };
+    if let Some(message) = warning {
+        py.import("logging")?
+            .call_method1("getLogger", ("clawctx",))?
+            .call_method1("warning", ("%s", message))?;
+    }
     Ok(PyRepairReport {
         repaired: report.repaired,
         dropped_lines: report.dropped_lines,

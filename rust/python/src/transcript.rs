@@ -39,6 +39,17 @@ impl PyTranscript {
 
 /// Accepts a `Transcript` (shared, no copy) or a list of message dicts.
 pub fn transcript_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
+    transcript_arg_with(obj, false)
+}
+
+/// Like [`transcript_arg`], but a list may also hold entries that are not dicts (None,
+/// numbers, strings), kept as they are: OpenClaw 2026.3.13's transcript repairs
+/// (`src/agents/session-transcript-repair.ts`) pass them through.
+pub fn transcript_arg_lenient(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
+    transcript_arg_with(obj, true)
+}
+
+fn transcript_arg_with(obj: &Bound<'_, PyAny>, non_dicts: bool) -> PyResult<Arc<Transcript>> {
     if let Ok(t) = obj.cast::<PyTranscript>() {
         return Ok(Arc::clone(&t.get().inner));
     }
@@ -48,7 +59,7 @@ pub fn transcript_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
     let mut values = Vec::new();
     for item in list {
         let value = from_py(&item?)?;
-        if !value.is_object() {
+        if !non_dicts && !value.is_object() {
             return Err(PyTypeError::new_err("every message must be a dict"));
         }
         values.push(value);
@@ -77,11 +88,12 @@ impl PyTranscript {
         }
     }
 
-    /// A transcript from a list of message dicts.
+    /// A transcript from a list of message dicts. Entries that are not dicts (None, numbers,
+    /// strings) are kept as they are, as upstream's transcript repairs keep them.
     #[staticmethod]
     fn from_list(messages: &Bound<'_, PyAny>) -> PyResult<Self> {
         Ok(PyTranscript {
-            inner: transcript_arg(messages)?,
+            inner: transcript_arg_lenient(messages)?,
         })
     }
 

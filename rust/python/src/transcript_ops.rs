@@ -17,7 +17,7 @@ use pyo3::prelude::*;
 use serde_json::Value;
 
 use crate::convert::{from_py, to_py, Clock};
-use crate::transcript::{transcript_arg, PyTranscript};
+use crate::transcript::{transcript_arg, transcript_arg_lenient, PyTranscript};
 
 /// The result transcript as a Python object: the input object itself when unchanged and the
 /// input was a `Transcript`.
@@ -89,7 +89,7 @@ pub fn repair_tool_call_inputs(
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
 ) -> PyResult<PyToolCallInputsReport> {
-    let input = transcript_arg(messages)?;
+    let input = transcript_arg_lenient(messages)?;
     let allowed = allowlist(allowed_tool_names);
     let source = Arc::clone(&input);
     let report = py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
@@ -164,7 +164,7 @@ pub fn repair_tool_pairing(
     errored_assistant_result_policy: Option<&str>,
     missing_tool_result_text: Option<String>,
 ) -> PyResult<PyPairingReport> {
-    let input = transcript_arg(messages)?;
+    let input = transcript_arg_lenient(messages)?;
     let options = pairing_options(
         py,
         now_ms,
@@ -173,8 +173,17 @@ pub fn repair_tool_pairing(
     )?;
     let source = Arc::clone(&input);
     let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
+    // Like OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`
+    // (`repairToolUseResultPairing`), a flagged repair returns a new transcript even when its
+    // messages equal the input (a repeated call id in one turn, non-message entries moved
+    // behind the results); only an unflagged one returns the input itself.
+    let repaired = if report.moved {
+        Py::new(py, PyTranscript::new(report.messages))?
+    } else {
+        result_object(py, messages, &input, report.messages)?
+    };
     Ok(PyPairingReport {
-        messages: result_object(py, messages, &input, report.messages)?,
+        messages: repaired,
         added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
         dropped_duplicate_count: report.dropped_duplicate_count,
         dropped_orphan_count: report.dropped_orphan_count,
@@ -238,11 +247,18 @@ pub fn history_limit_for_session_key(
 
 /// pi's `estimateTokens(message)` (compaction.ts): `ceil(chars / 4)` with per-role rules and
 /// JavaScript UTF-16 lengths; `cjk=True` weights CJK characters as OpenClaw's
-/// `estimateStringChars` does (later OpenClaw `src/utils/cjk-chars.ts`, not in 2026.3.13).
+/// `estimateStringChars` does (later OpenClaw `src/utils/cjk-chars.ts`). Raises `ValueError` for a malformed message pi
+/// cannot estimate either (pi-mono 0.58.3 `compaction.ts` throws a TypeError there), e.g. an
+/// assistant `toolCall` block without `name` or a `text` block without `text`.
 #[pyfunction]
 #[pyo3(signature = (message, *, cjk = false))]
 pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
     let value = from_py(message)?;
+    if let Some(why) = transcript::estimate_tokens_error(&value) {
+        return Err(PyValueError::new_err(format!(
+            "cannot estimate tokens of this message: {why}"
+        )));
+    }
     Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
 }
 

@@ -55,8 +55,9 @@ pub const DEFAULT_RESERVE_TOKENS_FLOOR: u64 = 20000;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompactionSettings {
     pub enabled: bool,
-    /// Tokens kept free for the model's answer (and the summary budget).
-    pub reserve_tokens: u64,
+    /// Tokens kept free for the model's answer (and the summary budget). Signed: pi-mono
+    /// 0.58.3 `compaction.ts` (`shouldCompact`) computes with any number, a negative one too.
+    pub reserve_tokens: i64,
     /// Tokens of recent messages kept verbatim.
     pub keep_recent_tokens: u64,
 }
@@ -65,7 +66,7 @@ impl Default for CompactionSettings {
     fn default() -> Self {
         CompactionSettings {
             enabled: true,
-            reserve_tokens: DEFAULT_RESERVE_TOKENS,
+            reserve_tokens: DEFAULT_RESERVE_TOKENS as i64,
             keep_recent_tokens: DEFAULT_KEEP_RECENT_TOKENS,
         }
     }
@@ -76,7 +77,9 @@ impl CompactionSettings {
     /// `floor` (a larger value is kept).
     pub fn with_reserve_floor(self, floor: u64) -> Self {
         CompactionSettings {
-            reserve_tokens: self.reserve_tokens.max(floor),
+            reserve_tokens: self
+                .reserve_tokens
+                .max(i64::try_from(floor).unwrap_or(i64::MAX)),
             ..self
         }
     }
@@ -125,7 +128,12 @@ impl CompactionSettings {
         };
         let settings = CompactionSettings {
             enabled,
-            reserve_tokens: count("reserveTokens", DEFAULT_RESERVE_TOKENS)?,
+            reserve_tokens: match map.get("reserveTokens") {
+                None | Some(Value::Null) => DEFAULT_RESERVE_TOKENS as i64,
+                Some(v) => v.as_i64().ok_or_else(|| {
+                    Error::InvalidArgument("reserveTokens must be an integer".into())
+                })?,
+            },
             keep_recent_tokens: count("keepRecentTokens", DEFAULT_KEEP_RECENT_TOKENS)?,
         };
         Ok(match map.get("reserveTokensFloor") {
@@ -908,7 +916,14 @@ mod tests {
                 .unwrap();
         assert_eq!(parsed.reserve_tokens, 24000);
         assert_eq!(CompactionSettings::from_value(&s.to_value()).unwrap(), s);
-        assert!(CompactionSettings::from_value(&json!({"reserveTokens": -1})).is_err());
+        // pi computes with a negative reserve too (conformance case pi_should_compact-052).
+        assert_eq!(
+            CompactionSettings::from_value(&json!({"reserveTokens": -1}))
+                .unwrap()
+                .reserve_tokens,
+            -1
+        );
+        assert!(CompactionSettings::from_value(&json!({"reserveTokens": 1.5})).is_err());
         assert!(CompactionSettings::from_value(&json!({"enabled": 1})).is_err());
     }
 

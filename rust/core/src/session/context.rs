@@ -189,17 +189,36 @@ pub(crate) fn model_of(entry: &Entry) -> Value {
     }
 }
 
+/// `{provider, modelId}` as pi-mono 0.58.3 builds it (`session-manager.ts`,
+/// `buildSessionContext`): a field whose source is absent is `undefined` there, so it is
+/// left out (`{}` when both are).
 fn model_value(provider: Option<Value>, model_id: Option<Value>) -> Value {
     let mut map = Map::new();
-    map.insert("provider".into(), provider.unwrap_or(Value::Null));
-    map.insert("modelId".into(), model_id.unwrap_or(Value::Null));
+    if let Some(provider) = provider {
+        map.insert("provider".into(), provider);
+    }
+    if let Some(model_id) = model_id {
+        map.insert("modelId".into(), model_id);
+    }
     Value::Object(map)
 }
 
-/// `Date.parse(entry.timestamp)` as JSON (`null` where JavaScript would produce NaN, which
-/// `JSON.stringify` writes as `null`).
+/// `new Date(entry.timestamp).getTime()` (pi-mono 0.58.3 `session-manager.ts`) as JSON: an
+/// ISO string is parsed, a number is taken as epoch milliseconds (truncated, within the Date
+/// range), `null` is 0 and a boolean 0 or 1; anything else is NaN, which `JSON.stringify`
+/// writes as `null`.
 fn timestamp_value(entry: &Entry) -> Value {
-    entry.timestamp_ms().map_or(Value::Null, Value::from)
+    const MAX_TIME_MS: f64 = 8.64e15;
+    match entry.field("timestamp") {
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .filter(|f| f.is_finite() && f.abs() <= MAX_TIME_MS)
+            .map_or(Value::Null, |f| Value::from(f.trunc() as i64)),
+        Some(Value::Null) => Value::from(0),
+        Some(Value::Bool(b)) => Value::from(i64::from(*b)),
+        Some(Value::String(_)) => entry.timestamp_ms().map_or(Value::Null, Value::from),
+        _ => Value::Null,
+    }
 }
 
 /// Entry → message (`buildSessionContext`'s "append": message, custom_message, branch_summary).

@@ -585,12 +585,16 @@ impl Session {
                 );
                 if entry.is_type(types::COMPACTION) {
                     if let Some(index) = map.get("firstKeptEntryIndex").and_then(Value::as_f64) {
-                        // The index counts the header as 0; a target at or after this entry
-                        // still has its pre-migration id (usually none), as in pi.
+                        // The index counts the header as 0. As in pi-mono 0.58.3
+                        // `session-manager.ts` (`migrateV1ToV2`), this entry already has its
+                        // new id when the index points at it; a later target still has its
+                        // pre-migration id (usually none).
                         if index.fract() == 0.0 && index >= 1.0 {
                             let target = index as usize - 1;
                             let target_id = if target < i {
                                 new_ids.get(target).cloned()
+                            } else if target == i {
+                                Some(id.clone())
                             } else {
                                 original_ids.get(target).cloned().flatten()
                             };
@@ -642,10 +646,10 @@ impl Session {
         self.header.modified
     }
 
-    /// Writes the migrated session back (pi's `_rewriteFile`, here only when asked): a backup of
-    /// the original,
-    /// then an atomic replacement in which every line migration changed is rewritten and every
-    /// other line (including blank and damaged ones) keeps its bytes. Returns the backup path,
+    /// Writes the migrated session back (pi's `_rewriteFile`, only when asked): a backup of the original,
+    /// then an atomic replacement in which every line migration changed is rewritten, blank
+    /// lines are left out and every other line (damaged ones too) keeps its bytes. Returns the
+    /// backup path,
     /// or `None` when there was nothing to write.
     pub fn save_migrated(&mut self, now_ms: i64) -> Result<Option<PathBuf>> {
         if !self.header.modified {
@@ -683,6 +687,9 @@ impl Session {
                             w.write_all(b"\n")?;
                         }
                     }
+                    // A blank line holds nothing: pi-mono 0.58.3 rewrites a migrated file
+                    // from its entries only, so blank lines go.
+                    None if js_trim(&String::from_utf8_lossy(line.bytes)).is_empty() => {}
                     None => {
                         w.write_all(line.bytes)?;
                         w.write_all(b"\n")?;

@@ -1,13 +1,19 @@
-//! Session file repair before load (OpenClaw `src/agents/session-file-repair.ts`,
-//! `repairSessionFileIfNeeded`, as its generation G3 does, without the OpenAI-specific
-//! tool-result insertion). G3 = the newest `src/agents` version of that file, later than
-//! 2026.3.13 (which only drops unparseable lines and checks the header).
+//! Session file repair before load: OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`
+//! (`repairSessionFileIfNeeded`).
 //!
-//! Differences from upstream, on purpose: lines that need no change keep their exact bytes
-//! (upstream re-serializes every line); records glued to a torn line, hidden behind NUL bytes,
-//! a BOM or invalid UTF-8 are recovered instead of dropped with the line; a complete last line
-//! without `"\n"` gets one (otherwise the next append would merge into it); the report lists
-//! every changed line. The file is read twice as a stream (check, then rewrite only if needed),
+//! Whether a file is rewritten is upstream's decision: only when some non-blank line fails
+//! `JSON.parse` (after a lossy UTF-8 decode) and the first parsed entry is a session header
+//! with a non-empty id. A file upstream leaves alone (no final newline, blank lines, valid
+//! non-object JSON lines, a BOM or CR-only header, invalid UTF-8 inside strings) is never
+//! touched. The later release's message fixes (fallback text for empty errored assistant
+//! turns, "(continue)" for blank user content, dropping role-less messages) run only with
+//! [`RepairOptions::fix_messages`].
+//!
+//! Differences from upstream when a file is rewritten, kept for data safety: lines that need
+//! no change keep their exact bytes (upstream re-serializes every entry, turning CRLF into LF
+//! and invalid UTF-8 into U+FFFD, also in the backup); records glued to a torn line, hidden
+//! behind NUL bytes, a BOM or invalid UTF-8 are recovered instead of dropped with the line;
+//! the report lists every changed line. The file is read twice as a stream (check, then rewrite only if needed),
 //! so memory is bounded by the longest line, and the exclusive session lock is held
 //! throughout so no concurrent append is lost.
 
@@ -30,6 +36,9 @@ pub const STREAM_ERROR_FALLBACK_TEXT: &str = "[assistant turn failed before prod
 /// `BLANK_USER_FALLBACK_TEXT` (G3): the text of a blank user message.
 pub const BLANK_USER_FALLBACK_TEXT: &str = "(continue)";
 
+/// The change of a kept last line that lacked its `"\n"` (upstream adds it silently too).
+const FINAL_NEWLINE_ADDED: &str = "missing final newline added";
+
 /// Keep the backup of the original after a successful repair, or delete it (upstream G3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum BackupPolicy {
@@ -44,6 +53,10 @@ pub struct RepairOptions {
     pub lock_timeout: Duration,
     /// Used in the backup and temp file names.
     pub now_ms: i64,
+    /// The later release's message fixes (off in 2026.3.13): an empty errored assistant turn
+    /// gets fallback text, blank user content becomes "(continue)", a message entry without a
+    /// role is dropped. Each such fix is also a reason to rewrite the file.
+    pub fix_messages: bool,
 }
 
 impl Default for RepairOptions {
@@ -52,6 +65,7 @@ impl Default for RepairOptions {
             backup: BackupPolicy::Keep,
             lock_timeout: Duration::from_secs(10),
             now_ms: crate::base::system_now_ms(),
+            fix_messages: false,
         }
     }
 }
@@ -142,7 +156,11 @@ impl RepairReport {
         let other = self
             .changes
             .iter()
-            .filter(|c| c.kind == ChangeKind::Rewritten && !c.reason.contains("message"))
+            .filter(|c| {
+                c.kind == ChangeKind::Rewritten
+                    && !c.reason.contains("message")
+                    && c.reason != FINAL_NEWLINE_ADDED
+            })
             .count();
         if other > 0 {
             parts.push(format!("normalized {other} line(s)"));
@@ -176,19 +194,47 @@ enum LineDecision {
 
 struct Decided {
     decision: LineDecision,
-    /// The first record of the line, for the header check.
-    first_record: Option<String>,
+    /// Upstream's reading of the line: `None` when `JSON.parse` rejects it (a dropped line),
+    /// else whether the parsed value is a session header.
+    upstream: Option<bool>,
 }
 
-fn decide_line(bytes: &[u8]) -> Decided {
-    if is_blank(bytes) {
+/// Blank as upstream sees it: nothing left after JS `trim()` of the lossily decoded line.
+fn is_js_blank(bytes: &[u8]) -> bool {
+    is_blank(bytes) || js_trim(&String::from_utf8_lossy(bytes)).is_empty()
+}
+
+/// `JSON.parse` of the lossily decoded line: `None` if it throws, else whether the value is a
+/// session header (`type: "session"` and a non-empty string `id`).
+fn upstream_reading(bytes: &[u8]) -> Option<bool> {
+    let text = String::from_utf8_lossy(bytes);
+    let value = parse_value(&text).ok()?;
+    Some(
+        value.get("type").and_then(Value::as_str) == Some(types::SESSION)
+            && value
+                .get("id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| !id.is_empty()),
+    )
+}
+
+fn decide_line(bytes: &[u8], fix_messages: bool) -> Decided {
+    if is_js_blank(bytes) {
         return Decided {
             decision: LineDecision::Blank,
-            first_record: None,
+            upstream: Some(false),
         };
     }
+    let upstream = upstream_reading(bytes);
+    let fix = |record: &str| {
+        if fix_messages {
+            fix_record(record)
+        } else {
+            RecordFix::Keep
+        }
+    };
     if let Some(record) = clean_record(bytes) {
-        let decision = match fix_record(record) {
+        let decision = match fix(record) {
             RecordFix::Keep => LineDecision::Keep,
             RecordFix::Drop(reason) => LineDecision::Drop(reason.to_owned()),
             RecordFix::RewriteAssistant(text) => LineDecision::Replace {
@@ -208,23 +254,27 @@ fn decide_line(bytes: &[u8]) -> Decided {
                 dropped: 0,
             },
         };
+        return Decided { decision, upstream };
+    }
+    if upstream.is_some() {
+        // Valid JSON upstream keeps as it is (a non-object value, invalid UTF-8 inside a
+        // string): the line keeps its bytes.
         return Decided {
-            decision,
-            first_record: Some(record.to_owned()),
+            decision: LineDecision::Keep,
+            upstream,
         };
     }
     let salvage = salvage_line(bytes);
-    let first_record = salvage.records.first().cloned();
     if salvage.records.is_empty() {
         return Decided {
             decision: LineDecision::Drop(salvage.damage.describe()),
-            first_record,
+            upstream,
         };
     }
     let mut texts = Vec::with_capacity(salvage.records.len());
     let (mut assistant, mut user, mut dropped) = (0, 0, 0);
     for record in salvage.records {
-        match fix_record(&record) {
+        match fix(&record) {
             RecordFix::Keep => texts.push(record),
             RecordFix::Drop(_) => dropped += 1,
             RecordFix::RewriteAssistant(text) => {
@@ -252,7 +302,7 @@ fn decide_line(bytes: &[u8]) -> Decided {
             user,
             dropped,
         },
-        first_record,
+        upstream,
     }
 }
 
@@ -339,13 +389,6 @@ fn with_message_content(record: &str, content: Value) -> String {
     to_js_string(&value)
 }
 
-fn is_session_header(record: &str) -> bool {
-    RawObject::parse(record).is_ok_and(|raw| {
-        raw.get_str("type").as_deref() == Some(types::SESSION)
-            && raw.get_str("id").is_some_and(|id| !id.is_empty())
-    })
-}
-
 /// Reads `"\n"`-terminated lines; `f(number, bytes_without_newline, terminated)`.
 fn for_each_line(
     file: &File,
@@ -373,7 +416,16 @@ fn for_each_line(
 /// Repairs `path` in place if it needs it; see the module docs. Returns a report; errors only
 /// when a needed rewrite fails (the original is then untouched) or the lock cannot be taken.
 pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<RepairReport> {
-    if path.as_os_str().is_empty() || path.to_string_lossy().trim().is_empty() {
+    // Upstream trims the path it is given (`sessionFile.trim()`).
+    let trimmed;
+    let path = match path.to_str() {
+        Some(text) if js_trim(text).len() != text.len() => {
+            trimmed = PathBuf::from(js_trim(text));
+            trimmed.as_path()
+        }
+        _ => path,
+    };
+    if path.as_os_str().is_empty() {
         return Ok(RepairReport::with_reason("missing session file"));
     }
     if path.is_dir() {
@@ -398,33 +450,39 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
 
     // Pass 1: decide, count, and check the header.
     let mut report = RepairReport::default();
-    let mut header_checked = false;
+    // Upstream's verdict: parsed entries, lines `JSON.parse` rejected, the first entry's kind.
+    let mut upstream_entries = 0usize;
+    let mut upstream_dropped = 0usize;
     let mut header_ok = false;
-    let mut records_seen = false;
-    let mut needs_rewrite = false;
+    // A reason of clawctx's own to rewrite (only with `fix_messages`).
+    let mut message_fixes = false;
+    let fix_messages = options.fix_messages;
     let scan = for_each_line(&file, |number, bytes, terminated| {
-        let decided = decide_line(bytes);
-        if !header_checked {
-            if let Some(first) = &decided.first_record {
-                header_checked = true;
-                header_ok = is_session_header(first);
+        let decided = decide_line(bytes, fix_messages);
+        match decided.upstream {
+            None => upstream_dropped += 1,
+            Some(_) if matches!(decided.decision, LineDecision::Blank) => {}
+            Some(is_header) => {
+                if upstream_entries == 0 {
+                    header_ok = is_header;
+                }
+                upstream_entries += 1;
             }
         }
         match decided.decision {
             LineDecision::Blank => {}
             LineDecision::Keep => {
-                records_seen = true;
                 if !terminated {
-                    needs_rewrite = true;
+                    // Not damage upstream; recorded in case the file is rewritten anyway.
                     report.changes.push(LineChange {
                         line: number,
                         kind: ChangeKind::Rewritten,
-                        reason: "missing final newline added".into(),
+                        reason: FINAL_NEWLINE_ADDED.into(),
                     });
                 }
             }
             LineDecision::Drop(reason) => {
-                needs_rewrite = true;
+                message_fixes = message_fixes || decided.upstream.is_some();
                 report.dropped_lines += 1;
                 report.changes.push(LineChange {
                     line: number,
@@ -440,8 +498,7 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
                 user,
                 dropped,
             } => {
-                records_seen = records_seen || !texts.is_empty();
-                needs_rewrite = true;
+                message_fixes = message_fixes || decided.upstream.is_some();
                 report.rewritten_assistant_messages += assistant;
                 report.rewritten_user_messages += user;
                 report.dropped_lines += dropped;
@@ -467,23 +524,23 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
             "failed to read session file: {err}"
         )));
     }
-    // No usable record at all (even if malformed lines were dropped): upstream reports an
-    // empty file before looking at the header (reason `empty session file`).
-    if !records_seen {
+    // No parsed entry at all (even if malformed lines were dropped): upstream reports an
+    // empty file before looking at the header.
+    if upstream_entries == 0 {
         return Ok(RepairReport {
-            dropped_lines: report.dropped_lines,
+            dropped_lines: upstream_dropped,
             reason: Some("empty session file".into()),
             ..Default::default()
         });
     }
     if !header_ok {
         return Ok(RepairReport {
-            dropped_lines: report.dropped_lines,
+            dropped_lines: upstream_dropped,
             reason: Some("invalid session header".into()),
             ..Default::default()
         });
     }
-    if !needs_rewrite {
+    if upstream_dropped == 0 && !message_fixes {
         return Ok(RepairReport::default());
     }
 
@@ -499,7 +556,7 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
             } else {
                 b"\n"
             };
-            match decide_line(bytes).decision {
+            match decide_line(bytes, fix_messages).decision {
                 LineDecision::Blank => {
                     out.write_all(bytes)?;
                     if terminated {

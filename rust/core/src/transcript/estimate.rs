@@ -131,6 +131,54 @@ pub fn estimate_tokens(message: &Value) -> u64 {
     estimate_chars(message).div_ceil(4)
 }
 
+/// Why pi-mono 0.58.3 `compaction.ts` (`estimateTokens`) throws for this message, if it does:
+/// it reads `.length` of a field that is missing (an assistant `text` block without `text`, a
+/// `thinking` block without `thinking`, a `toolCall` without `name` or `arguments`, a summary
+/// without `summary`, a bash execution without `command`/`output`) or iterates missing
+/// content. `None` when pi computes a number.
+pub fn estimate_tokens_error(message: &Value) -> Option<String> {
+    let absent = |v: Option<&Value>| matches!(v, None | Some(Value::Null));
+    let role = message.get("role").and_then(Value::as_str)?;
+    let content = message.get("content");
+    match role {
+        "assistant" => {
+            let blocks = match content {
+                Some(Value::Array(blocks)) => blocks,
+                Some(Value::String(_)) => return None,
+                _ => return Some("assistant message without a content list".into()),
+            };
+            blocks.iter().enumerate().find_map(|(i, block)| {
+                if block.is_null() {
+                    return Some(format!("content block {i} is null"));
+                }
+                let missing = match block.get("type").and_then(Value::as_str) {
+                    Some("text") if absent(block.get("text")) => "text",
+                    Some("thinking") if absent(block.get("thinking")) => "thinking",
+                    Some("toolCall") if absent(block.get("name")) => "name",
+                    Some("toolCall") if block.get("arguments").is_none() => "arguments",
+                    _ => return None,
+                };
+                Some(format!("content block {i} has no {missing}"))
+            })
+        }
+        "custom" | "toolResult" => match content {
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .position(Value::is_null)
+                .map(|i| format!("content block {i} is null")),
+            Some(Value::String(_)) => None,
+            _ => Some(format!("{role} message without content")),
+        },
+        "bashExecution" if absent(message.get("command")) || absent(message.get("output")) => {
+            Some("bash execution without command or output".into())
+        }
+        "branchSummary" | "compactionSummary" if absent(message.get("summary")) => {
+            Some(format!("{role} message without a summary"))
+        }
+        _ => None,
+    }
+}
+
 /// `estimateTokens` with a choice of string weighting.
 pub fn estimate_tokens_weighted(message: &Value, weighting: CharWeighting) -> u64 {
     estimate_chars_weighted(message, weighting).div_ceil(4)

@@ -35,18 +35,18 @@ pub fn limit_history_turns(
         0
     };
     let mut user_count = 0.0;
-    let mut last_user = None;
+    // Upstream starts `lastUserIndex` at `messages.length`: a limit below 1 (0.5) is exceeded
+    // by the very last user turn and keeps nothing after the prelude.
+    let mut last_user = messages.len();
     for i in (prelude..messages.len()).rev() {
         if roles[i] == Some("user") {
             user_count += 1.0;
             if user_count > limit {
-                let start =
-                    last_user.expect("a user turn was counted before the limit was exceeded");
                 let mut kept = messages[..prelude].to_vec();
-                kept.extend_from_slice(&messages[start..]);
+                kept.extend_from_slice(&messages[last_user..]);
                 return Transcript::from_messages(kept);
             }
-            last_user = Some(i);
+            last_user = i;
         }
     }
     input.clone()

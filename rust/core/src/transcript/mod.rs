@@ -28,8 +28,8 @@ pub use convert::{
 };
 pub use estimate::{
     cjk_weighted_chars, estimate_chars, estimate_chars_weighted, estimate_message_chars,
-    estimate_tokens, estimate_tokens_weighted, usage_tokens, CharWeighting, IMAGE_CHARS,
-    IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS,
+    estimate_tokens, estimate_tokens_error, estimate_tokens_weighted, usage_tokens, CharWeighting,
+    IMAGE_CHARS, IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS,
 };
 pub use facts::{facts_from_value, MessageFacts};
 pub use history::{history_limit_for_session_key, limit_history_turns};

@@ -7,12 +7,15 @@ use serde_json::{json, Map, Value};
 use super::facts::MessageFacts;
 use super::list::{Message, SoftTrim, Transcript};
 use crate::base::utf16_len;
-use crate::base::{js_trim, to_js_string, JsonText};
+use crate::base::{is_truthy, js_trim, to_js_string, JsonText};
 
 pub const CHARS_PER_TOKEN_ESTIMATE: u64 = 4;
 /// Chars charged for tool-call arguments that cannot be serialized.
 pub const UNSERIALIZABLE_ARGUMENT_CHARS: u64 = 128;
 pub const DEFAULT_PLACEHOLDER: &str = "[Old tool result content cleared]";
+/// What an image of a pruned tool result becomes (OpenClaw 2026.3.13
+/// `src/agents/pi-extensions/context-pruning/pruner.ts`, `PRUNED_CONTEXT_IMAGE_MARKER`).
+pub const PRUNED_IMAGE_MARKER: &str = "[image removed during context pruning]";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct HardClear {
@@ -68,32 +71,68 @@ fn ratio(value: Option<&Value>, default: f64) -> f64 {
     finite(value).map_or(default, |f| f.clamp(0.0, 1.0))
 }
 
-/// `parseDurationMs` with a default unit of minutes: `^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$` on the
-/// trimmed, lowercased text.
-pub fn parse_duration_ms(text: &str) -> Option<u64> {
-    let text = js_trim(text).to_lowercase();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let valid_number = !number.is_empty()
-        && !number.starts_with('.')
-        && !number.ends_with('.')
-        && number.matches('.').count() <= 1;
-    if !valid_number {
+/// One `<number><unit>?` token at the start of `text`: the number is `\d+(\.\d+)?` (ASCII
+/// digits), the unit `ms`, `s`, `m`, `h` or `d` (`ms` before `m`). Returns the value, the unit
+/// factor (if a unit was there) and the bytes consumed.
+fn duration_token(text: &str) -> Option<(f64, Option<f64>, usize)> {
+    let bytes = text.as_bytes();
+    let digits = |from: usize| {
+        bytes[from..]
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let mut end = digits(0);
+    if end == 0 {
         return None;
     }
-    let value: f64 = number.parse().ok()?;
-    let factor = match unit {
-        "ms" => 1.0,
-        "s" => 1000.0,
-        "" | "m" => 60_000.0,
-        "h" => 3_600_000.0,
-        "d" => 86_400_000.0,
-        _ => return None,
-    };
-    let ms = value * factor;
-    ms.is_finite().then(|| ms.round() as u64)
+    if bytes.get(end) == Some(&b'.') {
+        let fraction = digits(end + 1);
+        if fraction > 0 {
+            end += 1 + fraction;
+        }
+    }
+    let value: f64 = text[..end].parse().ok()?;
+    let rest = &text[end..];
+    let unit = [
+        ("ms", 1.0),
+        ("s", 1000.0),
+        ("m", 60_000.0),
+        ("h", 3_600_000.0),
+        ("d", 86_400_000.0),
+    ]
+    .into_iter()
+    .find(|(name, _)| rest.starts_with(name));
+    Some(match unit {
+        Some((name, factor)) => (value, Some(factor), end + name.len()),
+        None => (value, None, end),
+    })
+}
+
+/// OpenClaw 2026.3.13 `src/cli/parse-duration.ts` (`parseDurationMs`) with the default unit
+/// minutes, as `computeEffectiveSettings` calls it: the trimmed, lower-cased text is one
+/// `<number><unit>?` token (a bare number is minutes) or gap-free unit-bearing tokens
+/// (`1h30m`, `2m500ms`) that are added up; the result is rounded. Anything else is `None`.
+pub fn parse_duration_ms(text: &str) -> Option<u64> {
+    let text = js_trim(text).to_lowercase();
+    if text.is_empty() {
+        return None;
+    }
+    let mut total = 0.0;
+    let mut pos = 0;
+    while pos < text.len() {
+        let (value, factor, used) = duration_token(&text[pos..])?;
+        let factor = match factor {
+            Some(factor) => factor,
+            // Only a lone token may leave out its unit.
+            None if pos == 0 && used == text.len() => 60_000.0,
+            None => return None,
+        };
+        total += value * factor;
+        pos += used;
+    }
+    let ms = total.round();
+    ms.is_finite().then_some(ms as u64)
 }
 
 impl PruningSettings {
@@ -117,7 +156,8 @@ impl PruningSettings {
         s.hard_clear_ratio = ratio(obj.get("hardClearRatio"), s.hard_clear_ratio);
         s.min_prunable_tool_chars =
             count(obj.get("minPrunableToolChars"), s.min_prunable_tool_chars);
-        if let Some(tools) = obj.get("tools") {
+        // Upstream takes `tools` when it is truthy (`if (cfg.tools)`): null keeps the default.
+        if let Some(tools) = obj.get("tools").filter(|t| is_truthy(t)) {
             s.tools = tools.clone();
         }
         if let Some(soft) = obj.get("softTrim").and_then(Value::as_object) {
@@ -299,8 +339,12 @@ fn utf16_prefix(s: &str, units: u64) -> &str {
     s
 }
 
-/// The last `units` UTF-16 code units (a pair straddling the cut is kept whole).
+/// The last `units` UTF-16 code units (a pair straddling the cut is kept whole; no units is
+/// the empty string).
 fn utf16_suffix(s: &str, units: u64) -> &str {
+    if units == 0 {
+        return "";
+    }
     let mut seen = 0u64;
     for (i, c) in s.char_indices().rev() {
         seen += c.len_utf16() as u64;
@@ -391,13 +435,14 @@ pub fn prune_context(
         if !f.is_role("toolResult") || !matcher.is_prunable(f.tool_name.as_deref().unwrap_or("")) {
             continue;
         }
-        if f.has_image {
-            continue; // in 2026.3.13 results with images are never pruned
-        }
         prunable.push(i);
-        // Soft trim looks at the text parts joined with "\n" (no images here, so the pruner's
-        // chars are the parts' lengths): skip the parse when that cannot exceed maxChars.
-        if f.text_parts == 0 || f.pruning_chars + f.text_parts - 1 <= settings.soft_trim.max_chars {
+        // Soft trim looks at the text parts joined with "\n". A result with images is always
+        // rewritten (each image becomes a marker); a text-only one only when its joined parts
+        // exceed maxChars, so skip the parse when they cannot.
+        if !f.has_image
+            && (f.text_parts == 0
+                || f.pruning_chars + f.text_parts - 1 <= settings.soft_trim.max_chars)
+        {
             continue;
         }
         let trimmed = messages[i].soft_trimmed(&settings.soft_trim, |message| {
@@ -406,12 +451,20 @@ pub fn prune_context(
                 .get("content")
                 .and_then(Value::as_array)
                 .map_or(&[], Vec::as_slice);
+            let has_images = blocks.iter().any(|b| block_type(b) == Some("image"));
             let parts: Vec<&str> = blocks
                 .iter()
-                .filter(|b| block_type(b) == Some("text"))
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .filter_map(|b| match block_type(b) {
+                    Some("text") => b.get("text").and_then(Value::as_str),
+                    Some("image") => Some(PRUNED_IMAGE_MARKER),
+                    _ => None,
+                })
                 .collect();
-            let text = soft_trimmed_text(&parts, &settings.soft_trim)?;
+            let text = match soft_trimmed_text(&parts, &settings.soft_trim) {
+                Some(text) => text,
+                None if has_images => parts.join("\n"),
+                None => return None,
+            };
             Some(with_text_content(&value, &text))
         });
         if let Some(next) = trimmed {
@@ -465,6 +518,14 @@ mod tests {
         assert_eq!(parse_duration_ms("x"), None);
         assert_eq!(parse_duration_ms("5 m"), None);
         assert_eq!(parse_duration_ms("1.2.3"), None);
+        assert_eq!(parse_duration_ms("1h30m"), Some(5_400_000));
+        assert_eq!(parse_duration_ms("1m1m"), Some(120_000));
+        assert_eq!(parse_duration_ms("1d2h"), Some(93_600_000));
+        assert_eq!(parse_duration_ms("2m500ms"), Some(120_500));
+        assert_eq!(parse_duration_ms("1h 30m"), None);
+        assert_eq!(parse_duration_ms("1h30"), None);
+        assert_eq!(parse_duration_ms("1e3"), None);
+        assert_eq!(parse_duration_ms(""), None);
     }
 
     #[test]

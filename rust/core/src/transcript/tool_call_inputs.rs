@@ -9,7 +9,14 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::list::{Message, Transcript};
-use super::message::{raw_value, MessageView, INPUT_TOOL_CALL_TYPES};
+use super::message::{raw_value, MessageView};
+
+/// The block types OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`
+/// (`repairToolCallInputs`) checks; snake-case `tool_use` / `tool_call` / `function_call`
+/// blocks pass unchecked there.
+const CHECKED_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
+/// Snake-case call blocks: not checked, only redacted (see [`redacted_spawn_block`]).
+const SNAKE_CASE_CALL_TYPES: [&str; 3] = ["tool_use", "tool_call", "function_call"];
 use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 
 pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
@@ -113,6 +120,24 @@ fn sanitized_block(raw: &RawValue, block: &RawObject<'_>) -> Option<Value> {
     changed.then_some(value)
 }
 
+/// A `sessions_spawn` call block (name compared trimmed, ignoring case) with its attachment
+/// contents redacted, or `None` when nothing changes. The name itself is left as it is.
+fn redacted_spawn_block(raw: &RawValue, block: &RawObject<'_>) -> Option<Value> {
+    let name = block.get_str("name")?;
+    if !js_trim(&name).eq_ignore_ascii_case("sessions_spawn") {
+        return None;
+    }
+    let mut value = raw_value(raw);
+    let obj = value.as_object_mut()?;
+    let mut changed = false;
+    for key in ["arguments", "input"] {
+        if let Some(v) = obj.get_mut(key) {
+            changed |= redact_attachments(v);
+        }
+    }
+    changed.then_some(value)
+}
+
 /// `repairToolCallInputs`.
 pub fn repair_tool_call_inputs(
     input: &Transcript,
@@ -142,11 +167,26 @@ pub fn repair_tool_call_inputs(
         let mut message_changed = false;
         for raw in &blocks {
             let parsed = RawObject::parse(raw.get()).ok();
-            let is_call = parsed
+            let block_type = parsed
                 .as_ref()
-                .and_then(|b| b.get("type").and_then(raw_as_str))
-                .is_some_and(|t| INPUT_TOOL_CALL_TYPES.contains(&t.as_ref()));
+                .and_then(|b| b.get("type").and_then(raw_as_str));
+            let is_call = block_type
+                .as_deref()
+                .is_some_and(|t| CHECKED_CALL_TYPES.contains(&t));
+            let is_snake_call = block_type
+                .as_deref()
+                .is_some_and(|t| SNAKE_CASE_CALL_TYPES.contains(&t));
             match parsed {
+                // Kept as they are (never dropped or renamed), but a `sessions_spawn` call's
+                // attachment contents are still redacted: clawctx's addition, so that inline
+                // attachment data never lingers in any call shape.
+                Some(block) if is_snake_call => match redacted_spawn_block(raw, &block) {
+                    Some(value) => {
+                        message_changed = true;
+                        next.push(value);
+                    }
+                    None => next.push(raw_value(raw)),
+                },
                 Some(block) if is_call => {
                     if should_drop(&block, allowed) {
                         dropped_here += 1;
