@@ -10,7 +10,14 @@ from typing import Any
 
 from . import _api
 from ._adapters_pi import context_json
-from ._harness import CLOCK_MS, adapter, captured_logs, short_ids, uuid_ids
+from ._harness import (
+    CLOCK_MS,
+    adapter,
+    captured_logs,
+    none_as_null_or_undefined,
+    short_ids,
+    uuid_ids,
+)
 
 SESSION_FILE = "session.jsonl"
 
@@ -91,7 +98,9 @@ def pi_session_open(inp: Any, params: Any) -> Any:
         return {
             "header": header,
             "entries": session.entries(),
-            "leafId": session.leaf_id,
+            # pi's getLeafId() is null for an empty session and undefined when the last entry
+            # has no id; Session.leaf_id is None for both.
+            "leafId": none_as_null_or_undefined(session.leaf_id),
             "sessionId": session.session_id,
             "cwd": session.cwd,
             "file_rewritten": path.read_bytes() != original,

@@ -41,6 +41,20 @@ class Missing:
     reason: str
 
 
+@dataclass(frozen=True)
+class NullOrUndefined:
+    """A top-level field that is Python ``None``, where upstream may answer JS ``null`` or
+    ``undefined`` (a missing key): Python has one "no value", so either matches."""
+
+
+NULL_OR_UNDEFINED = NullOrUndefined()
+
+
+def none_as_null_or_undefined(value: Any) -> Any:
+    """The value, or the :class:`NullOrUndefined` marker for ``None``."""
+    return NULL_OR_UNDEFINED if value is None else value
+
+
 def uuid_ids() -> Callable[[], str]:
     """The recording's ``crypto.randomUUID`` counter: 00000001-0000-4000-8000-000000000000, ..."""
     counter = iter(range(1, 1 << 31))
@@ -91,7 +105,11 @@ def to_json(value: Any) -> Any:
     Tuples become lists, NaN and infinities become null; everything else must already be a
     JSON value (``Missing`` markers are kept for the comparison).
     """
-    if isinstance(value, Missing) or value is None or isinstance(value, (bool, int, str)):
+    if (
+        isinstance(value, Missing | NullOrUndefined)
+        or value is None
+        or isinstance(value, (bool, int, str))
+    ):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else None
@@ -219,6 +237,12 @@ def check(case: Mapping[str, Any]) -> None:
             return
         raise Mismatch(f"upstream throws {expected['throws']}, clawctx returned {dump(actual)}")
     actual = _read_unchanged(case, expected, to_json(run(case["input"], case["params"])))
+    if isinstance(actual, dict):
+        for key in [k for k, v in actual.items() if isinstance(v, NullOrUndefined)]:
+            if key in expected:
+                actual[key] = None
+            else:
+                del actual[key]
     missing = _missing_fields(actual)
     if missing:
         present = {k: v for k, v in actual.items() if k not in missing}
