@@ -1,22 +1,255 @@
 //! Conversion between Python objects and JSON values, and the injectable clock and id source.
 
 use clawctx_core::base::{system_now_ms, IdSource, RandomIds};
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
-use serde_json::Value;
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyMapping,
+    PySequence, PySet, PyString, PyTuple,
+};
+use serde_json::{Map, Number, Value};
+
+/// The deepest nesting of lists and dicts accepted from Python (the argument itself is level 1).
+///
+/// One limit for the writer and every reader: the readers parse session lines and message
+/// texts with serde_json, whose recursion limit (128) fails on the 128th nested container, and
+/// they do so in many places of the core (`parse_value`, typed scans, raw-object splits), so
+/// lifting it everywhere (`serde_stacker`) would touch every reader. Instead the write side
+/// refuses anything deeper than 100 levels before it is written: an entry adds one level
+/// around a message or custom data, a transcript array another, so whatever an append or a
+/// transcript accepts stays well within what every reader parses. Refusing here also keeps the
+/// recursion of this conversion bounded (no stack overflow on hostile input).
+pub const MAX_DEPTH: usize = 100;
+
+/// The deepest JSON value turned into Python objects: well above what serde_json parses (127
+/// levels) and [`MAX_DEPTH`], only a guard against a stack overflow on a value built otherwise.
+const MAX_TO_PY_DEPTH: usize = 512;
 
 /// A JSON value as Python objects (dict key order kept).
 pub fn to_py(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
-    pythonize::pythonize(py, value)
-        .map(Bound::unbind)
-        .map_err(|e| PyValueError::new_err(e.to_string()))
+    value_to_py(py, value, 0).map(Bound::unbind)
 }
 
-/// A Python object (dict, list, str, int, float, bool, None) as a JSON value.
+fn value_to_py<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            check_to_py_depth(depth)?;
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item, depth + 1)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            check_to_py_depth(depth)?;
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, value_to_py(py, item, depth + 1)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+fn check_to_py_depth(depth: usize) -> PyResult<()> {
+    if depth >= MAX_TO_PY_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "JSON value is nested deeper than {MAX_TO_PY_DEPTH} levels"
+        )));
+    }
+    Ok(())
+}
+
+/// A Python object (dict, list, str, int, float, bool, None; also tuples, sets, other
+/// sequences and mappings, and dataclasses, as `pythonize` reads them) as a JSON value.
+///
+/// Raises `ValueError` for an object nested deeper than [`MAX_DEPTH`] levels or containing a
+/// reference cycle (as the `json` module does), `TypeError` for a value JSON cannot hold.
 pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
-    pythonize::depythonize(obj)
-        .map_err(|e| PyTypeError::new_err(format!("not JSON-serializable: {e}")))
+    let mut path = Vec::new();
+    convert(obj, &mut path)
+}
+
+/// Converts `obj`; `path` holds the ids of the containers being converted around it.
+fn convert(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
+    // Cheap exact-type checks first, in the order pythonize checks them.
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(int) = obj.cast::<PyInt>() {
+        if let Ok(i) = int.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = int.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        return scalar(obj);
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        if list.is_exact_instance_of::<PyList>() {
+            return enter(obj, path, |path| {
+                list.iter()
+                    .map(|item| convert(&item, path))
+                    .collect::<PyResult<Vec<_>>>()
+                    .map(Value::Array)
+            });
+        }
+        return sequence(obj, path);
+    }
+    if obj.is_instance_of::<PyTuple>() {
+        return sequence(obj, path);
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        if dict.is_exact_instance_of::<PyDict>() {
+            return enter(obj, path, |path| {
+                let mut map = Map::with_capacity(dict.len());
+                for (key, value) in dict.iter() {
+                    map.insert(key_string(&key)?, convert(&value, path)?);
+                }
+                Ok(Value::Object(map))
+            });
+        }
+        if is_dataclass(obj) {
+            return dataclass(obj, path);
+        }
+        return mapping(obj, path);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        if let Ok(s) = s.to_cow() {
+            return Ok(Value::String(s.into_owned()));
+        }
+        return scalar(obj);
+    }
+    if obj.is_instance_of::<PyBytes>() || obj.is_instance_of::<PyByteArray>() {
+        return scalar(obj);
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Number::from_f64(f.value()).map_or(Value::Null, Value::Number));
+    }
+    if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
+        return enter(obj, path, |path| {
+            obj.try_iter()?
+                .map(|item| convert(&item?, path))
+                .collect::<PyResult<Vec<_>>>()
+                .map(Value::Array)
+        });
+    }
+    if obj.cast::<PySequence>().is_ok() {
+        return sequence(obj, path);
+    }
+    if obj.cast::<PyMapping>().is_ok() {
+        return mapping(obj, path);
+    }
+    if is_dataclass(obj) {
+        return dataclass(obj, path);
+    }
+    scalar(obj)
+}
+
+/// Converts the contents of the container `obj` with `f`, one level deeper on the path.
+fn enter(
+    obj: &Bound<'_, PyAny>,
+    path: &mut Vec<usize>,
+    f: impl FnOnce(&mut Vec<usize>) -> PyResult<Value>,
+) -> PyResult<Value> {
+    let id = obj.as_ptr() as usize;
+    if path.contains(&id) {
+        return Err(PyValueError::new_err(
+            "JSON value contains a reference cycle (a container inside itself)",
+        ));
+    }
+    if path.len() >= MAX_DEPTH {
+        return Err(PyValueError::new_err(format!(
+            "JSON value is nested deeper than {MAX_DEPTH} levels"
+        )));
+    }
+    path.push(id);
+    let result = f(path);
+    path.pop();
+    result
+}
+
+fn sequence(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
+    enter(obj, path, |path| {
+        let seq = obj.cast::<PySequence>()?;
+        let len = seq.len()?;
+        let mut items = Vec::with_capacity(len);
+        for i in 0..len {
+            items.push(convert(&seq.get_item(i)?, path)?);
+        }
+        Ok(Value::Array(items))
+    })
+}
+
+fn mapping(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
+    enter(obj, path, |path| {
+        let m = obj.cast::<PyMapping>()?;
+        let keys = m.keys()?;
+        let values = m.values()?;
+        let mut map = Map::with_capacity(keys.len());
+        for (key, value) in keys.iter().zip(values.iter()) {
+            map.insert(key_string(&key)?, convert(&value, path)?);
+        }
+        Ok(Value::Object(map))
+    })
+}
+
+fn is_dataclass(obj: &Bound<'_, PyAny>) -> bool {
+    obj.getattr_opt(intern!(obj.py(), "__dataclass_fields__"))
+        .ok()
+        .flatten()
+        .is_some()
+}
+
+fn dataclass(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
+    enter(obj, path, |path| {
+        let py = obj.py();
+        let fields = obj.getattr(intern!(py, "__dataclass_fields__"))?;
+        let fields = fields.cast::<PyDict>()?.keys();
+        let attrs = obj.getattr(intern!(py, "__dict__"))?;
+        let attrs = attrs.cast::<PyDict>()?;
+        let mut map = Map::with_capacity(fields.len());
+        for key in fields.iter() {
+            let value = attrs
+                .get_item(&key)?
+                .ok_or_else(|| PyKeyError::new_err(key.clone().unbind()))?;
+            map.insert(key_string(&key)?, convert(&value, path)?);
+        }
+        Ok(Value::Object(map))
+    })
+}
+
+/// A dict key, which must be a `str`.
+fn key_string(key: &Bound<'_, PyAny>) -> PyResult<String> {
+    match key.cast::<PyString>().map(|s| s.to_cow()) {
+        Ok(Ok(s)) => Ok(s.into_owned()),
+        _ => pythonize::depythonize::<String>(key).map_err(not_serializable),
+    }
+}
+
+/// A value that is not a container, through pythonize (its error for what JSON cannot hold).
+fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    pythonize::depythonize(obj).map_err(not_serializable)
+}
+
+fn not_serializable(e: pythonize::PythonizeError) -> PyErr {
+    PyTypeError::new_err(format!("not JSON-serializable: {e}"))
 }
 
 /// JSON text parsed into Python objects.

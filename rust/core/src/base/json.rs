@@ -186,15 +186,64 @@ impl<'de> de::Deserialize<'de> for KeyStr<'de> {
 }
 
 /// Parses JSON text into a `Value` the way `JSON.parse` accepts it: lone UTF-16 surrogate
-/// escapes (`"\ud800"`), which serde_json rejects, are read as U+FFFD.
+/// escapes (`"\ud800"`), which serde_json rejects, are read as U+FFFD, and numbers beyond the
+/// range of a double (`1e400`), which serde_json rejects and `JSON.parse` reads as `±Infinity`,
+/// are read as `null`, the value `JSON.stringify` writes for them (so what pi sends for such a
+/// number is what clawctx holds).
 pub fn parse_value(text: &str) -> Result<Value, serde_json::Error> {
     match serde_json::from_str(text) {
         Ok(v) => Ok(v),
-        Err(err) => match replace_lone_surrogate_escapes(text) {
-            Some(fixed) => serde_json::from_str(&fixed),
-            None => Err(err),
-        },
+        Err(err) => {
+            let surrogates = replace_lone_surrogate_escapes(text);
+            let numbers = replace_infinite_numbers(surrogates.as_deref().unwrap_or(text));
+            match numbers.or(surrogates) {
+                Some(fixed) => serde_json::from_str(&fixed),
+                None => Err(err),
+            }
+        }
     }
+}
+
+/// If `text` contains numbers that overflow a double (`1e400`, `-1e400`, an integer of 400
+/// digits: `Infinity` for `JSON.parse`), returns the text with each of them replaced by `null`;
+/// otherwise `None`. Works on the raw JSON text outside string literals.
+pub fn replace_infinite_numbers(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                // Skip the string literal (escapes included).
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                let token = &text[start..i];
+                if token.parse::<f64>().is_ok_and(f64::is_infinite) {
+                    let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                    buf.push_str(&text[copied..start]);
+                    buf.push_str("null");
+                    copied = i;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    out.map(|mut buf| {
+        buf.push_str(&text[copied..]);
+        buf
+    })
 }
 
 /// If `text` contains `\uXXXX` escapes of unpaired UTF-16 surrogates, returns the text with each
@@ -404,6 +453,26 @@ mod tests {
         assert_eq!(v["ok"], "😀");
         assert_eq!(v["bs"], "\\ud800");
         assert!(replace_lone_surrogate_escapes(r#""\ud83d\ude00""#).is_none());
+    }
+
+    #[test]
+    fn numbers_beyond_a_double_read_as_null() {
+        let big = format!("1{}", "0".repeat(400));
+        let text = format!(
+            r#"{{"a":1e400,"b":[-1E+400,{big}],"s":"1e400 \" 2e999 \\","c":1e308,"d":1e-400}}"#
+        );
+        let v = parse_value(&text).unwrap();
+        assert_eq!(v["a"], Value::Null);
+        assert_eq!(v["b"], json!([null, null]));
+        assert_eq!(v["s"], "1e400 \" 2e999 \\");
+        assert_eq!(v["c"], json!(1e308));
+        assert_eq!(v["d"], json!(0.0));
+        assert_eq!(to_js_string(&v["b"]), "[null,null]");
+        // Together with a lone surrogate escape.
+        let v = parse_value(r#"{"t":"\ud800","n":1e999}"#).unwrap();
+        assert_eq!(v, json!({"t": "\u{FFFD}", "n": null}));
+        assert!(replace_infinite_numbers(r#"{"n":1.5e300,"s":"9e999"}"#).is_none());
+        assert!(parse_value("[1e400,]").is_err());
     }
 
     #[test]
