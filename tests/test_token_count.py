@@ -616,7 +616,9 @@ def _kind_texts(chars: int, seed: int) -> dict[str, str]:
         "backslashes": "\\" * chars,
         "control": pick("\x00\x01\x02\x1b"),
         "chinese random": pick(span(0x4E00, 0x9FA5)),
-        "chinese common": pick("的一是不了人我在有他这为之大来以个中上们到说时地也子就道而要出和能对"),
+        "chinese common": pick(
+            "的一是不了人我在有他这为之大来以个中上们到说时地也子就道而要出和能对"
+        ),
         "chinese repeated": "中" * chars,
         "chinese prose": repeat("这是一个测试。我们正在检查估计器的准确性，"),
         "japanese kana": pick(span(0x3041, 0x3096) + span(0x30A1, 0x30FA)),
