@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 import clawctx
@@ -583,6 +585,112 @@ def test_calibrated_long_text_is_close_to_its_parts() -> None:
     one = clawctx.count_tokens(text, estimator="calibrated")
     repeats = long_text.count(text)
     assert abs(clawctx.count_tokens(long_text, estimator="calibrated") - one * repeats) <= repeats
+
+
+# ---- the estimator's guarantee: 0.8-2x the exact count on every kind of text -----------------
+
+
+def _kind_texts(chars: int, seed: int) -> dict[str, str]:
+    """Deterministic texts of ``chars`` characters of every kind the guarantee covers."""
+    rng = random.Random(seed)
+
+    def repeat(unit: str) -> str:
+        return (unit * (chars // len(unit) + 1))[:chars]
+
+    def pick(alphabet: str | list[str]) -> str:
+        return "".join(rng.choice(alphabet) for _ in range(chars))[:chars]
+
+    def span(first: int, last: int) -> list[str]:
+        return [chr(c) for c in range(first, last + 1)]
+
+    raw = rng.randbytes(chars)
+    return {
+        "newlines": "\n" * chars,
+        "crlf": repeat("\r\n"),
+        "spaces": " " * chars,
+        "tabs": "\t" * chars,
+        "mixed whitespace": pick(" \t\n"),
+        "dots": "." * chars,
+        "dashes": "-" * chars,
+        "punctuation": pick("!@#$%^&*()-=+[]{};:'\",.<>/?\\|`~"),
+        "backslashes": "\\" * chars,
+        "control": pick("\x00\x01\x02\x1b"),
+        "chinese random": pick(span(0x4E00, 0x9FA5)),
+        "chinese common": pick(
+            "的一是不了人我在有他这为之大来以个中上们到说时地也子就道而要出和能对"
+        ),
+        "chinese repeated": "中" * chars,
+        "chinese prose": repeat("这是一个测试。我们正在检查估计器的准确性，"),
+        "japanese kana": pick(span(0x3041, 0x3096) + span(0x30A1, 0x30FA)),
+        "japanese prose": repeat("日本語のテキストです。これはテストです。"),
+        "korean random": pick(span(0xAC00, 0xD7A3)),
+        "korean prose": repeat("안녕하세요 반갑습니다 "),
+        "combining marks": repeat("a\u0301\u0302\u0303e\u0300"),
+        "lone combining marks": "\u0301" * chars,
+        "zalgo": repeat("z\u0336\u0337\u0338"),
+        "emoji": pick(span(0x1F600, 0x1F64F)),
+        "emoji repeated": "😀" * chars,
+        "emoji zwj": repeat("👨\u200d👩\u200d👧\u200d👦"),
+        "flags": repeat("🇺🇸🇯🇵"),
+        "astral han": pick(span(0x20000, 0x200FF)),
+        "private use": pick(span(0xE000, 0xE0FF)),
+        "box drawing": pick("─│┌┐└┘├┤┬┴┼"),
+        "math": pick("∀∂∃∅∇∈∉∋∏∑−∕∗∘√∝∞"),
+        "base64": base64.b64encode(raw).decode()[:chars],
+        "hex": raw.hex()[:chars],
+        "digits": pick("0123456789"),
+        "letters": pick("abcdefghijklmnopqrstuvwxyz"),
+        "one letter": "a" * chars,
+        "one capital": "A" * chars,
+        "python": repeat(
+            "def foo(x, y):\n    return [i * 2 for i in range(x) if i % y]\n\n"
+            "class Bar:\n    pass\n"
+        ),
+        "rust": repeat(
+            "fn main() {\n    let v: Vec<u32> = (0..10).map(|x| x * 2).collect();\n"
+            '    println!("{:?}", v);\n}\n'
+        ),
+        "json": repeat(json.dumps({"key": [1, 2.5, "v"], "nested": {"a": None}}, indent=2)),
+        "minified js": repeat("function(a,b){return a&&b?a.map(function(c){return c*2}):null};"),
+        "english": repeat("The quick brown fox jumps over the lazy dog. "),
+        "german": repeat("Größere Übungen für Straßenbahnfahrer sind schön. "),
+        "french": repeat("Ça a été très élégant, n'est-ce pas ? "),
+        "russian": repeat("Съешь же ещё этих мягких французских булок, да выпей чаю. "),
+        "greek": repeat("Αυτή είναι μια δοκιμαστική πρόταση. "),
+        "arabic": repeat("مرحبا بكم في هذا الاختبار للتقدير. "),
+        "hindi": repeat("यह एक परीक्षण वाक्य है। "),
+        "thai": repeat("นี่คือประโยคทดสอบภาษาไทย "),
+        "mixed": pick(["hello ", "世界", "\n", "😀", "123", "...", "  ", "é", "\t", "def ", "{}"]),
+        "mixed blocks": repeat(
+            "Some prose here.\n\n" + "\n" * 40 + "中文字符" * 20 + " " * 60 + "😀" * 10
+        ),
+    }
+
+
+def _assert_in_band(text: str, low: float, high: float, label: str) -> None:
+    exact = clawctx.count_tokens(text)
+    estimate = clawctx.count_tokens(text, estimator="calibrated")
+    assert low * exact <= estimate <= high * exact, (label, len(text), exact, estimate)
+
+
+@pytest.mark.parametrize("chars", [1, 2, 3, 5, 10, 30, 100, 300, 3_000, 30_000])
+def test_calibrated_within_band_on_every_kind_of_small_text(chars: int) -> None:
+    """The guarantee of ``count_tokens``' docstring: 0.8-2 times the exact o200k_base count."""
+    for seed in (1, 2):
+        for kind, text in _kind_texts(chars, seed).items():
+            _assert_in_band(text, 0.8, 2.0, kind)
+
+
+def test_calibrated_within_band_on_every_kind_of_long_text() -> None:
+    for kind, text in _kind_texts(1_100_000, 3).items():
+        _assert_in_band(text, 0.8, 2.0, kind)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(min_size=1, max_size=3_000))
+def test_calibrated_within_band_on_random_unicode(text: str) -> None:
+    """Random code points (every script, surrogates excluded) in any order: the same band."""
+    _assert_in_band(text, 0.8, 2.0, "random")
 
 
 # ---- errors ------------------------------------------------------------------------------------

