@@ -16,11 +16,11 @@ from typing import Any
 
 import pytest
 
+import clawctx
 from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
 from clawctx.history import Session, Transcript, read_leaf_context
 from clawctx.prompt.system_prompt import SystemPromptParams
 
-REPO = Path(__file__).resolve().parent.parent
 NOW = 1_767_225_600_000
 LIMIT = 100  # the documented nesting limit of every Python → JSON conversion
 
@@ -64,7 +64,10 @@ CALLS = [
 
 
 def _run(body: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO / "python"), "RUST_BACKTRACE": "0"}
+    # The child imports the clawctx this test run imports (an installed wheel in CI, the
+    # source tree in an editable install), never the bare source tree without its extension.
+    package_root = Path(clawctx.__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(package_root), "RUST_BACKTRACE": "0"}
     script = _PRELUDE + textwrap.dedent(body)
     return subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120
