@@ -106,11 +106,16 @@ def test_repair_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> N
     headerless = tmp_path / "headerless.jsonl"
     headerless.write_text('{"type":"custom","customType":"x","id":"1","parentId":null}\n')
     status = main(["repair", str(good), str(torn), str(headerless)])
-    out = capsys.readouterr().out.splitlines()
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
     assert status == 1
     assert out[0] == f"{good}: ok: nothing to repair"
     assert out[1].startswith(f"{torn}: repaired: dropped 1 malformed line(s); backup ")
-    assert out[2] == f"{headerless}: skipped: invalid session header"
+    # A skipped file is an error: on stderr, with the loader's reason (issue 18).
+    assert captured.err == (
+        f"clawctx repair: {headerless}: skipped: not a session file "
+        '(line 1: first record is a "custom" entry, not a session header)\n'
+    )
     assert torn.read_bytes() == good.read_bytes()
     assert main(["repair", str(torn)]) == 0
 

@@ -1,15 +1,26 @@
-"""The ``clawctx`` command line: ``assemble`` the context of a request, ``inspect`` a session,
-``repair`` session files."""
+"""The ``clawctx`` command line: ``assemble`` the context of a request, ``inspect`` session
+files, ``repair`` them.
+
+Reports go to stdout (coloured with ``rich`` when stdout is a terminal and ``NO_COLOR`` is
+unset, plain text otherwise); errors go to stderr, one line per file, naming the file once.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import difflib
 import json
+import logging
+import os
+import re
+import shutil
 import sys
+import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from clawctx import _core
 from clawctx.demo import demo_session_path, demo_workspace_path
@@ -147,45 +158,195 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
     }
 
 
-def _format_report(report: dict[str, Any]) -> str:
-    lines = [f"session  {report['path']}"]
+# ---- output ------------------------------------------------------------------------------
+
+
+def _use_rich(stream: TextIO) -> bool:
+    """Colour only for a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class _Printer:
+    """Writes report lines to stdout: through ``rich`` on a terminal, as plain text otherwise.
+
+    Lines are given plain; ``style`` only adds colour, so piped output is the same text.
+    """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self._console: Any = None
+        if _use_rich(self.stream):
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False, soft_wrap=True)
+
+    def line(self, text: str = "", style: str | None = None) -> None:
+        if self._console is None:
+            print(text, file=self.stream)
+        else:
+            from rich.text import Text
+
+            self._console.print(Text(text, style=style or ""))
+
+    def labelled(self, label: str, value: str, style: str | None = None) -> None:
+        """``label`` padded to a column, then ``value`` (the report layout of ``inspect``)."""
+        if self._console is None:
+            print(f"{label:<9}{value}", file=self.stream)
+        else:
+            from rich.text import Text
+
+            text = Text(f"{label:<9}", style="bold cyan")
+            text.append(value, style=style or "")
+            self._console.print(text)
+
+    def heading(self, title: str) -> None:
+        if self._console is None:
+            print(f"=== {title} ===", file=self.stream)
+        else:
+            self._console.rule(title, style="cyan")
+
+
+def _error(command: str, path: object, message: str) -> None:
+    """One error line on stderr, naming the file once."""
+    print(f"clawctx {command}: {path}: {message}", file=sys.stderr)
+
+
+_OS_ERROR_SUFFIX = re.compile(r"\s*\(os error \d+\)")
+
+
+def _describe(err: BaseException, path: object) -> str:
+    """A reader's sentence for ``err``: no ``[Errno N]``, no ``(os error N)``, no Rust ``Debug``
+    text, and without the path (the caller names the file once)."""
+    if isinstance(err, _core.SessionFormatError):
+        reason = getattr(err, "reason", None) or str(err)
+        line = getattr(err, "line", None)
+        return f"line {line}: {reason}" if line else str(reason)
+    if isinstance(err, OSError):
+        text = err.strerror or str(err)
+        names = {str(n) for n in (err.filename, err.filename2, path) if n}
+    else:
+        text = str(err)
+        names = {str(path)}
+    text = _OS_ERROR_SUFFIX.sub("", text)
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(f"{name}: ", "").replace(f": {name}", "").replace(f" ({name})", "")
+    text = text.strip(" :")
+    if not text:
+        return type(err).__name__
+    return text[0].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def _check_readable(path: Path) -> str | None:
+    """Why ``path`` cannot be a session file to read, or ``None``."""
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "is a directory, not a session file"
+    return None
+
+
+def _not_a_session_reason(path: Path) -> str | None:
+    """What makes ``path`` unreadable as a session (the reason ``inspect`` gives), or ``None``.
+
+    ``repair`` uses it for files it skips, so both commands reject the same files with the same
+    reason: a binary file, a JSON array and a file without a header are not session files, and
+    neither is an empty file (pi would start a new session in it; there is nothing to inspect).
+    """
+    try:
+        Session.open(path, read_only=True)
+    except (OSError, _core.ClawctxError) as err:
+        return _describe(err, path)
+    return None
+
+
+@contextlib.contextmanager
+def _clawctx_log(verbose: bool) -> Iterator[None]:
+    """The library warns on the ``clawctx`` logger (as OpenClaw logs its repairs); the CLI
+    already reports the same facts, so the warnings show only with ``--verbose``."""
+    logger = logging.getLogger("clawctx")
+    handler: logging.Handler
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("clawctx: %(message)s"))
+    else:
+        handler = logging.NullHandler()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+# ---- inspect -----------------------------------------------------------------------------
+
+
+def _damage(report: dict[str, Any]) -> list[str]:
+    """What ``inspect --check`` counts as damage: lines the loader could not take as they were
+    (what ``clawctx repair`` fixes). Unanswered tool calls are not damage: a live session has
+    one while a tool runs."""
+    return [f"line {s['line']}: {s['action']} ({s['reason']})" for s in report["skipped_lines"]]
+
+
+def _print_report(out: _Printer, report: dict[str, Any]) -> None:
+    out.labelled("session", report["path"])
     header = report["header"]
-    lines.append("header   " + ", ".join(f"{k}={v}" for k, v in header.items() if k != "type"))
+    out.labelled("header", ", ".join(f"{k}={v}" for k, v in header.items() if k != "type"))
     if report["migration_needed"]:
         version = f"{report['file_version']} (migration to v{report['version']} would apply)"
+        out.labelled("version", version, "yellow")
     else:
-        version = f"{report['file_version']} (current)"
-    lines.append(f"version  {version}")
+        out.labelled("version", f"{report['file_version']} (current)")
     if report["name"]:
-        lines.append(f"name     {report['name']}")
-    lines.append(f"entries  {report['entries']}")
+        out.labelled("name", report["name"])
+    out.labelled("entries", str(report["entries"]))
     for entry_type, count in report["entry_counts"].items():
-        lines.append(f"  {entry_type:<24}{count:>7}")
+        out.line(f"  {entry_type:<24}{count:>7}")
     on_path = report["leaf_path_entries"]
-    lines.append(f"leaf     {report['leaf_id']} ({on_path} entries on its path)")
+    out.labelled("leaf", f"{report['leaf_id']} ({on_path} entries on its path)")
     model = report["model"]
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
-    lines.append(f"model    {model_text}, thinking level {report['thinking_level']}")
-    lines.append(f"context  {report['context_messages']} messages")
+    # `assemble` shows the think level of the request, which only a /think directive (or a
+    # runtime's stored level) sets; say where this one comes from so the two do not look
+    # contradictory.
+    out.labelled(
+        "model",
+        f"{model_text}, thinking level {report['thinking_level']} "
+        "(as recorded in the session file)",
+    )
+    out.labelled("context", f"{report['context_messages']} messages")
     for role, count in report["context_roles"].items():
-        lines.append(f"  {role:<24}{count:>7}")
-    lines.append(f"tokens   ~{report['estimated_tokens']} (chars/4 estimate)")
+        out.line(f"  {role:<24}{count:>7}")
+    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
     for role, count in report["estimated_tokens_by_role"].items():
-        lines.append(f"  {role:<24}{count:>7}")
+        out.line(f"  {role:<24}{count:>7}")
     skipped = report["skipped_lines"]
-    lines.append(f"damaged  {len(skipped)} line(s)")
+    out.labelled("damaged", f"{len(skipped)} line(s)", "bold red" if skipped else None)
     for s in skipped:
         kept = f"{s['records']} record(s) kept"
-        lines.append(f"  line {s['line']}: {s['action']} ({s['reason']}), {kept}")
+        out.line(f"  line {s['line']}: {s['action']} ({s['reason']}), {kept}", "red")
     orphans = report["tool_calls_without_results"]
-    lines.append(f"tool calls without results on the leaf path: {len(orphans)}")
-    lines.extend(f"  {c}" for c in orphans)
+    out.line(
+        f"tool calls without results on the leaf path: {len(orphans)}",
+        "yellow" if orphans else None,
+    )
+    for c in orphans:
+        out.line(f"  {c}")
     stray = report["tool_results_without_calls"]
-    lines.append(f"tool results without calls on the leaf path: {len(stray)}")
-    lines.extend(f"  {r}" for r in stray)
+    out.line(
+        f"tool results without calls on the leaf path: {len(stray)}",
+        "yellow" if stray else None,
+    )
+    for r in stray:
+        out.line(f"  {r}")
     pairing = report["pairing_repair"]
     if pairing["changes_transcript"]:
-        lines.append(
+        out.line(
             "pairing repair would: "
             f"insert {len(pairing['synthetic_results_for'])} synthetic result(s), "
             f"drop {pairing['dropped_orphan_results']} orphan and "
@@ -194,65 +355,231 @@ def _format_report(report: dict[str, Any]) -> str:
             + (", and reorder results" if pairing["reordered"] else "")
         )
     else:
-        lines.append("pairing repair would: change nothing")
+        out.line("pairing repair would: change nothing")
     pruning = report["pruning_preview"]
-    lines.append(
+    out.line(
         f"pruning (default settings, {pruning['context_window_tokens']} token window): "
         f"soft-trim {pruning['soft_trimmed_results']} and clear {pruning['cleared_results']} "
         f"tool result(s), {pruning['chars_before']} -> {pruning['chars_after']} chars"
     )
-    return "\n".join(lines)
 
 
 def _cmd_inspect(args: argparse.Namespace) -> int:
-    path = Path(args.session) if args.session else demo_session_path()
-    try:
-        report = inspect_session(path, context_window=args.context_window)
-    except (OSError, _core.ClawctxError) as err:
-        print(f"clawctx inspect: {err}", file=sys.stderr)
-        return 1
+    paths = [Path(p) for p in args.sessions] or [demo_session_path()]
+    out = _Printer()
+    status = 0
+    reports: list[dict[str, Any]] = []
+    with _clawctx_log(verbose=False):
+        for index, path in enumerate(paths):
+            problem = _check_readable(path)
+            report: dict[str, Any] | None = None
+            if problem is None:
+                try:
+                    report = inspect_session(path, context_window=args.context_window)
+                except (OSError, _core.ClawctxError) as err:
+                    problem = _describe(err, path)
+            if report is None:
+                _error("inspect", path, problem or "unreadable")
+                status = 1
+                if args.json:
+                    reports.append({"path": str(path), "error": problem})
+                continue
+            damage = _damage(report)
+            report["damaged"] = bool(damage)
+            if damage and args.check:
+                status = 1
+            if args.json:
+                reports.append(report)
+            elif args.check:
+                if damage:
+                    print(f"{path}: damaged: {'; '.join(damage)}", file=sys.stderr)
+                else:
+                    out.line(f"{path}: ok", "green")
+            else:
+                if index:
+                    out.line()
+                _print_report(out, report)
     if args.json:
-        print(json.dumps(report, indent=2, ensure_ascii=False))
+        payload: Any = reports[0] if len(paths) == 1 else reports
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    return status
+
+
+# ---- repair ------------------------------------------------------------------------------
+
+
+def _repair_one(path: Path, *, dry_run: bool, delete_backup: bool) -> dict[str, Any]:
+    """Repair (or, with ``dry_run``, repair a private copy of) one file; the outcome as data."""
+    outcome: dict[str, Any] = {
+        "path": str(path),
+        "status": "error",
+        "reason": None,
+        "summary": None,
+        "changes": [],
+        "backup_path": None,
+    }
+    problem = _check_readable(path)
+    if problem is not None:
+        outcome["reason"] = problem
+        return outcome
+    try:
+        if dry_run:
+            # The same repair, run on a copy: what it reports is exactly what a real run would
+            # do, and the file itself is never opened for writing.
+            with tempfile.TemporaryDirectory(prefix="clawctx-dry-run-") as scratch:
+                copy = Path(scratch) / path.name
+                shutil.copyfile(path, copy)
+                report = _core.repair_session_file(copy, backup="delete")
+        else:
+            report = _core.repair_session_file(path, backup="delete" if delete_backup else "keep")
+    except (OSError, _core.ClawctxError) as err:
+        outcome["reason"] = _describe(err, path)
+        return outcome
+    outcome["changes"] = [
+        {"line": c.line, "kind": c.kind, "reason": c.reason} for c in report.changes
+    ]
+    if report.repaired:
+        outcome["status"] = "would repair" if dry_run else "repaired"
+        outcome["summary"] = report.summary()
+        if not dry_run and report.backup_path:
+            outcome["backup_path"] = str(report.backup_path)
+        return outcome
+    if report.reason is None:
+        outcome["status"] = "ok"
+        outcome["summary"] = "nothing to repair"
+        return outcome
+    # The repair skipped the file ("empty session file", "invalid session header"): give the
+    # loader's precise reason, the one `inspect` gives for the same file.
+    why = _not_a_session_reason(path)
+    if why is None:
+        outcome["status"] = "ok"
+        outcome["summary"] = f"nothing to repair ({report.reason})"
     else:
-        print(_format_report(report))
-    return 0
+        outcome["status"] = "skipped"
+        outcome["reason"] = f"not a session file ({why})"
+    return outcome
 
 
 def _cmd_repair(args: argparse.Namespace) -> int:
     status = 0
-    for name in args.sessions:
-        try:
-            report = _core.repair_session_file(
-                name, backup="delete" if args.delete_backup else "keep"
+    outcomes = []
+    out = _Printer()
+    with _clawctx_log(verbose=args.verbose and not args.json):
+        for name in args.sessions:
+            outcome = _repair_one(
+                Path(name), dry_run=args.dry_run, delete_backup=args.delete_backup
             )
-        except (OSError, _core.ClawctxError) as err:
-            print(f"{name}: failed: {err}")
-            status = 1
-            continue
-        if report.repaired:
-            backup = f"; backup {report.backup_path}" if report.backup_path else ""
-            print(f"{name}: repaired: {report.summary()}{backup}")
-        elif report.reason is None:
-            print(f"{name}: ok: nothing to repair")
-        elif report.reason == "empty session file":
-            print(f"{name}: ok: empty session file")
-        else:
-            print(f"{name}: skipped: {report.reason}")
-            status = 1
+            outcomes.append(outcome)
+            if outcome["status"] in ("error", "skipped"):
+                status = 1
+            if args.json:
+                continue
+            kind = outcome["status"]
+            if kind == "error":
+                _error("repair", name, outcome["reason"])
+                continue
+            if kind == "skipped":
+                _error("repair", name, f"skipped: {outcome['reason']}")
+                continue
+            backup = f"; backup {outcome['backup_path']}" if outcome["backup_path"] else ""
+            style = "green" if kind == "ok" else "yellow"
+            out.line(f"{name}: {kind}: {outcome['summary']}{backup}", style)
+            if args.dry_run or args.verbose:
+                prefix = "would be " if args.dry_run else ""
+                for change in outcome["changes"]:
+                    out.line(
+                        f"  line {change['line']}: {prefix}{change['kind']}: {change['reason']}"
+                    )
+    if args.json:
+        print(json.dumps(outcomes, indent=2, ensure_ascii=False))
     return status
+
+
+# ---- assemble ----------------------------------------------------------------------------
+
+#: pi-ai 0.58.3's known APIs (``KnownApi``, `packages/ai/src/types.ts`): what ``--model-api``
+#: accepts.
+MODEL_APIS: tuple[str, ...] = (
+    "anthropic-messages",
+    "bedrock-converse-stream",
+    "google-generative-ai",
+    "google-gemini-cli",
+    "google-vertex",
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "openai-codex-responses",
+)
+
+#: pi-ai 0.58.3's known providers (``KnownProvider``, `packages/ai/src/types.ts`) and the
+#: others OpenClaw 2026.3.13's transcript policy names (`src/agents/provider-capabilities.ts`):
+#: what ``--provider`` accepts.
+PROVIDERS: tuple[str, ...] = (
+    "anthropic",
+    "amazon-bedrock",
+    "openai",
+    "openai-codex",
+    "azure-openai-responses",
+    "google",
+    "google-gemini-cli",
+    "google-antigravity",
+    "google-vertex",
+    "github-copilot",
+    "openrouter",
+    "mistral",
+    "xai",
+    "groq",
+    "cerebras",
+    "vercel-ai-gateway",
+    "zai",
+    "minimax",
+    "minimax-cn",
+    "huggingface",
+    "opencode",
+    "opencode-go",
+    "kimi-coding",
+    "kilocode",
+)
+
+
+def _choice_error(option: str, value: str, choices: Sequence[str]) -> str:
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"argument {option}: unknown value {value!r}{hint}; choose from {', '.join(choices)}"
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+    return value
 
 
 def _cmd_assemble(args: argparse.Namespace) -> int:
     # Imported here: the facade modules are not needed by the other commands.
     from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
     from clawctx.prompt.system_prompt import SystemPromptParams
+    from clawctx.runtime.replies import resolve_heartbeat_prompt
 
     session = Path(args.session) if args.session else demo_session_path()
     workspace = Path(args.workspace) if args.workspace else demo_workspace_path()
+    problem = _check_readable(session)
+    if problem is not None:
+        _error("assemble", session, problem)
+        return 1
+    if not workspace.is_dir():
+        _error("assemble", workspace, "workspace is not a directory")
+        return 1
     params = SystemPromptParams(
         workspace_dir=str(workspace),
         tool_names=tuple(args.tools.split(",")) if args.tools else DEFAULT_ASSEMBLE_TOOLS,
         user_timezone=args.timezone,
+        # What OpenClaw 2026.3.13 gives the default agent with no heartbeat configured
+        # (`src/agents/pi-embedded-runner/run/attempt.ts`, resolveHeartbeatPrompt).
+        heartbeat_prompt=resolve_heartbeat_prompt(None),
     )
     model = ModelSpec(
         provider=args.provider,
@@ -267,28 +594,44 @@ def _cmd_assemble(args: argparse.Namespace) -> int:
     )
     request = PromptRequest(text=args.prompt, session_key=args.session_key)
     try:
-        prepared = pipeline.prepare(session, request)
+        with _clawctx_log(verbose=False):
+            prepared = pipeline.prepare(session, request)
+            recorded = Session.open(session, read_only=True).context().thinking_level
     except (OSError, _core.ClawctxError) as err:
-        print(f"clawctx assemble: {err}", file=sys.stderr)
+        _error("assemble", session, _describe(err, session))
         return 1
     if args.json:
         print(json.dumps(prepared.to_dict(), indent=2, ensure_ascii=False))
         return 0
+    out = _Printer()
     if not prepared.should_run:
-        print(f"(no model call) {prepared.reply_text}")
+        out.line(f"(no model call) {prepared.reply_text}")
         return 0
     messages = prepared.messages.to_list() + [prepared.prompt_message]
-    print("=== system prompt ===")
-    print(prepared.system_prompt)
-    print(f"\n=== messages ({len(messages)}) ===")
-    for index, message in enumerate(messages):
-        print(f"[{index}] {_message_preview(message)}")
-    print("\n=== report ===")
-    print(f"think level: {prepared.think_level or '(model default)'}")
-    print(f"estimated tokens: {prepared.estimated_tokens}")
-    print(f"images: {len(prepared.images)}")
+    # The summary first, the long system prompt last.
+    out.heading("report")
+    if prepared.think_level:
+        think = f"{prepared.think_level} (from a /think directive in the prompt)"
+    else:
+        think = (
+            "(model default): the prompt has no /think directive; the session file records "
+            f"thinking level {recorded}, which a runtime passes as "
+            "PromptRequest(resolved_think_level=...)"
+        )
+    out.line(f"think level: {think}")
+    out.line(f"estimated tokens: {prepared.estimated_tokens}")
+    lines = prepared.system_prompt.count("\n") + 1
+    out.line(f"system prompt: {lines} lines (printed last)")
+    out.line(f"images: {len(prepared.images)}")
     for change in prepared.changes:
-        print(f"- {change.stage}: {change.detail}")
+        out.line(f"- {change.stage}: {change.detail}")
+    out.line()
+    out.heading(f"messages ({len(messages)})")
+    for index, message in enumerate(messages):
+        out.line(f"[{index}] {_message_preview(message)}")
+    out.line()
+    out.heading("system prompt")
+    out.line(prepared.system_prompt)
     return 0
 
 
@@ -319,47 +662,141 @@ def _message_preview(message: dict[str, Any], width: int = 100) -> str:
     return f"{role}: {text}"
 
 
+# ---- the parser --------------------------------------------------------------------------
+
+_DESCRIPTION = """\
+Read, check, repair and assemble pi / OpenClaw session transcripts (JSONL).
+
+Without a SESSION argument, assemble and inspect use the demo session and workspace bundled
+with clawctx. Reports go to stdout (coloured on a terminal; set NO_COLOR for plain text),
+errors to stderr."""
+
+_EXAMPLES = """\
+examples:
+  clawctx assemble --prompt "What changed since the last release?"
+  clawctx assemble session.jsonl --provider openai --model-api openai-responses --model gpt-5
+  clawctx inspect session.jsonl
+  clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged (for CI)
+  clawctx repair --dry-run session.jsonl          # what would change, line by line
+  clawctx repair sessions/*.jsonl --json"""
+
+_ASSEMBLE_EXAMPLES = """\
+examples:
+  clawctx assemble                                # the bundled demo session and workspace
+  clawctx assemble session.jsonl --workspace ~/agent --prompt "hi" --json
+  clawctx assemble --provider google --model-api google-generative-ai --model gemini-2.5-pro"""
+
+_INSPECT_EXAMPLES = """\
+examples:
+  clawctx inspect                                 # the bundled demo session
+  clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
+  clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged"""
+
+_REPAIR_EXAMPLES = """\
+examples:
+  clawctx repair --dry-run session.jsonl          # change nothing, list what would change
+  clawctx repair session.jsonl --verbose          # repair, then list each changed line
+  clawctx repair sessions/*.jsonl --json --delete-backup"""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``clawctx`` command."""
-    parser = argparse.ArgumentParser(prog="clawctx", description=__doc__)
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="clawctx", description=_DESCRIPTION, epilog=_EXAMPLES, formatter_class=raw
+    )
     parser.add_argument("--version", action="version", version=f"clawctx {_core.__version__}")
-    commands = parser.add_subparsers(dest="command", required=True)
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     assemble = commands.add_parser(
         "assemble",
-        help="assemble the system prompt and messages of one request "
-        "(the bundled demo session and workspace by default)",
+        help="assemble the system prompt and messages of one request (read-only)",
+        description="Assemble the system prompt and messages of one request, and report every "
+        "change the pipeline made. The session file is only read.",
+        epilog=_ASSEMBLE_EXAMPLES,
+        formatter_class=raw,
     )
-    assemble.add_argument("session", nargs="?", help="session .jsonl file (read only)")
-    assemble.add_argument("--provider", default="anthropic", help="default: %(default)s")
-    assemble.add_argument("--model-api", default="anthropic-messages", help="default: %(default)s")
+    assemble.add_argument("session", nargs="?", help="session .jsonl file (default: the demo)")
+    assemble.add_argument(
+        "--provider",
+        default="anthropic",
+        metavar="NAME",
+        help=f"model provider (default: %(default)s); one of: {', '.join(PROVIDERS)}",
+    )
+    assemble.add_argument(
+        "--model-api",
+        default="anthropic-messages",
+        metavar="API",
+        help=f"model API (default: %(default)s); one of: {', '.join(MODEL_APIS)}",
+    )
     assemble.add_argument("--model", default="claude-sonnet-4-5", help="default: %(default)s")
     assemble.add_argument(
         "--prompt", default="What changed since the last release?", help="the user message"
     )
-    assemble.add_argument("--workspace", help="workspace directory (AGENTS.md, SOUL.md, skills/)")
+    assemble.add_argument(
+        "--workspace", help="workspace directory: AGENTS.md, SOUL.md, skills/ (default: the demo)"
+    )
     assemble.add_argument("--session-key", help="session key (sub-agent keys get a minimal prompt)")
     assemble.add_argument("--tools", help="comma-separated tool names (default: pi's coding tools)")
     assemble.add_argument("--timezone", help="user time zone for the system prompt")
     assemble.add_argument(
         "--image-input", action="store_true", help="the model accepts images (loads prompt images)"
     )
-    assemble.add_argument("--context-window", type=int, default=DEFAULT_CONTEXT_TOKENS)
+    assemble.add_argument(
+        "--context-window",
+        type=_positive_int,
+        default=DEFAULT_CONTEXT_TOKENS,
+        metavar="TOKENS",
+        help="the model's context window, a positive number of tokens (default: %(default)s)",
+    )
     assemble.add_argument("--json", action="store_true", help="print everything as JSON")
     assemble.set_defaults(handler=_cmd_assemble)
     inspect = commands.add_parser(
-        "inspect", help="summarize a session file (the bundled demo session by default)"
+        "inspect",
+        help="summarize session files (read-only)",
+        description="Summarize session files: header, counts, leaf context by role, damaged "
+        "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes.",
+        epilog=_INSPECT_EXAMPLES,
+        formatter_class=raw,
     )
-    inspect.add_argument("session", nargs="?", help="session .jsonl file")
-    inspect.add_argument("--json", action="store_true", help="print the report as JSON")
+    inspect.add_argument(
+        "sessions", nargs="*", metavar="SESSION", help="session .jsonl files (default: the demo)"
+    )
+    inspect.add_argument(
+        "--json", action="store_true", help="print the report as JSON (a list for several files)"
+    )
+    inspect.add_argument(
+        "--check",
+        action="store_true",
+        help="print one line per file and exit 1 if any file is damaged (lines that "
+        "clawctx repair would drop or salvage) or is not a session file",
+    )
     inspect.add_argument(
         "--context-window",
-        type=int,
+        type=_positive_int,
         default=DEFAULT_CONTEXT_TOKENS,
+        metavar="TOKENS",
         help="context window in tokens for the pruning preview (default: %(default)s)",
     )
     inspect.set_defaults(handler=_cmd_inspect)
-    repair = commands.add_parser("repair", help="repair session files in place (with a backup)")
-    repair.add_argument("sessions", nargs="+", help="session .jsonl files")
+    repair = commands.add_parser(
+        "repair",
+        help="repair session files in place (with a backup)",
+        description="Repair session files in place, as OpenClaw does before a run: damaged "
+        "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
+        "is kept. Exit 1 if a file could not be read or is not a session file.",
+        epilog=_REPAIR_EXAMPLES,
+        formatter_class=raw,
+    )
+    repair.add_argument("sessions", nargs="+", metavar="SESSION", help="session .jsonl files")
+    repair.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="change nothing; list what a repair would change, line by line",
+    )
+    repair.add_argument("--json", action="store_true", help="print one JSON list of outcomes")
+    repair.add_argument(
+        "--verbose", action="store_true", help="list each changed line and the repair log"
+    )
     repair.add_argument(
         "--delete-backup", action="store_true", help="delete the backup after a successful repair"
     )
@@ -369,7 +806,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``clawctx`` command; returns the exit status."""
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "assemble":
+        if args.provider not in PROVIDERS:
+            parser.error(_choice_error("--provider", args.provider, PROVIDERS))
+        if args.model_api not in MODEL_APIS:
+            parser.error(_choice_error("--model-api", args.model_api, MODEL_APIS))
     handler = args.handler
     status: int = handler(args)
     return status
