@@ -17,6 +17,7 @@ import re
 import shutil
 import sys
 import tempfile
+import textwrap
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -311,8 +312,8 @@ def _print_report(out: _Printer, report: dict[str, Any]) -> None:
     out.labelled("leaf", f"{report['leaf_id']} ({on_path} entries on its path)")
     model = report["model"]
     model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
-    # `assemble` shows the think level of the request, which only a /think directive (or a
-    # runtime's stored level) sets; say where this one comes from so the two do not look
+    # `assemble` shows the think level of the request, which only the prompt's leading level
+    # word (or a runtime's stored level) sets; say where this one comes from so the two do not look
     # contradictory.
     out.labelled(
         "model",
@@ -611,10 +612,11 @@ def _cmd_assemble(args: argparse.Namespace) -> int:
     # The summary first, the long system prompt last.
     out.heading("report")
     if prepared.think_level:
-        think = f"{prepared.think_level} (from a /think directive in the prompt)"
+        think = f"{prepared.think_level} (the level word the prompt starts with)"
     else:
         think = (
-            "(model default): the prompt has no /think directive; the session file records "
+            "(model default): the prompt does not start with a level word such as 'high'; "
+            "the session file records "
             f"thinking level {recorded}, which a runtime passes as "
             "PromptRequest(resolved_think_level=...)"
         )
@@ -699,9 +701,16 @@ examples:
   clawctx repair sessions/*.jsonl --json --delete-backup"""
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps hyphenated names (``vercel-ai-gateway``) whole when option help wraps."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``clawctx`` command."""
-    raw = argparse.RawDescriptionHelpFormatter
+    raw = _HelpFormatter
     parser = argparse.ArgumentParser(
         prog="clawctx", description=_DESCRIPTION, epilog=_EXAMPLES, formatter_class=raw
     )
