@@ -1106,9 +1106,16 @@ def test_compact_with_nothing_to_do(make_session: Callable[..., clawctx.Session]
     assert asyncio.iscoroutine(pending)
     assert asyncio.run(pending) is None
     session.append_message(user("u"))
-    assert session.compact(fixed("S")) is not None
-    assert session.compact(fixed("again")) is None  # the leaf is a compaction
-    assert len(session) == 2
+    # Nothing before the kept turn: the summarizer is not called and nothing is appended
+    # (issue 18; pi would summarize an empty conversation and append that).
+    assert session.compact(fixed("S")) is None
+    assert len(session) == 1
+    session = split_session(make_session)
+    entries = len(session)
+    settings = {"keepRecentTokens": 1500}
+    assert session.compact(fixed("S"), settings) is not None
+    assert session.compact(fixed("again"), settings) is None  # the leaf is a compaction
+    assert len(session) == entries + 1
 
 
 def test_compact_with_an_async_summarizer(make_session: Callable[..., clawctx.Session]) -> None:

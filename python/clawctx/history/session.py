@@ -5,6 +5,7 @@ on plain entry dicts (pi-mono 0.58.3 `packages/coding-agent/src/core/session-man
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import Any, Final, overload
 
@@ -52,8 +53,32 @@ class Session(_core.Session):
         """Compacts the current branch (pi compaction.ts, ``compact``) with ``summarize``, the
         caller's summarizer (sync or async), and appends pi's compaction entry: see
         :func:`clawctx.history.compaction.compact_session`, which this calls.
+
+        When the plan has nothing to summarize (no messages before the cut and no split-turn
+        prefix, e.g. right after a compaction), ``summarize`` is not called and nothing is
+        appended: this returns ``None`` (a coroutine resolving to ``None`` for an ``async``
+        summarizer). pi-mono 0.58.3 would ask for a summary of an empty conversation and
+        append it; clawctx does not spend a model call on that.
         """
+        preparation = _core.prepare_compaction(self, settings)
+        if (
+            preparation is not None
+            and not preparation.messages_to_summarize
+            and not preparation.turn_prefix_messages
+        ):
+            return _nothing() if _is_async(summarize) else None
         return compact_session(self, summarize, settings, custom_instructions)
+
+
+def _is_async(function: Callable[..., object]) -> bool:
+    """An ``async def`` function, or an object whose ``__call__`` is one."""
+    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
+        type(function).__call__
+    )
+
+
+async def _nothing() -> None:
+    return None
 
 
 class _Omitted:
