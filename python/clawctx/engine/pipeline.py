@@ -283,6 +283,8 @@ class ContextPipeline:
     One pipeline serves many requests and sessions. Sessions are passed per call, as a path
     (repaired if needed, then opened) or as an open :class:`~clawctx.Session` (refreshed: only
     bytes appended since its last load are read — the cheap choice for a long-lived runtime).
+    ``layout`` orders the system prompt's sections; ``None`` (the default) is
+    :data:`~clawctx.prompt.OPENCLAW_LAYOUT`.
 
     **Bootstrap truncation warning.** When the pipeline loads the workspace bootstrap files
     (``load_workspace_files`` and no ``context_files`` in ``system_prompt``) and some were cut to
@@ -310,7 +312,7 @@ class ContextPipeline:
         model: ModelSpec,
         workspace_dir: str | os.PathLike[str],
         system_prompt: SystemPromptParams | None = None,
-        layout: SystemPromptLayout = OPENCLAW_LAYOUT,
+        layout: SystemPromptLayout | None = None,
         prompt_mode: PromptMode | None = None,
         load_workspace_files: bool = True,
         bootstrap_max_chars: int = 20_000,
@@ -336,7 +338,9 @@ class ContextPipeline:
         self.system_prompt_params = system_prompt or SystemPromptParams(
             workspace_dir=self.workspace_dir
         )
-        self.layout = layout
+        # None stands for OPENCLAW_LAYOUT so that help() shows a short signature, not the
+        # repr of 26 section renderers.
+        self.layout = OPENCLAW_LAYOUT if layout is None else layout
         self.prompt_mode = prompt_mode
         self.load_workspace_files = load_workspace_files
         self.bootstrap_max_chars = bootstrap_max_chars
