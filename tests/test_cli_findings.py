@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import io
 import json
 import re
@@ -331,3 +332,17 @@ def test_inspect_and_assemble_explain_the_thinking_level(
 
 def test_parser_is_buildable_without_side_effects() -> None:
     assert build_parser().prog == "clawctx"
+
+
+def test_the_docs_page_lists_every_option() -> None:
+    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    parser = build_parser()
+    commands = next(
+        action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
+    )
+    for name, sub in commands.choices.items():
+        assert f"## `clawctx {name}`" in page
+        for action in sub._actions:
+            for option in action.option_strings:
+                if option not in ("-h", "--help"):
+                    assert option in page, (name, option)

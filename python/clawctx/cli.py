@@ -708,6 +708,10 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
 
 
+def _wrap(text: str) -> str:
+    return textwrap.fill(text, 88)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``clawctx`` command."""
     raw = _HelpFormatter
@@ -719,8 +723,10 @@ def build_parser() -> argparse.ArgumentParser:
     assemble = commands.add_parser(
         "assemble",
         help="assemble the system prompt and messages of one request (read-only)",
-        description="Assemble the system prompt and messages of one request, and report every "
-        "change the pipeline made. The session file is only read.",
+        description=_wrap(
+            "Assemble the system prompt and messages of one request, and report every "
+            "change the pipeline made. The session file is only read."
+        ),
         epilog=_ASSEMBLE_EXAMPLES,
         formatter_class=raw,
     )
@@ -762,8 +768,10 @@ def build_parser() -> argparse.ArgumentParser:
     inspect = commands.add_parser(
         "inspect",
         help="summarize session files (read-only)",
-        description="Summarize session files: header, counts, leaf context by role, damaged "
-        "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes.",
+        description=_wrap(
+            "Summarize session files: header, counts, leaf context by role, damaged "
+            "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes."
+        ),
         epilog=_INSPECT_EXAMPLES,
         formatter_class=raw,
     )
@@ -790,9 +798,11 @@ def build_parser() -> argparse.ArgumentParser:
     repair = commands.add_parser(
         "repair",
         help="repair session files in place (with a backup)",
-        description="Repair session files in place, as OpenClaw does before a run: damaged "
-        "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
-        "is kept. Exit 1 if a file could not be read or is not a session file.",
+        description=_wrap(
+            "Repair session files in place, as OpenClaw does before a run: damaged "
+            "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
+            "is kept. Exit 1 if a file could not be read or is not a session file."
+        ),
         epilog=_REPAIR_EXAMPLES,
         formatter_class=raw,
     )
