@@ -597,7 +597,8 @@ def _cmd_assemble(args: argparse.Namespace) -> int:
     try:
         with _clawctx_log(verbose=False):
             prepared = pipeline.prepare(session, request)
-            recorded = Session.open(session, read_only=True).context().thinking_level
+            # For the report's think-level line; reads only the end of the file.
+            recorded = None if args.json else _core.read_leaf_context(session).thinking_level
     except (OSError, _core.ClawctxError) as err:
         _error("assemble", session, _describe(err, session))
         return 1
