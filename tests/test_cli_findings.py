@@ -7,6 +7,8 @@ import io
 import json
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -346,3 +348,18 @@ def test_the_docs_page_lists_every_option() -> None:
             for option in action.option_strings:
                 if option not in ("-h", "--help"):
                     assert option in page, (name, option)
+
+
+def test_a_closed_pipe_stops_quietly() -> None:
+    with subprocess.Popen(
+        # Far more than a pipe buffer holds (a report is about 1.5 KB).
+        [sys.executable, "-m", "clawctx", "inspect", *[str(clawctx.demo_session_path())] * 200],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    ) as process:
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # like `| head -1`
+        err = process.stderr.read()
+        process.wait(timeout=60)
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err

@@ -199,7 +199,8 @@ class _Printer:
         else:
             from rich.text import Text
 
-            text = Text(f"{label:<9}", style="bold cyan")
+            text = Text()
+            text.append(f"{label:<9}", style="bold cyan")
             text.append(value, style=style or "")
             self._console.print(text)
 
@@ -834,7 +835,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.model_api not in MODEL_APIS:
             parser.error(_choice_error("--model-api", args.model_api, MODEL_APIS))
     handler = args.handler
-    status: int = handler(args)
+    try:
+        status: int = handler(args)
+    except BrokenPipeError:
+        # The reader went away (`clawctx inspect | head`): stop quietly, and keep Python from
+        # reporting the same broken pipe again when it flushes stdout at exit.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
     return status
 
 
