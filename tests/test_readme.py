@@ -101,3 +101,16 @@ def test_context_pipeline_help_shows_a_short_signature() -> None:
         workspace_dir=clawctx.demo_workspace_path(),
     )
     assert pipeline.layout is clawctx.OPENCLAW_LAYOUT
+
+
+@pytest.mark.parametrize("stage", ["history", "prompt", "runtime", "engine"])
+def test_the_api_reference_lists_every_public_name(stage: str) -> None:
+    # A name added to a stage's __all__ needs its `::: clawctx.<stage>...NAME` line in the
+    # reference page, or the site silently leaves it out.
+    import importlib
+
+    page = (ROOT / "docs" / "api" / f"{stage}.md").read_text(encoding="utf-8")
+    documented = set(re.findall(rf"^::: clawctx\.{stage}\.(?:\w+\.)*(\w+)$", page, re.M))
+    public = set(importlib.import_module(f"clawctx.{stage}").__all__)
+    assert public - documented == set()
+    assert documented - public == set()
