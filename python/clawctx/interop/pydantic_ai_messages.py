@@ -1,0 +1,235 @@
+"""pydantic-ai ``ModelMessage`` lists <-> clawctx transcripts (``pydantic-ai-slim``, lazily).
+
+A ``ModelRequest`` is split into pi messages part by part: ``SystemPromptPart`` -> ``system``,
+``UserPromptPart`` -> ``user`` (text, ``BinaryContent`` images and ``ImageUrl``),
+``ToolReturnPart`` -> ``toolResult``, a ``RetryPromptPart`` for a tool -> an error
+``toolResult``. A ``ModelResponse`` is one assistant message (``TextPart``, ``ThinkingPart``
+with its signature, ``ToolCallPart``). Writing groups consecutive request-side messages into one
+``ModelRequest``. Part timestamps are kept (pi's ``timestamp``, in ms).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from clawctx._core import Transcript
+from clawctx.interop import _common as c
+
+FORMAT = "pydantic_ai"
+
+
+def claims(element: object) -> bool:
+    return type(element).__module__.startswith("pydantic_ai") and type(element).__name__ in (
+        "ModelRequest",
+        "ModelResponse",
+    )
+
+
+def _ms(stamp: dt.datetime | None) -> int | None:
+    return None if stamp is None else round(stamp.timestamp() * 1000)
+
+
+def _stamp(ms: Any) -> dt.datetime | None:
+    if not isinstance(ms, int | float):
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
+
+
+def _with_time(pi: c.JsonDict, stamp: dt.datetime | None) -> c.JsonDict:
+    ms = _ms(stamp)
+    if ms is not None:
+        pi["timestamp"] = ms
+    return pi
+
+
+def _text(content: Any) -> str:
+    return content if isinstance(content, str) else str(content)
+
+
+def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
+    from pydantic_ai import messages as m
+
+    out: list[c.JsonDict] = []
+    origins: list[int] = []
+    for index, message in enumerate(messages):
+        if isinstance(message, m.ModelResponse):
+            blocks: list[c.JsonDict] = []
+            for part in message.parts:
+                if isinstance(part, m.TextPart):
+                    blocks.append(c.text_block(part.content))
+                elif isinstance(part, m.ThinkingPart):
+                    thinking = {"type": "thinking", "thinking": part.content}
+                    if part.signature is not None:
+                        thinking["thinkingSignature"] = part.signature
+                    if part.id is not None:
+                        thinking["id"] = part.id
+                    if part.provider_name is not None:
+                        thinking["provider"] = part.provider_name
+                    blocks.append(thinking)
+                elif isinstance(part, m.ToolCallPart):
+                    blocks.append(c.tool_call(part.tool_call_id, part.tool_name, part.args or {}))
+                else:
+                    raise ValueError(f"element {index}: response part {type(part).__name__} is not supported")
+            pi = c.assistant(blocks, model=message.model_name, provider=message.provider_name)
+            out.append(_with_time(pi, message.timestamp))
+            origins.append(index)
+            continue
+        if not isinstance(message, m.ModelRequest):
+            raise ValueError(
+                f"{c.where(index, message)} is not a pydantic-ai ModelRequest or ModelResponse"
+            )
+        first = len(out)
+        for part in message.parts:
+            if isinstance(part, m.SystemPromptPart):
+                pi = {"role": "system", "content": part.content}
+            elif isinstance(part, m.UserPromptPart):
+                if isinstance(part.content, str):
+                    pi = {"role": "user", "content": part.content}
+                else:
+                    user: list[c.JsonDict] = []
+                    for item in part.content:
+                        if isinstance(item, str):
+                            user.append(c.text_block(item))
+                        elif isinstance(item, m.BinaryContent) and item.is_image:
+                            user.append(c.image_from_bytes(item.data, item.media_type))
+                        elif isinstance(item, m.ImageUrl):
+                            user.append({"type": "image", "url": item.url})
+                        else:
+                            raise ValueError(f"element {index}: user content {type(item).__name__} is not supported")
+                    pi = {"role": "user", "content": user}
+            elif isinstance(part, m.ToolReturnPart):
+                pi = c.tool_result(part.tool_call_id, part.tool_name, [c.text_block(part.model_response_str())])
+            elif isinstance(part, m.RetryPromptPart) and part.tool_name is not None:
+                pi = c.tool_result(part.tool_call_id, part.tool_name, [c.text_block(part.model_response())], is_error=True)
+                pi["retryPrompt"] = _text(part.content) if isinstance(part.content, str) else None
+            elif isinstance(part, m.RetryPromptPart):
+                pi = {"role": "user", "content": part.model_response(), "retryCallId": part.tool_call_id}
+                pi["retryPrompt"] = part.content if isinstance(part.content, str) else None
+            else:
+                raise ValueError(f"element {index}: request part {type(part).__name__} is not supported")
+            out.append(_with_time(pi, getattr(part, "timestamp", None)))
+            origins.append(index)
+        if message.instructions is not None and len(out) > first:
+            out[first]["instructions"] = message.instructions
+    return out, origins
+
+
+def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
+    from pydantic_ai import messages as m
+
+    out: list[Any] = []
+    parts: list[Any] = []
+    instructions: str | None = None
+
+    def stamp(message: Mapping[str, Any]) -> dict[str, Any]:
+        when = _stamp(message.get("timestamp"))
+        return {} if when is None else {"timestamp": when}
+
+    def flush() -> None:
+        nonlocal parts, instructions
+        if parts:
+            out.append(m.ModelRequest(parts=parts, instructions=instructions))
+        parts, instructions = [], None
+
+    for message in messages:
+        role = message.get("role")
+        if role == "assistant":
+            flush()
+            response_parts: list[Any] = []
+            for block in c.content_blocks(message):
+                kind = block.get("type")
+                if kind == "text":
+                    response_parts.append(m.TextPart(content=block["text"]))
+                elif kind == "thinking":
+                    response_parts.append(
+                        m.ThinkingPart(
+                            content=block.get("thinking", ""),
+                            signature=block.get("thinkingSignature"),
+                            id=block.get("id"),
+                            provider_name=block.get("provider"),
+                        )
+                    )
+                elif kind == "toolCall":
+                    response_parts.append(
+                        m.ToolCallPart(
+                            tool_name=str(block.get("name")),
+                            args=block.get("arguments"),
+                            tool_call_id=str(block.get("id")),
+                        )
+                    )
+            out.append(
+                m.ModelResponse(
+                    parts=response_parts,
+                    model_name=message.get("model"),
+                    provider_name=message.get("provider"),
+                    **stamp(message),
+                )
+            )
+            continue
+        if message.get("instructions") is not None:
+            instructions = message["instructions"]
+        if role in c.SYSTEM_ROLES:
+            parts.append(m.SystemPromptPart(content=c.blocks_text(message.get("content")), **stamp(message)))
+        elif role == "toolResult":
+            text = c.blocks_text(message.get("content"))
+            if message.get("isError"):
+                retry = message.get("retryPrompt")
+                parts.append(
+                    m.RetryPromptPart(
+                        content=retry if isinstance(retry, str) else text,
+                        tool_name=str(message.get("toolName")),
+                        tool_call_id=str(message.get("toolCallId")),
+                        **stamp(message),
+                    )
+                )
+            else:
+                parts.append(
+                    m.ToolReturnPart(
+                        tool_name=str(message.get("toolName")),
+                        content=text,
+                        tool_call_id=str(message.get("toolCallId")),
+                        **stamp(message),
+                    )
+                )
+        elif role in c.USER_SIDE_ROLES:
+            content = message.get("content")
+            if isinstance(message.get("retryPrompt"), str):
+                parts.append(
+                    m.RetryPromptPart(
+                        content=message["retryPrompt"],
+                        tool_call_id=str(message.get("retryCallId")),
+                        **stamp(message),
+                    )
+                )
+                continue
+            if isinstance(content, str):
+                parts.append(m.UserPromptPart(content=content, **stamp(message)))
+                continue
+            items: list[Any] = []
+            for block in c.content_blocks(message):
+                if block.get("type") == "text":
+                    items.append(block["text"])
+                elif block.get("type") == "image" and "url" in block:
+                    items.append(m.ImageUrl(url=block["url"]))
+                elif block.get("type") == "image":
+                    items.append(
+                        m.BinaryContent(
+                            data=c.decode_base64(str(block.get("data", ""))),
+                            media_type=str(block.get("mimeType", "")),
+                        )
+                    )
+            parts.append(m.UserPromptPart(content=items, **stamp(message)))
+    flush()
+    return out
+
+
+def from_pydantic_ai(messages: Sequence[Any]) -> Transcript:
+    """A transcript of pydantic-ai model messages."""
+    return Transcript(read(messages)[0])
+
+
+def to_pydantic_ai(messages: Transcript | Iterable[Mapping[str, Any]]) -> list[Any]:
+    """pydantic-ai model messages of a transcript."""
+    return write(messages)
