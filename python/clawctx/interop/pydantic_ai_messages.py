@@ -2,8 +2,9 @@
 
 A ``ModelRequest`` is split into pi messages part by part: ``SystemPromptPart`` -> ``system``,
 ``UserPromptPart`` -> ``user`` (text, ``BinaryContent`` images and ``ImageUrl``),
-``ToolReturnPart`` -> ``toolResult``, a ``RetryPromptPart`` for a tool -> an error
-``toolResult``. A ``ModelResponse`` is one assistant message (``TextPart``, ``ThinkingPart``
+``ToolReturnPart`` -> ``toolResult`` (an outcome other than success is the error flag; a legacy
+``RetryPromptPart`` for a tool is read as a retried return), retry feedback that answers no
+call -> a ``user`` message carrying the part. A ``ModelResponse`` is one assistant message (``TextPart``, ``ThinkingPart``
 with its signature, ``ToolCallPart``). Writing groups consecutive request-side messages into one
 ``ModelRequest``. Part timestamps are kept (pi's ``timestamp``, in ms).
 """
@@ -50,6 +51,7 @@ def _text(content: Any) -> str:
 
 def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     from pydantic_ai import messages as m
+    from pydantic_core import to_jsonable_python
 
     out: list[c.JsonDict] = []
     origins: list[int] = []
@@ -100,13 +102,26 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                             raise ValueError(f"element {index}: user content {type(item).__name__} is not supported")
                     pi = {"role": "user", "content": user}
             elif isinstance(part, m.ToolReturnPart):
-                pi = c.tool_result(part.tool_call_id, part.tool_name, [c.text_block(part.model_response_str())])
+                pi = c.tool_result(
+                    part.tool_call_id,
+                    part.tool_name,
+                    [c.text_block(part.content if isinstance(part.content, str) else part.model_response_str())],
+                    is_error=part.outcome != "success",
+                )
+                if part.outcome not in ("success", "failed"):
+                    pi["outcome"] = part.outcome
             elif isinstance(part, m.RetryPromptPart) and part.tool_name is not None:
+                # Legacy retry of a tool call: pydantic-ai now stores it as a retried return.
                 pi = c.tool_result(part.tool_call_id, part.tool_name, [c.text_block(part.model_response())], is_error=True)
-                pi["retryPrompt"] = _text(part.content) if isinstance(part.content, str) else None
-            elif isinstance(part, m.RetryPromptPart):
-                pi = {"role": "user", "content": part.model_response(), "retryCallId": part.tool_call_id}
-                pi["retryPrompt"] = part.content if isinstance(part.content, str) else None
+                pi["outcome"] = "retried"
+            elif isinstance(part, m.RetryPromptPart | m.RetryFeedbackPart):
+                # Feedback that answers no call (output validation): sent as a user turn; the
+                # part itself rides along as JSON so writing gives it back.
+                pi = {
+                    "role": "user",
+                    "content": part.model_response(),
+                    "pydanticPart": to_jsonable_python(part),
+                }
             else:
                 raise ValueError(f"element {index}: request part {type(part).__name__} is not supported")
             out.append(_with_time(pi, getattr(part, "timestamp", None)))
@@ -117,6 +132,7 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
 
 
 def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
+    from pydantic import TypeAdapter
     from pydantic_ai import messages as m
 
     out: list[Any] = []
@@ -173,36 +189,20 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
         if role in c.SYSTEM_ROLES:
             parts.append(m.SystemPromptPart(content=c.blocks_text(message.get("content")), **stamp(message)))
         elif role == "toolResult":
-            text = c.blocks_text(message.get("content"))
-            if message.get("isError"):
-                retry = message.get("retryPrompt")
-                parts.append(
-                    m.RetryPromptPart(
-                        content=retry if isinstance(retry, str) else text,
-                        tool_name=str(message.get("toolName")),
-                        tool_call_id=str(message.get("toolCallId")),
-                        **stamp(message),
-                    )
+            outcome = message.get("outcome") or ("failed" if message.get("isError") else "success")
+            parts.append(
+                m.ToolReturnPart(
+                    tool_name=str(message.get("toolName")),
+                    content=c.blocks_text(message.get("content")),
+                    tool_call_id=str(message.get("toolCallId")),
+                    outcome=outcome,
+                    **stamp(message),
                 )
-            else:
-                parts.append(
-                    m.ToolReturnPart(
-                        tool_name=str(message.get("toolName")),
-                        content=text,
-                        tool_call_id=str(message.get("toolCallId")),
-                        **stamp(message),
-                    )
-                )
+            )
         elif role in c.USER_SIDE_ROLES:
             content = message.get("content")
-            if isinstance(message.get("retryPrompt"), str):
-                parts.append(
-                    m.RetryPromptPart(
-                        content=message["retryPrompt"],
-                        tool_call_id=str(message.get("retryCallId")),
-                        **stamp(message),
-                    )
-                )
+            if message.get("pydanticPart") is not None:
+                parts.append(TypeAdapter(m.ModelRequestPart).validate_python(message["pydanticPart"]))
                 continue
             if isinstance(content, str):
                 parts.append(m.UserPromptPart(content=content, **stamp(message)))
