@@ -17,13 +17,22 @@ from clawctx.interop import _common as c
 
 FORMAT = "openai_chat"
 _ROLES = ("system", "developer", "user", "assistant", "tool")
+_KEYS = {
+    "system": ("role", "content", "name"),
+    "developer": ("role", "content", "name"),
+    "user": ("role", "content", "name"),
+    "assistant": ("role", "content", "tool_calls", "name"),
+    "tool": ("role", "content", "tool_call_id"),
+}
 
 
 def claims(element: object) -> bool:
     if not isinstance(element, Mapping) or "type" in element:
         return False
     role = element.get("role")
-    if role not in _ROLES:
+    if role not in _ROLES or any(
+        k not in _KEYS[role] and v not in (None, [], {}, "") for k, v in element.items()
+    ):
         return False
     content = element.get("content")
     if role == "tool":
@@ -58,6 +67,10 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     out: list[c.JsonDict] = []
     names: dict[str, str] = {}
     for index, message in enumerate(messages):
+        if isinstance(message, Mapping) and message.get("role") in _KEYS:
+            role = message["role"]
+            what = "an assistant message" if role == "assistant" else f"a {role} message"
+            c.check_keys(message, _KEYS[role], what, index)
         if not claims(message):
             raise ValueError(
                 f"{c.where(index, message)} is not an OpenAI Chat message "

@@ -32,6 +32,11 @@ def _is_message(element: Mapping[str, Any]) -> bool:
         "developer",
     ):
         return False
+    if any(
+        k not in ("type", "role", "content", "id", "status") and v not in (None, [], {}, "")
+        for k, v in element.items()
+    ):
+        return False
     if isinstance(content, str):
         return True
     parts = ("output_text", "refusal") if role == "assistant" else _INPUT_PARTS
