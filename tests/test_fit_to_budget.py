@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawctx.history import Transcript, count_message_tokens, validate_for_provider
-from clawctx.interop import fit_to_budget, from_anthropic, read
+from clawctx.interop import fit_to_budget, from_anthropic, openai_chat, read
 
 PROVIDERS = ("anthropic", "openai", "google", "other")
 
@@ -56,7 +56,9 @@ def broken_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
         elif kind == "assistant":
             ids = [f"c{n}_{k}" for k in range(draw(st.integers(0, 3)))]
             calls += ids
-            out.append(_call(*ids, text=text, stop=draw(st.sampled_from([None, None, "error", "aborted"]))))
+            out.append(
+                _call(*ids, text=text, stop=draw(st.sampled_from([None, None, "error", "aborted"])))
+            )
         elif kind == "result" and calls:
             out.append(_result(draw(st.sampled_from(calls)), text))
         else:
@@ -65,12 +67,20 @@ def broken_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
 
 
 def _estimate(messages: Transcript) -> int:
-    return int(sum(Transcript([{**m, "role": "user"} if m["role"] == "system" else m for m in messages]).token_counts()))
+    return int(
+        sum(
+            Transcript(
+                [{**m, "role": "user"} if m["role"] == "system" else m for m in messages]
+            ).token_counts()
+        )
+    )
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=broken_histories(), budget=st.integers(0, 120))
-def test_any_history_comes_out_provider_valid_and_within_budget(history: list[dict[str, Any]], budget: int) -> None:
+def test_any_history_comes_out_provider_valid_and_within_budget(
+    history: list[dict[str, Any]], budget: int
+) -> None:
     transcript = Transcript(history)
     prelude = _estimate(transcript[:1]) if history and history[0]["role"] == "system" else 0
     if prelude > budget:
@@ -86,6 +96,14 @@ def test_any_history_comes_out_provider_valid_and_within_budget(history: list[di
         assert validate_for_provider(kept, provider=provider) == [], provider
     if kept and kept[0]["role"] != "system":
         assert kept[0]["role"] == "user"
+    # The same history as OpenAI Chat messages: a valid result, in that shape, within budget.
+    chat = openai_chat.write(history)
+    chat_fit = fit_to_budget(chat, budget)
+    back = read(chat_fit.messages) if chat_fit.messages else None
+    assert back is None or back.format == "openai_chat"
+    assert chat_fit.tokens <= budget
+    for provider in PROVIDERS:
+        assert back is None or validate_for_provider(back.transcript, provider=provider) == []
 
 
 def test_keeps_the_newest_turns_whole() -> None:
@@ -111,7 +129,14 @@ def test_keeps_the_newest_turns_whole() -> None:
 
 
 def test_a_budget_between_a_call_and_its_results_drops_both() -> None:
-    history = [_user("q"), _call("a"), _result("a", "x" * 400), _user("next"), _call("b"), _result("b")]
+    history = [
+        _user("q"),
+        _call("a"),
+        _result("a", "x" * 400),
+        _user("next"),
+        _call("b"),
+        _result("b"),
+    ]
     last_turn = int(sum(Transcript(history[3:]).token_counts()))
     fit = fit_to_budget(history, last_turn + 50)  # room for part of the big result, not all
     assert fit.messages == history[3:]
@@ -166,7 +191,13 @@ def test_exact_counters_and_a_callable() -> None:
 OPENAI_CHAT = [
     {"role": "system", "content": "sys"},
     {"role": "user", "content": "weather?"},
-    {"role": "assistant", "content": None, "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "w", "arguments": "{}"}}]},
+    {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "w", "arguments": "{}"}}
+        ],
+    },
     {"role": "tool", "tool_call_id": "call_1", "content": "sunny " * 50},
     {"role": "assistant", "content": "It is sunny."},
     {"role": "user", "content": "thanks"},
@@ -186,8 +217,17 @@ def test_anthropic_request_in_request_out() -> None:
         "system": "sys",
         "messages": [
             {"role": "user", "content": "weather?"},
-            {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "w", "input": {}}]},
-            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny " * 50}, {"type": "text", "text": "and now?"}]},
+            {
+                "role": "assistant",
+                "content": [{"type": "tool_use", "id": "toolu_1", "name": "w", "input": {}}],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "sunny " * 50},
+                    {"type": "text", "text": "and now?"},
+                ],
+            },
             {"role": "assistant", "content": [{"type": "text", "text": "still sunny"}]},
         ],
     }
@@ -197,7 +237,10 @@ def test_anthropic_request_in_request_out() -> None:
     assert fit.messages == {"model": "claude-sonnet-4-5", "system": "sys", "messages": []}
     whole = fit_to_budget(request, 10_000)
     assert whole.messages == request
-    assert validate_for_provider(from_anthropic(whole.messages["messages"]), provider="anthropic") == []
+    assert (
+        validate_for_provider(from_anthropic(whole.messages["messages"]), provider="anthropic")
+        == []
+    )
 
 
 def test_repaired_foreign_history_comes_back_in_its_shape() -> None:
@@ -213,17 +256,26 @@ def test_repaired_foreign_history_comes_back_in_its_shape() -> None:
     [
         ([{"role": "user", "content": "a"}, {"parts": "x"}], ValueError),
         (42, TypeError),
-        ([_user("a"), {"role": "tool", "tool_call_id": "x", "content": "c"}, _result("x")], ValueError),
+        (
+            [_user("a"), {"role": "tool", "tool_call_id": "x", "content": "c"}, _result("x")],
+            ValueError,
+        ),
     ],
 )
 def test_unreadable_or_mixed_shapes_are_refused(history: Any, error: type[Exception]) -> None:
-    with pytest.raises(error, match="element|history"):
+    with pytest.raises(error, match=r"element|history"):
         fit_to_budget(history, 100)
 
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"max_tokens": -1}, {"max_tokens": 1.5}, {"max_tokens": 5, "strategy": "middle"}, {"max_tokens": 5, "keep_first": -2}, {"max_tokens": 5, "start_on": "ai"}],
+    [
+        {"max_tokens": -1},
+        {"max_tokens": 1.5},
+        {"max_tokens": 5, "strategy": "middle"},
+        {"max_tokens": 5, "keep_first": -2},
+        {"max_tokens": 5, "start_on": "ai"},
+    ],
 )
 def test_bad_arguments_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):

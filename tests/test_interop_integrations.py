@@ -14,14 +14,18 @@ import pytest
 from clawctx.history import Transcript, validate_for_provider
 from clawctx.interop import from_langchain, from_openai_agents, from_pydantic_ai
 
-_MISSING = [m for m in ("langchain_core", "pydantic_ai", "agents") if importlib.util.find_spec(m) is None]
+_MISSING = [
+    m for m in ("langchain_core", "pydantic_ai", "agents") if importlib.util.find_spec(m) is None
+]
 pytestmark = pytest.mark.skipif(
     bool(_MISSING),
     reason=f"needs the test extra (pip install '.[test]'): {_MISSING} not installed",
 )
 
 
-def _valid(transcript: Transcript, providers: tuple[str, ...] = ("anthropic", "openai", "google")) -> None:
+def _valid(
+    transcript: Transcript, providers: tuple[str, ...] = ("anthropic", "openai", "google")
+) -> None:
     for provider in providers:
         assert validate_for_provider(transcript, provider=provider) == [], provider
 
@@ -40,9 +44,21 @@ def test_langchain_trim_never_orphans_a_tool_message() -> None:
         AIMessage(
             [
                 {"type": "text", "text": "Let's check the weather in Florida"},
-                {"type": "tool_use", "id": "abc123", "name": "get_weather", "input": {"location": "Florida"}},
+                {
+                    "type": "tool_use",
+                    "id": "abc123",
+                    "name": "get_weather",
+                    "input": {"location": "Florida"},
+                },
             ],
-            tool_calls=[{"name": "get_weather", "args": {"location": "Florida"}, "id": "abc123", "type": "tool_call"}],
+            tool_calls=[
+                {
+                    "name": "get_weather",
+                    "args": {"location": "Florida"},
+                    "id": "abc123",
+                    "type": "tool_call",
+                }
+            ],
         ),
         ToolMessage("It's sunny.", name="get_weather", tool_call_id="abc123"),
         HumanMessage("I see, what about Texas?"),
@@ -93,6 +109,7 @@ def test_pydantic_ai_history_processor_repairs_a_poisoned_history() -> None:
         ModelRequest(parts=[ToolReturnPart("lookup", "late result", tool_call_id="call_other_id")]),
         ModelResponse(parts=[TextPart("sorry, that took too long")]),
     ]
+
     def returns(messages: list[ModelMessage]) -> list[tuple[str, str]]:
         parts = [p for m in messages if isinstance(m, ModelRequest) for p in m.parts]
         return [(p.tool_call_id, p.outcome) for p in parts if isinstance(p, ToolReturnPart)]
@@ -110,7 +127,14 @@ def test_pydantic_ai_history_processor_repairs_a_poisoned_history() -> None:
 
 
 def test_pydantic_ai_history_processor_fits_a_budget() -> None:
-    from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, ToolCallPart, ToolReturnPart, UserPromptPart
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        TextPart,
+        ToolCallPart,
+        ToolReturnPart,
+        UserPromptPart,
+    )
 
     from clawctx.interop.integrations.pydantic_ai import history_processor
 
@@ -135,12 +159,27 @@ def test_agents_input_filter_drops_an_output_whose_call_was_cut() -> None:
 
     stored = [
         {"role": "user", "content": "What is the weather?"},
-        {"type": "function_call", "call_id": "call_1", "name": "get_weather", "arguments": "{}", "id": "fc_1", "status": "completed"},
+        {
+            "type": "function_call",
+            "call_id": "call_1",
+            "name": "get_weather",
+            "arguments": "{}",
+            "id": "fc_1",
+            "status": "completed",
+        },
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
-        {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "msg_1",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}],
+        },
     ]
     limited = stored[-2:] + [{"role": "user", "content": "And tomorrow?"}]
-    data = CallModelData(model_data=ModelInputData(input=limited, instructions="be brief"), agent=None, context=None)  # type: ignore[arg-type]
+    data = CallModelData(
+        model_data=ModelInputData(input=limited, instructions="be brief"), agent=None, context=None
+    )  # type: ignore[arg-type]
     filtered = input_filter()(data)
     assert filtered.instructions == "be brief"
     assert filtered.input == limited[1:]
@@ -159,10 +198,14 @@ def test_agents_input_filter_runs_inside_the_runner() -> None:
     seen: list[Any] = []
 
     class CaptureModel(Model):
-        async def get_response(self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any) -> ModelResponse:
+        async def get_response(
+            self, system_instructions: Any, input: Any, *args: Any, **kwargs: Any
+        ) -> ModelResponse:
             seen.append(input)
             text = ResponseOutputText(type="output_text", text="ok", annotations=[])
-            message = ResponseOutputMessage(id="msg_2", type="message", role="assistant", status="completed", content=[text])
+            message = ResponseOutputMessage(
+                id="msg_2", type="message", role="assistant", status="completed", content=[text]
+            )
             return ModelResponse(output=[message], usage=Usage(), response_id=None)
 
         def stream_response(self, *args: Any, **kwargs: Any) -> Any:
@@ -170,11 +213,19 @@ def test_agents_input_filter_runs_inside_the_runner() -> None:
 
     history = [
         {"type": "function_call_output", "call_id": "call_1", "output": "sunny"},
-        {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed", "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}]},
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": "msg_1",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "It is sunny.", "annotations": []}],
+        },
         {"role": "user", "content": "And tomorrow?"},
     ]
     agent = Agent(name="a", model=CaptureModel(), model_settings=ModelSettings())
-    result = asyncio.run(Runner.run(agent, history, run_config=RunConfig(call_model_input_filter=input_filter())))
+    result = asyncio.run(
+        Runner.run(agent, history, run_config=RunConfig(call_model_input_filter=input_filter()))
+    )
     assert result.final_output == "ok"
     assert not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in seen[0])
     _valid(from_openai_agents(seen[0]), ("openai",))

@@ -27,7 +27,7 @@ import importlib
 import warnings
 from typing import Any
 
-from clawctx import engine, history, interop, prompt, runtime
+from clawctx import engine, history, interop, prompt, runtime  # noqa: F401
 from clawctx._core import (
     __version__,
 )
@@ -100,9 +100,10 @@ from clawctx.history import (
     strip_heartbeat_token,
     validate_for_provider,
 )
+
 # Histories from other runtimes (issue 16): importable from the top level; listed in
 # clawctx.interop.__all__ (tests/test_layout.py pins the top-level __all__).
-from clawctx.interop import (
+from clawctx.interop import (  # noqa: F401
     fit_to_budget,
     from_anthropic,
     from_gemini,

@@ -21,7 +21,9 @@ JsonDict = dict[str, Any]
 SYSTEM_ROLES = ("system", "developer")
 # Roles that convertToLlm sends on the user side (pi-mono 0.58.3
 # `packages/coding-agent/src/core/messages.ts`).
-USER_SIDE_ROLES = frozenset({"user", "bashExecution", "custom", "branchSummary", "compactionSummary"})
+USER_SIDE_ROLES = frozenset(
+    {"user", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+)
 PI_ROLES = frozenset({"assistant", "toolResult", *USER_SIDE_ROLES, *SYSTEM_ROLES})
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.DOTALL)
@@ -31,9 +33,7 @@ def where(index: int, element: object) -> str:
     return f"element {index} ({type(element).__name__})"
 
 
-def check_keys(
-    obj: Mapping[str, Any], allowed: Iterable[str], what: str, index: int
-) -> None:
+def check_keys(obj: Mapping[str, Any], allowed: Iterable[str], what: str, index: int) -> None:
     """Refuses a field this converter cannot carry, unless it is empty (None, [], {})."""
     allowed_set = set(allowed)
     for key, value in obj.items():
@@ -58,7 +58,9 @@ def image_from_url(url: str) -> JsonDict:
 def image_to_url(block: Mapping[str, Any]) -> str:
     if "url" in block:
         return str(block["url"])
-    return f"data:{block.get('mimeType', 'application/octet-stream')};base64,{block.get('data', '')}"
+    return (
+        f"data:{block.get('mimeType', 'application/octet-stream')};base64,{block.get('data', '')}"
+    )
 
 
 def image_from_bytes(data: bytes, mime_type: str) -> JsonDict:

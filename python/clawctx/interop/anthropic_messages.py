@@ -135,14 +135,24 @@ def read(
             elif kind == "redacted_thinking":
                 c.check_keys(block, ("type", "data"), "a redacted_thinking block", index)
                 blocks.append(
-                    {"type": "thinking", "thinking": "", "thinkingSignature": block["data"], "redacted": True}
+                    {
+                        "type": "thinking",
+                        "thinking": "",
+                        "thinkingSignature": block["data"],
+                        "redacted": True,
+                    }
                 )
             else:
                 c.check_keys(
-                    block, ("type", "id", "name", "input", "cache_control"), "a tool_use block", index
+                    block,
+                    ("type", "id", "name", "input", "cache_control"),
+                    "a tool_use block",
+                    index,
                 )
                 names[block["id"]] = block["name"]
-                blocks.append(_cache(block, c.tool_call(block["id"], block["name"], block["input"])))
+                blocks.append(
+                    _cache(block, c.tool_call(block["id"], block["name"], block["input"]))
+                )
         out.append(c.assistant(blocks))
         origins.append(index)
     return out, origins
@@ -213,7 +223,9 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[Any, list[c.JsonDict]]
             out.append(
                 {
                     "role": "user",
-                    "content": content if isinstance(content, str) else _write_blocks(c.content_blocks(message)),
+                    "content": content
+                    if isinstance(content, str)
+                    else _write_blocks(c.content_blocks(message)),
                 }
             )
             continue
@@ -265,6 +277,8 @@ def from_anthropic(
     return Transcript(read(messages, system)[0])
 
 
-def to_anthropic(messages: Transcript | Iterable[Mapping[str, Any]]) -> tuple[Any, list[c.JsonDict]]:
+def to_anthropic(
+    messages: Transcript | Iterable[Mapping[str, Any]],
+) -> tuple[Any, list[c.JsonDict]]:
     """``(system, messages)`` for the Anthropic Messages API; ``system`` is None when absent."""
     return write(messages)

@@ -3,12 +3,12 @@ splitting a tool call from its results.
 
 The history is read into a transcript (any shape of ``clawctx.interop.formats``), tool pairing
 is repaired in Rust (``repair_tool_pairing``: results moved next to their call, orphans and
-duplicates dropped, missing results added as errors), and the messages are grouped into atomic
-units: an assistant message with the tool results that follow it, or one other message. Units
-are taken from the newest while they fit; the kept part then starts on a user-side message (so
-no result is ever first, and Anthropic and Gemini get the user turn they need first). A history
-whose pairing needed no repair comes back as the caller's own elements (same objects); a
-repaired one is converted back into the caller's shape.
+duplicates dropped, missing results added as errors; then ``drop_duplicate_tool_results``), and
+the messages are grouped into atomic units: an assistant message with the tool results that
+follow it, or one other message. Units are taken from the newest while they fit; the kept part
+then starts on a user-side message (so no result is ever first, and Anthropic and Gemini get
+the user turn they need first). A history whose pairing needed no repair comes back as the
+caller's own elements (same objects); a repaired one is converted back into the caller's shape.
 """
 
 from __future__ import annotations
@@ -19,7 +19,13 @@ from typing import Any, Literal
 
 import numpy as np
 
-from clawctx._core import Transcript, count_message_tokens, estimate_tokens, repair_tool_pairing
+from clawctx._core import (
+    Transcript,
+    count_message_tokens,
+    drop_duplicate_tool_results,
+    estimate_tokens,
+    repair_tool_pairing,
+)
 from clawctx.interop import _common as c
 from clawctx.interop.formats import Converted, read
 
@@ -50,17 +56,25 @@ def _units(roles: Sequence[str | None]) -> list[tuple[int, int]]:
 
 def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
     if counter == "estimate":
-        counts = np.asarray(messages.token_counts(), dtype=np.int64).copy()
+        counts: np.ndarray = np.asarray(messages.token_counts(), dtype=np.int64).copy()
         # pi's estimate knows no system role; count such a message like a user message.
         roles = messages.roles()
         for index, role in enumerate(roles):
             if role in c.SYSTEM_ROLES:
                 message = messages[index]
-                counts[index] = estimate_tokens({"role": "user", "content": message.get("content", "")})
+                counts[index] = estimate_tokens(
+                    {"role": "user", "content": message.get("content", "")}
+                )
         return counts
     if counter in ("o200k_base", "cl100k_base"):
-        return np.asarray(count_message_tokens(messages, counter), dtype=np.int64)
-    raise ValueError(f"counter must be 'estimate', 'o200k_base', 'cl100k_base' or a callable, not {counter!r}")
+        encoding: Literal["o200k_base", "cl100k_base"] = (
+            "o200k_base" if counter == "o200k_base" else "cl100k_base"
+        )
+        exact: np.ndarray = np.asarray(count_message_tokens(messages, encoding), dtype=np.int64)
+        return exact
+    raise ValueError(
+        f"counter must be 'estimate', 'o200k_base', 'cl100k_base' or a callable, not {counter!r}"
+    )
 
 
 def _native_units(
@@ -112,7 +126,10 @@ def fit_to_budget(
         raise ValueError(f"keep_first must be 'system' or a non-negative int, not {keep_first!r}")
     converted = read(messages)
     report = repair_tool_pairing(converted.transcript)
-    transcript = report.messages
+    # Upstream repair keeps a second result inside one span when nothing else there changes
+    # (OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`); no provider takes it.
+    transcript = drop_duplicate_tool_results(report.messages)
+    duplicates = len(report.messages) - len(transcript)
     repaired = transcript is not converted.transcript and transcript != converted.transcript
     roles = transcript.roles()
     units = _units(roles)
@@ -121,7 +138,10 @@ def fit_to_budget(
         units, spans = _native_units(units, converted.origins)
 
     if callable(counter):
-        costs = [int(counter(_part(converted, transcript, u, spans, i, repaired))) for i, u in enumerate(units)]
+        costs = [
+            int(counter(_part(converted, transcript, u, spans, i, repaired)))
+            for i, u in enumerate(units)
+        ]
     else:
         prefix = np.concatenate(([0], np.cumsum(_message_counts(transcript, counter))))
         costs = [int(prefix[end] - prefix[start]) for start, end in units]
@@ -141,8 +161,9 @@ def fit_to_budget(
             prelude += 1
     budget = max_tokens - sum(costs[:prelude])
     if budget < 0:
+        needed = sum(costs[:prelude])
         raise ValueError(
-            f"the kept prelude alone needs {sum(costs[:prelude])} tokens, over max_tokens={max_tokens}"
+            f"the kept prelude alone needs {needed} tokens, over max_tokens={max_tokens}"
         )
     rest = list(range(prelude, len(units)))
     prelude_speaks = any(roles[i] not in c.SYSTEM_ROLES for u in units[:prelude] for i in range(*u))
@@ -179,7 +200,7 @@ def fit_to_budget(
         dropped=_select(converted, transcript, units, spans, dropped, repaired),
         tokens=tokens,
         repaired=repaired,
-        dropped_orphans=report.dropped_orphan_count + report.dropped_duplicate_count,
+        dropped_orphans=report.dropped_orphan_count + report.dropped_duplicate_count + duplicates,
         added_results=len(report.added),
     )
 

@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from clawctx._core import Transcript, convert_to_llm
+from clawctx.interop import _common as c
 from clawctx.interop import (
     anthropic_messages,
     gemini_contents,
@@ -25,7 +26,6 @@ from clawctx.interop import (
     pi_messages,
     pydantic_ai_messages,
 )
-from clawctx.interop import _common as c
 
 # Ties go to the first: a message every dict format reads alike ({"role": "user",
 # "content": "hi"}) means the same thing in each.
@@ -36,7 +36,11 @@ _DICT_FORMATS: tuple[ModuleType, ...] = (
     pi_messages,
     gemini_contents,
 )
-_OBJECT_FORMATS: tuple[ModuleType, ...] = (langchain_messages, pydantic_ai_messages, gemini_contents)
+_OBJECT_FORMATS: tuple[ModuleType, ...] = (
+    langchain_messages,
+    pydantic_ai_messages,
+    gemini_contents,
+)
 FORMATS = tuple(m.FORMAT for m in (*_DICT_FORMATS, langchain_messages, pydantic_ai_messages))
 
 
@@ -90,7 +94,11 @@ class Converted:
     def restore(self, messages: Transcript | Sequence[Mapping[str, Any]]) -> Any:
         """``messages`` in the shape of ``source``."""
         if self.format == "pi":
-            return Transcript(messages) if isinstance(self.source, Transcript) else [dict(m) for m in messages]
+            return (
+                Transcript(messages)
+                if isinstance(self.source, Transcript)
+                else [dict(m) for m in messages]
+            )
         view = _llm_view(messages)
         module = _MODULES[self.format]
         if self.format == "anthropic":

@@ -21,7 +21,14 @@ from clawctx._core import Transcript
 from clawctx.interop import _common as c
 
 FORMAT = "gemini"
-_PART_KEYS = ("text", "thought", "thought_signature", "function_call", "function_response", "inline_data")
+_PART_KEYS = (
+    "text",
+    "thought",
+    "thought_signature",
+    "function_call",
+    "function_response",
+    "inline_data",
+)
 
 
 def _as_dict(element: object) -> Mapping[str, Any] | None:
@@ -47,12 +54,18 @@ def _signature(value: Any) -> Any:
     return base64.b64encode(value).decode("ascii") if isinstance(value, bytes) else value
 
 
-def read(contents: Sequence[Any], system_instruction: Any = None) -> tuple[list[c.JsonDict], list[int]]:
+def read(
+    contents: Sequence[Any], system_instruction: Any = None
+) -> tuple[list[c.JsonDict], list[int]]:
     out: list[c.JsonDict] = []
     origins: list[int] = []
     if system_instruction is not None:
-        text = system_instruction if isinstance(system_instruction, str) else "".join(
-            p.get("text", "") for p in (_as_dict(system_instruction) or {}).get("parts", ())
+        text = (
+            system_instruction
+            if isinstance(system_instruction, str)
+            else "".join(
+                p.get("text", "") for p in (_as_dict(system_instruction) or {}).get("parts", ())
+            )
         )
         out.append({"role": "system", "content": text})
         origins.append(-1)
@@ -66,7 +79,9 @@ def read(contents: Sequence[Any], system_instruction: Any = None) -> tuple[list[
             )
         parts = content["parts"]
         for part in parts:
-            if not isinstance(part, Mapping) or set(k for k, v in part.items() if v is not None) - set(_PART_KEYS):
+            if not isinstance(part, Mapping) or set(
+                k for k, v in part.items() if v is not None
+            ) - set(_PART_KEYS):
                 raise ValueError(f"element {index}: part {part!r} is not supported")
         if content.get("role", "user") == "model":
             blocks: list[c.JsonDict] = []
@@ -92,10 +107,10 @@ def read(contents: Sequence[Any], system_instruction: Any = None) -> tuple[list[
                         thinking["thinkingSignature"] = signature
                     blocks.append(thinking)
                 else:
-                    text = c.text_block(part.get("text", ""))
+                    text_part = c.text_block(part.get("text", ""))
                     if signature is not None:
-                        text["textSignature"] = signature
-                    blocks.append(text)
+                        text_part["textSignature"] = signature
+                    blocks.append(text_part)
             out.append(c.assistant(blocks))
             origins.append(index)
             continue
@@ -133,7 +148,9 @@ def read(contents: Sequence[Any], system_instruction: Any = None) -> tuple[list[
                 if isinstance(data, bytes):
                     rest.append(c.image_from_bytes(data, blob.get("mime_type", "")))
                 else:
-                    rest.append({"type": "image", "data": data, "mimeType": blob.get("mime_type", "")})
+                    rest.append(
+                        {"type": "image", "data": data, "mimeType": blob.get("mime_type", "")}
+                    )
             else:
                 rest.append(c.text_block(part.get("text", "")))
         if rest or not parts:
@@ -148,7 +165,9 @@ def _user_parts(message: Mapping[str, Any]) -> list[c.JsonDict]:
         if block.get("type") == "text":
             parts.append({"text": block["text"]})
         elif block.get("type") == "image" and "data" in block:
-            parts.append({"inline_data": {"mime_type": block.get("mimeType"), "data": block["data"]}})
+            parts.append(
+                {"inline_data": {"mime_type": block.get("mimeType"), "data": block["data"]}}
+            )
     return parts
 
 
@@ -206,6 +225,8 @@ def from_gemini(contents: Sequence[Any], system_instruction: Any = None) -> Tran
     return Transcript(read(contents, system_instruction)[0])
 
 
-def to_gemini(messages: Transcript | Iterable[Mapping[str, Any]]) -> tuple[str | None, list[c.JsonDict]]:
+def to_gemini(
+    messages: Transcript | Iterable[Mapping[str, Any]],
+) -> tuple[str | None, list[c.JsonDict]]:
     """``(system_instruction, contents)`` as google-genai dicts."""
     return write(messages)

@@ -69,23 +69,33 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
             extra["name"] = message.name
         if isinstance(message, SystemMessage):
             content = message.content
-            pi: c.JsonDict = {"role": "system", "content": content if isinstance(content, str) else _blocks(content, index, set())}
+            pi: c.JsonDict = {
+                "role": "system",
+                "content": content if isinstance(content, str) else _blocks(content, index, set()),
+            }
         elif isinstance(message, HumanMessage):
             content = message.content
-            pi = {"role": "user", "content": content if isinstance(content, str) else _blocks(content, index, set())}
+            pi = {
+                "role": "user",
+                "content": content if isinstance(content, str) else _blocks(content, index, set()),
+            }
         elif isinstance(message, AIMessage):
             ids = {str(call.get("id")) for call in message.tool_calls}
             blocks = _blocks(message.content, index, ids)
             for call in message.tool_calls:
                 names[str(call.get("id"))] = call["name"]
-                blocks.append(c.tool_call(str(call.get("id")), call["name"], call.get("args") or {}))
+                blocks.append(
+                    c.tool_call(str(call.get("id")), call["name"], call.get("args") or {})
+                )
             pi = c.assistant(blocks)
         elif isinstance(message, ToolMessage):
             content = message.content
             pi = c.tool_result(
                 message.tool_call_id,
                 names.get(message.tool_call_id, ""),
-                _blocks(content, index, set()) if not isinstance(content, str) else [c.text_block(content)],
+                _blocks(content, index, set())
+                if not isinstance(content, str)
+                else [c.text_block(content)],
                 is_error=message.status == "error",
             )
         else:
@@ -129,12 +139,20 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
         if role in c.SYSTEM_ROLES:
             out.append(SystemMessage(content=_content(message), **extra))
         elif role == "assistant":
-            calls = [
-                {"name": b.get("name"), "args": b.get("arguments") if isinstance(b.get("arguments"), dict) else {}, "id": b.get("id"), "type": "tool_call"}
+            calls: list[Any] = [
+                {
+                    "name": b.get("name"),
+                    "args": b.get("arguments") if isinstance(b.get("arguments"), dict) else {},
+                    "id": b.get("id"),
+                    "type": "tool_call",
+                }
                 for b in c.content_blocks(message)
                 if b.get("type") == "toolCall"
             ]
-            rest = {**message, "content": [b for b in c.content_blocks(message) if b.get("type") != "toolCall"]}
+            rest = {
+                **message,
+                "content": [b for b in c.content_blocks(message) if b.get("type") != "toolCall"],
+            }
             out.append(AIMessage(content=_content(rest), tool_calls=calls, **extra))
         elif role == "toolResult":
             out.append(

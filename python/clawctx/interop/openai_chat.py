@@ -40,7 +40,9 @@ def claims(element: object) -> bool:
     if role == "assistant" and isinstance(content, list):
         return all(isinstance(p, Mapping) and p.get("type") in ("text", "refusal") for p in content)
     if isinstance(content, list):
-        return all(isinstance(p, Mapping) and p.get("type") in ("text", "image_url") for p in content)
+        return all(
+            isinstance(p, Mapping) and p.get("type") in ("text", "image_url") for p in content
+        )
     return isinstance(content, str) or (role == "assistant" and content is None)
 
 

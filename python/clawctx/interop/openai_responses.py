@@ -120,18 +120,29 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                 names[item["call_id"]] = item["name"]
                 extra = _extras(item, ("call_id", "name", "arguments"))
                 blocks.append(
-                    c.tool_call(item["call_id"], item["name"], item["arguments"], responsesItem=extra)
+                    c.tool_call(
+                        item["call_id"], item["name"], item["arguments"], responsesItem=extra
+                    )
                 )
             else:
                 c.check_keys(
                     item, ("type", "id", "role", "content", "status"), "an assistant message", index
                 )
                 content = item["content"]
-                parts = [{"type": "output_text", "text": content}] if isinstance(content, str) else content
+                parts = (
+                    [{"type": "output_text", "text": content}]
+                    if isinstance(content, str)
+                    else content
+                )
                 for position, part in enumerate(parts):
                     if part.get("type") != "output_text":
                         raise ValueError(f"element {index}: refusal parts are not supported")
-                    c.check_keys(part, ("type", "text", "annotations", "logprobs"), "an output_text part", index)
+                    c.check_keys(
+                        part,
+                        ("type", "text", "annotations", "logprobs"),
+                        "an output_text part",
+                        index,
+                    )
                     block = c.text_block(part["text"])
                     if part.get("annotations"):
                         block["annotations"] = part["annotations"]
@@ -141,15 +152,26 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                             block["responsesText"] = True
                     blocks.append(block)
                 if not parts:
-                    blocks.append({**c.text_block(""), "responsesItem": _extras(item, ("content",)), "responsesEmpty": True})
+                    blocks.append(
+                        {
+                            **c.text_block(""),
+                            "responsesItem": _extras(item, ("content",)),
+                            "responsesEmpty": True,
+                        }
+                    )
             continue
         current = None
         if kind == "function_call_output":
             c.check_keys(
-                item, ("type", "id", "call_id", "output", "status"), "a function_call_output item", index
+                item,
+                ("type", "id", "call_id", "output", "status"),
+                "a function_call_output item",
+                index,
             )
             output = item["output"]
-            result_blocks = [c.text_block(output)] if isinstance(output, str) else _input_content(output, index)
+            result_blocks = (
+                [c.text_block(output)] if isinstance(output, str) else _input_content(output, index)
+            )
             result = c.tool_result(item["call_id"], names.get(item["call_id"], ""), result_blocks)
             extra = _extras(item, ("type", "call_id", "output"))
             if extra:
@@ -158,7 +180,9 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                 result["responsesParts"] = True
             out.append(result)
         else:
-            c.check_keys(item, ("type", "role", "content", "id", "status"), f"a {role} message", index)
+            c.check_keys(
+                item, ("type", "role", "content", "id", "status"), f"a {role} message", index
+            )
             pi: c.JsonDict = {
                 "role": role,
                 "content": _input_content(item["content"], index),
@@ -208,13 +232,19 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
                     call: c.JsonDict = {"type": "function_call"}
                     call.update(block.get("responsesItem") or {})
                     call.update(
-                        call_id=block.get("id"), name=block.get("name"), arguments=c.arguments_text(block)
+                        call_id=block.get("id"),
+                        name=block.get("name"),
+                        arguments=c.arguments_text(block),
                     )
                     out.append(call)
                 elif kind == "text":
                     extra = block.get("responsesItem")
                     if message_item is None or extra is not None:
-                        message_item = dict(extra) if extra is not None else {"type": "message", "role": "assistant"}
+                        message_item = (
+                            dict(extra)
+                            if extra is not None
+                            else {"type": "message", "role": "assistant"}
+                        )
                         message_item["content"] = []
                         out.append(message_item)
                         if block.get("responsesText"):

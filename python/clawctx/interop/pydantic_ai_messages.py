@@ -4,9 +4,10 @@ A ``ModelRequest`` is split into pi messages part by part: ``SystemPromptPart`` 
 ``UserPromptPart`` -> ``user`` (text, ``BinaryContent`` images and ``ImageUrl``),
 ``ToolReturnPart`` -> ``toolResult`` (an outcome other than success is the error flag; a legacy
 ``RetryPromptPart`` for a tool is read as a retried return), retry feedback that answers no
-call -> a ``user`` message carrying the part. A ``ModelResponse`` is one assistant message (``TextPart``, ``ThinkingPart``
-with its signature, ``ToolCallPart``). Writing groups consecutive request-side messages into one
-``ModelRequest``. Part timestamps are kept (pi's ``timestamp``, in ms).
+call -> a ``user`` message carrying the part. A ``ModelResponse`` is one assistant message
+(``TextPart``, ``ThinkingPart`` with its signature, ``ToolCallPart``). Writing groups
+consecutive request-side messages into one ``ModelRequest``. Part timestamps are kept (pi's
+``timestamp``, in ms).
 """
 
 from __future__ import annotations
@@ -58,22 +59,29 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     for index, message in enumerate(messages):
         if isinstance(message, m.ModelResponse):
             blocks: list[c.JsonDict] = []
-            for part in message.parts:
-                if isinstance(part, m.TextPart):
-                    blocks.append(c.text_block(part.content))
-                elif isinstance(part, m.ThinkingPart):
-                    thinking = {"type": "thinking", "thinking": part.content}
-                    if part.signature is not None:
-                        thinking["thinkingSignature"] = part.signature
-                    if part.id is not None:
-                        thinking["id"] = part.id
-                    if part.provider_name is not None:
-                        thinking["provider"] = part.provider_name
+            for response_part in message.parts:
+                if isinstance(response_part, m.TextPart):
+                    blocks.append(c.text_block(response_part.content))
+                elif isinstance(response_part, m.ThinkingPart):
+                    thinking = {"type": "thinking", "thinking": response_part.content}
+                    if response_part.signature is not None:
+                        thinking["thinkingSignature"] = response_part.signature
+                    if response_part.id is not None:
+                        thinking["id"] = response_part.id
+                    if response_part.provider_name is not None:
+                        thinking["provider"] = response_part.provider_name
                     blocks.append(thinking)
-                elif isinstance(part, m.ToolCallPart):
-                    blocks.append(c.tool_call(part.tool_call_id, part.tool_name, part.args or {}))
+                elif isinstance(response_part, m.ToolCallPart):
+                    blocks.append(
+                        c.tool_call(
+                            response_part.tool_call_id,
+                            response_part.tool_name,
+                            response_part.args or {},
+                        )
+                    )
                 else:
-                    raise ValueError(f"element {index}: response part {type(part).__name__} is not supported")
+                    kind = type(response_part).__name__
+                    raise ValueError(f"element {index}: response part {kind} is not supported")
             pi = c.assistant(blocks, model=message.model_name, provider=message.provider_name)
             out.append(_with_time(pi, message.timestamp))
             origins.append(index)
@@ -99,20 +107,34 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                         elif isinstance(item, m.ImageUrl):
                             user.append({"type": "image", "url": item.url})
                         else:
-                            raise ValueError(f"element {index}: user content {type(item).__name__} is not supported")
+                            kind = type(item).__name__
+                            raise ValueError(
+                                f"element {index}: user content {kind} is not supported"
+                            )
                     pi = {"role": "user", "content": user}
             elif isinstance(part, m.ToolReturnPart):
                 pi = c.tool_result(
                     part.tool_call_id,
                     part.tool_name,
-                    [c.text_block(part.content if isinstance(part.content, str) else part.model_response_str())],
+                    [
+                        c.text_block(
+                            part.content
+                            if isinstance(part.content, str)
+                            else part.model_response_str()
+                        )
+                    ],
                     is_error=part.outcome != "success",
                 )
                 if part.outcome not in ("success", "failed"):
                     pi["outcome"] = part.outcome
             elif isinstance(part, m.RetryPromptPart) and part.tool_name is not None:
                 # Legacy retry of a tool call: pydantic-ai now stores it as a retried return.
-                pi = c.tool_result(part.tool_call_id, part.tool_name, [c.text_block(part.model_response())], is_error=True)
+                pi = c.tool_result(
+                    part.tool_call_id,
+                    part.tool_name,
+                    [c.text_block(part.model_response())],
+                    is_error=True,
+                )
                 pi["outcome"] = "retried"
             elif isinstance(part, m.RetryPromptPart | m.RetryFeedbackPart):
                 # Feedback that answers no call (output validation): sent as a user turn; the
@@ -123,7 +145,9 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                     "pydanticPart": to_jsonable_python(part),
                 }
             else:
-                raise ValueError(f"element {index}: request part {type(part).__name__} is not supported")
+                raise ValueError(
+                    f"element {index}: request part {type(part).__name__} is not supported"
+                )
             out.append(_with_time(pi, getattr(part, "timestamp", None)))
             origins.append(index)
         if message.instructions is not None and len(out) > first:
@@ -187,9 +211,13 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
         if message.get("instructions") is not None:
             instructions = message["instructions"]
         if role in c.SYSTEM_ROLES:
-            parts.append(m.SystemPromptPart(content=c.blocks_text(message.get("content")), **stamp(message)))
+            parts.append(
+                m.SystemPromptPart(content=c.blocks_text(message.get("content")), **stamp(message))
+            )
         elif role == "toolResult":
-            outcome = message.get("outcome") or ("failed" if message.get("isError") else "success")
+            outcome: Any = message.get("outcome") or (
+                "failed" if message.get("isError") else "success"
+            )
             parts.append(
                 m.ToolReturnPart(
                     tool_name=str(message.get("toolName")),
@@ -202,7 +230,9 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
         elif role in c.USER_SIDE_ROLES:
             content = message.get("content")
             if message.get("pydanticPart") is not None:
-                parts.append(TypeAdapter(m.ModelRequestPart).validate_python(message["pydanticPart"]))
+                parts.append(
+                    TypeAdapter(m.ModelRequestPart).validate_python(message["pydanticPart"])
+                )
                 continue
             if isinstance(content, str):
                 parts.append(m.UserPromptPart(content=content, **stamp(message)))

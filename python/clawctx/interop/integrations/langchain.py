@@ -13,7 +13,8 @@ def trim_messages(
     messages: Sequence[Any],
     *,
     max_tokens: int,
-    token_counter: Literal["estimate", "o200k_base", "cl100k_base"] | Callable[[list[Any]], int] = "estimate",
+    token_counter: Literal["estimate", "o200k_base", "cl100k_base"]
+    | Callable[[list[Any]], int] = "estimate",
     strategy: Literal["last", "first"] = "last",
     include_system: bool = True,
     start_on: Literal["human", "any"] = "human",
