@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -229,3 +231,18 @@ def test_agents_input_filter_runs_inside_the_runner() -> None:
     assert result.final_output == "ok"
     assert not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in seen[0])
     _valid(from_openai_agents(seen[0]), ("openai",))
+
+
+def _readme_blocks() -> list[str]:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Histories from other runtimes", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
+
+
+def test_the_readme_section_has_one_example_per_sdk() -> None:
+    assert len(_readme_blocks()) == 5
+
+
+@pytest.mark.parametrize("index", range(5))
+def test_the_readme_examples_run_as_written(index: int) -> None:
+    exec(compile(_readme_blocks()[index], f"README.md block {index}", "exec"), {})
