@@ -13,7 +13,7 @@ caller's own elements (same objects); a repaired one is converted back into the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,12 +21,12 @@ import numpy as np
 
 from clawctx._core import (
     Transcript,
+    _budget_units,
     count_message_tokens,
     drop_duplicate_tool_results,
     estimate_tokens,
     repair_tool_pairing,
 )
-from clawctx.interop import _common as c
 from clawctx.interop.formats import Converted, read
 
 Counter = Literal["estimate", "o200k_base", "cl100k_base"] | Callable[[Any], int]
@@ -44,27 +44,13 @@ class Fit:
     added_results: int = 0  # missing tool results the repair added as errors
 
 
-def _units(roles: Sequence[str | None]) -> list[tuple[int, int]]:
-    units: list[tuple[int, int]] = []
-    for index, role in enumerate(roles):
-        if role == "toolResult" and units and roles[units[-1][0]] == "assistant":
-            units[-1] = (units[-1][0], index + 1)
-        else:
-            units.append((index, index + 1))
-    return units
+# Unit start kinds of `_budget_units` (rust/core/src/transcript/budget.rs, `UnitStart`).
+_USER, _TOOL_RESULT, _SYSTEM = 0, 2, 3
 
 
 def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
     if counter == "estimate":
         counts: np.ndarray = np.asarray(messages.token_counts(), dtype=np.int64).copy()
-        # pi's estimate knows no system role; count such a message like a user message.
-        roles = messages.roles()
-        for index, role in enumerate(roles):
-            if role in c.SYSTEM_ROLES:
-                message = messages[index]
-                counts[index] = estimate_tokens(
-                    {"role": "user", "content": message.get("content", "")}
-                )
         return counts
     if counter in ("o200k_base", "cl100k_base"):
         encoding: Literal["o200k_base", "cl100k_base"] = (
@@ -77,22 +63,46 @@ def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
     )
 
 
-def _native_units(
-    units: list[tuple[int, int]], origins: Sequence[int]
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """Units merged so that no source element is split between two of them, with each merged
-    unit's range of source elements."""
-    merged: list[tuple[int, int]] = []
-    spans: list[tuple[int, int]] = []
-    for start, end in units:
-        low, high = min(origins[start:end]), max(origins[start:end])
-        if merged and low <= spans[-1][1] and low >= 0:
-            merged[-1] = (merged[-1][0], end)
-            spans[-1] = (spans[-1][0], max(spans[-1][1], high))
-        else:
-            merged.append((start, end))
-            spans.append((low, high))
-    return merged, spans
+def _system_estimates(messages: Transcript, counts: np.ndarray, units: np.ndarray) -> None:
+    """pi's estimate knows no system role: such a message is counted like a user message."""
+    for index in units:
+        message = messages[int(index)]
+        counts[index] = estimate_tokens({"role": "user", "content": message.get("content", "")})
+
+
+class _Units:
+    """Units as ranges: ``bounds[u]:bounds[u + 1]`` are unit u's transcript messages, and, for
+    a caller's list kept as it is, ``spans[u]`` the source elements it covers."""
+
+    def __init__(self, transcript: Transcript, converted: Converted, merge: bool) -> None:
+        starts, kinds = _budget_units(transcript)
+        self.count = len(starts)
+        self.bounds = np.append(np.asarray(starts, dtype=np.int64), len(transcript))
+        self.kinds = np.asarray(kinds, dtype=np.int8)
+        self.spans: list[tuple[int, int]] | None = None
+        if merge:
+            self._merge(converted.origins)
+
+    def _merge(self, origins: Sequence[int]) -> None:
+        """Joins units that share a source element (an Anthropic user message holding results
+        and text, a Responses turn of several items), so each keeps whole elements."""
+        keep: list[int] = []
+        spans: list[tuple[int, int]] = []
+        for unit in range(self.count):
+            part = origins[int(self.bounds[unit]) : int(self.bounds[unit + 1])]
+            low, high = min(part), max(part)
+            if spans and 0 <= low <= spans[-1][1]:
+                spans[-1] = (spans[-1][0], max(spans[-1][1], high))
+            else:
+                keep.append(unit)
+                spans.append((low, high))
+        self.bounds = np.append(self.bounds[keep], self.bounds[-1])
+        self.kinds = self.kinds[keep]
+        self.count = len(keep)
+        self.spans = spans
+
+    def messages(self, first: int, last: int) -> tuple[int, int]:
+        return int(self.bounds[first]), int(self.bounds[last])
 
 
 def fit_to_budget(
@@ -131,104 +141,99 @@ def fit_to_budget(
     transcript = drop_duplicate_tool_results(report.messages)
     duplicates = len(report.messages) - len(transcript)
     repaired = transcript is not converted.transcript and transcript != converted.transcript
-    roles = transcript.roles()
-    units = _units(roles)
-    spans: list[tuple[int, int]] = []
-    if not repaired:
-        units, spans = _native_units(units, converted.origins)
+    as_is = not repaired and not isinstance(converted.source, Transcript)
+    units = _Units(transcript, converted, merge=as_is)
 
     if callable(counter):
-        costs = [
-            int(counter(_part(converted, transcript, u, spans, i, repaired)))
-            for i, u in enumerate(units)
-        ]
+        costs = np.array(
+            [
+                int(counter(_part(converted, transcript, units, u, as_is)))
+                for u in range(units.count)
+            ],
+            dtype=np.int64,
+        )
     else:
-        prefix = np.concatenate(([0], np.cumsum(_message_counts(transcript, counter))))
-        costs = [int(prefix[end] - prefix[start]) for start, end in units]
+        counts = _message_counts(transcript, counter)
+        if counter == "estimate" and (units.kinds == _SYSTEM).any():
+            _system_estimates(transcript, counts, units.bounds[:-1][units.kinds == _SYSTEM])
+        costs = np.add.reduceat(counts, units.bounds[:-1]) if units.count else counts[:0]
 
     # The prelude: whole units.
-    prelude = 0
     if keep_first == "system":
-        while prelude < len(units) and all(
-            roles[i] in c.SYSTEM_ROLES for i in range(*units[prelude])
-        ):
-            prelude += 1
-    elif keep_first:
-        wanted = sum(1 for o in converted.origins if o < keep_first) if repaired else keep_first
-        covered = 0
-        while prelude < len(units) and covered < wanted:
-            covered = (spans[prelude][1] + 1) if not repaired else units[prelude][1]
-            prelude += 1
-    budget = max_tokens - sum(costs[:prelude])
-    if budget < 0:
-        needed = sum(costs[:prelude])
+        not_system = np.flatnonzero(units.kinds != _SYSTEM)
+        prelude = int(not_system[0]) if len(not_system) else units.count
+    elif keep_first == 0:
+        prelude = 0
+    elif units.spans is not None:
+        ends = np.array([high for _, high in units.spans], dtype=np.int64)
+        prelude = int(np.searchsorted(ends, keep_first - 1, side="left")) + 1
+    else:
+        wanted = (
+            sum(1 for o in converted.origins if o < keep_first) if repaired else int(keep_first)
+        )
+        prelude = int(np.searchsorted(units.bounds[1:], wanted, side="left")) + 1
+    prelude = min(prelude, units.count)
+    needed = int(costs[:prelude].sum())
+    if needed > max_tokens:
         raise ValueError(
             f"the kept prelude alone needs {needed} tokens, over max_tokens={max_tokens}"
         )
-    rest = list(range(prelude, len(units)))
-    prelude_speaks = any(roles[i] not in c.SYSTEM_ROLES for u in units[:prelude] for i in range(*u))
-
-    def starts_well(unit: int) -> bool:
-        first_role = roles[units[unit][0]]
-        if start_on == "user" and not prelude_speaks:
-            return first_role in c.USER_SIDE_ROLES
-        return first_role != "toolResult"
-
-    kept: list[int] = []
-    if strategy == "last":
-        for unit in reversed(rest):
-            if costs[unit] > budget:
-                break
-            budget -= costs[unit]
-            kept.append(unit)
-        kept.reverse()
-        while kept and not starts_well(kept[0]):
-            kept.pop(0)
+    budget = max_tokens - needed
+    speaks = bool((units.kinds[:prelude] != _SYSTEM).any())
+    if start_on == "user" and not speaks:
+        good = units.kinds == _USER
     else:
-        while rest and not starts_well(rest[0]):
-            rest.pop(0)
-        for unit in rest:
-            if costs[unit] > budget:
-                break
-            budget -= costs[unit]
-            kept.append(unit)
-    chosen = list(range(prelude)) + kept
-    dropped = [u for u in range(len(units)) if u not in set(chosen)]
-    tokens = sum(costs[u] for u in chosen)
+        good = units.kinds != _TOOL_RESULT
+    rest = costs[prelude:]
+    if strategy == "last":
+        # The longest newest run that fits, then moved forward to a unit it may start with.
+        from_end = np.cumsum(rest[::-1])
+        first = units.count - int(np.searchsorted(from_end, budget, side="right"))
+        starts = np.flatnonzero(good[first:])
+        first = first + int(starts[0]) if len(starts) else units.count
+        last = units.count
+    else:
+        starts = np.flatnonzero(good[prelude:])
+        first = prelude + int(starts[0]) if len(starts) else units.count
+        last = first + int(np.searchsorted(np.cumsum(costs[first:]), budget, side="right"))
+    kept = [(0, prelude), (first, last)]
+    dropped = [(prelude, first), (last, units.count)]
     return Fit(
-        messages=_select(converted, transcript, units, spans, chosen, repaired),
-        dropped=_select(converted, transcript, units, spans, dropped, repaired),
-        tokens=tokens,
+        messages=_select(converted, transcript, units, kept, as_is),
+        dropped=_select(converted, transcript, units, dropped, as_is),
+        tokens=needed + int(costs[first:last].sum()),
         repaired=repaired,
         dropped_orphans=report.dropped_orphan_count + report.dropped_duplicate_count + duplicates,
         added_results=len(report.added),
     )
 
 
-def _pi_indices(units: list[tuple[int, int]], chosen: Sequence[int]) -> list[int]:
-    return [i for u in chosen for i in range(*units[u])]
-
-
 def _select(
     converted: Converted,
     transcript: Transcript,
-    units: list[tuple[int, int]],
-    spans: list[tuple[int, int]],
-    chosen: Sequence[int],
-    repaired: bool,
+    units: _Units,
+    ranges: Sequence[tuple[int, int]],
+    as_is: bool,
 ) -> Any:
+    """The units in ``ranges`` in the caller's shape."""
+    ranges = [(a, b) for a, b in ranges if a < b]
     source = converted.source
     if isinstance(source, Transcript):
         # Slices of the Rust-owned transcript: no dict per message.
         out = transcript[0:0]
-        for u in chosen:
-            out = out + transcript[units[u][0] : units[u][1]]
+        for a, b in ranges:
+            low, high = units.messages(a, b)
+            out = out + transcript[low:high]
         return out
-    if repaired:
-        return converted.restore([transcript[i] for i in _pi_indices(units, chosen)])
-    elements = [e for u in chosen for e in range(spans[u][0], spans[u][1] + 1) if e >= 0]
-    if converted.format == "anthropic" and not isinstance(source, list):
-        keep_system = any(spans[u][0] < 0 for u in chosen)
+    if not as_is:
+        picked = [transcript[i] for a, b in ranges for i in range(*units.messages(a, b))]
+        return converted.restore(picked)
+    assert units.spans is not None
+    elements = [
+        e for a, b in ranges for e in range(units.spans[a][0], units.spans[b - 1][1] + 1) if e >= 0
+    ]
+    if converted.format == "anthropic" and isinstance(source, Mapping):
+        keep_system = any(units.spans[a][0] < 0 for a, _ in ranges)
         request = {k: v for k, v in source.items() if k != "system" or keep_system}
         request["messages"] = [source["messages"][e] for e in elements]
         return request
@@ -236,13 +241,7 @@ def _select(
 
 
 def _part(
-    converted: Converted,
-    transcript: Transcript,
-    unit: tuple[int, int],
-    spans: list[tuple[int, int]],
-    index: int,
-    repaired: bool,
+    converted: Converted, transcript: Transcript, units: _Units, unit: int, as_is: bool
 ) -> Any:
     """One unit in the caller's shape, for a callable counter."""
-    units = [unit]
-    return _select(converted, transcript, units, [spans[index]] if spans else [], [0], repaired)
+    return _select(converted, transcript, units, [(unit, unit + 1)], as_is)
