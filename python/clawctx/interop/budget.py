@@ -218,16 +218,13 @@ def _select(
     """The units in ``ranges`` in the caller's shape."""
     ranges = [(a, b) for a, b in ranges if a < b]
     source = converted.source
-    if isinstance(source, Transcript):
-        # Slices of the Rust-owned transcript: no dict per message.
+    if isinstance(source, Transcript) or not as_is:
+        # Slices of the Rust-owned transcript: no dict per message for a Transcript.
         out = transcript[0:0]
         for a, b in ranges:
             low, high = units.messages(a, b)
             out = out + transcript[low:high]
-        return out
-    if not as_is:
-        picked = [transcript[i] for a, b in ranges for i in range(*units.messages(a, b))]
-        return converted.restore(picked)
+        return out if isinstance(source, Transcript) else converted.restore(out.to_list())
     assert units.spans is not None
     elements = [
         e for a, b in ranges for e in range(units.spans[a][0], units.spans[b - 1][1] + 1) if e >= 0

@@ -61,6 +61,11 @@ def _detect(history: Sequence[Any]) -> ModuleType:
     candidates: list[ModuleType] | None = None
     for index, element in enumerate(history):
         pool = _DICT_FORMATS if isinstance(element, Mapping) else _OBJECT_FORMATS
+        # Once narrowed, only the remaining candidates are asked (one or two per element).
+        narrowed = [f for f in (pool if candidates is None else candidates) if f.claims(element)]
+        if narrowed:
+            candidates = narrowed
+            continue
         own = [f for f in pool if f.claims(element)]
         if not own:
             expected = (
@@ -70,15 +75,12 @@ def _detect(history: Sequence[Any]) -> ModuleType:
             )
             error = ValueError if isinstance(element, Mapping) else TypeError
             raise error(f"history {c.where(index, element)} is not readable: expected {expected}")
-        narrowed = own if candidates is None else [f for f in candidates if f in own]
-        if not narrowed:
-            assert candidates is not None
-            raise ValueError(
-                f"history {c.where(index, element)} reads as {[f.FORMAT for f in own]}, "
-                f"but the elements before it as {[f.FORMAT for f in candidates]}: "
-                "a history must be in one format"
-            )
-        candidates = narrowed
+        assert candidates is not None
+        raise ValueError(
+            f"history {c.where(index, element)} reads as {[f.FORMAT for f in own]}, "
+            f"but the elements before it as {[f.FORMAT for f in candidates]}: "
+            "a history must be in one format"
+        )
     return candidates[0] if candidates else pi_messages
 
 
