@@ -1,7 +1,7 @@
 """The layout stays one-way: no import cycle and no upward import, in Python or in Rust.
 
 Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation`` < ``history`` <
-``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/the package ``__init__``; a module
+``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/the package ``__init__``; a module
 imports only from its own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
 Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``hygiene`` <
 ``token_count`` < ``session`` < ``compaction``; a stage uses only earlier stages, and only
@@ -29,6 +29,7 @@ PYTHON_LAYERS = {
     "_js": 0,
     "_deprecation": 0,
     "history": 1,
+    "interop": 1.5,
     "prompt": 2,
     "runtime": 3,
     "engine": 4,
@@ -47,7 +48,7 @@ def _module_name(path: Path) -> str:
     return ".".join(parts)
 
 
-def _python_layer(module: str) -> int:
+def _python_layer(module: str) -> float:
     first = module.split(".")[1] if "." in module else ""
     return PYTHON_LAYERS[first]
 

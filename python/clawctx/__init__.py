@@ -27,7 +27,7 @@ import importlib
 import warnings
 from typing import Any
 
-from clawctx import engine, history, prompt, runtime
+from clawctx import engine, history, interop, prompt, runtime  # noqa: F401
 from clawctx._core import (
     __version__,
 )
@@ -99,6 +99,26 @@ from clawctx.history import (
     should_compact,
     strip_heartbeat_token,
     validate_for_provider,
+)
+
+# Histories from other runtimes (issue 16): importable from the top level; listed in
+# clawctx.interop.__all__ (tests/test_layout.py pins the top-level __all__).
+from clawctx.interop import (  # noqa: F401
+    fit_to_budget,
+    from_anthropic,
+    from_gemini,
+    from_langchain,
+    from_openai_agents,
+    from_openai_chat,
+    from_openai_responses,
+    from_pydantic_ai,
+    to_anthropic,
+    to_gemini,
+    to_langchain,
+    to_openai_agents,
+    to_openai_chat,
+    to_openai_responses,
+    to_pydantic_ai,
 )
 from clawctx.prompt import (
     OPENCLAW_LAYOUT,

@@ -43,6 +43,7 @@ __all__ = [
     "TranscriptPolicy",
     "Violation",
     "__version__",
+    "_budget_units",
     "_compaction_texts",
     "_token_feature_names",
     "_token_features",
@@ -409,6 +410,10 @@ def _token_features(text: str, encoding: _Encoding = "o200k_base") -> list[int]:
 def _token_feature_names() -> list[str]: ...
 def estimate_pruning_chars(message: Mapping[str, Any]) -> int: ...
 def is_tool_prunable(tool_name: str, tools: Mapping[str, Any] | None = None) -> bool: ...
+def _budget_units(messages: _Messages) -> tuple[Any, Any]:
+    """``fit_to_budget``'s units: numpy ``int64`` first indices and ``int8`` start kinds (0 user
+    side, 1 assistant, 2 tool result, 3 system/developer, 4 other)."""
+
 def repair_tool_call_inputs(
     messages: _Messages, *, allowed_tool_names: Sequence[str] | None = None
 ) -> ToolCallInputsReport: ...

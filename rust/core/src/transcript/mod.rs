@@ -8,6 +8,7 @@
 //! Files, in dependency order: `message` and `estimate` (leaves), `facts`, `list` (the
 //! [`Transcript`] and [`Message`] types), then the operations.
 
+mod budget;
 mod context_tokens;
 mod convert;
 mod estimate;
@@ -19,6 +20,7 @@ mod pairing;
 mod pruning;
 mod tool_call_inputs;
 
+pub use budget::{budget_units, UnitStart};
 pub use context_tokens::{
     estimate_context_tokens, estimate_messages_tokens, token_counts, ContextTokens,
 };

@@ -1,0 +1,164 @@
+"""Shared pieces of the converters: pi message builders, strict field checks, JSON arguments.
+
+The pivot of every converter is pi's message shape (pi-mono 0.58.3 `packages/ai/src/types.ts`):
+``user`` (text and image blocks), ``assistant`` (text, thinking and toolCall blocks),
+``toolResult`` (``toolCallId``, ``toolName``, ``isError``). Instructions that other runtimes
+keep among the messages (a system or developer message) become a message of role ``system``
+or ``developer``: pi has no such role, so every clawctx transcript pass carries it through
+untouched and the provider validator ignores it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+JsonDict = dict[str, Any]
+
+SYSTEM_ROLES = ("system", "developer")
+# Roles that convertToLlm sends on the user side (pi-mono 0.58.3
+# `packages/coding-agent/src/core/messages.ts`).
+USER_SIDE_ROLES = frozenset(
+    {"user", "bashExecution", "custom", "branchSummary", "compactionSummary"}
+)
+PI_ROLES = frozenset({"assistant", "toolResult", *USER_SIDE_ROLES, *SYSTEM_ROLES})
+
+_DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.DOTALL)
+
+
+def where(index: int, element: object) -> str:
+    return f"element {index} ({type(element).__name__})"
+
+
+def check_keys(obj: Mapping[str, Any], allowed: Iterable[str], what: str, index: int) -> None:
+    """Refuses a field this converter cannot carry, unless it is empty (None, [], {})."""
+    allowed_set = set(allowed)
+    for key, value in obj.items():
+        if key not in allowed_set and value not in (None, [], {}, ""):
+            raise ValueError(
+                f"element {index}: {what} has field {key!r}, which this converter cannot carry"
+            )
+
+
+def text_block(text: str) -> JsonDict:
+    return {"type": "text", "text": text}
+
+
+def image_from_url(url: str) -> JsonDict:
+    """A pi image block: inline data for a base64 data URL, else the URL itself."""
+    match = _DATA_URL.match(url)
+    if match:
+        return {"type": "image", "data": match.group(2), "mimeType": match.group(1)}
+    return {"type": "image", "url": url}
+
+
+def image_to_url(block: Mapping[str, Any]) -> str:
+    if "url" in block:
+        return str(block["url"])
+    return (
+        f"data:{block.get('mimeType', 'application/octet-stream')};base64,{block.get('data', '')}"
+    )
+
+
+def image_from_bytes(data: bytes, mime_type: str) -> JsonDict:
+    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
+
+
+def decode_base64(data: str) -> bytes:
+    return base64.b64decode(data)
+
+
+def parse_arguments(raw: Any) -> tuple[Any, str | None]:
+    """Tool-call arguments as pi keeps them (an object) and the original JSON text when
+    re-serializing would not give it back (whitespace, key order, or text that is not an object:
+    models do emit broken JSON, and it stays as it was)."""
+    if not isinstance(raw, str):
+        return raw, None
+    try:
+        parsed = json.loads(raw)
+    except ValueError:
+        return raw, None
+    if not isinstance(parsed, dict):
+        return raw, None
+    return parsed, (None if dump_arguments(parsed) == raw else raw)
+
+
+def dump_arguments(arguments: Any) -> str:
+    if isinstance(arguments, str):
+        return arguments
+    return json.dumps(arguments, ensure_ascii=False, separators=(",", ":"))
+
+
+def arguments_text(block: Mapping[str, Any]) -> str:
+    """The JSON text of a toolCall block's arguments, the original text when still accurate."""
+    original = block.get("argumentsText")
+    arguments = block.get("arguments")
+    if isinstance(original, str):
+        try:
+            if json.loads(original) == arguments:
+                return original
+        except ValueError:
+            pass
+    return dump_arguments(arguments if arguments is not None else {})
+
+
+def tool_call(call_id: str, name: str, raw_arguments: Any, **extra: Any) -> JsonDict:
+    arguments, original = parse_arguments(raw_arguments)
+    block: JsonDict = {"type": "toolCall", "id": call_id, "name": name, "arguments": arguments}
+    if original is not None:
+        block["argumentsText"] = original
+    block.update({k: v for k, v in extra.items() if v is not None})
+    return block
+
+
+def tool_result(
+    call_id: str, name: str, content: list[JsonDict], *, is_error: bool = False
+) -> JsonDict:
+    return {
+        "role": "toolResult",
+        "toolCallId": call_id,
+        "toolName": name,
+        "content": content,
+        "isError": is_error,
+    }
+
+
+def assistant(content: list[JsonDict], **extra: Any) -> JsonDict:
+    message: JsonDict = {"role": "assistant", "content": content}
+    message.update({k: v for k, v in extra.items() if v is not None})
+    return message
+
+
+def blocks_text(content: Any) -> str:
+    """The text of pi content (a string or blocks), text blocks joined without separator."""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        return ""
+    return "".join(
+        str(b.get("text", "")) for b in content if isinstance(b, dict) and b.get("type") == "text"
+    )
+
+
+def call_names(messages: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """Tool-call id -> tool name over pi messages, for formats whose results carry no name."""
+    names: dict[str, str] = {}
+    for message in messages:
+        if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        for block in message["content"]:
+            if isinstance(block, dict) and block.get("type") == "toolCall":
+                names[str(block.get("id"))] = str(block.get("name", ""))
+    return names
+
+
+def content_blocks(message: Mapping[str, Any]) -> list[JsonDict]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [text_block(content)]
+    if isinstance(content, list):
+        return [b for b in content if isinstance(b, dict)]
+    return []
