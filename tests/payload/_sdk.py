@@ -1,7 +1,8 @@
 """Validation of produced payloads against the official SDK request types (``anthropic``,
 ``openai``, ``google-genai``, test dependencies), as the cases' README describes: pydantic
-``TypeAdapter``s over the SDKs' TypedDicts, every lazily validated ``Iterable`` iterated, and
-keys the type does not declare reported (TypedDict validation drops them silently)."""
+``TypeAdapter``s over the anthropic/openai TypedDicts, every lazily validated ``Iterable``
+iterated, and keys the type does not declare reported (TypedDict validation drops them
+silently); google-genai's pydantic models forbid unknown keys themselves."""
 
 from __future__ import annotations
 
@@ -82,9 +83,33 @@ def _check(adapter: Any, obj: Any) -> list[str]:
     return _unknown_keys(obj, validated)
 
 
+def _google_problems(api: str, payload: dict[str, Any]) -> list[str]:
+    """google-genai's types are pydantic models with ``extra="forbid"``: unknown keys raise."""
+    from google.genai import types as gt
+
+    if api == "google-gemini-cli":
+        request = payload["request"]
+        for content in request["contents"]:
+            gt.Content.model_validate(content)
+        if "systemInstruction" in request:
+            gt.Content.model_validate(request["systemInstruction"])
+        for tool in request.get("tools", []):
+            gt.Tool.model_validate(tool)
+        if "generationConfig" in request:
+            gt.GenerationConfig.model_validate(request["generationConfig"])
+        return []
+    gt._GenerateContentParameters.model_validate(payload)
+    for content in payload["contents"]:
+        gt.Content.model_validate(content)
+    gt.GenerateContentConfig.model_validate(payload["config"])
+    return []
+
+
 def sdk_problems(api: str, payload: dict[str, Any]) -> list[str]:
     """Unknown keys of ``payload`` under the SDK types of ``api`` (raises
     ``pydantic.ValidationError`` when a value does not validate)."""
+    if api.startswith("google-"):
+        return _google_problems(api, payload)
     body, item, key = _adapters(api)
     allowed = ALLOWED_UNKNOWN.get(api, set())
     unknown = _check(body, payload)

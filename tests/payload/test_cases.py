@@ -35,6 +35,9 @@ SDK_CHECKED = {
     "openai-responses",
     "azure-openai-responses",
     "openai-codex-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "google-gemini-cli",
 }
 #: Fields whose values pi-ai sends although the SDK Literals reject them (the cases' README):
 #: Codex ``reasoning.summary`` ``"off"``/``"on"`` and groq's ``reasoning_effort: "default"``.

@@ -186,3 +186,20 @@ def test_prepared_request_payload_for_the_pipeline_model(tmp_path: Path) -> None
         "properties": {},
         "required": [],
     }
+
+
+def test_sdk_check_catches_unknown_keys_and_bad_values() -> None:
+    from pydantic import ValidationError
+
+    body = build_request_payload(SONNET, {"messages": [{"role": "user", "content": "hi"}]})
+    good = body.to_dict()
+    assert sdk_problems("anthropic-messages", good) == []
+    assert sdk_problems("anthropic-messages", {**good, "bogus": 1}) == ["$.bogus"]
+    bad_block = {**good, "messages": [{"role": "user", "content": [{"type": "nope"}]}]}
+    with pytest.raises(ValidationError):
+        sdk_problems("anthropic-messages", bad_block)
+    gemini = {**SONNET, "id": "gemini-2.5-flash", "api": "google-generative-ai"}
+    google = build_request_payload(gemini, {"messages": [{"role": "user", "content": "hi"}]})
+    assert sdk_problems("google-generative-ai", google.to_dict()) == []
+    with pytest.raises(ValidationError):
+        sdk_problems("google-generative-ai", {**google.to_dict(), "bogus": 1})

@@ -21,6 +21,9 @@ SUPPORTED_APIS = (
     "openai-responses",
     "azure-openai-responses",
     "openai-codex-responses",
+    "google-generative-ai",
+    "google-vertex",
+    "google-gemini-cli",
 )
 
 #: pi-ai ``Model`` fields and the attribute names a model object (such as

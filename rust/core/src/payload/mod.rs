@@ -4,9 +4,10 @@
 //!
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
-//! Codex).
+//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist).
 
 mod anthropic;
+mod google;
 mod model;
 mod openai_completions;
 mod openai_responses;
@@ -76,6 +77,9 @@ pub fn build_payload(
         }
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
             openai_responses::build(&model, &context, &options, request.simple, request.now_ms)
+        }
+        "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
+            google::build(&model, &context, &options, request.simple, request.now_ms)
         }
         other => Err(PayloadError::UnsupportedApi(other.to_owned())),
     }
