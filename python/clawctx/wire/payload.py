@@ -24,6 +24,7 @@ SUPPORTED_APIS = (
     "google-generative-ai",
     "google-vertex",
     "google-gemini-cli",
+    "mistral-conversations",
 )
 
 #: pi-ai ``Model`` fields and the attribute names a model object (such as

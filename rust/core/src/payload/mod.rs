@@ -4,10 +4,11 @@
 //!
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
-//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist).
+//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`.
 
 mod anthropic;
 mod google;
+mod mistral;
 mod model;
 mod openai_completions;
 mod openai_responses;
@@ -80,6 +81,9 @@ pub fn build_payload(
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
             google::build(&model, &context, &options, request.simple, request.now_ms)
+        }
+        "mistral-conversations" => {
+            mistral::build(&model, &context, &options, request.simple, request.now_ms)
         }
         other => Err(PayloadError::UnsupportedApi(other.to_owned())),
     }
