@@ -111,7 +111,7 @@ pub(super) fn build(
     params.insert(
         "messages".to_owned(),
         Value::Array(convert_messages(
-            context.messages.clone(),
+            context.take_messages(),
             model,
             oauth,
             cache_control.as_ref(),

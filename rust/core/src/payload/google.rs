@@ -414,7 +414,7 @@ fn convert_messages(model: &Model, context: &Context<'_>, now_ms: i64) -> Vec<Va
             id.to_owned()
         }
     };
-    let messages = transform(context.messages.clone(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
     let gemini3 = model.id.to_lowercase().contains("gemini-3");
     let multimodal_response = model.id.contains("gemini-3");
     let mut contents: Vec<Value> = Vec::with_capacity(messages.len());

@@ -13,7 +13,10 @@ const NO_IMAGES: &str = "(image omitted: model does not support images)";
 
 fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
-    let reasoning = simple.truthy("reasoning").and_then(Value::as_str).map(clamp_reasoning);
+    let reasoning = simple
+        .truthy("reasoning")
+        .and_then(Value::as_str)
+        .map(clamp_reasoning);
     if model.reasoning && reasoning.is_some() {
         out.insert("promptMode".to_owned(), json!("reasoning"));
     }
@@ -36,7 +39,7 @@ pub(super) fn build(
     };
     let ids = MistralIds::default();
     let normalize = |id: &str, _: &Value| ids.normalize(id);
-    let messages = transform(context.messages.clone(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
     let mut chat = to_chat_messages(&messages, model.accepts_images);
     let mut payload = Map::new();
     payload.insert("model".to_owned(), json!(model.id));
@@ -66,7 +69,9 @@ pub(super) fn build(
     if let Some(choice) = options.truthy("toolChoice") {
         let choice = match choice {
             Value::String(_) => choice.clone(),
-            other => json!({"type": "function", "function": {"name": other.get("function").and_then(|f| f.get("name")).cloned().unwrap_or(Value::Null)}}),
+            other => {
+                json!({"type": "function", "function": {"name": other.get("function").and_then(|f| f.get("name")).cloned().unwrap_or(Value::Null)}})
+            }
         };
         payload.insert("toolChoice".to_owned(), choice);
     }
@@ -119,7 +124,11 @@ fn tool_result_text(text: &str, has_images: bool, supports_images: bool, is_erro
         return format!("{prefix}{trimmed}{suffix}");
     }
     if has_images {
-        let body = if supports_images { "(see attached image)" } else { NO_IMAGES };
+        let body = if supports_images {
+            "(see attached image)"
+        } else {
+            NO_IMAGES
+        };
         return format!("{prefix}{body}");
     }
     format!("{prefix}(no tool output)")
@@ -213,10 +222,16 @@ fn to_chat_messages(messages: &[Value], supports_images: bool) -> Vec<Value> {
                     .collect();
                 let has_images = content.iter().any(|c| c["type"] == "image");
                 let is_error = msg.get("isError").is_some_and(is_truthy);
-                let text = tool_result_text(&texts.join("\n"), has_images, supports_images, is_error);
+                let text =
+                    tool_result_text(&texts.join("\n"), has_images, supports_images, is_error);
                 let mut parts = vec![json!({"type": "text", "text": text})];
                 if supports_images {
-                    parts.extend(content.iter().filter(|c| c["type"] == "image").map(image_url));
+                    parts.extend(
+                        content
+                            .iter()
+                            .filter(|c| c["type"] == "image")
+                            .map(image_url),
+                    );
                 }
                 let mut m = Map::new();
                 m.insert("role".to_owned(), json!("tool"));

@@ -65,7 +65,7 @@ pub fn build_payload(
     }
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),
-        messages: values,
+        messages: std::cell::Cell::new(values),
         tools: request.tools.as_ref(),
     };
     let options = model::Options::new(&request.options);

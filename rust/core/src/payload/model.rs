@@ -109,11 +109,17 @@ impl<'a> Options<'a> {
 /// A pi-ai `Context`, messages already read.
 pub struct Context<'a> {
     pub system_prompt: Option<&'a str>,
-    pub messages: Vec<Value>,
+    /// Taken (moved, not copied) by the one converter that replays them.
+    pub messages: std::cell::Cell<Vec<Value>>,
     pub tools: Option<&'a Value>,
 }
 
 impl Context<'_> {
+    /// The messages, moved out (an empty list afterwards).
+    pub fn take_messages(&self) -> Vec<Value> {
+        self.messages.take()
+    }
+
     /// `context.systemPrompt` when truthy.
     pub fn system(&self) -> Option<&str> {
         self.system_prompt.filter(|s| !s.is_empty())

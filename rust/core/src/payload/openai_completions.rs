@@ -118,6 +118,10 @@ pub(super) fn build(
         Options::new(options.map)
     };
     let compat = compat_of(model);
+    // Of the messages as given, before the replay layer (openai-completions.ts).
+    let given = context.take_messages();
+    let tool_history = has_tool_history(&given);
+    context.messages.set(given);
     let mut messages = convert_messages(model, context, &compat, now_ms)?;
     add_openrouter_anthropic_cache_control(model, &mut messages);
 
@@ -144,7 +148,7 @@ pub(super) fn build(
     }
     if let Some(tools) = context.tools() {
         params.insert("tools".to_owned(), convert_tools(tools, &compat));
-    } else if has_tool_history(&context.messages) {
+    } else if tool_history {
         // Anthropic behind LiteLLM-style proxies wants `tools` whenever the history has calls.
         params.insert("tools".to_owned(), json!([]));
     }
@@ -274,7 +278,7 @@ fn convert_messages(
         }
         id.to_owned()
     };
-    let messages = transform(context.messages.clone(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
     let mut params = Vec::with_capacity(messages.len() + 1);
     if let Some(prompt) = context.system() {
         let role = if model.reasoning && compat.supports_developer_role {

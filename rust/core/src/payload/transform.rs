@@ -247,36 +247,40 @@ fn transform_assistant(
     let same_model = str_field(msg, "provider") == Some(model.provider.as_str())
         && str_field(msg, "api") == Some(model.api.as_str())
         && str_field(msg, "model") == Some(model.id.as_str());
-    let Some(Value::Array(blocks)) = msg.get("content") else {
-        return;
+    let blocks = match msg.get_mut("content") {
+        Some(content @ Value::Array(_)) => match content.take() {
+            Value::Array(blocks) => blocks,
+            _ => return,
+        },
+        _ => return,
     };
     let mut out = Vec::with_capacity(blocks.len());
     for block in blocks {
-        match str_field(block, "type") {
+        match str_field(&block, "type") {
             Some("thinking") => {
                 if block.get("redacted").is_some_and(crate::base::is_truthy) {
                     if same_model {
-                        out.push(block.clone());
+                        out.push(block);
                     }
                     continue;
                 }
-                if same_model && truthy_str(block, "thinkingSignature") {
-                    out.push(block.clone());
+                if same_model && truthy_str(&block, "thinkingSignature") {
+                    out.push(block);
                     continue;
                 }
-                let thinking = str_field(block, "thinking").unwrap_or_default();
+                let thinking = str_field(&block, "thinking").unwrap_or_default();
                 if js_trim(thinking).is_empty() {
                     continue;
                 }
                 if same_model {
-                    out.push(block.clone());
+                    out.push(block);
                 } else {
                     out.push(json!({"type": "text", "text": thinking}));
                 }
             }
             Some("text") => {
                 if same_model {
-                    out.push(block.clone());
+                    out.push(block);
                 } else {
                     let text = block.get("text").cloned();
                     let mut obj = Map::new();
@@ -288,7 +292,7 @@ fn transform_assistant(
                 }
             }
             Some("toolCall") => {
-                let mut call = block.clone();
+                let mut call = block;
                 if !same_model {
                     if let Some(obj) = call.as_object_mut() {
                         if obj
@@ -299,10 +303,10 @@ fn transform_assistant(
                         }
                     }
                     if let Some(normalize) = normalize {
-                        let id = str_field(block, "id").unwrap_or_default();
-                        let new_id = normalize(id, msg);
+                        let id = str_field(&call, "id").unwrap_or_default().to_owned();
+                        let new_id = normalize(&id, msg);
                         if new_id != id {
-                            id_map.insert(id.to_owned(), new_id.clone());
+                            id_map.insert(id, new_id.clone());
                             if let Some(obj) = call.as_object_mut() {
                                 obj.insert("id".to_owned(), Value::String(new_id));
                             }
@@ -311,7 +315,7 @@ fn transform_assistant(
                 }
                 out.push(call);
             }
-            _ => out.push(block.clone()),
+            _ => out.push(block),
         }
     }
     if let Some(obj) = msg.as_object_mut() {
