@@ -1,10 +1,11 @@
 """The layout stays one-way: no import cycle and no upward import, in Python or in Rust.
 
 Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation`` < ``history`` <
-``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/the package ``__init__``; a module
+``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/the package
+``__init__``; a module
 imports only from its own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
 Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``hygiene`` <
-``token_count`` < ``session`` < ``compaction``; a stage uses only earlier stages, and only
+``token_count`` < ``session`` < ``compaction`` < ``payload``; a stage uses only earlier stages, and only
 through their ``mod.rs`` surface. The binding crate never imports the Python package.
 
 Run alone: ``python -m pytest tests/test_import_graph.py -v``.
@@ -29,16 +30,25 @@ PYTHON_LAYERS = {
     "_js": 0,
     "_deprecation": 0,
     "history": 1,
-    "interop": 1.5,
-    "prompt": 2,
-    "runtime": 3,
-    "engine": 4,
-    "demo": 5,
-    "cli": 5,
-    "__main__": 5,
-    "": 5,  # the package's own __init__
+    "wire": 2,
+    "interop": 3,
+    "prompt": 4,
+    "runtime": 5,
+    "engine": 6,
+    "demo": 7,
+    "cli": 7,
+    "__main__": 7,
+    "": 7,  # the package's own __init__
 }
-RUST_STAGES = ("base", "transcript", "hygiene", "token_count", "session", "compaction")
+RUST_STAGES = (
+    "base",
+    "transcript",
+    "hygiene",
+    "token_count",
+    "session",
+    "compaction",
+    "payload",
+)
 
 
 def _module_name(path: Path) -> str:

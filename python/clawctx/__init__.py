@@ -9,6 +9,7 @@ stages below it):
 
 - ``clawctx.history``: the session file and its transcript: repair, token counts, pruning,
   provider hygiene, heartbeats, images, compaction;
+- ``clawctx.wire``: provider request payloads, byte-compatible with pi-ai's;
 - ``clawctx.prompt``: the system prompt, workspace files and skills, the prompt body of an
   inbound message, system events, untrusted-text escaping, prompt images;
 - ``clawctx.runtime``: the per-session lane, follow-up queues, announces, reply tokens;

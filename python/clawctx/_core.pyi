@@ -42,12 +42,15 @@ __all__ = [
     "Transcript",
     "TranscriptPolicy",
     "Violation",
+    "_RequestPayload",
     "__version__",
     "_budget_units",
+    "_build_request_payload",
     "_compaction_texts",
     "_token_feature_names",
     "_token_features",
     "_token_vocabulary",
+    "_transform_messages",
     "annotate_inter_session_messages",
     "build_compaction_prompt",
     "build_session_context",
@@ -901,3 +904,29 @@ def scan_sessions(
     workers: int | None = None,
     progress: Callable[[int, int], object] | None = None,
 ) -> list[SessionSummary]: ...
+
+# Provider request payloads (public home: ``clawctx.wire``).
+
+@final
+class _RequestPayload:
+    """A request body built in Rust."""
+
+    @property
+    def api(self) -> str: ...
+    def to_dict(self) -> dict[str, Any]: ...
+    def to_json(self) -> bytes: ...
+
+def _build_request_payload(
+    request_json: str,
+    messages: Transcript | str,
+    *,
+    simple: bool = False,
+    now_ms: int = 0,
+) -> _RequestPayload: ...
+def _transform_messages(
+    model_json: str,
+    messages_json: str,
+    normalizer: str = "none",
+    *,
+    now_ms: int = 0,
+) -> str: ...

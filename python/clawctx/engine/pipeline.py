@@ -112,6 +112,7 @@ from clawctx.prompt.workspace import (
     build_bootstrap_context_files,
     load_workspace_bootstrap_files,
 )
+from clawctx.wire import build_request_payload
 
 __all__ = [
     "ContextPipeline",
@@ -230,6 +231,34 @@ class PreparedRequest:
     #: persisting its own session state stores). ``None`` when the pipeline did not load the
     #: workspace files itself.
     bootstrap_prompt_warning: BootstrapPromptWarning | None = None
+    #: The pipeline's model (what :meth:`request_payload` builds the body for).
+    model: ModelSpec | None = None
+
+    def request_payload(
+        self,
+        options: Mapping[str, Any] | None = None,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        model: Any = None,
+    ) -> dict[str, Any]:
+        """The provider request body for the model call, as pi-ai builds it (pi's agent loop
+        calls ``streamSimple``): system prompt, :meth:`llm_messages` and ``tools`` for the
+        pipeline's model (or ``model``, a pi-ai ``Model`` mapping with ``baseUrl``,
+        ``maxTokens``, ... when the ``ModelSpec`` lacks them). ``options`` are pi-ai's
+        ``SimpleStreamOptions``; ``reasoning`` defaults to the request's think level. Ready for
+        the SDK: ``client.messages.create(**prepared.request_payload())``."""
+        target = model if model is not None else self.model
+        if target is None:
+            raise ValueError("this PreparedRequest has no model: pass model=")
+        simple = dict(options or {})
+        if self.think_level not in (None, "off"):
+            simple.setdefault("reasoning", self.think_level)
+        context = {
+            "system_prompt": self.system_prompt,
+            "messages": self.llm_messages(),
+            "tools": None if tools is None else list(tools),
+        }
+        return build_request_payload(target, context, simple, simple=True).to_dict()
 
     def llm_messages(self) -> _core.Transcript:
         """History plus the prompt message, converted for the model (pi's ``convertToLlm``,
@@ -488,6 +517,7 @@ class ContextPipeline:
             model_override=None if hook_result is None else hook_result.model_override,
             provider_override=None if hook_result is None else hook_result.provider_override,
             bootstrap_prompt_warning=run.bootstrap_warning,
+            model=self.model,
         )
 
     async def arecord_turn(
@@ -932,6 +962,7 @@ class ContextPipeline:
             session_id=None,
             session_file=None,
             session_key=request.session_key,
+            model=self.model,
         )
 
 

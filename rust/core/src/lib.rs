@@ -4,7 +4,7 @@
 //! and only through their `mod.rs` surface):
 //!
 //! ```text
-//! base -> transcript -> hygiene -> token_count -> session -> compaction
+//! base -> transcript -> hygiene -> token_count -> session -> compaction -> payload
 //! ```
 //!
 //! `token_count` sits after `hygiene` because it charges images by the dimensions that
@@ -22,6 +22,8 @@ pub mod token_count; // exact and calibrated BPE token counts of messages and tr
 pub mod session; // session files: lines, entries, tree, open/append/refresh, context, repair, scan
 
 pub mod compaction; // compaction trigger, cut point, preparation, prompts and summary entry
+
+pub mod payload; // provider request bodies as pi-ai builds them, and its replay layer
 
 pub use base::{Error, Result};
 pub use session::{

@@ -16,6 +16,7 @@ mod errors;
 mod hygiene;
 mod hygiene_heartbeat;
 mod hygiene_images;
+mod payload;
 mod session;
 mod session_heartbeat;
 mod session_leaf_context;
@@ -45,6 +46,8 @@ mod _core {
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,
         PyImageBlockRef,
     };
+    #[pymodule_export]
+    use crate::payload::{_build_request_payload, _transform_messages};
     #[pymodule_export]
     use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
@@ -98,6 +101,11 @@ mod _core {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        // Private: `clawctx.wire` is the public home of the payload API (`RequestPayload`).
+        m.add(
+            "_RequestPayload",
+            m.py().get_type::<crate::payload::PyRequestPayload>(),
+        )?;
         m.add(
             "CURRENT_SESSION_VERSION",
             clawctx_core::session::CURRENT_SESSION_VERSION,

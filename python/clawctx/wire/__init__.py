@@ -1,0 +1,28 @@
+"""Provider request payloads: the wire format of a model call.
+
+``build_request_payload`` turns a model, a context (system prompt, messages, tools) and the
+stream options into the request body pi-ai (pi-mono 0.58.3 ``packages/ai``) would send for the
+model's API; ``transform_messages`` exposes the cross-provider replay layer alone. The
+conversion runs in Rust; the body comes back as a :class:`RequestPayload` (``to_dict()``,
+``to_json()``).
+
+Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
+"""
+
+from __future__ import annotations
+
+from clawctx.wire.payload import (
+    SUPPORTED_APIS,
+    PayloadError,
+    RequestPayload,
+    build_request_payload,
+    transform_messages,
+)
+
+__all__ = [
+    "SUPPORTED_APIS",
+    "PayloadError",
+    "RequestPayload",
+    "build_request_payload",
+    "transform_messages",
+]

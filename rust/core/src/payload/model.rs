@@ -1,0 +1,333 @@
+//! The pieces every builder shares: the pi-ai `Model` fields that steer a payload, the options
+//! object, the context, the `SimpleStreamOptions` mapping of pi-mono 0.58.3
+//! `packages/ai/src/providers/simple-options.ts`, and small JavaScript-semantics helpers.
+
+use serde_json::{Map, Value};
+
+use super::PayloadError;
+use crate::base::is_truthy;
+
+/// The fields of a pi-ai `Model` (`packages/ai/src/types.ts`) that a payload depends on.
+pub struct Model {
+    pub id: String,
+    pub name: String,
+    pub api: String,
+    pub provider: String,
+    pub base_url: String,
+    pub reasoning: bool,
+    /// `model.input.includes("image")`.
+    pub accepts_images: bool,
+    pub max_tokens: f64,
+    /// `model.compat` (an object, or `None`).
+    pub compat: Option<Map<String, Value>>,
+}
+
+fn required_str(value: &Value, key: &'static str) -> Result<String, PayloadError> {
+    match value.get(key) {
+        Some(Value::String(s)) => Ok(s.clone()),
+        _ => Err(PayloadError::Invalid {
+            what: "model",
+            reason: format!("`{key}` must be a string"),
+        }),
+    }
+}
+
+impl Model {
+    pub fn from_value(value: &Value) -> Result<Model, PayloadError> {
+        if !value.is_object() {
+            return Err(PayloadError::Invalid {
+                what: "model",
+                reason: "expected an object".to_owned(),
+            });
+        }
+        let accepts_images = match value.get("input") {
+            Some(Value::Array(items)) => items.iter().any(|i| i.as_str() == Some("image")),
+            _ => false,
+        };
+        Ok(Model {
+            id: required_str(value, "id")?,
+            name: value
+                .get("name")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            api: required_str(value, "api")?,
+            provider: required_str(value, "provider")?,
+            base_url: value
+                .get("baseUrl")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            reasoning: value.get("reasoning").is_some_and(is_truthy),
+            accepts_images,
+            max_tokens: value
+                .get("maxTokens")
+                .and_then(Value::as_f64)
+                .unwrap_or(0.0),
+            compat: value.get("compat").and_then(Value::as_object).cloned(),
+        })
+    }
+
+    /// `model.compat?.[key]`, when set (not `undefined`).
+    pub fn compat(&self, key: &str) -> Option<&Value> {
+        self.compat.as_ref().and_then(|c| c.get(key))
+    }
+
+    /// `supportsXhigh` of pi-mono 0.58.3 `packages/ai/src/models.ts`.
+    pub fn supports_xhigh(&self) -> bool {
+        ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
+            .iter()
+            .any(|p| self.id.contains(p))
+    }
+}
+
+/// A provider options object (or `SimpleStreamOptions`), read with JavaScript's rules.
+pub struct Options<'a> {
+    pub map: &'a Map<String, Value>,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(map: &'a Map<String, Value>) -> Self {
+        Options { map }
+    }
+
+    /// The value, when the key is present (JSON has no `undefined`).
+    pub fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key)
+    }
+
+    pub fn str(&self, key: &str) -> Option<&'a str> {
+        self.map.get(key).and_then(Value::as_str)
+    }
+
+    /// The value when it is truthy (`options?.key` used in a condition).
+    pub fn truthy(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| is_truthy(v))
+    }
+}
+
+/// A pi-ai `Context`, messages already read.
+pub struct Context<'a> {
+    pub system_prompt: Option<&'a str>,
+    /// Taken (moved, not copied) by the one converter that replays them.
+    pub messages: std::cell::Cell<Vec<Value>>,
+    pub tools: Option<&'a Value>,
+}
+
+impl Context<'_> {
+    /// The messages, moved out (an empty list afterwards).
+    pub fn take_messages(&self) -> Vec<Value> {
+        self.messages.take()
+    }
+
+    /// `context.systemPrompt` when truthy.
+    pub fn system(&self) -> Option<&str> {
+        self.system_prompt.filter(|s| !s.is_empty())
+    }
+
+    /// `context.tools` when truthy.
+    pub fn tools(&self) -> Option<&[Value]> {
+        self.tools.and_then(Value::as_array).map(Vec::as_slice)
+    }
+}
+
+/// A JavaScript number as JSON: integral values as integers, as `JSON.stringify` writes them.
+pub fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.007_199_254_740_992e15 {
+        Value::from(value as i64)
+    } else {
+        Value::from(value)
+    }
+}
+
+/// `buildBaseOptions` (simple-options.ts) as the options object the provider stream receives:
+/// `temperature`, `maxTokens` (default `min(model.maxTokens, 32000)`), `cacheRetention`,
+/// `sessionId`, `metadata` and `apiKey`.
+pub fn base_options(model: &Model, simple: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for key in [
+        "temperature",
+        "apiKey",
+        "cacheRetention",
+        "sessionId",
+        "metadata",
+    ] {
+        if let Some(v) = simple.get(key) {
+            out.insert(key.to_owned(), v.clone());
+        }
+    }
+    let max_tokens = match simple.get("maxTokens") {
+        Some(v) if is_truthy(v) => v.clone(),
+        _ => number(model.max_tokens.min(32000.0)),
+    };
+    out.insert("maxTokens".to_owned(), max_tokens);
+    out
+}
+
+/// `clampReasoning` (simple-options.ts): `xhigh` becomes `high`.
+pub fn clamp_reasoning(level: &str) -> &str {
+    if level == "xhigh" {
+        "high"
+    } else {
+        level
+    }
+}
+
+/// `adjustMaxTokensForThinking` (simple-options.ts): `(maxTokens, thinkingBudget)`.
+pub fn adjust_max_tokens_for_thinking(
+    base_max_tokens: f64,
+    model_max_tokens: f64,
+    level: &str,
+    custom_budgets: Option<&Value>,
+) -> (f64, f64) {
+    let level = clamp_reasoning(level);
+    let default = match level {
+        "minimal" => 1024.0,
+        "low" => 2048.0,
+        "medium" => 8192.0,
+        _ => 16384.0,
+    };
+    let mut budget = custom_budgets
+        .and_then(|b| b.get(level))
+        .and_then(Value::as_f64)
+        .unwrap_or(default);
+    let max_tokens = (base_max_tokens + budget).min(model_max_tokens);
+    if max_tokens <= budget {
+        budget = (max_tokens - 1024.0).max(0.0);
+    }
+    (max_tokens, budget)
+}
+
+/// `JSON.stringify` of a value (the `arguments` string of OpenAI tool calls).
+pub fn js_stringify(value: &Value) -> String {
+    crate::base::to_js_string(value)
+}
+
+/// `id.replace(/[^a-zA-Z0-9_-]/g, "_")`: the regex has no `u` flag, so a character outside the
+/// BMP (two UTF-16 units) becomes two underscores.
+pub fn sanitize_id_chars(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                out.push('_');
+            }
+        }
+    }
+    out
+}
+
+/// `s.slice(0, n)` for an ASCII string (the output of [`sanitize_id_chars`]).
+pub fn ascii_prefix(s: &str, n: usize) -> &str {
+    &s[..s.len().min(n)]
+}
+
+/// pi-ai `shortHash` (`src/utils/hash.ts`): two 32-bit multiplicative hashes over the UTF-16
+/// units, printed in base 36.
+pub fn short_hash(s: &str) -> String {
+    let mut h1: u32 = 0xdead_beef;
+    let mut h2: u32 = 0x41c6_ce57;
+    for unit in s.encode_utf16() {
+        let ch = u32::from(unit);
+        h1 = (h1 ^ ch).wrapping_mul(2_654_435_761);
+        h2 = (h2 ^ ch).wrapping_mul(1_597_334_677);
+    }
+    h1 = (h1 ^ (h1 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h2 ^ (h2 >> 13)).wrapping_mul(3_266_489_909);
+    h2 = (h2 ^ (h2 >> 16)).wrapping_mul(2_246_822_507)
+        ^ (h1 ^ (h1 >> 13)).wrapping_mul(3_266_489_909);
+    format!("{}{}", base36(h2), base36(h1))
+}
+
+fn base36(mut n: u32) -> String {
+    if n == 0 {
+        return "0".to_owned();
+    }
+    let mut digits = Vec::new();
+    while n > 0 {
+        digits.push(char::from_digit(n % 36, 36).unwrap_or('0'));
+        n /= 36;
+    }
+    digits.iter().rev().collect()
+}
+
+/// The JSON text with every escape of an unpaired UTF-16 surrogate (`\udXXX`) removed: the
+/// effect of pi-ai's `sanitizeSurrogates` (`src/utils/sanitize-unicode.ts`) on every string,
+/// applied before parsing since Rust strings cannot hold lone surrogates. `None` when the text
+/// has none.
+pub fn strip_lone_surrogate_escapes(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while let Some(pos) = memchr::memchr(b'\\', &bytes[i..]) {
+        let at = i + pos;
+        if bytes.get(at + 1) != Some(&b'u') {
+            i = at + 2;
+            continue;
+        }
+        let Some(unit) = hex_unit(bytes, at + 2) else {
+            i = at + 2;
+            continue;
+        };
+        if (0xD800..0xDC00).contains(&unit) {
+            let paired = bytes.get(at + 6) == Some(&b'\\')
+                && bytes.get(at + 7) == Some(&b'u')
+                && hex_unit(bytes, at + 8).is_some_and(|u| (0xDC00..0xE000).contains(&u));
+            if paired {
+                i = at + 12;
+                continue;
+            }
+        } else if !(0xDC00..0xE000).contains(&unit) {
+            i = at + 6;
+            continue;
+        }
+        let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
+        buf.push_str(&text[copied..at]);
+        copied = at + 6;
+        i = at + 6;
+    }
+    out.map(|mut buf| {
+        buf.push_str(&text[copied..]);
+        buf
+    })
+}
+
+fn hex_unit(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = bytes.get(at..at + 4)?;
+    let s = std::str::from_utf8(digits).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lone_surrogates_are_removed_and_pairs_kept() {
+        assert_eq!(
+            strip_lone_surrogate_escapes(r#""a\ud800b\ud83d\ude00c\udc00""#).as_deref(),
+            Some(r#""ab\ud83d\ude00c""#)
+        );
+        assert_eq!(strip_lone_surrogate_escapes(r#""\\ud800""#), None);
+    }
+
+    #[test]
+    fn id_chars_follow_utf16_units() {
+        assert_eq!(sanitize_id_chars("a|b😀"), "a_b__");
+    }
+
+    #[test]
+    fn thinking_budget_shrinks_below_the_cap() {
+        assert_eq!(
+            adjust_max_tokens_for_thinking(32000.0, 64000.0, "high", None),
+            (48384.0, 16384.0)
+        );
+        assert_eq!(
+            adjust_max_tokens_for_thinking(4096.0, 8192.0, "xhigh", None),
+            (8192.0, 7168.0)
+        );
+    }
+}

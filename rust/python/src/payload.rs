@@ -1,0 +1,167 @@
+//! Provider request payloads (`clawctx_core::payload`): the body pi-ai builds for a model, and
+//! its `transformMessages` replay layer. The model, options, system prompt and tools arrive as
+//! one JSON text (Python's `json.dumps` escapes lone surrogates, which the core then strips as
+//! pi-ai's `sanitizeSurrogates` does); the messages as a `Transcript` or a JSON array text.
+
+use std::sync::Arc;
+
+use clawctx_core::base::{parse_value, to_js_string, write_js};
+use clawctx_core::payload::{
+    build_payload, strip_lone_surrogate_escapes, transform_messages as core_transform, Model,
+    Normalizer, PayloadError, PayloadRequest,
+};
+use clawctx_core::Transcript;
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use serde_json::{Map, Value};
+
+use crate::convert::to_py;
+use crate::transcript::PyTranscript;
+
+/// A request body built in Rust. `to_dict()` builds the Python objects; `to_json()` writes the
+/// JSON bytes straight from the Rust value.
+#[pyclass(name = "RequestPayload", module = "clawctx._core", frozen)]
+pub struct PyRequestPayload {
+    value: Arc<Value>,
+    api: String,
+}
+
+#[pymethods]
+impl PyRequestPayload {
+    /// The model API this body is for (`model["api"]`).
+    #[getter]
+    fn api(&self) -> &str {
+        &self.api
+    }
+
+    /// The body as a dict (key order as sent).
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        to_py(py, &self.value)
+    }
+
+    /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
+    fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let value = Arc::clone(&self.value);
+        let bytes = py.detach(move || {
+            let mut out = Vec::with_capacity(4096);
+            write_js(&mut out, &value).map(|()| out)
+        });
+        let bytes = bytes.map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    fn __repr__(&self) -> String {
+        let keys: Vec<&str> = self
+            .value
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default();
+        format!("RequestPayload(api={:?}, keys={keys:?})", self.api)
+    }
+}
+
+fn payload_error(err: PayloadError) -> PyErr {
+    PyValueError::new_err(err.to_string())
+}
+
+/// Parses a JSON text after removing lone surrogate escapes.
+fn parse_sanitized(text: &str, what: &str) -> PyResult<Value> {
+    let fixed = strip_lone_surrogate_escapes(text);
+    parse_value(fixed.as_deref().unwrap_or(text))
+        .map_err(|e| PyValueError::new_err(format!("invalid {what} JSON: {e}")))
+}
+
+fn messages_arg(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
+    if let Ok(t) = messages.cast::<PyTranscript>() {
+        return Ok(Arc::clone(&t.get().inner));
+    }
+    let Ok(text) = messages.extract::<String>() else {
+        return Err(PyTypeError::new_err(
+            "messages must be a Transcript or the JSON text of a message list",
+        ));
+    };
+    let parsed = py.detach(move || {
+        let fixed = strip_lone_surrogate_escapes(&text);
+        Transcript::from_json(fixed.as_deref().unwrap_or(&text))
+    });
+    parsed
+        .map(Arc::new)
+        .map_err(|e| PyValueError::new_err(format!("invalid messages JSON: {e}")))
+}
+
+/// The request body for `request["model"]["api"]`. `request_json` is the JSON text of
+/// `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array text.
+#[pyfunction]
+#[pyo3(signature = (request_json, messages, *, simple = false, now_ms = 0))]
+pub fn _build_request_payload(
+    py: Python<'_>,
+    request_json: &str,
+    messages: &Bound<'_, PyAny>,
+    simple: bool,
+    now_ms: i64,
+) -> PyResult<PyRequestPayload> {
+    let mut request = parse_sanitized(request_json, "request")?;
+    let Some(fields) = request.as_object_mut() else {
+        return Err(PyTypeError::new_err("request must be a JSON object"));
+    };
+    let model = fields.remove("model").unwrap_or(Value::Null);
+    let api = model
+        .get("api")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let system_prompt = match fields.remove("systemPrompt") {
+        Some(Value::String(s)) => Some(s),
+        None | Some(Value::Null) => None,
+        Some(_) => return Err(PyTypeError::new_err("systemPrompt must be a string")),
+    };
+    let tools = fields.remove("tools").filter(|t| !t.is_null());
+    let options = match fields.remove("options") {
+        Some(Value::Object(map)) => map,
+        None | Some(Value::Null) => Map::new(),
+        Some(_) => return Err(PyTypeError::new_err("options must be a dict")),
+    };
+    let transcript = messages_arg(py, messages)?;
+    let request = PayloadRequest {
+        model,
+        system_prompt,
+        tools,
+        options,
+        simple,
+        now_ms,
+    };
+    let value = py
+        .detach(move || build_payload(&request, &transcript))
+        .map_err(payload_error)?;
+    Ok(PyRequestPayload {
+        value: Arc::new(value),
+        api,
+    })
+}
+
+/// pi-ai's `transformMessages` over a JSON array text of messages; returns the JSON text of
+/// the result. `normalizer` is `none`, `anthropic` or `bedrock`.
+#[pyfunction]
+#[pyo3(signature = (model_json, messages_json, normalizer = "none", *, now_ms = 0))]
+pub fn _transform_messages(
+    py: Python<'_>,
+    model_json: &str,
+    messages_json: &str,
+    normalizer: &str,
+    now_ms: i64,
+) -> PyResult<String> {
+    let Some(normalizer) = Normalizer::from_name(normalizer) else {
+        return Err(PyValueError::new_err(format!(
+            "unknown tool-call id normalizer: {normalizer:?}"
+        )));
+    };
+    let model = parse_sanitized(model_json, "model")?;
+    let model = Model::from_value(&model).map_err(payload_error)?;
+    let messages = match parse_sanitized(messages_json, "messages")? {
+        Value::Array(items) => items,
+        _ => return Err(PyTypeError::new_err("messages must be a JSON array")),
+    };
+    let out = py.detach(move || core_transform(messages, &model, normalizer, now_ms));
+    Ok(to_js_string(&Value::Array(out)))
+}
