@@ -28,7 +28,7 @@ import importlib
 import warnings
 from typing import Any
 
-from clawctx import engine, history, interop, prompt, runtime  # noqa: F401
+from clawctx import engine, history, interop, prompt, runtime, wire
 from clawctx._core import (
     __version__,
 )
@@ -101,26 +101,7 @@ from clawctx.history import (
     strip_heartbeat_token,
     validate_for_provider,
 )
-
-# Histories from other runtimes (issue 16): importable from the top level; listed in
-# clawctx.interop.__all__ (tests/test_layout.py pins the top-level __all__).
-from clawctx.interop import (  # noqa: F401
-    fit_to_budget,
-    from_anthropic,
-    from_gemini,
-    from_langchain,
-    from_openai_agents,
-    from_openai_chat,
-    from_openai_responses,
-    from_pydantic_ai,
-    to_anthropic,
-    to_gemini,
-    to_langchain,
-    to_openai_agents,
-    to_openai_chat,
-    to_openai_responses,
-    to_pydantic_ai,
-)
+from clawctx.interop import fit_to_budget
 from clawctx.prompt import (
     OPENCLAW_LAYOUT,
     InboundContext,
@@ -142,6 +123,7 @@ from clawctx.runtime import (
     TurnRequest,
     resolve_queue_settings,
 )
+from clawctx.wire import build_request_payload, transform_messages
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -191,6 +173,7 @@ __all__ = [
     "Violation",
     "__version__",
     "build_prompt_body",
+    "build_request_payload",
     "build_session_context",
     "build_system_prompt",
     "convert_to_llm",
@@ -204,8 +187,10 @@ __all__ = [
     "estimate_context_tokens",
     "estimate_tokens",
     "filter_heartbeat_pairs",
+    "fit_to_budget",
     "history",
     "history_limit_for_session_key",
+    "interop",
     "limit_history_turns",
     "load_workspace_bootstrap_files",
     "neutralize_untrusted_text",
@@ -227,7 +212,9 @@ __all__ = [
     "scan_sessions",
     "should_compact",
     "strip_heartbeat_token",
+    "transform_messages",
     "validate_for_provider",
+    "wire",
 ]
 
 
