@@ -241,28 +241,31 @@ pub fn open_session_file(path: &Path, access: Access) -> Result<File> {
 }
 
 fn not_a_file(path: &Path, meta: &fs::Metadata) -> Error {
-    let file_type = meta.file_type();
-    let mut kind = if file_type.is_dir() {
-        "a directory"
-    } else {
-        "not a regular file"
-    };
+    Error::NotAFile {
+        path: path.to_path_buf(),
+        kind: file_kind(meta.file_type()),
+    }
+}
+
+/// What a non-regular file is, for the error message.
+fn file_kind(file_type: fs::FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
         if file_type.is_fifo() {
-            kind = "a FIFO";
+            return "a FIFO";
         } else if file_type.is_char_device() {
-            kind = "a character device";
+            return "a character device";
         } else if file_type.is_block_device() {
-            kind = "a block device";
+            return "a block device";
         } else if file_type.is_socket() {
-            kind = "a socket";
+            return "a socket";
         }
     }
-    Error::NotAFile {
-        path: path.to_path_buf(),
-        kind,
+    if file_type.is_dir() {
+        "a directory"
+    } else {
+        "a special file"
     }
 }
 
@@ -550,6 +553,63 @@ mod tests {
         assert!(replace_atomically(&p, "t", 3, |w| w.write_all(b"x\n")).is_err());
         assert_eq!(fs::read(&taken).unwrap(), b"theirs");
         assert_eq!(fs::read(&p).unwrap(), b"new\n");
+    }
+
+    #[test]
+    fn failed_append_cuts_back_only_its_own_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("s.jsonl");
+        fs::write(&p, b"{\"a\":1}\n").unwrap();
+        let f = LockedFile::open(&p, false, Duration::from_secs(1)).unwrap();
+        // Our partial bytes after the old end: removed.
+        fs::write(&p, b"{\"a\":1}\n{\"b\":").unwrap();
+        f.cut_back_own_bytes(8, b"{\"b\":2}\n");
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n");
+        // Someone else's line (a writer without the lock): kept.
+        fs::write(&p, b"{\"a\":1}\n{\"c\":3}\n").unwrap();
+        f.cut_back_own_bytes(8, b"{\"b\":2}\n");
+        assert_eq!(fs::read(&p).unwrap(), b"{\"a\":1}\n{\"c\":3}\n");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn special_files_are_refused_unopened_for_writing() {
+        let dir = tempfile::tempdir().unwrap();
+        for access in [Access::Read, Access::ReadAppend { create: true }] {
+            let err = open_session_file(dir.path(), access).err().unwrap();
+            assert!(
+                matches!(
+                    err,
+                    Error::NotAFile {
+                        kind: "a directory",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+            let err = open_session_file(Path::new("/dev/null"), access)
+                .err()
+                .unwrap();
+            assert!(
+                matches!(
+                    err,
+                    Error::NotAFile {
+                        kind: "a character device",
+                        ..
+                    }
+                ),
+                "{err}"
+            );
+        }
+    }
+
+    #[test]
+    fn temp_names_carry_the_writer_pid() {
+        assert_eq!(temp_writer_pid("repair-123-456"), Some(123));
+        assert_eq!(temp_writer_pid("reset-1-2"), Some(1));
+        assert_eq!(temp_writer_pid("repair-x-456"), None);
+        assert_eq!(temp_writer_pid("123-456"), None);
+        assert_eq!(temp_writer_pid("repair-123-"), None);
     }
 
     #[test]
