@@ -1375,12 +1375,12 @@ def test_read_only_directory_leaves_original_untouched(tmp_path: Path) -> None:
 
 
 def test_failed_rewrite_raises_and_leaves_original_untouched(tmp_path: Path) -> None:
-    # Works as root too: the temp file's name (".<name>.repair-<pid>-<now>.tmp") is occupied
+    # Works as root too: the temp file's name (".<name>.clawctx-repair-<pid>-<now>.tmp") is occupied
     # by a directory, so the rewrite cannot happen.
     path = tmp_path / "session.jsonl"
     content = _damaged_session(path)
     inode = path.stat().st_ino
-    blocker = tmp_path / f".{path.name}.repair-{os.getpid()}-{NOW_MS}.tmp"
+    blocker = tmp_path / f".{path.name}.clawctx-repair-{os.getpid()}-{NOW_MS}.tmp"
     blocker.mkdir()
 
     with pytest.raises(clawctx.RepairError):

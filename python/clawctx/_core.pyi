@@ -25,6 +25,7 @@ __all__ = [
     "ImageBlockRef",
     "LeafContext",
     "LineChange",
+    "NotASessionFileError",
     "PairingReport",
     "PruningSettings",
     "RefreshReport",
@@ -125,6 +126,9 @@ class SessionFormatError(ClawctxError):
     path: str
     line: int
     reason: str
+
+class NotASessionFileError(SessionFormatError):
+    """The path is a FIFO, device, directory or socket, not a regular file (refused unread)."""
 
 class SessionLockError(ClawctxError):
     """The advisory lock on a session file could not be taken in time."""

@@ -21,6 +21,12 @@ create_exception!(
 );
 create_exception!(
     clawctx._core,
+    NotASessionFileError,
+    SessionFormatError,
+    "The path names a FIFO, device, directory or socket, not a regular file; refused before anything is read or written (nothing blocks, nothing is replaced). Attributes as SessionFormatError (line is 0)."
+);
+create_exception!(
+    clawctx._core,
     SessionLockError,
     ClawctxError,
     "The advisory lock on a session file could not be taken in time (another process holds it)."
@@ -44,19 +50,37 @@ pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
             let _ = value.setattr("reason", reason);
             e
         }
+        Error::NotAFile { path, kind } => {
+            let e = NotASessionFileError::new_err(message);
+            let value = e.value(py);
+            let _ = value.setattr("path", path.to_string_lossy().into_owned());
+            let _ = value.setattr("line", 0);
+            let _ = value.setattr("reason", format!("it is {kind}, not a regular file"));
+            e
+        }
         Error::Lock { .. } => SessionLockError::new_err(message),
-        Error::NotFound { path } => {
-            PyFileNotFoundError::new_err((2, message, path.to_string_lossy().into_owned()))
-        }
-        Error::AlreadyExists { path } => {
-            PyFileExistsError::new_err((17, message, path.to_string_lossy().into_owned()))
-        }
+        Error::NotFound { path } => PyFileNotFoundError::new_err((
+            2,
+            "no such session file",
+            path.to_string_lossy().into_owned(),
+        )),
+        Error::AlreadyExists { path } => PyFileExistsError::new_err((
+            17,
+            "session file already exists and is not empty",
+            path.to_string_lossy().into_owned(),
+        )),
         Error::Conflict { .. } => ClawctxError::new_err(message),
         Error::EntryNotFound(_) => PyKeyError::new_err(message),
         Error::InvalidArgument(_) => PyValueError::new_err(message),
         Error::RepairFailed { .. } => RepairError::new_err(message),
+        // With an errno, Python renders `[Errno N] <reason>: '<path>'` itself: pass the reason
+        // alone so the path is named once.
         Error::Io { source, path } => match source.raw_os_error() {
-            Some(code) => PyOSError::new_err((code, message, path.to_string_lossy().into_owned())),
+            Some(code) => PyOSError::new_err((
+                code,
+                Error::io_reason(&source),
+                path.to_string_lossy().into_owned(),
+            )),
             None => PyOSError::new_err(message),
         },
     }

@@ -40,7 +40,9 @@ mod _core {
         PyCutPoint, PySummaryRequest,
     };
     #[pymodule_export]
-    use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
+    use crate::errors::{
+        ClawctxError, NotASessionFileError, RepairError, SessionFormatError, SessionLockError,
+    };
     #[pymodule_export]
     use crate::hygiene_images::{
         decode_image_base64, find_image_blocks, probe_base64_image, replace_content_blocks,

@@ -17,6 +17,12 @@ pub enum Error {
     #[error("could not lock {} within {waited_ms} ms (another process holds it)", path.display())]
     Lock { path: PathBuf, waited_ms: u64 },
 
+    /// The path names something other than a regular file (a FIFO, a device, a directory, a
+    /// socket): refused before a byte is read or written, so nothing blocks and nothing is
+    /// replaced.
+    #[error("{}: not a session file: it is {kind}, not a regular file", path.display())]
+    NotAFile { path: PathBuf, kind: &'static str },
+
     /// A file that must exist does not.
     #[error("no such session file: {}", path.display())]
     NotFound { path: PathBuf },
@@ -38,10 +44,10 @@ pub enum Error {
     InvalidArgument(String),
 
     /// Rewriting a damaged session file failed; the original is untouched.
-    #[error("repair failed for {}: {source}", path.display())]
+    #[error("repair failed for {}: {}", path.display(), Error::io_reason(source))]
     RepairFailed { path: PathBuf, source: io::Error },
 
-    #[error("{}: {source}", path.display())]
+    #[error("{}: {}", path.display(), Error::io_reason(source))]
     Io { path: PathBuf, source: io::Error },
 }
 
@@ -56,6 +62,20 @@ impl Error {
                 path: path.to_path_buf(),
                 source,
             }
+        }
+    }
+}
+
+impl Error {
+    /// The reason an I/O error gives, without std's `" (os error N)"` suffix (the errno is
+    /// carried separately where the caller needs it, e.g. Python's `OSError.errno`).
+    pub fn io_reason(source: &io::Error) -> String {
+        let text = source.to_string();
+        match source.raw_os_error() {
+            Some(code) => text
+                .strip_suffix(&format!(" (os error {code})"))
+                .map_or_else(|| text.clone(), str::to_owned),
+            None => text,
         }
     }
 }

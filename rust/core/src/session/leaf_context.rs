@@ -39,6 +39,7 @@ use serde_json::Value;
 use super::context::{model_of, ContextState, LeafSelector, SessionContext};
 use super::entry::{types, Entry};
 use super::manager::{Header, OpenOptions, Session, CURRENT_SESSION_VERSION};
+use super::persist::{open_session_file, Access};
 use super::read::{is_valid_header, read_shared_at, scan_records};
 use super::tree::IdIndex;
 use crate::base::RandomIds;
@@ -86,7 +87,7 @@ enum Source {
 impl LeafContextReader {
     /// Reads the file from its end until the leaf's messages are settled.
     pub fn open(path: &Path, options: &TailOptions) -> Result<LeafContextReader> {
-        let file = fs::File::open(path).map_err(|e| Error::io(path, e))?;
+        let file = open_session_file(path, Access::Read)?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let source = match find_header_end(&file, file_len).map_err(|e| Error::io(path, e))? {
             Some(header_end) => {

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 
 use super::entry::{types, Entry};
 use super::lines::split_lines;
-use super::persist::{replace_atomically, write_backup, LockedFile, WriteOptions};
+use super::persist::{
+    open_session_file, replace_atomically, write_backup, Access, LockedFile, WriteOptions,
+};
 use super::read::{
     is_valid_header, probe_before, read_at, read_shared, scan_records, LineAction, SkippedLine,
     TAIL_PROBE_LEN,
@@ -330,11 +332,16 @@ impl Session {
                 "a read-only open cannot rewrite or reset the file".into(),
             ));
         }
-        let identity = fs::File::open(path)
-            .ok()
-            .as_ref()
-            .and_then(super::persist::file_identity);
-        let bytes = read_shared(path).map_err(|e| Error::io(path, e))?;
+        if !options.read_only {
+            // A writable open tidies up after a killed writer, when nobody holds the lock.
+            if let Ok(lock) = LockedFile::open(path, false, std::time::Duration::ZERO) {
+                lock.remove_stale_temps();
+            }
+        }
+        // The identity of the inode read (not of whatever the path names a moment later).
+        let (bytes, file) = read_shared(path)?;
+        let identity = super::persist::file_identity(&file);
+        drop(file);
         let disk_len = bytes.len() as u64;
         let scan_probe_source = Arc::clone(&bytes);
         let scan = scan_records(bytes, 1, false);
@@ -474,7 +481,7 @@ impl Session {
         );
         session.disk_len = disk_len;
         session.disk_lines = 1;
-        let identity = fs::File::open(path)
+        let identity = open_session_file(path, Access::Read)
             .ok()
             .as_ref()
             .and_then(super::persist::file_identity);
@@ -936,7 +943,7 @@ impl Session {
         let Some(path) = self.path.clone() else {
             return Ok(RefreshReport::unchanged());
         };
-        let mut file = fs::File::open(&path).map_err(|e| Error::io(&path, e))?;
+        let mut file = open_session_file(&path, Access::Read)?;
         let identity = super::persist::file_identity(&file);
         let len = file.metadata().map_err(|e| Error::io(&path, e))?.len();
         let replaced = identity.is_some() && self.identity.is_some() && identity != self.identity;
@@ -1126,7 +1133,13 @@ impl Session {
         } else {
             self.disk_lines = line;
         }
-        let entry = Entry::parse(JsonText::owned(text), line).expect("a serialized object parses");
+        // The line is on disk already; an entry the reader could not parse back would be
+        // missing from memory until the next open, so say so instead of panicking.
+        let entry = Entry::parse(JsonText::owned(text), line).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "entry {id:?} was written but cannot be read back; open the session again"
+            ))
+        })?;
         self.entries.push(entry);
         let i = self.entries.len() - 1;
         self.index_entry(i);

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use super::entry::{types, Entry};
 use super::lines::{clean_text, is_blank, salvage_line, split_lines, Line};
-use crate::base::JsonText;
+use super::persist::{open_session_file, Access};
+use crate::base::{Error, JsonText, Result};
 
 /// What the loader did with a line it could not take as it was.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,10 +63,13 @@ pub(crate) struct Scan {
 /// largest allocation a session makes; copying it would double the peak memory). Large files
 /// are read in two halves on two cores (most of a read's time is the kernel mapping fresh
 /// pages and copying into them).
-pub(crate) fn read_shared(path: &Path) -> std::io::Result<Arc<[u8]>> {
-    let file = fs::File::open(path)?;
-    let len = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-    read_shared_at(&file, 0, len)
+/// The file is opened by [`open_session_file`] (regular files only, never blocking).
+pub(crate) fn read_shared(path: &Path) -> Result<(Arc<[u8]>, fs::File)> {
+    let file = open_session_file(path, Access::Read)?;
+    let len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let len = usize::try_from(len).unwrap_or(usize::MAX);
+    let bytes = read_shared_at(&file, 0, len).map_err(|e| Error::io(path, e))?;
+    Ok((bytes, file))
 }
 
 /// [`read_shared`] of the `len` bytes of `file` from `offset` (fewer when the file ends
@@ -475,7 +479,7 @@ mod tests {
             let path = dir.join(format!("{len}.bin"));
             fs::write(&path, &bytes).expect("write");
             assert_eq!(
-                &read_shared(&path).expect("read")[..],
+                &read_shared(&path).expect("read").0[..],
                 &bytes[..],
                 "{len} bytes"
             );

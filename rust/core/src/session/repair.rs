@@ -431,7 +431,8 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     if path.is_dir() {
         let err = io::Error::from_raw_os_error(21);
         return Ok(RepairReport::with_reason(format!(
-            "failed to read session file: {err}"
+            "failed to read session file: {}",
+            Error::io_reason(&err)
         )));
     }
     let lock = match LockedFile::open(path, false, options.lock_timeout) {
@@ -441,11 +442,13 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
         }
         Err(Error::Io { source, .. }) => {
             return Ok(RepairReport::with_reason(format!(
-                "failed to read session file: {source}"
+                "failed to read session file: {}",
+                Error::io_reason(&source)
             )))
         }
         Err(other) => return Err(other),
     };
+    lock.remove_stale_temps();
     let file = reopen_for_read(&lock)?;
 
     // Pass 1: decide, count, and check the header.
@@ -521,7 +524,8 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     });
     if let Err(err) = scan {
         return Ok(RepairReport::with_reason(format!(
-            "failed to read session file: {err}"
+            "failed to read session file: {}",
+            Error::io_reason(&err)
         )));
     }
     // No parsed entry at all (even if malformed lines were dropped): upstream reports an
