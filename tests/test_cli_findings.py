@@ -363,3 +363,21 @@ def test_a_closed_pipe_stops_quietly() -> None:
         err = process.stderr.read()
         process.wait(timeout=60)
     assert b"Traceback" not in err and b"BrokenPipeError" not in err
+
+
+def test_assemble_payload_prints_the_request_body(capsys: pytest.CaptureFixture[str]) -> None:
+    # The demo session through the default Anthropic model: the body pi-ai would send.
+    assert main(["assemble", "--payload"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["model"] == "claude-sonnet-4-5"
+    assert body["stream"] is True
+    assert body["messages"][-1]["role"] == "user"
+    assert isinstance(body["system"], list)
+
+
+def test_assemble_payload_for_an_openai_model(capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["assemble", "--payload", "--provider", "openai", "--model-api", "openai-responses"]
+    assert main([*argv, "--model", "gpt-5"]) == 0
+    body = json.loads(capsys.readouterr().out)
+    assert body["model"] == "gpt-5"
+    assert "input" in body

@@ -607,6 +607,15 @@ def _cmd_assemble(args: argparse.Namespace) -> int:
         print(json.dumps(prepared.to_dict(), indent=2, ensure_ascii=False))
         return 0
     out = _Printer()
+    if args.payload and prepared.should_run:
+        # The request body pi-ai 0.58.3 would send for this model (clawctx.wire).
+        try:
+            body = prepared.request_payload()
+        except _core.ClawctxError as err:
+            _error("assemble", session, _describe(err, session))
+            return 1
+        print(json.dumps(body, indent=2, ensure_ascii=False))
+        return 0
     if not prepared.should_run:
         out.line(f"(no model call) {prepared.reply_text}")
         return 0
@@ -688,7 +697,8 @@ _ASSEMBLE_EXAMPLES = """\
 examples:
   clawctx assemble                                # the bundled demo session and workspace
   clawctx assemble session.jsonl --workspace ~/agent --prompt "hi" --json
-  clawctx assemble --provider google --model-api google-generative-ai --model gemini-2.5-pro"""
+  clawctx assemble --provider google --model-api google-generative-ai --model gemini-2.5-pro
+  clawctx assemble --payload                      # the Anthropic request body, as JSON"""
 
 _INSPECT_EXAMPLES = """\
 examples:
@@ -766,6 +776,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the model's context window, a positive number of tokens (default: %(default)s)",
     )
     assemble.add_argument("--json", action="store_true", help="print everything as JSON")
+    assemble.add_argument(
+        "--payload",
+        action="store_true",
+        help="print only the provider request body pi-ai would send for --model-api (JSON)",
+    )
     assemble.set_defaults(handler=_cmd_assemble)
     inspect = commands.add_parser(
         "inspect",
