@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import importlib
 import io
 import math
 import os
@@ -179,6 +180,21 @@ def _encode_jpeg(image: Image.Image, quality: int) -> bytes:
     return out.getvalue()
 
 
+def _require_pillow() -> None:
+    """Pillow (the ``images`` extra) checks and re-encodes image payloads.
+
+    Called before any payload is looked at, outside the handlers that turn a failing image
+    into a placeholder, so that a missing Pillow never silently replaces images.
+    """
+    try:
+        importlib.import_module("PIL.Image")
+    except ImportError as exc:
+        raise ImportError(
+            'clawctx needs Pillow to check and shrink images: pip install "clawctx[images]"',
+            name="PIL",
+        ) from exc
+
+
 def _open(raw: bytes) -> Image.Image:
     """Opens an image reading its header only; bombs and unknown formats are `_ImageError`."""
     from PIL import Image, UnidentifiedImageError
@@ -291,6 +307,7 @@ def sanitize_image_block(
     """
     max_side = max(1, math.floor(_number(max_dimension_px, "max_dimension_px")))
     byte_limit = max(_number(max_bytes, "max_bytes"), 1)
+    _require_pillow()
     if max_pixels is None:
         from PIL import Image
 

@@ -1,5 +1,17 @@
 //! The encodings whose vocabularies ship with clawctx, and the helpers every counter shares
 //! (UTF-8 decoding, the size from which texts are counted on all cores). A leaf of the folder.
+//!
+//! The vocabularies are OpenAI's `.tiktoken` files, gzip-compressed in `data/` (2.4 MB in all,
+//! against 47 MB for ready-built encoder tables). Each is expanded once, on the first exact count
+//! with its encoding, into a rank table and the pre-tokenizer; nothing is downloaded.
+
+use std::io::Read;
+use std::sync::OnceLock;
+
+use base64::Engine as _;
+use regex_automata::meta::Regex;
+use regex_automata::{Anchored, Input};
+use rustc_hash::FxHashMap;
 
 /// Texts at least this long are split and counted on all cores (rayon's pool).
 pub(super) const PARALLEL_MIN_BYTES: usize = 1 << 20;
@@ -27,10 +39,14 @@ impl Encoding {
         Encoding::ALL.into_iter().find(|e| e.name() == name)
     }
 
-    pub(super) fn tokenizer(self) -> &'static bpe_openai::Tokenizer {
+    /// The encoding's tokenizer, built on first use (thread-safe: one thread builds it, the
+    /// others wait for it).
+    pub(super) fn tokenizer(self) -> &'static Tokenizer {
+        static O200K: OnceLock<Tokenizer> = OnceLock::new();
+        static CL100K: OnceLock<Tokenizer> = OnceLock::new();
         match self {
-            Encoding::O200kBase => bpe_openai::o200k_base(),
-            Encoding::Cl100kBase => bpe_openai::cl100k_base(),
+            Encoding::O200kBase => O200K.get_or_init(|| Tokenizer::build(self)),
+            Encoding::Cl100kBase => CL100K.get_or_init(|| Tokenizer::build(self)),
         }
     }
 
@@ -38,6 +54,263 @@ impl Encoding {
     pub fn vocabulary(self) -> impl ExactSizeIterator<Item = &'static [u8]> {
         let bpe = &self.tokenizer().bpe;
         (0..bpe.num_tokens() as u32).map(move |id| bpe.token_bytes(id))
+    }
+
+    /// The gzip-compressed `.tiktoken` file: one token a line, its bytes in base64 and its rank.
+    /// Files as OpenAI publishes them for tiktoken (`data/README.md` has their SHA-256).
+    fn compressed_vocabulary(self) -> &'static [u8] {
+        match self {
+            Encoding::O200kBase => include_bytes!("../../data/o200k_base.tiktoken.gz"),
+            Encoding::Cl100kBase => include_bytes!("../../data/cl100k_base.tiktoken.gz"),
+        }
+    }
+
+    /// The pre-tokenizer's patterns, tried in order at each piece start, and whether a match
+    /// ends with one look-ahead character that is not part of the piece.
+    ///
+    /// These are tiktoken's `pat_str` regexes (tiktoken 0.7 `tiktoken_ext/openai_public.py`)
+    /// with `\s+(?!\S)`, which regex-automata cannot express, written as `\s+$` (a run at
+    /// the end) and `\s+\s` less its last character (a run before a non-space keeps its last
+    /// space for the next piece): the same pieces.
+    fn patterns(self) -> [(String, bool); 3] {
+        let main = match self {
+            Encoding::O200kBase => [
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n/]*",
+                r"\s*[\r\n]+",
+                r"\s+$",
+            ]
+            .join("|"),
+            Encoding::Cl100kBase => [
+                r"(?i:'s|'t|'re|'ve|'m|'ll|'d)",
+                r"[^\r\n\p{L}\p{N}]?\p{L}+",
+                r"\p{N}{1,3}",
+                r" ?[^\s\p{L}\p{N}]+[\r\n]*",
+                r"\s*[\r\n]+",
+                r"\s+$",
+            ]
+            .join("|"),
+        };
+        [
+            (main, false),
+            (r"\s+\s".to_owned(), true),
+            (r"\s+".to_owned(), false),
+        ]
+    }
+}
+
+/// An encoding's vocabulary and pre-tokenizer: tiktoken's `encode_ordinary`, for counting.
+pub(super) struct Tokenizer {
+    pub(super) bpe: BytePairEncoding,
+    pre: Regex,
+    /// Per pattern of `pre`: whether its match ends with a look-ahead character.
+    lookahead: Vec<bool>,
+}
+
+impl Tokenizer {
+    fn build(encoding: Encoding) -> Tokenizer {
+        // The data and patterns are compiled in and checked by the tests: a failure here is a
+        // broken build, not bad input.
+        let mut text = String::new();
+        flate2::read::GzDecoder::new(encoding.compressed_vocabulary())
+            .read_to_string(&mut text)
+            .expect("the vocabulary compiled into clawctx is valid gzip");
+        let bpe = BytePairEncoding::from_tiktoken(&text);
+        let (patterns, lookahead): (Vec<String>, Vec<bool>) =
+            encoding.patterns().into_iter().unzip();
+        let pre = Regex::new_many(&patterns).expect("the pre-tokenizer patterns are valid");
+        Tokenizer {
+            bpe,
+            pre,
+            lookahead,
+        }
+    }
+
+    /// The pre-tokenizer's pieces of `text`, in order; they concatenate to `text`.
+    pub(super) fn split<'a>(&'a self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        let mut start = 0;
+        std::iter::from_fn(move || {
+            let input = Input::new(text).range(start..).anchored(Anchored::Yes);
+            let found = self.pre.find(input)?;
+            let mut end = found.end();
+            if self.lookahead[found.pattern().as_usize()] {
+                let last = text[..end].chars().next_back().map_or(0, char::len_utf8);
+                end -= last;
+            }
+            let piece = &text[start..end];
+            start = end;
+            Some(piece)
+        })
+    }
+
+    /// The token count of `text`, piece by piece (the reference the fast counter is tested
+    /// against).
+    #[cfg(test)]
+    pub(super) fn count(&self, text: &str) -> usize {
+        self.split(text)
+            .map(|piece| self.bpe.count(piece.as_bytes()))
+            .sum()
+    }
+}
+
+/// A vocabulary: every token's bytes by rank, and the rank of each byte sequence that is a
+/// token. The lower rank merges first.
+pub(super) struct BytePairEncoding {
+    /// Every token's bytes, concatenated in rank order; token `id` is
+    /// `bytes[starts[id]..starts[id + 1]]`.
+    bytes: &'static [u8],
+    starts: Vec<u32>,
+    ranks: FxHashMap<&'static [u8], u32>,
+}
+
+/// Pieces up to this many bytes are merged in arrays on the stack (a scan for the lowest rank
+/// per merge, as tiktoken does); longer ones with a heap, so that no piece costs more than
+/// `n log n` (a megabyte of one letter is one piece).
+const SCAN_MERGE_MAX: usize = 64;
+
+impl BytePairEncoding {
+    /// Reads a `.tiktoken` file (lines `<base64 bytes> <rank>`, ranks `0..n` in order).
+    fn from_tiktoken(text: &str) -> BytePairEncoding {
+        let mut bytes = Vec::with_capacity(text.len() / 2);
+        let mut starts = vec![0u32];
+        for (rank, line) in text.lines().enumerate() {
+            let (token, id) = line
+                .split_once(' ')
+                .expect("a `.tiktoken` line has two fields");
+            debug_assert_eq!(id.parse::<usize>().ok(), Some(rank));
+            base64::engine::general_purpose::STANDARD
+                .decode_vec(token, &mut bytes)
+                .expect("a `.tiktoken` token is base64");
+            starts.push(u32::try_from(bytes.len()).expect("under 4 GB of tokens"));
+        }
+        // The tokenizer lives in a static for the rest of the process: its bytes can be
+        // borrowed for `'static`, so the rank table keys need no allocation of their own.
+        let bytes: &'static [u8] = Box::leak(bytes.into_boxed_slice());
+        let mut ranks = FxHashMap::with_capacity_and_hasher(starts.len(), Default::default());
+        for (id, pair) in starts.windows(2).enumerate() {
+            ranks.insert(&bytes[pair[0] as usize..pair[1] as usize], id as u32);
+        }
+        BytePairEncoding {
+            bytes,
+            starts,
+            ranks,
+        }
+    }
+
+    pub(super) fn num_tokens(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// The bytes of token `id` (`id < num_tokens()`).
+    pub(super) fn token_bytes(&self, id: u32) -> &'static [u8] {
+        let id = id as usize;
+        &self.bytes[self.starts[id] as usize..self.starts[id + 1] as usize]
+    }
+
+    fn rank(&self, bytes: &[u8]) -> u32 {
+        self.ranks.get(bytes).copied().unwrap_or(u32::MAX)
+    }
+
+    /// The number of tokens byte-pair encoding makes of one pre-tokenizer piece: the adjacent
+    /// pair whose concatenation has the lowest rank merges first (the leftmost of equals),
+    /// until no adjacent pair is a token, as tiktoken's `byte_pair_merge`.
+    pub(super) fn count(&self, piece: &[u8]) -> usize {
+        if piece.len() <= 1 {
+            piece.len()
+        } else if piece.len() <= SCAN_MERGE_MAX {
+            self.count_by_scan(piece)
+        } else {
+            self.count_by_heap(piece)
+        }
+    }
+
+    fn count_by_scan(&self, piece: &[u8]) -> usize {
+        let n = piece.len();
+        // Part starts (and the end), and per part the rank of it merged with the next.
+        let mut starts = [0u8; SCAN_MERGE_MAX + 1];
+        let mut ranks = [u32::MAX; SCAN_MERGE_MAX];
+        for (i, start) in starts.iter_mut().enumerate().take(n + 1) {
+            *start = i as u8;
+        }
+        let pair_rank = |starts: &[u8], i: usize, parts: usize| {
+            if i + 1 < parts {
+                self.rank(&piece[usize::from(starts[i])..usize::from(starts[i + 2])])
+            } else {
+                u32::MAX
+            }
+        };
+        let mut parts = n;
+        for (i, rank) in ranks.iter_mut().enumerate().take(parts - 1) {
+            *rank = pair_rank(&starts, i, parts);
+        }
+        loop {
+            let (best, rank) =
+                ranks[..parts - 1]
+                    .iter()
+                    .enumerate()
+                    .fold(
+                        (0, u32::MAX),
+                        |low, (i, &r)| if r < low.1 { (i, r) } else { low },
+                    );
+            if rank == u32::MAX {
+                return parts;
+            }
+            starts.copy_within(best + 2..=parts, best + 1);
+            ranks.copy_within(best + 1..parts, best);
+            parts -= 1;
+            ranks[parts - 1..].fill(u32::MAX);
+            ranks[best] = pair_rank(&starts, best, parts);
+            if best > 0 {
+                ranks[best - 1] = pair_rank(&starts, best - 1, parts);
+            }
+        }
+    }
+
+    fn count_by_heap(&self, piece: &[u8]) -> usize {
+        use std::cmp::Reverse;
+        use std::collections::BinaryHeap;
+
+        let n = piece.len();
+        // Parts as a linked list over their first byte: `end[i]` is where part `i` ends,
+        // `prev[i]` the start of the part before it; `end[i] == 0` marks a merged-away part.
+        let mut end: Vec<usize> = (1..=n).collect();
+        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
+        // Candidate merges (rank, left part, end of the merged pair), lowest rank and then
+        // leftmost first; an entry whose parts have changed since is skipped when popped.
+        let mut heap = BinaryHeap::with_capacity(n);
+        for i in 0..n - 1 {
+            let rank = self.rank(&piece[i..i + 2]);
+            if rank != u32::MAX {
+                heap.push(Reverse((rank, i, i + 2)));
+            }
+        }
+        let mut parts = n;
+        while let Some(Reverse((_, left, pair_end))) = heap.pop() {
+            let right = end[left];
+            if right == 0 || right >= n || end[right] != pair_end {
+                continue;
+            }
+            end[left] = pair_end;
+            end[right] = 0;
+            parts -= 1;
+            if pair_end < n {
+                prev[pair_end] = left;
+                let rank = self.rank(&piece[left..end[pair_end]]);
+                if rank != u32::MAX {
+                    heap.push(Reverse((rank, left, end[pair_end])));
+                }
+            }
+            if left > 0 {
+                let before = prev[left];
+                let rank = self.rank(&piece[before..pair_end]);
+                if rank != u32::MAX {
+                    heap.push(Reverse((rank, before, pair_end)));
+                }
+            }
+        }
+        parts
     }
 }
 
@@ -74,5 +347,139 @@ fn decode_at_end(bytes: &[u8]) -> (u32, usize) {
         ),
         0xE0.. => (((b0 & 0x0F) << 12) | (cont(1) << 6) | cont(2), 3),
         _ => (((b0 & 0x1F) << 6) | cont(1), 2),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    #[test]
+    fn shipped_vocabularies_are_openais_files() {
+        // tiktoken 0.7 `tiktoken_ext/openai_public.py` checks the files it downloads against
+        // these hashes.
+        for (encoding, sha256, tokens) in [
+            (
+                Encoding::O200kBase,
+                "446a9538cb6c348e3516120d7c08b09f57c36495e2acfffe59a5bf8b0cfb1a2d",
+                199_998,
+            ),
+            (
+                Encoding::Cl100kBase,
+                "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7",
+                100_256,
+            ),
+        ] {
+            let mut text = Vec::new();
+            flate2::read::GzDecoder::new(encoding.compressed_vocabulary())
+                .read_to_end(&mut text)
+                .unwrap();
+            let digest: String = Sha256::digest(&text)
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect();
+            assert_eq!(digest, sha256, "{encoding:?}");
+            assert_eq!(encoding.vocabulary().len(), tokens, "{encoding:?}");
+        }
+    }
+
+    #[test]
+    fn vocabulary_is_by_rank() {
+        let bpe = &Encoding::O200kBase.tokenizer().bpe;
+        // The first 256 ranks are the single bytes, in tiktoken's order ('!' first).
+        assert_eq!(bpe.token_bytes(0), b"!");
+        assert_eq!(bpe.rank(b"!"), 0);
+        for id in [0, 255, 256, 10_000, 199_997] {
+            assert_eq!(bpe.rank(bpe.token_bytes(id)), id);
+        }
+        assert_eq!(bpe.rank(b"no such token in any vocabulary"), u32::MAX);
+    }
+
+    #[test]
+    fn first_use_from_many_threads_builds_one_tokenizer() {
+        let addresses: Vec<usize> = std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    scope.spawn(|| std::ptr::from_ref(Encoding::Cl100kBase.tokenizer()) as usize)
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        assert!(addresses.windows(2).all(|w| w[0] == w[1]));
+    }
+
+    #[test]
+    fn split_keeps_the_last_space_of_a_run_for_the_next_piece() {
+        for encoding in Encoding::ALL {
+            let tokenizer = encoding.tokenizer();
+            let pieces = |text: &'static str| tokenizer.split(text).collect::<Vec<_>>();
+            // `\s+(?!\S)`: a run before a word gives its last space to the word.
+            assert_eq!(pieces("a   b"), ["a", "  ", " b"], "{encoding:?}");
+            // A run at the end is one piece, a single space before a word joins it.
+            assert_eq!(pieces("a b   "), ["a", " b", "   "], "{encoding:?}");
+            // A run before a newline ends with it.
+            assert_eq!(pieces("x  \n\ny"), ["x", "  \n\n", "y"], "{encoding:?}");
+            // The dropped look-ahead character may be more than one byte.
+            assert_eq!(
+                pieces("a \u{3000}中"),
+                ["a", " ", "\u{3000}中"],
+                "{encoding:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_of_known_texts() {
+        // Counts from tiktoken 0.7 `encode_ordinary`.
+        for (text, o200k, cl100k) in [
+            ("hello world", 2, 2),
+            ("tiktoken is great!", 6, 6),
+            ("お誕生日おめでとう", 8, 9),
+            ("", 0, 0),
+        ] {
+            assert_eq!(
+                Encoding::O200kBase.tokenizer().count(text),
+                o200k,
+                "{text:?}"
+            );
+            assert_eq!(
+                Encoding::Cl100kBase.tokenizer().count(text),
+                cl100k,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn scan_and_heap_merges_agree() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabets: [&[u8]; 3] = [b"ab", b"aeinrst th", b"AbCd019+/="];
+        for encoding in Encoding::ALL {
+            let bpe = &encoding.tokenizer().bpe;
+            for round in 0..3000 {
+                let alphabet = alphabets[round % alphabets.len()];
+                let len = 2 + (next() % (SCAN_MERGE_MAX as u64 - 1)) as usize;
+                let piece: Vec<u8> = (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect();
+                assert_eq!(
+                    bpe.count_by_scan(&piece),
+                    bpe.count_by_heap(&piece),
+                    "{encoding:?} {:?}",
+                    String::from_utf8_lossy(&piece)
+                );
+            }
+            // A long run of one letter goes through the heap in n log n.
+            let run = vec![b'a'; 1 << 20];
+            assert!(bpe.count(&run) < run.len() / 2);
+        }
     }
 }

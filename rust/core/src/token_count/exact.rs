@@ -1,18 +1,19 @@
 //! Exact counts: tiktoken's `len(encode_ordinary(text))`, from the vocabularies and the
-//! byte-pair encoder of `bpe-openai`, with a hand-written pre-tokenizer for ASCII and a table of
+//! byte-pair merge of `encoding`, with a hand-written pre-tokenizer for ASCII and a table of
 //! short tokens keyed by their bytes.
 
 use rayon::prelude::*;
 
 use super::boundaries::TokenBoundaries;
-use super::encoding::{decode, Encoding, PARALLEL_MIN_BYTES};
+use super::encoding::{decode, Encoding, Tokenizer, PARALLEL_MIN_BYTES};
 
 /// The exact token count of `text` (tiktoken's `len(encode_ordinary(text))`). Linear in the
-/// length of the text, also on long inputs without whitespace (base64, minified JSON).
+/// length of the text, also on long inputs without whitespace (base64, minified JSON); a single
+/// piece of megabytes (one letter repeated) costs `n log n`.
 ///
 /// ASCII stretches are cut into pre-tokenizer pieces by a hand-written splitter
 /// (`split_ascii`, the encoding's regex specialised to ASCII); stretches with other
-/// characters go through `bpe-openai`'s regex. A piece that is itself a token counts 1 after
+/// characters go through the encoding's regex. A piece that is itself a token counts 1 after
 /// one hash lookup; a piece with other characters is first cut where no token can cross
 /// (`TokenBoundaries`); only segments that are no token run the byte-pair encoder. Texts
 /// of 1 MB and more are cut at line starts (where no piece can cross) and counted on all
@@ -129,7 +130,7 @@ const LIKELY_TOKEN: usize = 24;
 /// piece found in the vocabulary as one token).
 pub(super) struct Vocab {
     encoding: Encoding,
-    tokenizer: &'static bpe_openai::Tokenizer,
+    tokenizer: &'static Tokenizer,
     /// Tokens of up to [`SHORT_TOKEN`] bytes, most of the vocabulary and nearly every lookup
     /// (pieces and the pairs the merge tries): per slot the token's [`short_key`] and its id.
     /// The key holds the bytes themselves, so a probe is one load and one compare.
@@ -554,7 +555,7 @@ mod tests {
     }
 
     #[test]
-    fn token_count_matches_bpe_openai_on_mixed_text() {
+    fn token_count_matches_the_plain_encoder_on_mixed_text() {
         let mut rng = Rng(42);
         for encoding in Encoding::ALL {
             for _ in 0..2000 {

@@ -1,9 +1,8 @@
 //! Exact token counts with OpenAI's `o200k_base` and `cl100k_base` encodings, a calibrated
 //! fast estimator, and the rule for what of a message counts.
 //!
-//! Exact counts ([`count_exact`]) use the vocabularies and the byte-pair encoder of the
-//! `bpe-openai` crate (GitHub's linear-time encoder), which compiles both vocabularies into the
-//! binary: nothing is downloaded at run time. Results are those of tiktoken's `encode_ordinary`
+//! Exact counts ([`count_exact`]) use OpenAI's vocabularies, compiled into the binary
+//! gzip-compressed (`encoding`): nothing is downloaded at run time. Results are those of tiktoken's `encode_ordinary`
 //! (special-token strings such as `<|endoftext|>` are counted as plain text). ASCII stretches
 //! are pre-tokenized by a hand-written splitter, pieces that are a token count 1 after one hash
 //! probe, short pieces are merged without allocating, and pieces with other characters are cut
