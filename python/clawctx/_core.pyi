@@ -23,6 +23,7 @@ __all__ = [
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "ImageBlockRef",
+    "InternalError",
     "LeafContext",
     "LineChange",
     "PairingReport",
@@ -44,6 +45,7 @@ __all__ = [
     "Violation",
     "__version__",
     "_compaction_texts",
+    "_panic_for_tests",
     "_token_feature_names",
     "_token_features",
     "_token_vocabulary",
@@ -127,6 +129,12 @@ class SessionLockError(ClawctxError):
 
 class RepairError(ClawctxError):
     """Rewriting a damaged session file failed; the original is untouched."""
+
+class InternalError(ClawctxError):
+    """A bug in clawctx: a native call panicked; the message holds the panic's text."""
+
+def _panic_for_tests(message: str) -> None:
+    """Panics with ``message`` (checks that a panic reaches Python as ``InternalError``)."""
 
 @final
 class Transcript(Sequence[_JsonDict]):

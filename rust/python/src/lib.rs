@@ -38,6 +38,8 @@ mod _core {
         PyCutPoint, PySummaryRequest,
     };
     #[pymodule_export]
+    use crate::errors::{_panic_for_tests, InternalError};
+    #[pymodule_export]
     use crate::errors::{ClawctxError, RepairError, SessionFormatError, SessionLockError};
     #[pymodule_export]
     use crate::hygiene_images::{

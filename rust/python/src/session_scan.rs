@@ -27,12 +27,14 @@ pub struct PySessionSummary {
 
 #[pymethods]
 impl PySessionSummary {
-    fn __repr__(&self) -> String {
-        let opt = |v: &Option<String>| {
-            v.as_ref()
-                .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"))
-        };
-        format!(
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                let opt = |v: &Option<String>| {
+                    v.as_ref()
+                        .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"))
+                };
+                format!(
             "SessionSummary(path={:?}, error={}, session_id={}, entries={}, context_messages={}, estimated_tokens={})",
             self.path.display().to_string(),
             opt(&self.error),
@@ -41,6 +43,8 @@ impl PySessionSummary {
             self.context_messages,
             self.estimated_tokens
         )
+            })
+        })
     }
 }
 
@@ -79,30 +83,32 @@ pub fn scan_sessions(
     workers: Option<usize>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<PySessionSummary>> {
-    let total = paths.len();
-    let (summaries, callback_error) = py.detach(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<usize>();
-        std::thread::scope(|scope| {
-            let worker =
-                scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
-            let mut error: Option<PyErr> = None;
-            for (done, _) in rx.iter().enumerate() {
-                if let (Some(callback), None) = (&progress, &error) {
-                    Python::attach(|py| {
-                        if let Err(e) = callback.call1(py, (done + 1, total)) {
-                            error = Some(e);
-                        }
-                    });
+    crate::errors::guard(|| {
+        let total = paths.len();
+        let (summaries, callback_error) = py.detach(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<usize>();
+            std::thread::scope(|scope| {
+                let worker =
+                    scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
+                let mut error: Option<PyErr> = None;
+                for (done, _) in rx.iter().enumerate() {
+                    if let (Some(callback), None) = (&progress, &error) {
+                        Python::attach(|py| {
+                            if let Err(e) = callback.call1(py, (done + 1, total)) {
+                                error = Some(e);
+                            }
+                        });
+                    }
                 }
-            }
-            (
-                worker.join().expect("the scan thread does not panic"),
-                error,
-            )
-        })
-    });
-    if let Some(err) = callback_error {
-        return Err(err);
-    }
-    Ok(summaries.into_iter().map(PySessionSummary::from).collect())
+                (
+                    worker.join().expect("the scan thread does not panic"),
+                    error,
+                )
+            })
+        });
+        if let Some(err) = callback_error {
+            return Err(err);
+        }
+        Ok(summaries.into_iter().map(PySessionSummary::from).collect())
+    })
 }
