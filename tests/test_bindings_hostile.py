@@ -381,3 +381,24 @@ def test_the_release_profile_unwinds() -> None:
     # `panic = "abort"` would turn every caught panic back into a dead process.
     cargo = (Path(__file__).resolve().parent.parent / "Cargo.toml").read_text()
     assert "panic" not in cargo.replace('panic = "unwind"', "")
+
+
+@pytest.mark.parametrize(
+    "extra",
+    ["", ',"n":1e400', ',"s":"\\ud800"'],
+    ids=["plain", "1e400", "lone-surrogate"],
+)
+def test_a_json_text_field_is_parsed_as_every_reader_parses(extra: str) -> None:
+    # OpenClaw's parseOpenAIReasoningSignature runs JSON.parse on a string signature, which
+    # takes 1e400 (Infinity) and lone surrogates; the core read them with bare serde_json and
+    # kept a block upstream drops.
+    from clawctx.history import downgrade_openai_reasoning
+
+    signature = '{"id":"rs_1","type":"reasoning"' + extra + "}"
+    message = {
+        "role": "assistant",
+        "content": [{"type": "thinking", "thinking": "t", "thinkingSignature": signature}],
+        "stopReason": "stop",
+        "timestamp": 1,
+    }
+    assert list(downgrade_openai_reasoning([message])) == []
