@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{from_py, to_py};
+use crate::convert::{from_py, py_repr, to_py};
 use crate::errors::IntoPyResult;
 use crate::session::PySession;
 use crate::transcript::{transcript_arg, PyTranscript};
@@ -410,18 +410,16 @@ impl PyCompactionPreparation {
         })
     }
 
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-            "CompactionPreparation(first_kept_entry_id={:?}, is_split_turn={}, messages_to_summarize={}, turn_prefix_messages={}, tokens_before={})",
-            self.inner.first_kept_entry_id,
-            if self.inner.cut.is_split_turn { "True" } else { "False" },
-            self.inner.messages_to_summarize.len(),
-            self.inner.turn_prefix_messages.len(),
-            self.inner.tokens_before
-        )
-            })
+            Ok(format!(
+                "CompactionPreparation(first_kept_entry_id={}, is_split_turn={}, messages_to_summarize={}, turn_prefix_messages={}, tokens_before={})",
+                py_repr(py, &self.inner.first_kept_entry_id)?,
+                py_repr(py, self.inner.cut.is_split_turn)?,
+                self.inner.messages_to_summarize.len(),
+                self.inner.turn_prefix_messages.len(),
+                self.inner.tokens_before
+            ))
         })
     }
 }
@@ -447,16 +445,14 @@ pub struct PySummaryRequest {
 
 #[pymethods]
 impl PySummaryRequest {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "SummaryRequest(kind={:?}, max_tokens={}, prompt=<{} chars>)",
-                    self.kind,
-                    self.max_tokens,
-                    self.prompt.chars().count()
-                )
-            })
+            Ok(format!(
+                "SummaryRequest(kind={}, max_tokens={}, prompt=<{} chars>)",
+                py_repr(py, &self.kind)?,
+                self.max_tokens,
+                self.prompt.chars().count()
+            ))
         })
     }
 }

@@ -208,8 +208,26 @@ impl PyTranscriptPolicy {
         })
     }
 
-    fn __repr__(&self) -> PyResult<String> {
-        crate::errors::guard(|| Ok(format!("TranscriptPolicy({:?})", self.inner)))
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "sanitize_mode",
+                    "sanitize_tool_call_ids",
+                    "tool_call_id_mode",
+                    "repair_tool_use_result_pairing",
+                    "preserve_signatures",
+                    "sanitize_thought_signatures",
+                    "sanitize_thinking_signatures",
+                    "drop_thinking_blocks",
+                    "apply_google_turn_ordering",
+                    "validate_gemini_turns",
+                    "validate_anthropic_turns",
+                    "allow_synthetic_tool_results",
+                ],
+            )
+        })
     }
 }
 
@@ -469,14 +487,9 @@ pub struct PyViolation {
 
 #[pymethods]
 impl PyViolation {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "Violation(index={}, rule={:?}, detail={:?})",
-                    self.index, self.rule, self.detail
-                )
-            })
+            crate::convert::fields_repr(slf.as_any(), &["index", "rule", "detail"])
         })
     }
 }

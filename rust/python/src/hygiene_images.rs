@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use serde_json::Value;
 
-use crate::convert::from_py;
+use crate::convert::{from_py, py_repr};
 use crate::errors::IntoPyResult;
 use crate::transcript::{transcript_arg, PyTranscript};
 
@@ -37,18 +37,16 @@ pub struct PyImageBlockRef {
 impl PyImageBlockRef {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-            "ImageBlockRef(message_index={}, block_index={}, role={:?}, mime_type={:?}, data=<{} chars>, max_dimension_px={:?}, max_bytes={:?})",
-            self.message_index,
-            self.block_index,
-            self.role,
-            self.mime_type,
-            self.data.bind(py).to_str().map_or(0, |s| s.chars().count()),
-            self.max_dimension_px,
-            self.max_bytes,
-        )
-            })
+            Ok(format!(
+                "ImageBlockRef(message_index={}, block_index={}, role={}, mime_type={}, data=<{} chars>, max_dimension_px={}, max_bytes={})",
+                self.message_index,
+                self.block_index,
+                py_repr(py, &self.role)?,
+                py_repr(py, &self.mime_type)?,
+                self.data.bind(py).to_str().map_or(0, |s| s.chars().count()),
+                py_repr(py, self.max_dimension_px)?,
+                py_repr(py, self.max_bytes)?,
+            ))
         })
     }
 }

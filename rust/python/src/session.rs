@@ -80,18 +80,12 @@ pub struct PyRefreshReport {
 
 #[pymethods]
 impl PyRefreshReport {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                let reason = self
-                    .reason
-                    .as_ref()
-                    .map_or_else(|| "None".to_owned(), |r| format!("{r:?}"));
-                format!(
-                    "RefreshReport(mode={:?}, appended_entries={}, bytes_read={}, reason={reason})",
-                    self.mode, self.appended_entries, self.bytes_read
-                )
-            })
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &["mode", "appended_entries", "bytes_read", "reason"],
+            )
         })
     }
 }
@@ -114,14 +108,9 @@ pub struct PySkippedLine {
 
 #[pymethods]
 impl PySkippedLine {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "SkippedLine(line={}, action={:?}, reason={:?}, records={})",
-                    self.line, self.action, self.reason, self.records
-                )
-            })
+            crate::convert::fields_repr(slf.as_any(), &["line", "action", "reason", "records"])
         })
     }
 }
@@ -566,9 +555,8 @@ impl PySession {
             let s = self.lock(py)?;
             let path = s.inner.path().map(|p| p.display().to_string());
             Ok(format!(
-                "Session(path={}, session_id={}, entries={}, leaf={})",
+                "Session(path={}, entries={}, leaf={})",
                 py_repr(py, path)?,
-                py_repr(py, s.inner.session_id())?,
                 s.inner.entries().len(),
                 py_repr(py, s.inner.leaf_id())?,
             ))

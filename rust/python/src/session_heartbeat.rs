@@ -47,20 +47,9 @@ impl PyHeartbeatMark {
         crate::errors::guard(|| Ok(self.inner.at_line_boundary))
     }
 
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "HeartbeatMark(path={:?}, size={}, at_line_boundary={})",
-                    self.inner.path.display().to_string(),
-                    self.inner.size,
-                    if self.inner.at_line_boundary {
-                        "True"
-                    } else {
-                        "False"
-                    }
-                )
-            })
+            crate::convert::fields_repr(slf.as_any(), &["path", "size", "at_line_boundary"])
         })
     }
 }
@@ -112,14 +101,18 @@ impl PyHeartbeatPruneReport {
         crate::errors::guard(|| Ok(self.action != "unchanged"))
     }
 
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-            "HeartbeatPruneReport(action={:?}, removed_lines={}, removed_bytes={}, kept_lines={}, reason={:?})",
-            self.action, self.removed_lines, self.removed_bytes, self.kept_lines, self.reason
-        )
-            })
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "action",
+                    "removed_lines",
+                    "removed_bytes",
+                    "kept_lines",
+                    "reason",
+                ],
+            )
         })
     }
 }

@@ -27,14 +27,9 @@ pub struct PyLineChange {
 
 #[pymethods]
 impl PyLineChange {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "LineChange(line={}, kind={:?}, reason={:?})",
-                    self.line, self.kind, self.reason
-                )
-            })
+            crate::convert::fields_repr(slf.as_any(), &["line", "kind", "reason"])
         })
     }
 }
@@ -98,20 +93,20 @@ impl PyRepairReport {
         crate::errors::guard(|| Ok(self.summary_text.clone()))
     }
 
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-            "RepairReport(repaired={}, dropped_lines={}, rewritten_assistant_messages={}, rewritten_user_messages={}, salvaged_records={}, backup_path={:?}, reason={:?})",
-            self.repaired,
-            self.dropped_lines,
-            self.rewritten_assistant_messages,
-            self.rewritten_user_messages,
-            self.salvaged_records,
-            self.backup_path,
-            self.reason
-        )
-            })
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "repaired",
+                    "dropped_lines",
+                    "rewritten_assistant_messages",
+                    "rewritten_user_messages",
+                    "salvaged_records",
+                    "backup_path",
+                    "reason",
+                ],
+            )
         })
     }
 }

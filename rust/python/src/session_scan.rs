@@ -27,23 +27,19 @@ pub struct PySessionSummary {
 
 #[pymethods]
 impl PySessionSummary {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                let opt = |v: &Option<String>| {
-                    v.as_ref()
-                        .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"))
-                };
-                format!(
-            "SessionSummary(path={:?}, error={}, session_id={}, entries={}, context_messages={}, estimated_tokens={})",
-            self.path.display().to_string(),
-            opt(&self.error),
-            opt(&self.session_id),
-            self.entries,
-            self.context_messages,
-            self.estimated_tokens
-        )
-            })
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "path",
+                    "error",
+                    "session_id",
+                    "entries",
+                    "context_messages",
+                    "estimated_tokens",
+                ],
+            )
         })
     }
 }

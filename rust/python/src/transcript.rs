@@ -6,7 +6,7 @@ use clawctx_core::session::{index_entries, LeafSelector};
 use clawctx_core::{Entry, Transcript};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyList, PySlice};
+use pyo3::types::{PyBool, PyBytes, PyList, PySlice};
 
 use crate::convert::{from_py, json_text_to_py};
 use crate::session::PySessionContext;
@@ -25,6 +25,29 @@ impl PyTranscript {
         PyTranscript {
             inner: Arc::new(inner),
         }
+    }
+
+    /// Whether message `i` equals (`==`) `value`.
+    fn message_equals(&self, py: Python<'_>, i: usize, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        json_text_to_py(py, self.inner.messages()[i].as_str())?
+            .bind(py)
+            .eq(value)
+    }
+
+    /// The first index in `start..stop` whose message equals `value`.
+    fn find(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        start: usize,
+        stop: usize,
+    ) -> PyResult<Option<usize>> {
+        for i in start..stop {
+            if self.message_equals(py, i, value)? {
+                return Ok(Some(i));
+            }
+        }
+        Ok(None)
     }
 
     fn message_at(&self, py: Python<'_>, index: isize) -> PyResult<Py<PyAny>> {
@@ -242,14 +265,72 @@ impl PyTranscript {
         crate::errors::guard(|| Ok(self.to_list(py)?.into_any().try_iter()?.into_any()))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+    /// Equal to a `Transcript` with the same messages, and to a `list` of equal messages.
+    fn __eq__(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         crate::errors::guard(|| {
-            Ok({
-                match other.cast::<PyTranscript>() {
-                    Ok(o) => *o.get().inner == *self.inner,
-                    Err(_) => false,
+            let equal = if let Ok(o) = other.cast::<PyTranscript>() {
+                *o.get().inner == *self.inner
+            } else if let Ok(list) = other.cast::<PyList>() {
+                list.len() == self.inner.len() && {
+                    let mut all = true;
+                    for (i, item) in list.iter().enumerate() {
+                        if !self.message_equals(py, i, &item)? {
+                            all = false;
+                            break;
+                        }
+                    }
+                    all
                 }
-            })
+            } else {
+                return Ok(py.NotImplemented());
+            };
+            Ok(PyBool::new(py, equal).to_owned().into_any().unbind())
+        })
+    }
+
+    /// `value in transcript`: whether a message equals (`==`) `value`.
+    fn __contains__(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.find(py, value, 0, self.inner.len())?.is_some()))
+    }
+
+    /// The messages as dicts, last first.
+    fn __reversed__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        crate::errors::guard(|| {
+            let list = self.to_list(py)?;
+            list.reverse()?;
+            Ok(list.into_any().try_iter()?.into_any())
+        })
+    }
+
+    /// The number of messages equal (`==`) to `value`.
+    fn count(&self, py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<usize> {
+        crate::errors::guard(|| {
+            let mut n = 0;
+            for i in 0..self.inner.len() {
+                if self.message_equals(py, i, value)? {
+                    n += 1;
+                }
+            }
+            Ok(n)
+        })
+    }
+
+    /// The index of the first message equal (`==`) to `value`, searching `[start:stop]` (as
+    /// `list.index`: negative bounds count from the end); `ValueError` when there is none.
+    #[pyo3(signature = (value, start = 0, stop = None))]
+    fn index(
+        &self,
+        py: Python<'_>,
+        value: &Bound<'_, PyAny>,
+        start: isize,
+        stop: Option<isize>,
+    ) -> PyResult<usize> {
+        crate::errors::guard(|| {
+            let len = self.inner.len() as isize;
+            let clamp = |i: isize| (if i < 0 { i + len } else { i }).clamp(0, len) as usize;
+            let (start, stop) = (clamp(start), clamp(stop.unwrap_or(len)));
+            self.find(py, value, start, stop)?
+                .ok_or_else(|| PyValueError::new_err("message is not in the transcript"))
         })
     }
 

@@ -294,14 +294,17 @@ pub struct PyContextTokens {
 
 #[pymethods]
 impl PyContextTokens {
-    fn __repr__(&self) -> PyResult<String> {
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         crate::errors::guard(|| {
-            Ok({
-                format!(
-            "ContextTokens(tokens={}, usage_tokens={}, trailing_tokens={}, last_usage_index={:?})",
-            self.tokens, self.usage_tokens, self.trailing_tokens, self.last_usage_index
-        )
-            })
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "tokens",
+                    "usage_tokens",
+                    "trailing_tokens",
+                    "last_usage_index",
+                ],
+            )
         })
     }
 }
@@ -427,8 +430,19 @@ impl PyPruningSettings {
         })
     }
 
-    fn __repr__(&self) -> PyResult<String> {
-        crate::errors::guard(|| Ok(format!("PruningSettings({})", self.inner.to_value())))
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "soft_trim_ratio",
+                    "ttl_ms",
+                    "hard_clear_ratio",
+                    "min_prunable_tool_chars",
+                    "keep_last_assistants",
+                ],
+            )
+        })
     }
 }
 
