@@ -69,7 +69,11 @@ def test_appends_reads_and_refresh_from_many_threads(tmp_path: Path) -> None:
                 seen.add(entry["id"])
             assert len(session) >= len(entries)
             path_entries = session.branch_path()
-            assert [e["id"] for e in path_entries][-1:] == [session.leaf_id] or not path_entries
+            # One call, one state: the branch is an unbroken parent chain from a root.
+            assert all(
+                e["parentId"] == (path_entries[i - 1]["id"] if i else None)
+                for i, e in enumerate(path_entries)
+            )
             session.context()
             session.tree()
             repr(session)
