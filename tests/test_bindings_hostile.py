@@ -167,10 +167,13 @@ GOOD_MESSAGES = [
 ]
 
 
-def new_session():
+def new_session(reentrant_callbacks=False):
     path = tempfile.mktemp(suffix=".jsonl", dir=".")
-    s = core.Session.create(path, cwd="/tmp", fsync=False, now_ms=reentrant,
-                            id_factory=reentrant_id)
+    if not reentrant_callbacks:
+        return core.Session.create(path, cwd="/tmp", fsync=False)
+    s = core.Session.create(
+        path, cwd="/tmp", fsync=False, now_ms=reentrant, id_factory=reentrant_id
+    )
     SESSIONS[:] = [s]
     return s
 
@@ -182,7 +185,7 @@ def instances(cls):
     if name == "Session":
         s = core.Session.in_memory(cwd="/tmp")
         s.append_message(GOOD_MESSAGES[0])
-        return [s, new_session()]
+        return [s, new_session(), new_session(reentrant_callbacks=True)]
     if name == "Transcript":
         return [transcript]
     made = {
@@ -197,7 +200,7 @@ def instances(cls):
         "SessionContext": lambda: core.Session.in_memory().context(),
         "HeartbeatMark": lambda: core.mark_heartbeat_transcript(session_file()),
         "SessionSummary": lambda: core.scan_sessions([session_file()])[0],
-        "Violation": lambda: core.validate_anthropic_turns([GOOD_MESSAGES[1]]),
+        "Violation": lambda: core.validate_for_provider([GOOD_MESSAGES[1]], provider="anthropic"),
         "ToolCallInputsReport": lambda: core.repair_tool_call_inputs(transcript),
         "PairingReport": lambda: core.repair_tool_pairing(transcript),
         "ContextTokens": lambda: core.estimate_context_tokens(transcript),
@@ -215,10 +218,14 @@ def instances(cls):
         return None
     try:
         made_value = make()
-    except Exception:
+    except Exception as e:
+        failures.append(f"could not make a {name} to call its methods on: {e!r}")
         return []
     values = made_value if isinstance(made_value, list) else [made_value]
-    return [v for v in values if isinstance(v, cls)]
+    found = [v for v in values if isinstance(v, cls)]
+    if not found:
+        failures.append(f"the factory of {name} made no {name}")
+    return found
 
 
 def session_file():
