@@ -50,7 +50,7 @@ def test_indexing_slicing_iteration() -> None:
     with pytest.raises(TypeError):
         t["x"]  # type: ignore[call-overload]
     assert t != t[1:]
-    assert t != [m for m in t]
+    assert t == [m for m in t]  # a Transcript equals a list of the same messages (issue 18)
 
 
 def test_invalid_transcripts_are_rejected() -> None:

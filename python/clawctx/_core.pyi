@@ -23,6 +23,7 @@ __all__ = [
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "ImageBlockRef",
+    "InternalError",
     "LeafContext",
     "LineChange",
     "NotASessionFileError",
@@ -48,6 +49,7 @@ __all__ = [
     "_budget_units",
     "_build_request_payload",
     "_compaction_texts",
+    "_panic_for_tests",
     "_token_feature_names",
     "_token_features",
     "_token_vocabulary",
@@ -136,6 +138,12 @@ class SessionLockError(ClawctxError):
 class RepairError(ClawctxError):
     """Rewriting a damaged session file failed; the original is untouched."""
 
+class InternalError(ClawctxError):
+    """A bug in clawctx: a native call panicked; the message holds the panic's text."""
+
+def _panic_for_tests(message: str) -> None:
+    """Panics with ``message`` (checks that a panic reaches Python as ``InternalError``)."""
+
 @final
 class Transcript(Sequence[_JsonDict]):
     """An ordered list of agent messages owned by Rust."""
@@ -161,6 +169,10 @@ class Transcript(Sequence[_JsonDict]):
     @overload
     def __getitem__(self, key: slice, /) -> Transcript: ...
     def __iter__(self) -> Iterator[_JsonDict]: ...
+    def __reversed__(self) -> Iterator[_JsonDict]: ...
+    def __contains__(self, value: object, /) -> bool: ...
+    def count(self, value: object) -> int: ...
+    def index(self, value: object, start: int = 0, stop: int | None = None) -> int: ...
     def __eq__(self, value: object, /) -> bool: ...
 
 _Messages = Transcript | Iterable[Mapping[str, Any]]
@@ -253,7 +265,8 @@ class Session:
     @property
     def needs_migration(self) -> bool: ...
     @property
-    def session_id(self) -> str | None: ...
+    def session_id(self) -> str | None:
+        """The header's ``id`` (the session id), or ``None`` when the header has none."""
     @property
     def leaf_id(self) -> str | None: ...
     @property
@@ -279,8 +292,10 @@ class Session:
     def save_migrated(self) -> Path | None: ...
     def refresh(self) -> RefreshReport: ...
     def append_message(self, message: Mapping[str, Any]) -> str: ...
-    def append_thinking_level_change(self, thinking_level: str) -> str: ...
-    def append_model_change(self, provider: str, model_id: str) -> str: ...
+    def append_thinking_level_change(self, thinking_level: str) -> str:
+        """Appends a ``thinking_level_change`` entry; returns its id."""
+    def append_model_change(self, provider: str, model_id: str) -> str:
+        """Appends a ``model_change`` entry (``provider``, ``modelId``); returns its id."""
     def append_compaction(
         self,
         summary: str,
@@ -288,17 +303,24 @@ class Session:
         tokens_before: int | float,
         details: Any | None = None,
         from_hook: bool | None = None,
-    ) -> str: ...
-    def append_custom_entry(self, custom_type: str, data: Any | None = None) -> str: ...
+    ) -> str:
+        """Appends a ``compaction`` entry (``summary`` replaces the history before
+        ``first_kept_entry_id``); returns its id."""
+    def append_custom_entry(self, custom_type: str, data: Any | None = None) -> str:
+        """Appends a ``custom`` entry (extension state, never in the LLM context); returns its
+        id."""
     def append_custom_message(
         self,
         custom_type: str,
         content: str | list[_JsonDict],
         display: bool,
         details: Any | None = None,
-    ) -> str: ...
+    ) -> str:
+        """Appends a ``custom_message`` entry (enters the LLM context as a user message);
+        returns its id."""
     def append_label(self, target_id: str, label: str | None = None) -> str: ...
-    def append_session_info(self, name: str) -> str: ...
+    def append_session_info(self, name: str) -> str:
+        """Appends a ``session_info`` entry naming the session; returns its id."""
     def branch(self, entry_id: str) -> None: ...
     def reset_leaf(self) -> None: ...
     def branch_with_summary(

@@ -18,7 +18,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use crate::convert::{from_py, to_py};
+use crate::convert::{from_py, py_repr, to_py};
 use crate::errors::IntoPyResult;
 use crate::session::PySession;
 use crate::transcript::{transcript_arg, PyTranscript};
@@ -52,16 +52,18 @@ impl PyCompactionSettings {
         keep_recent_tokens: i64,
         reserve_tokens_floor: Option<i64>,
     ) -> PyResult<Self> {
-        let mut inner = CompactionSettings {
-            enabled,
-            // Any integer: pi computes `contextWindow - reserveTokens` with a negative one too.
-            reserve_tokens,
-            keep_recent_tokens: count_arg("keep_recent_tokens", keep_recent_tokens)?,
-        };
-        if let Some(floor) = reserve_tokens_floor {
-            inner = inner.with_reserve_floor(count_arg("reserve_tokens_floor", floor)?);
-        }
-        Ok(PyCompactionSettings { inner })
+        crate::errors::guard(|| {
+            let mut inner = CompactionSettings {
+                enabled,
+                // Any integer: pi computes `contextWindow - reserveTokens` with a negative one too.
+                reserve_tokens,
+                keep_recent_tokens: count_arg("keep_recent_tokens", keep_recent_tokens)?,
+            };
+            if let Some(floor) = reserve_tokens_floor {
+                inner = inner.with_reserve_floor(count_arg("reserve_tokens_floor", floor)?);
+            }
+            Ok(PyCompactionSettings { inner })
+        })
     }
 
     /// Settings from pi's camelCase dict (`enabled`, `reserveTokens`, `keepRecentTokens`;
@@ -69,63 +71,75 @@ impl PyCompactionSettings {
     /// `reserveTokensFloor` is applied; other keys are ignored).
     #[staticmethod]
     fn from_dict(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let inner = CompactionSettings::from_value(&from_py(value)?).py_err(py)?;
-        Ok(PyCompactionSettings { inner })
+        crate::errors::guard(|| {
+            let inner = CompactionSettings::from_value(&from_py(value)?).py_err(py)?;
+            Ok(PyCompactionSettings { inner })
+        })
     }
 
     /// The settings in pi's camelCase shape.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &self.inner.to_value())
+        crate::errors::guard(|| to_py(py, &self.inner.to_value()))
     }
 
     /// A copy with `reserve_tokens` raised to at least `floor` (OpenClaw's
     /// `ensurePiCompactionReserveTokens`).
     #[pyo3(signature = (floor = 20000))]
     fn with_reserve_floor(&self, floor: i64) -> PyResult<Self> {
-        Ok(PyCompactionSettings {
-            inner: self
-                .inner
-                .with_reserve_floor(count_arg("reserve_tokens_floor", floor)?),
+        crate::errors::guard(|| {
+            Ok(PyCompactionSettings {
+                inner: self
+                    .inner
+                    .with_reserve_floor(count_arg("reserve_tokens_floor", floor)?),
+            })
         })
     }
 
     #[getter]
-    fn enabled(&self) -> bool {
-        self.inner.enabled
+    fn enabled(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.enabled))
     }
     #[getter]
-    fn reserve_tokens(&self) -> i64 {
-        self.inner.reserve_tokens
+    fn reserve_tokens(&self) -> PyResult<i64> {
+        crate::errors::guard(|| Ok(self.inner.reserve_tokens))
     }
     #[getter]
-    fn keep_recent_tokens(&self) -> u64 {
-        self.inner.keep_recent_tokens
+    fn keep_recent_tokens(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.keep_recent_tokens))
     }
     /// `max_tokens` of a history summary: `floor(0.8 × reserve_tokens)` (pi's
     /// `generateSummary`).
     #[getter]
-    fn summary_max_tokens(&self) -> u64 {
-        self.inner.summary_max_tokens()
+    fn summary_max_tokens(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.summary_max_tokens()))
     }
     /// `max_tokens` of a turn-prefix summary: `floor(0.5 × reserve_tokens)`.
     #[getter]
-    fn turn_prefix_max_tokens(&self) -> u64 {
-        self.inner.turn_prefix_max_tokens()
+    fn turn_prefix_max_tokens(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.turn_prefix_max_tokens()))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyCompactionSettings>()
-            .is_ok_and(|o| o.get().inner == self.inner)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            Ok({
+                other
+                    .cast::<PyCompactionSettings>()
+                    .is_ok_and(|o| o.get().inner == self.inner)
+            })
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "CompactionSettings(enabled={}, reserve_tokens={}, keep_recent_tokens={})",
-            if self.inner.enabled { "True" } else { "False" },
-            self.inner.reserve_tokens,
-            self.inner.keep_recent_tokens
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                format!(
+                    "CompactionSettings(enabled={}, reserve_tokens={}, keep_recent_tokens={})",
+                    if self.inner.enabled { "True" } else { "False" },
+                    self.inner.reserve_tokens,
+                    self.inner.keep_recent_tokens
+                )
+            })
+        })
     }
 }
 
@@ -158,12 +172,14 @@ pub fn should_compact(
     context_window: f64,
     settings: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<bool> {
-    let settings = settings_arg(py, settings)?;
-    Ok(compaction::should_compact(
-        context_tokens,
-        context_window,
-        &settings,
-    ))
+    crate::errors::guard(|| {
+        let settings = settings_arg(py, settings)?;
+        Ok(compaction::should_compact(
+            context_tokens,
+            context_window,
+            &settings,
+        ))
+    })
 }
 
 /// Where `find_cut_point` cuts (pi's `CutPointResult`).
@@ -189,13 +205,17 @@ impl From<CoreCutPoint> for PyCutPoint {
 
 #[pymethods]
 impl PyCutPoint {
-    fn __repr__(&self) -> String {
-        format!(
-            "CutPoint(first_kept_entry_index={}, turn_start_index={}, is_split_turn={})",
-            self.first_kept_entry_index,
-            self.turn_start_index,
-            if self.is_split_turn { "True" } else { "False" }
-        )
+    fn __repr__(&self) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                format!(
+                    "CutPoint(first_kept_entry_index={}, turn_start_index={}, is_split_turn={})",
+                    self.first_kept_entry_index,
+                    self.turn_start_index,
+                    if self.is_split_turn { "True" } else { "False" }
+                )
+            })
+        })
     }
 }
 
@@ -236,22 +256,24 @@ pub fn find_cut_point(
     end_index: i64,
     keep_recent_tokens: i64,
 ) -> PyResult<PyCutPoint> {
-    let keep = keep_recent_tokens.max(0) as u64;
-    let run = |list: &[&Entry]| -> PyResult<PyCutPoint> {
-        let start = index_arg("start_index", start_index, list.len())?;
-        let end = index_arg("end_index", end_index, list.len())?;
-        Ok(py
-            .detach(|| compaction::find_cut_point(list, start, end, keep))
-            .into())
-    };
-    if let Ok(session) = entries.cast::<PySession>() {
-        let session = session.try_borrow()?;
-        let list: Vec<&Entry> = session.core().entries().iter().collect();
-        return run(&list);
-    }
-    let owned = entry_list(entries)?;
-    let list: Vec<&Entry> = owned.iter().collect();
-    run(&list)
+    crate::errors::guard(|| {
+        let keep = keep_recent_tokens.max(0) as u64;
+        let run = |list: &[&Entry]| -> PyResult<PyCutPoint> {
+            let start = index_arg("start_index", start_index, list.len())?;
+            let end = index_arg("end_index", end_index, list.len())?;
+            Ok(py
+                .detach(|| compaction::find_cut_point(list, start, end, keep))
+                .into())
+        };
+        if let Ok(session) = entries.cast::<PySession>() {
+            let session = session.get().lock(py)?;
+            let list: Vec<&Entry> = session.core().entries().iter().collect();
+            return run(&list);
+        }
+        let owned = entry_list(entries)?;
+        let list: Vec<&Entry> = owned.iter().collect();
+        run(&list)
+    })
 }
 
 /// What `prepare_compaction` found (pi's `CompactionPreparation`). Indices are positions in
@@ -269,69 +291,69 @@ impl PyCompactionPreparation {
     /// The messages summarized and dropped: those after the previous compaction and before
     /// the kept part (or before the split turn).
     #[getter]
-    fn messages_to_summarize(&self, py: Python<'_>) -> Py<PyTranscript> {
-        self.messages_to_summarize.clone_ref(py)
+    fn messages_to_summarize(&self, py: Python<'_>) -> PyResult<Py<PyTranscript>> {
+        crate::errors::guard(|| Ok(self.messages_to_summarize.clone_ref(py)))
     }
     /// The start of a split turn, summarized separately (empty when the turn is not split).
     #[getter]
-    fn turn_prefix_messages(&self, py: Python<'_>) -> Py<PyTranscript> {
-        self.turn_prefix_messages.clone_ref(py)
+    fn turn_prefix_messages(&self, py: Python<'_>) -> PyResult<Py<PyTranscript>> {
+        crate::errors::guard(|| Ok(self.turn_prefix_messages.clone_ref(py)))
     }
     #[getter]
-    fn settings(&self, py: Python<'_>) -> Py<PyCompactionSettings> {
-        self.settings.clone_ref(py)
+    fn settings(&self, py: Python<'_>) -> PyResult<Py<PyCompactionSettings>> {
+        crate::errors::guard(|| Ok(self.settings.clone_ref(py)))
     }
     #[getter]
-    fn first_kept_entry_index(&self) -> usize {
-        self.inner.cut.first_kept_entry_index
+    fn first_kept_entry_index(&self) -> PyResult<usize> {
+        crate::errors::guard(|| Ok(self.inner.cut.first_kept_entry_index))
     }
     /// -1 when the turn is not split.
     #[getter]
-    fn turn_start_index(&self) -> i64 {
-        self.inner.cut.turn_start_index.map_or(-1, |i| i as i64)
+    fn turn_start_index(&self) -> PyResult<i64> {
+        crate::errors::guard(|| Ok(self.inner.cut.turn_start_index.map_or(-1, |i| i as i64)))
     }
     #[getter]
-    fn is_split_turn(&self) -> bool {
-        self.inner.cut.is_split_turn
+    fn is_split_turn(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.cut.is_split_turn))
     }
     #[getter]
-    fn first_kept_entry_id(&self) -> String {
-        self.inner.first_kept_entry_id.clone()
+    fn first_kept_entry_id(&self) -> PyResult<String> {
+        crate::errors::guard(|| Ok(self.inner.first_kept_entry_id.clone()))
     }
     /// The previous compaction's summary (merged by the update prompt).
     #[getter]
-    fn previous_summary(&self) -> Option<String> {
-        self.inner.previous_summary.clone()
+    fn previous_summary(&self) -> PyResult<Option<String>> {
+        crate::errors::guard(|| Ok(self.inner.previous_summary.clone()))
     }
     /// Index of the previous compaction in the path.
     #[getter]
-    fn previous_compaction_index(&self) -> Option<usize> {
-        self.inner.previous_compaction_index
+    fn previous_compaction_index(&self) -> PyResult<Option<usize>> {
+        crate::errors::guard(|| Ok(self.inner.previous_compaction_index))
     }
     /// `estimateContextTokens(...).tokens` from the previous compaction (or the root) on.
     #[getter]
-    fn tokens_before(&self) -> u64 {
-        self.inner.tokens_before
+    fn tokens_before(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.tokens_before))
     }
     /// Files only read (sorted), from the previous compaction and the summarized tool calls.
     #[getter]
-    fn read_files(&self) -> Vec<String> {
-        self.inner.file_lists().0
+    fn read_files(&self) -> PyResult<Vec<String>> {
+        crate::errors::guard(|| Ok(self.inner.file_lists().0))
     }
     /// Files written or edited (sorted).
     #[getter]
-    fn modified_files(&self) -> Vec<String> {
-        self.inner.file_lists().1
+    fn modified_files(&self) -> PyResult<Vec<String>> {
+        crate::errors::guard(|| Ok(self.inner.file_lists().1))
     }
     /// The compaction entry's `details`: `{"readFiles": [...], "modifiedFiles": [...]}`.
     #[getter]
     fn details(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &self.inner.details())
+        crate::errors::guard(|| to_py(py, &self.inner.details()))
     }
     /// Id of the leaf the preparation was made for.
     #[getter]
-    fn leaf_id(&self) -> Option<String> {
-        self.inner.leaf_id.clone()
+    fn leaf_id(&self) -> PyResult<Option<String>> {
+        crate::errors::guard(|| Ok(self.inner.leaf_id.clone()))
     }
 
     /// The summarization calls pi makes (`compact`): one `"history"` request, or for a split
@@ -342,31 +364,33 @@ impl PyCompactionPreparation {
         slf: &Bound<'_, Self>,
         custom_instructions: Option<String>,
     ) -> PyResult<Vec<PySummaryRequest>> {
-        let py = slf.py();
-        let this = slf.get();
-        let inner = Arc::clone(&this.inner);
-        let focus = custom_instructions.clone();
-        let requests = py.detach(move || inner.summary_requests(focus.as_deref()));
-        requests
-            .into_iter()
-            .map(|r| {
-                let history = r.kind == compaction::SummaryKind::History;
-                Ok(PySummaryRequest {
-                    kind: r.kind.as_str().to_owned(),
-                    prompt: r.prompt,
-                    system_prompt: r.system_prompt.to_owned(),
-                    max_tokens: r.max_tokens,
-                    messages: if history {
-                        this.messages_to_summarize.clone_ref(py)
-                    } else {
-                        this.turn_prefix_messages.clone_ref(py)
-                    },
-                    previous_summary: this.inner.previous_summary.clone().filter(|_| history),
-                    custom_instructions: custom_instructions.clone().filter(|_| history),
-                    preparation: slf.clone().unbind(),
+        crate::errors::guard(|| {
+            let py = slf.py();
+            let this = slf.get();
+            let inner = Arc::clone(&this.inner);
+            let focus = custom_instructions.clone();
+            let requests = py.detach(move || inner.summary_requests(focus.as_deref()));
+            requests
+                .into_iter()
+                .map(|r| {
+                    let history = r.kind == compaction::SummaryKind::History;
+                    Ok(PySummaryRequest {
+                        kind: r.kind.as_str().to_owned(),
+                        prompt: r.prompt,
+                        system_prompt: r.system_prompt.to_owned(),
+                        max_tokens: r.max_tokens,
+                        messages: if history {
+                            this.messages_to_summarize.clone_ref(py)
+                        } else {
+                            this.turn_prefix_messages.clone_ref(py)
+                        },
+                        previous_summary: this.inner.previous_summary.clone().filter(|_| history),
+                        custom_instructions: custom_instructions.clone().filter(|_| history),
+                        preparation: slf.clone().unbind(),
+                    })
                 })
-            })
-            .collect()
+                .collect()
+        })
     }
 
     /// The final summary (as pi's `compact` composes it) from the summarizer's texts: for a split
@@ -377,20 +401,26 @@ impl PyCompactionPreparation {
         &self,
         history_summary: Option<&str>,
         turn_prefix_summary: Option<&str>,
-    ) -> String {
-        self.inner
-            .compose_summary(history_summary, turn_prefix_summary)
+    ) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                self.inner
+                    .compose_summary(history_summary, turn_prefix_summary)
+            })
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "CompactionPreparation(first_kept_entry_id={:?}, is_split_turn={}, messages_to_summarize={}, turn_prefix_messages={}, tokens_before={})",
-            self.inner.first_kept_entry_id,
-            if self.inner.cut.is_split_turn { "True" } else { "False" },
-            self.inner.messages_to_summarize.len(),
-            self.inner.turn_prefix_messages.len(),
-            self.inner.tokens_before
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok(format!(
+                "CompactionPreparation(first_kept_entry_id={}, is_split_turn={}, messages_to_summarize={}, turn_prefix_messages={}, tokens_before={})",
+                py_repr(py, &self.inner.first_kept_entry_id)?,
+                py_repr(py, self.inner.cut.is_split_turn)?,
+                self.inner.messages_to_summarize.len(),
+                self.inner.turn_prefix_messages.len(),
+                self.inner.tokens_before
+            ))
+        })
     }
 }
 
@@ -415,13 +445,15 @@ pub struct PySummaryRequest {
 
 #[pymethods]
 impl PySummaryRequest {
-    fn __repr__(&self) -> String {
-        format!(
-            "SummaryRequest(kind={:?}, max_tokens={}, prompt=<{} chars>)",
-            self.kind,
-            self.max_tokens,
-            self.prompt.chars().count()
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok(format!(
+                "SummaryRequest(kind={}, max_tokens={}, prompt=<{} chars>)",
+                py_repr(py, &self.kind)?,
+                self.max_tokens,
+                self.prompt.chars().count()
+            ))
+        })
     }
 }
 
@@ -435,37 +467,39 @@ pub fn prepare_compaction(
     session: &Bound<'_, PyAny>,
     settings: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Option<PyCompactionPreparation>> {
-    let core_settings = settings_arg(py, settings)?;
-    let prepared = if let Ok(s) = session.cast::<PySession>() {
-        let s = s.try_borrow()?;
-        let core = s.core();
-        py.detach(|| compaction::prepare_session_compaction(core, &core_settings))
-    } else {
-        let owned = entry_list(session)?;
-        py.detach(|| {
-            let path: Vec<&Entry> = owned.iter().collect();
-            compaction::prepare_compaction(&path, &core_settings)
-        })
-    };
-    let Some(prepared) = prepared else {
-        return Ok(None);
-    };
-    let transcript = |t: &Transcript| Py::new(py, PyTranscript::new(t.clone()));
-    let settings = match settings.and_then(|s| s.cast::<PyCompactionSettings>().ok()) {
-        Some(s) => s.clone().unbind(),
-        None => Py::new(
-            py,
-            PyCompactionSettings {
-                inner: core_settings,
-            },
-        )?,
-    };
-    Ok(Some(PyCompactionPreparation {
-        messages_to_summarize: transcript(&prepared.messages_to_summarize)?,
-        turn_prefix_messages: transcript(&prepared.turn_prefix_messages)?,
-        settings,
-        inner: Arc::new(prepared),
-    }))
+    crate::errors::guard(|| {
+        let core_settings = settings_arg(py, settings)?;
+        let prepared = if let Ok(s) = session.cast::<PySession>() {
+            let s = s.get().lock(py)?;
+            let core = s.core();
+            py.detach(|| compaction::prepare_session_compaction(core, &core_settings))
+        } else {
+            let owned = entry_list(session)?;
+            py.detach(|| {
+                let path: Vec<&Entry> = owned.iter().collect();
+                compaction::prepare_compaction(&path, &core_settings)
+            })
+        };
+        let Some(prepared) = prepared else {
+            return Ok(None);
+        };
+        let transcript = |t: &Transcript| Py::new(py, PyTranscript::new(t.clone()));
+        let settings = match settings.and_then(|s| s.cast::<PyCompactionSettings>().ok()) {
+            Some(s) => s.clone().unbind(),
+            None => Py::new(
+                py,
+                PyCompactionSettings {
+                    inner: core_settings,
+                },
+            )?,
+        };
+        Ok(Some(PyCompactionPreparation {
+            messages_to_summarize: transcript(&prepared.messages_to_summarize)?,
+            turn_prefix_messages: transcript(&prepared.turn_prefix_messages)?,
+            settings,
+            inner: Arc::new(prepared),
+        }))
+    })
 }
 
 /// `serializeConversation(convertToLlm(messages))` (pi-mono compaction/utils.ts): `[User]: `,
@@ -474,8 +508,10 @@ pub fn prepare_compaction(
 /// conversion unchanged, so both agent and LLM messages can be given.
 #[pyfunction]
 pub fn serialize_conversation(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<String> {
-    let transcript = transcript_arg(messages)?;
-    Ok(py.detach(move || compaction::serialize_conversation(&transcript)))
+    crate::errors::guard(|| {
+        let transcript = transcript_arg(messages)?;
+        Ok(py.detach(move || compaction::serialize_conversation(&transcript)))
+    })
 }
 
 /// The summarization prompt (pi's `generateSummary`). `messages_or_text` is the conversation as
@@ -493,28 +529,30 @@ pub fn build_compaction_prompt(
     custom_instructions: Option<&str>,
     kind: &str,
 ) -> PyResult<String> {
-    if !matches!(kind, "history" | "turn_prefix") {
-        return Err(PyValueError::new_err(format!(
-            "kind must be \"history\" or \"turn_prefix\", not {kind:?}"
-        )));
-    }
-    if kind == "turn_prefix" && (previous_summary.is_some() || custom_instructions.is_some()) {
-        return Err(PyValueError::new_err(
-            "a turn-prefix prompt takes no previous_summary or custom_instructions",
-        ));
-    }
-    let conversation = match messages_or_text.cast::<PyString>() {
-        Ok(text) => text.to_str()?.to_owned(),
-        Err(_) => {
-            let transcript = transcript_arg(messages_or_text)?;
-            py.detach(move || compaction::serialize_conversation(&transcript))
+    crate::errors::guard(|| {
+        if !matches!(kind, "history" | "turn_prefix") {
+            return Err(PyValueError::new_err(format!(
+                "kind must be \"history\" or \"turn_prefix\", not {kind:?}"
+            )));
         }
-    };
-    Ok(match kind {
-        "history" => {
-            compaction::history_prompt(&conversation, previous_summary, custom_instructions)
+        if kind == "turn_prefix" && (previous_summary.is_some() || custom_instructions.is_some()) {
+            return Err(PyValueError::new_err(
+                "a turn-prefix prompt takes no previous_summary or custom_instructions",
+            ));
         }
-        _ => compaction::turn_prefix_prompt(&conversation),
+        let conversation = match messages_or_text.cast::<PyString>() {
+            Ok(text) => text.to_str()?.to_owned(),
+            Err(_) => {
+                let transcript = transcript_arg(messages_or_text)?;
+                py.detach(move || compaction::serialize_conversation(&transcript))
+            }
+        };
+        Ok(match kind {
+            "history" => {
+                compaction::history_prompt(&conversation, previous_summary, custom_instructions)
+            }
+            _ => compaction::turn_prefix_prompt(&conversation),
+        })
     })
 }
 
@@ -524,25 +562,27 @@ pub fn build_compaction_prompt(
 /// `NO_PRIOR_HISTORY` and `TURN_CONTEXT_SEPARATOR`.
 #[pyfunction(name = "_compaction_texts")]
 pub fn compaction_texts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let texts = PyDict::new(py);
-    for (name, text) in [
-        (
-            "SUMMARIZATION_SYSTEM_PROMPT",
-            compaction::SUMMARIZATION_SYSTEM_PROMPT,
-        ),
-        ("SUMMARIZATION_PROMPT", compaction::SUMMARIZATION_PROMPT),
-        (
-            "UPDATE_SUMMARIZATION_PROMPT",
-            compaction::UPDATE_SUMMARIZATION_PROMPT,
-        ),
-        (
-            "TURN_PREFIX_SUMMARIZATION_PROMPT",
-            compaction::TURN_PREFIX_SUMMARIZATION_PROMPT,
-        ),
-        ("NO_PRIOR_HISTORY", compaction::NO_PRIOR_HISTORY),
-        ("TURN_CONTEXT_SEPARATOR", compaction::TURN_CONTEXT_SEPARATOR),
-    ] {
-        texts.set_item(name, text)?;
-    }
-    Ok(texts)
+    crate::errors::guard(|| {
+        let texts = PyDict::new(py);
+        for (name, text) in [
+            (
+                "SUMMARIZATION_SYSTEM_PROMPT",
+                compaction::SUMMARIZATION_SYSTEM_PROMPT,
+            ),
+            ("SUMMARIZATION_PROMPT", compaction::SUMMARIZATION_PROMPT),
+            (
+                "UPDATE_SUMMARIZATION_PROMPT",
+                compaction::UPDATE_SUMMARIZATION_PROMPT,
+            ),
+            (
+                "TURN_PREFIX_SUMMARIZATION_PROMPT",
+                compaction::TURN_PREFIX_SUMMARIZATION_PROMPT,
+            ),
+            ("NO_PRIOR_HISTORY", compaction::NO_PRIOR_HISTORY),
+            ("TURN_CONTEXT_SEPARATOR", compaction::TURN_CONTEXT_SEPARATOR),
+        ] {
+            texts.set_item(name, text)?;
+        }
+        Ok(texts)
+    })
 }

@@ -8,6 +8,7 @@ use pyo3::types::{
     PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyFrozenSet, PyInt, PyList, PyMapping,
     PySequence, PySet, PyString, PyTuple,
 };
+use pyo3::IntoPyObjectExt;
 use serde_json::{Map, Number, Value};
 
 /// The deepest nesting of lists and dicts accepted from Python (the argument itself is level 1).
@@ -250,6 +251,25 @@ fn scalar(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 fn not_serializable(e: pythonize::PythonizeError) -> PyErr {
     PyTypeError::new_err(format!("not JSON-serializable: {e}"))
+}
+
+/// Python's `repr()` of a Rust value (`'text'`, `None`, `12`), for the native classes' reprs.
+pub fn py_repr<'py, T>(py: Python<'py>, value: T) -> PyResult<String>
+where
+    T: IntoPyObject<'py>,
+{
+    let object = value.into_bound_py_any(py)?;
+    Ok(object.repr()?.to_string())
+}
+
+/// `Name(field=repr(obj.field), ...)`, from the object's own attributes: a repr that reads as
+/// Python whatever the Rust types behind the fields are.
+pub fn fields_repr(obj: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<String> {
+    let mut parts = Vec::with_capacity(fields.len());
+    for field in fields {
+        parts.push(format!("{field}={}", obj.getattr(*field)?.repr()?));
+    }
+    Ok(format!("{}({})", obj.get_type().name()?, parts.join(", ")))
 }
 
 /// JSON text parsed into Python objects.

@@ -38,6 +38,38 @@ create_exception!(
     "Rewriting a damaged session file failed; the original file is untouched."
 );
 
+create_exception!(
+    clawctx._core,
+    InternalError,
+    ClawctxError,
+    "A bug in clawctx: a native call failed in a way it never should (a Rust panic). The message holds the panic's text; please report it."
+);
+
+/// Runs the body of a binding, turning a panic into `InternalError`.
+///
+/// PyO3 raises a panic as `PanicException`, a `BaseException` that `except Exception` does not
+/// catch, so every `#[pyfunction]` and `#[pymethods]` body runs inside this as a last resort.
+/// The release profile must keep `panic = "unwind"` (the default) for this to see the panic.
+pub fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(no message)".to_owned());
+        Err(InternalError::new_err(format!(
+            "internal error in clawctx (a bug, please report it): {text}"
+        )))
+    })
+}
+
+/// Panics with `message`: the only way to check from Python that a panic reaches the caller
+/// as `InternalError` (nothing else in the API is meant to panic).
+#[pyfunction]
+pub fn _panic_for_tests(message: String) -> PyResult<()> {
+    guard(|| panic!("{message}"))
+}
+
 /// Converts a core error into the matching Python exception.
 pub fn to_py(py: Python<'_>, err: Error) -> PyErr {
     let message = err.to_string();

@@ -98,110 +98,136 @@ impl PyTranscriptPolicy {
         validate_anthropic_turns: bool,
         allow_synthetic_tool_results: bool,
     ) -> PyResult<Self> {
-        Ok(PyTranscriptPolicy {
-            inner: CorePolicy {
-                sanitize_mode: parse_sanitize_mode(sanitize_mode)?,
-                sanitize_tool_call_ids,
-                tool_call_id_mode: tool_call_id_mode.map(parse_id_mode).transpose()?,
-                repair_tool_use_result_pairing,
-                preserve_signatures,
-                sanitize_thought_signatures: signature_options(sanitize_thought_signatures)?,
-                sanitize_thinking_signatures,
-                drop_thinking_blocks,
-                apply_google_turn_ordering,
-                validate_gemini_turns,
-                validate_anthropic_turns,
-                allow_synthetic_tool_results,
-            },
+        crate::errors::guard(|| {
+            Ok(PyTranscriptPolicy {
+                inner: CorePolicy {
+                    sanitize_mode: parse_sanitize_mode(sanitize_mode)?,
+                    sanitize_tool_call_ids,
+                    tool_call_id_mode: tool_call_id_mode.map(parse_id_mode).transpose()?,
+                    repair_tool_use_result_pairing,
+                    preserve_signatures,
+                    sanitize_thought_signatures: signature_options(sanitize_thought_signatures)?,
+                    sanitize_thinking_signatures,
+                    drop_thinking_blocks,
+                    apply_google_turn_ordering,
+                    validate_gemini_turns,
+                    validate_anthropic_turns,
+                    allow_synthetic_tool_results,
+                },
+            })
         })
     }
 
     #[getter]
-    fn sanitize_mode(&self) -> &'static str {
-        mode_name(self.inner.sanitize_mode)
+    fn sanitize_mode(&self) -> PyResult<&'static str> {
+        crate::errors::guard(|| Ok(mode_name(self.inner.sanitize_mode)))
     }
     #[getter]
-    fn sanitize_tool_call_ids(&self) -> bool {
-        self.inner.sanitize_tool_call_ids
+    fn sanitize_tool_call_ids(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.sanitize_tool_call_ids))
     }
     #[getter]
-    fn tool_call_id_mode(&self) -> Option<&'static str> {
-        self.inner.tool_call_id_mode.map(id_mode_name)
+    fn tool_call_id_mode(&self) -> PyResult<Option<&'static str>> {
+        crate::errors::guard(|| Ok(self.inner.tool_call_id_mode.map(id_mode_name)))
     }
     #[getter]
-    fn repair_tool_use_result_pairing(&self) -> bool {
-        self.inner.repair_tool_use_result_pairing
+    fn repair_tool_use_result_pairing(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.repair_tool_use_result_pairing))
     }
     #[getter]
-    fn preserve_signatures(&self) -> bool {
-        self.inner.preserve_signatures
+    fn preserve_signatures(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.preserve_signatures))
     }
     #[getter]
     fn sanitize_thought_signatures(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.inner.sanitize_thought_signatures {
+        crate::errors::guard(|| match self.inner.sanitize_thought_signatures {
             Some(o) => to_py(
                 py,
                 &json!({"allowBase64Only": o.allow_base64_only, "includeCamelCase": o.include_camel_case}),
             ),
             None => Ok(py.None()),
-        }
+        })
     }
     #[getter]
-    fn sanitize_thinking_signatures(&self) -> bool {
-        self.inner.sanitize_thinking_signatures
+    fn sanitize_thinking_signatures(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.sanitize_thinking_signatures))
     }
     #[getter]
-    fn drop_thinking_blocks(&self) -> bool {
-        self.inner.drop_thinking_blocks
+    fn drop_thinking_blocks(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.drop_thinking_blocks))
     }
     #[getter]
-    fn apply_google_turn_ordering(&self) -> bool {
-        self.inner.apply_google_turn_ordering
+    fn apply_google_turn_ordering(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.apply_google_turn_ordering))
     }
     #[getter]
-    fn validate_gemini_turns(&self) -> bool {
-        self.inner.validate_gemini_turns
+    fn validate_gemini_turns(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.validate_gemini_turns))
     }
     #[getter]
-    fn validate_anthropic_turns(&self) -> bool {
-        self.inner.validate_anthropic_turns
+    fn validate_anthropic_turns(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.validate_anthropic_turns))
     }
     #[getter]
-    fn allow_synthetic_tool_results(&self) -> bool {
-        self.inner.allow_synthetic_tool_results
+    fn allow_synthetic_tool_results(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.allow_synthetic_tool_results))
     }
 
     /// The policy in upstream's camelCase shape.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let p = &self.inner;
-        to_py(
-            py,
-            &json!({
-                "sanitizeMode": mode_name(p.sanitize_mode),
-                "sanitizeToolCallIds": p.sanitize_tool_call_ids,
-                "toolCallIdMode": p.tool_call_id_mode.map(id_mode_name),
-                "repairToolUseResultPairing": p.repair_tool_use_result_pairing,
-                "preserveSignatures": p.preserve_signatures,
-                "sanitizeThoughtSignatures": p.sanitize_thought_signatures
-                    .map(|o| json!({"allowBase64Only": o.allow_base64_only, "includeCamelCase": o.include_camel_case})),
-                "sanitizeThinkingSignatures": p.sanitize_thinking_signatures,
-                "dropThinkingBlocks": p.drop_thinking_blocks,
-                "applyGoogleTurnOrdering": p.apply_google_turn_ordering,
-                "validateGeminiTurns": p.validate_gemini_turns,
-                "validateAnthropicTurns": p.validate_anthropic_turns,
-                "allowSyntheticToolResults": p.allow_synthetic_tool_results,
-            }),
-        )
+        crate::errors::guard(|| {
+            let p = &self.inner;
+            to_py(
+                py,
+                &json!({
+                    "sanitizeMode": mode_name(p.sanitize_mode),
+                    "sanitizeToolCallIds": p.sanitize_tool_call_ids,
+                    "toolCallIdMode": p.tool_call_id_mode.map(id_mode_name),
+                    "repairToolUseResultPairing": p.repair_tool_use_result_pairing,
+                    "preserveSignatures": p.preserve_signatures,
+                    "sanitizeThoughtSignatures": p.sanitize_thought_signatures
+                        .map(|o| json!({"allowBase64Only": o.allow_base64_only, "includeCamelCase": o.include_camel_case})),
+                    "sanitizeThinkingSignatures": p.sanitize_thinking_signatures,
+                    "dropThinkingBlocks": p.drop_thinking_blocks,
+                    "applyGoogleTurnOrdering": p.apply_google_turn_ordering,
+                    "validateGeminiTurns": p.validate_gemini_turns,
+                    "validateAnthropicTurns": p.validate_anthropic_turns,
+                    "allowSyntheticToolResults": p.allow_synthetic_tool_results,
+                }),
+            )
+        })
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyTranscriptPolicy>()
-            .is_ok_and(|o| o.get().inner == self.inner)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            Ok({
+                other
+                    .cast::<PyTranscriptPolicy>()
+                    .is_ok_and(|o| o.get().inner == self.inner)
+            })
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!("TranscriptPolicy({:?})", self.inner)
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "sanitize_mode",
+                    "sanitize_tool_call_ids",
+                    "tool_call_id_mode",
+                    "repair_tool_use_result_pairing",
+                    "preserve_signatures",
+                    "sanitize_thought_signatures",
+                    "sanitize_thinking_signatures",
+                    "drop_thinking_blocks",
+                    "apply_google_turn_ordering",
+                    "validate_gemini_turns",
+                    "validate_anthropic_turns",
+                    "allow_synthetic_tool_results",
+                ],
+            )
+        })
     }
 }
 
@@ -212,10 +238,14 @@ pub fn resolve_transcript_policy(
     provider: Option<&str>,
     model_api: Option<&str>,
     model_id: Option<&str>,
-) -> PyTranscriptPolicy {
-    PyTranscriptPolicy {
-        inner: hygiene::resolve_transcript_policy(provider, model_api, model_id),
-    }
+) -> PyResult<PyTranscriptPolicy> {
+    crate::errors::guard(|| {
+        Ok({
+            PyTranscriptPolicy {
+                inner: hygiene::resolve_transcript_policy(provider, model_api, model_id),
+            }
+        })
+    })
 }
 
 /// Marks inter-session user messages with `[Inter-session message] sourceSession=…`
@@ -225,7 +255,7 @@ pub fn annotate_inter_session_messages(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::annotate_inter_session_messages)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::annotate_inter_session_messages))
 }
 
 /// Drops delivery-mirror assistant messages (for Anthropic; later OpenClaw, not in 2026.3.13).
@@ -234,7 +264,7 @@ pub fn drop_delivery_mirror_messages(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::drop_delivery_mirror_messages)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::drop_delivery_mirror_messages))
 }
 
 /// `sanitizeToolCallIdsForCloudCodeAssist` (OpenClaw `src/agents/tool-call-id.ts`): rewrites
@@ -248,10 +278,12 @@ pub fn sanitize_tool_call_ids(
     mode: &str,
     now_ms: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyTranscript>> {
-    let mode = parse_id_mode(mode)?;
-    let now = now_arg(py, now_ms)?;
-    run_pass(py, messages, move |t| {
-        hygiene::sanitize_tool_call_ids(t, mode, now)
+    crate::errors::guard(|| {
+        let mode = parse_id_mode(mode)?;
+        let now = now_arg(py, now_ms)?;
+        run_pass(py, messages, move |t| {
+            hygiene::sanitize_tool_call_ids(t, mode, now)
+        })
     })
 }
 
@@ -264,9 +296,11 @@ pub fn dedupe_tool_call_ids(
     messages: &Bound<'_, PyAny>,
     mode: Option<&str>,
 ) -> PyResult<Py<PyTranscript>> {
-    let mode = mode.map(parse_id_mode).transpose()?;
-    run_pass(py, messages, move |t| {
-        hygiene::dedupe_tool_call_ids(t, mode)
+    crate::errors::guard(|| {
+        let mode = mode.map(parse_id_mode).transpose()?;
+        run_pass(py, messages, move |t| {
+            hygiene::dedupe_tool_call_ids(t, mode)
+        })
     })
 }
 
@@ -274,7 +308,7 @@ pub fn dedupe_tool_call_ids(
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn sanitize_tool_call_id(id: Option<&str>, mode: &str) -> PyResult<String> {
-    Ok(hygiene::sanitize_tool_call_id(id, parse_id_mode(mode)?))
+    crate::errors::guard(|| Ok(hygiene::sanitize_tool_call_id(id, parse_id_mode(mode)?)))
 }
 
 /// Whether an id is valid in `mode` (OpenClaw `src/agents/tool-call-id.ts`,
@@ -282,7 +316,7 @@ pub fn sanitize_tool_call_id(id: Option<&str>, mode: &str) -> PyResult<String> {
 #[pyfunction]
 #[pyo3(signature = (id, mode = "strict"))]
 pub fn is_valid_tool_call_id(id: &str, mode: &str) -> PyResult<bool> {
-    Ok(hygiene::is_valid_tool_call_id(id, parse_id_mode(mode)?))
+    crate::errors::guard(|| Ok(hygiene::is_valid_tool_call_id(id, parse_id_mode(mode)?)))
 }
 
 /// `stripThoughtSignatures` (OpenClaw `src/agents/pi-embedded-helpers/bootstrap.ts`): strips
@@ -297,12 +331,15 @@ pub fn strip_thought_signatures(
     allow_base64_only: bool,
     include_camel_case: bool,
 ) -> PyResult<Py<PyTranscript>> {
-    let options = (allow_base64_only || include_camel_case).then_some(ThoughtSignatureOptions {
-        allow_base64_only,
-        include_camel_case,
-    });
-    run_pass(py, messages, move |t| {
-        hygiene::strip_thought_signatures(t, options)
+    crate::errors::guard(|| {
+        let options =
+            (allow_base64_only || include_camel_case).then_some(ThoughtSignatureOptions {
+                allow_base64_only,
+                include_camel_case,
+            });
+        run_pass(py, messages, move |t| {
+            hygiene::strip_thought_signatures(t, options)
+        })
     })
 }
 
@@ -318,10 +355,12 @@ pub fn sanitize_message_blocks(
     preserve_signatures: bool,
     sanitize_thought_signatures: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyTranscript>> {
-    let mode = parse_sanitize_mode(sanitize_mode)?;
-    let options = signature_options(sanitize_thought_signatures)?;
-    run_pass(py, messages, move |t| {
-        hygiene::sanitize_message_blocks(t, mode, preserve_signatures, options)
+    crate::errors::guard(|| {
+        let mode = parse_sanitize_mode(sanitize_mode)?;
+        let options = signature_options(sanitize_thought_signatures)?;
+        run_pass(py, messages, move |t| {
+            hygiene::sanitize_message_blocks(t, mode, preserve_signatures, options)
+        })
     })
 }
 
@@ -331,7 +370,7 @@ pub fn drop_thinking_blocks(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::drop_thinking_blocks)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::drop_thinking_blocks))
 }
 
 /// `stripToolResultDetails`: removes `details` from tool results.
@@ -340,7 +379,7 @@ pub fn strip_tool_result_details(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::strip_tool_result_details)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::strip_tool_result_details))
 }
 
 /// Drops tool results whose id an earlier result already answered (first wins).
@@ -349,21 +388,21 @@ pub fn drop_duplicate_tool_results(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::drop_duplicate_tool_results)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::drop_duplicate_tool_results))
 }
 
 /// Zeroes assistant usage recorded before the latest compaction summary (OpenClaw
 /// `src/agents/pi-embedded-runner/google.ts`, `stripStaleAssistantUsageBeforeLatestCompaction`).
 #[pyfunction]
 pub fn zero_stale_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::zero_stale_usage)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::zero_stale_usage))
 }
 
 /// Gives every assistant a normalized usage snapshot (OpenClaw
 /// `src/agents/pi-embedded-runner/google.ts`, `ensureAssistantUsageSnapshots`).
 #[pyfunction]
 pub fn normalize_usage(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::normalize_usage)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::normalize_usage))
 }
 
 /// `validateGeminiTurns` (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`): merges
@@ -373,7 +412,7 @@ pub fn validate_gemini_turns(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::validate_gemini_turns)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::validate_gemini_turns))
 }
 
 /// `validateAnthropicTurns` (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`): strips dangling
@@ -383,7 +422,7 @@ pub fn validate_anthropic_turns(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::validate_anthropic_turns)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::validate_anthropic_turns))
 }
 
 /// Removes tool calls nothing answers (OpenClaw `src/agents/pi-embedded-helpers/turns.ts`,
@@ -393,7 +432,7 @@ pub fn strip_dangling_tool_calls(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::strip_dangling_tool_calls)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::strip_dangling_tool_calls))
 }
 
 /// `sanitizeGoogleTurnOrdering` (OpenClaw `src/agents/pi-embedded-helpers/bootstrap.ts`): puts a
@@ -405,9 +444,11 @@ pub fn sanitize_google_turn_ordering(
     messages: &Bound<'_, PyAny>,
     now_ms: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyTranscript>> {
-    let now = now_arg(py, now_ms)?;
-    run_pass(py, messages, move |t| {
-        hygiene::sanitize_google_turn_ordering(t, now)
+    crate::errors::guard(|| {
+        let now = now_arg(py, now_ms)?;
+        run_pass(py, messages, move |t| {
+            hygiene::sanitize_google_turn_ordering(t, now)
+        })
     })
 }
 
@@ -418,7 +459,7 @@ pub fn downgrade_openai_reasoning(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::downgrade_openai_reasoning)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::downgrade_openai_reasoning))
 }
 
 /// `downgradeOpenAIFunctionCallReasoningPairs` (OpenClaw 2026.3.13
@@ -429,7 +470,7 @@ pub fn downgrade_openai_function_call_pairs(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    run_pass(py, messages, hygiene::downgrade_openai_function_call_pairs)
+    crate::errors::guard(|| run_pass(py, messages, hygiene::downgrade_openai_function_call_pairs))
 }
 
 /// One broken provider rule found by `validate_for_provider`.
@@ -446,11 +487,10 @@ pub struct PyViolation {
 
 #[pymethods]
 impl PyViolation {
-    fn __repr__(&self) -> String {
-        format!(
-            "Violation(index={}, rule={:?}, detail={:?})",
-            self.index, self.rule, self.detail
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(slf.as_any(), &["index", "rule", "detail"])
+        })
     }
 }
 
@@ -466,23 +506,25 @@ pub fn validate_for_provider(
     provider: Option<&str>,
     model_api: Option<&str>,
 ) -> PyResult<Vec<PyViolation>> {
-    let family = hygiene::ProviderFamily::resolve(provider, model_api);
-    let input = crate::transcript::transcript_arg(messages)?;
-    let found = py.detach(move || hygiene::validate_for_provider(&input, family));
-    Ok(found
-        .into_iter()
-        .map(|v| PyViolation {
-            index: v.index,
-            rule: v.rule.to_owned(),
-            detail: v.detail,
-        })
-        .collect())
+    crate::errors::guard(|| {
+        let family = hygiene::ProviderFamily::resolve(provider, model_api);
+        let input = crate::transcript::transcript_arg(messages)?;
+        let found = py.detach(move || hygiene::validate_for_provider(&input, family));
+        Ok(found
+            .into_iter()
+            .map(|v| PyViolation {
+                index: v.index,
+                rule: v.rule.to_owned(),
+                detail: v.detail,
+            })
+            .collect())
+    })
 }
 
 /// The provider family `validate_for_provider` applies: "anthropic", "openai", "gemini" or
 /// "other".
 #[pyfunction]
 #[pyo3(signature = (*, provider = None, model_api = None))]
-pub fn provider_family(provider: Option<&str>, model_api: Option<&str>) -> &'static str {
-    hygiene::ProviderFamily::resolve(provider, model_api).name()
+pub fn provider_family(provider: Option<&str>, model_api: Option<&str>) -> PyResult<&'static str> {
+    crate::errors::guard(|| Ok(hygiene::ProviderFamily::resolve(provider, model_api).name()))
 }

@@ -58,47 +58,57 @@ impl PyStripResult {
 
 #[pymethods]
 impl PyStripResult {
-    fn __len__(&self) -> usize {
-        3
+    fn __len__(&self) -> PyResult<usize> {
+        crate::errors::guard(|| Ok(3))
     }
 
     fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        let i = if index < 0 { index + 3 } else { index };
-        if !(0..3).contains(&i) {
-            return Err(PyIndexError::new_err("StripResult index out of range"));
-        }
-        self.as_tuple(py)?.get_item(i as usize)
+        crate::errors::guard(|| {
+            let i = if index < 0 { index + 3 } else { index };
+            if !(0..3).contains(&i) {
+                return Err(PyIndexError::new_err("StripResult index out of range"));
+            }
+            self.as_tuple(py)?.get_item(i as usize)
+        })
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
-        self.as_tuple(py)?.try_iter()
+        crate::errors::guard(|| self.as_tuple(py)?.try_iter())
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        if let Ok(o) = other.cast::<PyStripResult>() {
-            let o = o.get();
-            return (o.should_skip, &o.text, o.did_strip)
-                == (self.should_skip, &self.text, self.did_strip);
-        }
-        other
-            .cast::<PyTuple>()
-            .ok()
-            .and_then(|t| t.extract::<(bool, String, bool)>().ok())
-            .is_some_and(|(s, t, d)| (s, &t, d) == (self.should_skip, &self.text, self.did_strip))
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            Ok({
+                if let Ok(o) = other.cast::<PyStripResult>() {
+                    let o = o.get();
+                    return Ok((o.should_skip, &o.text, o.did_strip)
+                        == (self.should_skip, &self.text, self.did_strip));
+                }
+                other
+                    .cast::<PyTuple>()
+                    .ok()
+                    .and_then(|t| t.extract::<(bool, String, bool)>().ok())
+                    .is_some_and(|(s, t, d)| {
+                        (s, &t, d) == (self.should_skip, &self.text, self.did_strip)
+                    })
+            })
+        })
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        self.as_tuple(py)?.hash()
+        crate::errors::guard(|| self.as_tuple(py)?.hash())
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let py_bool = |b: bool| if b { "True" } else { "False" };
-        Ok(format!(
-            "StripResult(should_skip={}, text={}, did_strip={})",
-            py_bool(self.should_skip),
-            PyString::new(py, &self.text).repr()?,
-            py_bool(self.did_strip)
-        ))
+        crate::errors::guard(|| {
+            let py_bool = |b: bool| if b { "True" } else { "False" };
+            Ok(format!(
+                "StripResult(should_skip={}, text={}, did_strip={})",
+                py_bool(self.should_skip),
+                PyString::new(py, &self.text).repr()?,
+                py_bool(self.did_strip)
+            ))
+        })
     }
 }
 
@@ -120,13 +130,15 @@ pub fn strip_heartbeat_token(
     mode: &str,
     max_ack_chars: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyStripResult> {
-    let mode = strip_mode(mode)?;
-    let limit = ack_max_chars(max_ack_chars)?;
-    let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
-    Ok(PyStripResult {
-        should_skip: r.should_skip,
-        text: r.text,
-        did_strip: r.did_strip,
+    crate::errors::guard(|| {
+        let mode = strip_mode(mode)?;
+        let limit = ack_max_chars(max_ack_chars)?;
+        let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
+        Ok(PyStripResult {
+            should_skip: r.should_skip,
+            text: r.text,
+            did_strip: r.did_strip,
+        })
     })
 }
 
@@ -154,9 +166,11 @@ pub fn filter_heartbeat_pairs(
     transcript_prompt: bool,
     max_ack_chars: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyTranscript>> {
-    let matcher = matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?;
-    let input = transcript_arg(messages)?;
-    let source = Arc::clone(&input);
-    let filtered = py.detach(move || hygiene::filter_heartbeat_pairs(&source, &matcher));
-    crate::transcript_ops::result_object(py, messages, &input, filtered)
+    crate::errors::guard(|| {
+        let matcher = matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?;
+        let input = transcript_arg(messages)?;
+        let source = Arc::clone(&input);
+        let filtered = py.detach(move || hygiene::filter_heartbeat_pairs(&source, &matcher));
+        crate::transcript_ops::result_object(py, messages, &input, filtered)
+    })
 }

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString, PyTuple};
 use serde_json::Value;
 
-use crate::convert::from_py;
+use crate::convert::{from_py, py_repr};
 use crate::errors::IntoPyResult;
 use crate::transcript::{transcript_arg, PyTranscript};
 
@@ -35,17 +35,19 @@ pub struct PyImageBlockRef {
 
 #[pymethods]
 impl PyImageBlockRef {
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "ImageBlockRef(message_index={}, block_index={}, role={:?}, mime_type={:?}, data=<{} chars>, max_dimension_px={:?}, max_bytes={:?})",
-            self.message_index,
-            self.block_index,
-            self.role,
-            self.mime_type,
-            self.data.bind(py).to_str().map_or(0, |s| s.chars().count()),
-            self.max_dimension_px,
-            self.max_bytes,
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok(format!(
+                "ImageBlockRef(message_index={}, block_index={}, role={}, mime_type={}, data=<{} chars>, max_dimension_px={}, max_bytes={})",
+                self.message_index,
+                self.block_index,
+                py_repr(py, &self.role)?,
+                py_repr(py, &self.mime_type)?,
+                self.data.bind(py).to_str().map_or(0, |s| s.chars().count()),
+                py_repr(py, self.max_dimension_px)?,
+                py_repr(py, self.max_bytes)?,
+            ))
+        })
     }
 }
 
@@ -70,46 +72,57 @@ pub fn find_image_blocks(
     max_bytes: f64,
     max_input_bytes: f64,
 ) -> PyResult<Vec<PyImageBlockRef>> {
-    let input = transcript_arg(messages)?;
-    let limits = skip_within_limits.then_some(hygiene::KeepLimits {
-        max_dimension_px,
-        max_bytes,
-        max_input_bytes,
-    });
-    let transcript: &Transcript = &input;
-    let found = py.detach(|| hygiene::find_image_blocks_to_sanitize(transcript, limits.as_ref()));
-    found
-        .into_iter()
-        .map(|b| {
-            Ok(PyImageBlockRef {
-                message_index: b.message_index,
-                block_index: b.block_index,
-                role: b.role.to_owned(),
-                data: PyString::new(py, &b.data).unbind(),
-                mime_type: b.mime_type.into_owned(),
-                max_dimension_px: b.max_dimension_px,
-                max_bytes: b.max_bytes,
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        let limits = skip_within_limits.then_some(hygiene::KeepLimits {
+            max_dimension_px,
+            max_bytes,
+            max_input_bytes,
+        });
+        let transcript: &Transcript = &input;
+        let found =
+            py.detach(|| hygiene::find_image_blocks_to_sanitize(transcript, limits.as_ref()));
+        found
+            .into_iter()
+            .map(|b| {
+                Ok(PyImageBlockRef {
+                    message_index: b.message_index,
+                    block_index: b.block_index,
+                    role: b.role.to_owned(),
+                    data: PyString::new(py, &b.data).unbind(),
+                    mime_type: b.mime_type.into_owned(),
+                    max_dimension_px: b.max_dimension_px,
+                    max_bytes: b.max_bytes,
+                })
             })
-        })
-        .collect()
+            .collect()
+    })
 }
 
 /// `(width, height, decoded_size)` read from the header of a PNG, GIF, JPEG or WebP image given
 /// as plain base64 (alphabet characters, then at most two `=`), decoding only the header
 /// bytes; `None` for anything else.
 #[pyfunction]
-pub fn probe_base64_image(py: Python<'_>, data: &str) -> Option<(u32, u32, usize)> {
-    py.detach(|| hygiene::probe_base64_image(data))
-        .map(|p| (p.width, p.height, p.decoded_len))
+pub fn probe_base64_image(py: Python<'_>, data: &str) -> PyResult<Option<(u32, u32, usize)>> {
+    crate::errors::guard(|| {
+        Ok({
+            py.detach(|| hygiene::probe_base64_image(data))
+                .map(|p| (p.width, p.height, p.decoded_len))
+        })
+    })
 }
 
 /// Decodes an image's base64 payload the way Node's `Buffer.from(data, "base64")` does
 /// (URL-safe characters accepted, other characters outside the alphabet skipped, decoding
 /// stops at the first `=`), without holding the GIL.
 #[pyfunction]
-pub fn decode_image_base64<'py>(py: Python<'py>, data: &str) -> Bound<'py, PyBytes> {
-    let decoded = py.detach(|| hygiene::decode_base64_lenient(data));
-    PyBytes::new(py, &decoded)
+pub fn decode_image_base64<'py>(py: Python<'py>, data: &str) -> PyResult<Bound<'py, PyBytes>> {
+    crate::errors::guard(|| {
+        Ok({
+            let decoded = py.detach(|| hygiene::decode_base64_lenient(data));
+            PyBytes::new(py, &decoded)
+        })
+    })
 }
 
 /// One `(message_index, block_index, block[, merge])` item.
@@ -158,14 +171,16 @@ pub fn replace_content_blocks(
     messages: &Bound<'_, PyAny>,
     replacements: &Bound<'_, PyAny>,
 ) -> PyResult<Py<PyTranscript>> {
-    let input = transcript_arg(messages)?;
-    let mut edits = Vec::new();
-    for item in replacements.try_iter()? {
-        edits.push(replacement(&item?)?);
-    }
-    let source = Arc::clone(&input);
-    let replaced = py
-        .detach(move || hygiene::replace_content_blocks(&source, edits))
-        .py_err(py)?;
-    crate::transcript_ops::result_object(py, messages, &input, replaced)
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        let mut edits = Vec::new();
+        for item in replacements.try_iter()? {
+            edits.push(replacement(&item?)?);
+        }
+        let source = Arc::clone(&input);
+        let replaced = py
+            .detach(move || hygiene::replace_content_blocks(&source, edits))
+            .py_err(py)?;
+        crate::transcript_ops::result_object(py, messages, &input, replaced)
+    })
 }

@@ -40,6 +40,8 @@ mod _core {
         PyCutPoint, PySummaryRequest,
     };
     #[pymodule_export]
+    use crate::errors::{_panic_for_tests, InternalError};
+    #[pymodule_export]
     use crate::errors::{
         ClawctxError, NotASessionFileError, RepairError, SessionFormatError, SessionLockError,
     };
@@ -112,6 +114,12 @@ mod _core {
             "CURRENT_SESSION_VERSION",
             clawctx_core::session::CURRENT_SESSION_VERSION,
         )?;
+        // `Transcript` implements the sequence protocol; registering makes
+        // `isinstance(t, collections.abc.Sequence)` true, as `_core.pyi` declares.
+        m.py()
+            .import("collections.abc")?
+            .getattr("Sequence")?
+            .call_method1("register", (m.getattr("Transcript")?,))?;
         Ok(())
     }
 }

@@ -1,18 +1,20 @@
 //! `Session`, `SessionContext` and `SkippedLine`.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use clawctx_core::base::RandomIds;
 use clawctx_core::session::{
     Entry, InvalidHeader, LeafSelector, NewEntry, OpenOptions, Session, WriteOptions,
 };
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 
-use crate::convert::{from_py, json_text_to_py, to_py, Clock, PyIdSource};
+use crate::convert::{from_py, json_text_to_py, py_repr, to_py, Clock, PyIdSource};
 use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 
@@ -43,21 +45,25 @@ impl PySessionContext {
 
 #[pymethods]
 impl PySessionContext {
-    fn __repr__(&self, py: Python<'_>) -> String {
-        format!(
-            "SessionContext(messages={}, thinking_level={}, model={})",
-            self.messages.get().inner.len(),
-            self.thinking_level
-                .bind(py)
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_default(),
-            self.model
-                .bind(py)
-                .repr()
-                .map(|r| r.to_string())
-                .unwrap_or_default()
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                format!(
+                    "SessionContext(messages={}, thinking_level={}, model={})",
+                    self.messages.get().inner.len(),
+                    self.thinking_level
+                        .bind(py)
+                        .repr()
+                        .map(|r| r.to_string())
+                        .unwrap_or_default(),
+                    self.model
+                        .bind(py)
+                        .repr()
+                        .map(|r| r.to_string())
+                        .unwrap_or_default()
+                )
+            })
+        })
     }
 }
 
@@ -74,15 +80,13 @@ pub struct PyRefreshReport {
 
 #[pymethods]
 impl PyRefreshReport {
-    fn __repr__(&self) -> String {
-        let reason = self
-            .reason
-            .as_ref()
-            .map_or_else(|| "None".to_owned(), |r| format!("{r:?}"));
-        format!(
-            "RefreshReport(mode={:?}, appended_entries={}, bytes_read={}, reason={reason})",
-            self.mode, self.appended_entries, self.bytes_read
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &["mode", "appended_entries", "bytes_read", "reason"],
+            )
+        })
     }
 }
 
@@ -104,11 +108,10 @@ pub struct PySkippedLine {
 
 #[pymethods]
 impl PySkippedLine {
-    fn __repr__(&self) -> String {
-        format!(
-            "SkippedLine(line={}, action={:?}, reason={:?}, records={})",
-            self.line, self.action, self.reason, self.records
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(slf.as_any(), &["line", "action", "reason", "records"])
+        })
     }
 }
 
@@ -128,8 +131,21 @@ fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
 ///
 /// Subclassable: `clawctx.Session` (`clawctx/history/session.py`) extends it with the parts
 /// that are Python compositions (`compact`), so the native module never imports the package.
-#[pyclass(subclass, name = "Session", module = "clawctx._core")]
+///
+/// Safe to share between threads: every call takes an internal lock for its whole duration,
+/// so a read sees the state before or after a concurrent append, never a half-made one. The
+/// lock is only ever waited for with the GIL released (see [`PySession::lock`]): its holder
+/// may need the GIL (a `now_ms`/`id_factory` callback, building dicts) to finish.
+#[pyclass(subclass, frozen, name = "Session", module = "clawctx._core")]
 pub struct PySession {
+    state: Mutex<State>,
+    /// [`thread_token`] of the thread holding `state`, 0 when none: a callback that calls
+    /// back into the session it was called from would otherwise wait for itself forever.
+    owner: AtomicUsize,
+}
+
+/// Everything behind the [`PySession`] lock.
+pub(crate) struct State {
     inner: Session,
     clock: Clock,
     id_factory: Option<Py<PyAny>>,
@@ -137,12 +153,46 @@ pub struct PySession {
     fallback_cwd: Option<String>,
 }
 
-impl PySession {
+/// The held [`PySession`] lock; clears the owner before the lock is released.
+pub(crate) struct StateGuard<'a> {
+    state: MutexGuard<'a, State>,
+    owner: &'a AtomicUsize,
+}
+
+impl Drop for StateGuard<'_> {
+    fn drop(&mut self) {
+        self.owner.store(0, Ordering::Release);
+    }
+}
+
+impl std::ops::Deref for StateGuard<'_> {
+    type Target = State;
+    fn deref(&self) -> &State {
+        &self.state
+    }
+}
+
+impl std::ops::DerefMut for StateGuard<'_> {
+    fn deref_mut(&mut self) -> &mut State {
+        &mut self.state
+    }
+}
+
+thread_local! {
+    static TOKEN: u8 = const { 0 };
+}
+
+/// A non-zero number unique among the threads alive now (the address of a thread-local).
+fn thread_token() -> usize {
+    TOKEN.with(|t| std::ptr::from_ref(t) as usize)
+}
+
+impl State {
     fn new(inner: Session, clock: Clock, id_factory: Option<&Bound<'_, PyAny>>) -> Self {
         let id_factory = id_factory
             .filter(|f| !f.is_none())
             .map(|f| f.clone().unbind());
-        PySession {
+        State {
             inner,
             clock,
             id_factory,
@@ -184,20 +234,63 @@ impl PySession {
     }
 }
 
+impl PySession {
+    fn from_state(state: State) -> Self {
+        PySession {
+            state: Mutex::new(state),
+            owner: AtomicUsize::new(0),
+        }
+    }
+
+    /// Takes the lock. It is tried with the GIL held, and when another thread has it, waited
+    /// for with the GIL released, then tried again: no thread ever blocks on the lock while
+    /// holding the GIL, so a holder that needs the GIL always gets it (no deadlock).
+    pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<StateGuard<'_>> {
+        let me = thread_token();
+        if self.owner.load(Ordering::Acquire) == me {
+            return Err(PyRuntimeError::new_err(
+                "Session is already in use by this thread: a now_ms or id_factory callback \
+                 called back into the session it was called from",
+            ));
+        }
+        loop {
+            match self.state.try_lock() {
+                Ok(state) => {
+                    self.owner.store(me, Ordering::Release);
+                    return Ok(StateGuard {
+                        state,
+                        owner: &self.owner,
+                    });
+                }
+                Err(TryLockError::Poisoned(_)) => {
+                    return Err(crate::errors::InternalError::new_err(
+                        "an earlier call on this Session panicked (a bug in clawctx); its \
+                         in-memory state may be inconsistent: open the file again",
+                    ))
+                }
+                Err(TryLockError::WouldBlock) => py.detach(|| {
+                    // Only waits for the holder; the lock is taken above, with the GIL.
+                    drop(self.state.lock());
+                }),
+            }
+        }
+    }
+}
+
 /// An instance of `cls` (`Session` or a Python subclass such as `clawctx.Session`) holding
-/// `session`. PyO3 0.29 can allocate only the base type from a Rust value, so for a subclass
+/// `state`. PyO3 0.29 can allocate only the base type from a Rust value, so for a subclass
 /// `cls()` allocates the object (through `#[new]`, an empty in-memory session; a subclass
 /// `__init__` must accept no arguments) and the built state is moved into it.
 fn instance_of<'py>(
     cls: &Bound<'py, pyo3::types::PyType>,
-    session: PySession,
+    state: State,
 ) -> PyResult<Bound<'py, PyAny>> {
     let py = cls.py();
     if cls.is(py.get_type::<PySession>()) {
-        return Ok(Bound::new(py, session)?.into_any());
+        return Ok(Bound::new(py, PySession::from_state(state))?.into_any());
     }
     let object = cls.call0()?;
-    *object.cast::<PySession>()?.try_borrow_mut()? = session;
+    *object.cast::<PySession>()?.get().lock(py)? = state;
     Ok(object)
 }
 
@@ -234,43 +327,45 @@ impl PySession {
         session_id: Option<String>,
         cwd: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let on_invalid_header = match on_invalid_header {
-            "error" => InvalidHeader::Error,
-            "reset" => InvalidHeader::Reset,
-            other => {
-                return Err(PyValueError::new_err(format!(
-                    "on_invalid_header must be \"error\" or \"reset\", not {other:?}"
-                )))
-            }
-        };
-        let options = OpenOptions {
-            on_invalid_header,
-            write: write_options(fsync, lock_timeout)?,
-            rewrite_migrated,
-            read_only,
-            fresh_session_id: session_id,
-            fresh_cwd: cwd.clone(),
-        };
-        let clock = Clock::from_arg(now_ms)?;
-        let now = clock.now_ms(py)?;
-        let factory = id_factory
-            .filter(|f| !f.is_none())
-            .map(|f| f.clone().unbind());
-        let inner = match &factory {
-            // A Python id factory needs the GIL during migration.
-            Some(factory) => {
-                let mut ids = PyIdSource::new(py, Some(factory));
-                let session = Session::open(&path, &options, &mut ids, now).py_err(py)?;
-                ids.finish()?;
-                session
-            }
-            None => py
-                .detach(|| Session::open(&path, &options, &mut RandomIds, now))
-                .py_err(py)?,
-        };
-        let mut session = PySession::new(inner, clock, id_factory);
-        session.fallback_cwd = cwd;
-        instance_of(cls, session)
+        crate::errors::guard(|| {
+            let on_invalid_header = match on_invalid_header {
+                "error" => InvalidHeader::Error,
+                "reset" => InvalidHeader::Reset,
+                other => {
+                    return Err(PyValueError::new_err(format!(
+                        "on_invalid_header must be \"error\" or \"reset\", not {other:?}"
+                    )))
+                }
+            };
+            let options = OpenOptions {
+                on_invalid_header,
+                write: write_options(fsync, lock_timeout)?,
+                rewrite_migrated,
+                read_only,
+                fresh_session_id: session_id,
+                fresh_cwd: cwd.clone(),
+            };
+            let clock = Clock::from_arg(now_ms)?;
+            let now = clock.now_ms(py)?;
+            let factory = id_factory
+                .filter(|f| !f.is_none())
+                .map(|f| f.clone().unbind());
+            let inner = match &factory {
+                // A Python id factory needs the GIL during migration.
+                Some(factory) => {
+                    let mut ids = PyIdSource::new(py, Some(factory));
+                    let session = Session::open(&path, &options, &mut ids, now).py_err(py)?;
+                    ids.finish()?;
+                    session
+                }
+                None => py
+                    .detach(|| Session::open(&path, &options, &mut RandomIds, now))
+                    .py_err(py)?,
+            };
+            let mut state = State::new(inner, clock, id_factory);
+            state.fallback_cwd = cwd;
+            instance_of(cls, state)
+        })
     }
 
     /// Creates a new session file with a v3 header (written immediately). Fails with
@@ -290,22 +385,24 @@ impl PySession {
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let clock = Clock::from_arg(now_ms)?;
-        let now = clock.now_ms(py)?;
-        let write = write_options(fsync, lock_timeout)?;
-        let inner = py
-            .detach(|| {
-                Session::create(
-                    &path,
-                    &cwd,
-                    session_id.as_deref(),
-                    parent_session.as_deref(),
-                    now,
-                    write,
-                )
-            })
-            .py_err(py)?;
-        instance_of(cls, PySession::new(inner, clock, id_factory))
+        crate::errors::guard(|| {
+            let clock = Clock::from_arg(now_ms)?;
+            let now = clock.now_ms(py)?;
+            let write = write_options(fsync, lock_timeout)?;
+            let inner = py
+                .detach(|| {
+                    Session::create(
+                        &path,
+                        &cwd,
+                        session_id.as_deref(),
+                        parent_session.as_deref(),
+                        now,
+                        write,
+                    )
+                })
+                .py_err(py)?;
+            instance_of(cls, State::new(inner, clock, id_factory))
+        })
     }
 
     /// A session that lives only in memory (appends write nothing).
@@ -319,8 +416,10 @@ impl PySession {
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let session = PySession::py_new(py, cwd, session_id, now_ms, id_factory)?;
-        instance_of(cls, session)
+        crate::errors::guard(|| {
+            let state = in_memory_state(py, cwd, session_id, now_ms, id_factory)?;
+            instance_of(cls, state)
+        })
     }
 
     /// `Session()` is `Session.in_memory()`: an empty session that lives only in memory. It
@@ -335,22 +434,24 @@ impl PySession {
         now_ms: Option<&Bound<'_, PyAny>>,
         id_factory: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let clock = Clock::from_arg(now_ms)?;
-        let now = clock.now_ms(py)?;
-        let inner = Session::in_memory(cwd.as_deref().unwrap_or(""), session_id.as_deref(), now);
-        Ok(PySession::new(inner, clock, id_factory))
+        crate::errors::guard(|| {
+            in_memory_state(py, cwd, session_id, now_ms, id_factory).map(PySession::from_state)
+        })
     }
 
     /// The file this session reads and appends to (`None` for in-memory sessions).
     #[getter]
-    fn path(&self) -> Option<PathBuf> {
-        self.inner.path().map(PathBuf::from)
+    fn path(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.path().map(PathBuf::from)))
     }
 
     /// The header as a dict (after in-memory migration; unknown fields kept).
     #[getter]
     fn header(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &Value::Object(self.inner.header().fields.clone()))
+        crate::errors::guard(|| {
+            let fields = self.lock(py)?.inner.header().fields.clone();
+            to_py(py, &Value::Object(fields))
+        })
     }
 
     /// The session's working directory, as pi-mono 0.58.3 `session-manager.ts` (`getCwd`)
@@ -358,99 +459,116 @@ impl PySession {
     /// `open`, else the process's working directory.
     #[getter]
     fn cwd(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.inner.header().fields.get("cwd") {
-            Some(value) if !value.is_null() => to_py(py, value),
-            _ => {
-                let fallback = match &self.fallback_cwd {
-                    Some(cwd) => cwd.clone(),
-                    None => std::env::current_dir()
-                        .map(|d| d.to_string_lossy().into_owned())
-                        .unwrap_or_default(),
-                };
-                to_py(py, &Value::from(fallback))
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            match s.inner.header().fields.get("cwd") {
+                Some(value) if !value.is_null() => to_py(py, value),
+                _ => {
+                    let fallback = match &s.fallback_cwd {
+                        Some(cwd) => cwd.clone(),
+                        None => std::env::current_dir()
+                            .map(|d| d.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                    };
+                    to_py(py, &Value::from(fallback))
+                }
             }
-        }
+        })
     }
 
     /// The header's version in memory (3 after migration).
     #[getter]
-    fn version(&self) -> u64 {
-        self.inner.header().version()
+    fn version(&self, py: Python<'_>) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.header().version()))
     }
 
     /// The version the file has on disk (1 when the header has none).
     #[getter]
-    fn file_version(&self) -> u64 {
-        self.inner.file_version()
+    fn file_version(&self, py: Python<'_>) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.file_version()))
     }
 
     /// True when the file is an older version migrated in memory and not yet saved.
     #[getter]
-    fn needs_migration(&self) -> bool {
-        self.inner.needs_migration_rewrite()
+    fn needs_migration(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.needs_migration_rewrite()))
     }
 
+    /// The header's `id` (the session id), or `None` when the header has none.
     #[getter]
-    fn session_id(&self) -> Option<String> {
-        self.inner.session_id().map(str::to_owned)
+    fn session_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.session_id().map(str::to_owned)))
     }
 
     /// The current leaf's id (the last entry in file order after opening).
     #[getter]
-    fn leaf_id(&self) -> Option<String> {
-        self.inner.leaf_id().map(str::to_owned)
+    fn leaf_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.leaf_id().map(str::to_owned)))
     }
 
     /// The session name from the latest `session_info` entry with a name.
     #[getter]
-    fn name(&self) -> Option<String> {
-        self.inner.session_name()
+    fn name(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.session_name()))
     }
 
     /// Resolved labels: `{target_id: label}`.
     #[getter]
     fn labels(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &Value::Object(self.inner.labels().clone()))
+        crate::errors::guard(|| {
+            let labels = self.lock(py)?.inner.labels().clone();
+            to_py(py, &Value::Object(labels))
+        })
     }
 
     /// Lines the loader could not take as they were.
     #[getter]
-    fn skipped_lines(&self) -> Vec<PySkippedLine> {
-        self.inner
-            .skipped_lines()
-            .iter()
-            .map(|s| PySkippedLine {
-                line: s.line,
-                action: s.action.as_str().to_owned(),
-                reason: s.reason.clone(),
-                records: s.records,
-            })
-            .collect()
+    fn skipped_lines(&self, py: Python<'_>) -> PyResult<Vec<PySkippedLine>> {
+        crate::errors::guard(|| {
+            Ok(self
+                .lock(py)?
+                .inner
+                .skipped_lines()
+                .iter()
+                .map(|s| PySkippedLine {
+                    line: s.line,
+                    action: s.action.as_str().to_owned(),
+                    reason: s.reason.clone(),
+                    records: s.records,
+                })
+                .collect())
+        })
     }
 
     /// The backup written by a reset or `save_migrated()`, if any.
     #[getter]
-    fn backup_path(&self) -> Option<PathBuf> {
-        self.inner.backup_path().map(PathBuf::from)
+    fn backup_path(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.backup_path().map(PathBuf::from)))
     }
 
-    fn __len__(&self) -> usize {
-        self.inner.entries().len()
+    fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.entries().len()))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "Session(path={:?}, session_id={:?}, entries={}, leaf_id={:?})",
-            self.inner.path().map(|p| p.display().to_string()),
-            self.inner.session_id(),
-            self.inner.entries().len(),
-            self.inner.leaf_id()
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            let path = s.inner.path().map(|p| p.display().to_string());
+            Ok(format!(
+                "Session(path={}, entries={}, leaf={})",
+                py_repr(py, path)?,
+                s.inner.entries().len(),
+                py_repr(py, s.inner.leaf_id())?,
+            ))
+        })
     }
 
     /// Every entry (header excluded) as dicts, in file order.
     fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.entry_list(py, 0..self.inner.entries().len())
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            s.entry_list(py, 0..s.inner.entries().len())
+        })
     }
 
     /// The newest `custom` entry whose `customType` is one of `custom_types` (and, with
@@ -463,39 +581,52 @@ impl PySession {
         custom_types: Vec<String>,
         numeric_data_key: Option<&str>,
     ) -> PyResult<Option<Py<PyAny>>> {
-        let found = self.inner.entries().iter().rev().find(|e| {
-            e.is_type(clawctx_core::session::types::CUSTOM)
-                && e.str_field("customType")
-                    .is_some_and(|t| custom_types.iter().any(|c| c == t))
-                && numeric_data_key.is_none_or(|key| {
-                    e.field("data")
-                        .and_then(|d| d.get(key))
-                        .is_some_and(Value::is_number)
-                })
-        });
-        found.map(|e| self.entry_dict(py, e)).transpose()
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            let found = s.inner.entries().iter().rev().find(|e| {
+                e.is_type(clawctx_core::session::types::CUSTOM)
+                    && e.str_field("customType")
+                        .is_some_and(|t| custom_types.iter().any(|c| c == t))
+                    && numeric_data_key.is_none_or(|key| {
+                        e.field("data")
+                            .and_then(|d| d.get(key))
+                            .is_some_and(Value::is_number)
+                    })
+            });
+            found.map(|e| s.entry_dict(py, e)).transpose()
+        })
     }
 
     /// The `type` of every entry in file order (no dicts built).
-    fn entry_types(&self) -> Vec<Option<String>> {
-        self.inner
-            .entries()
-            .iter()
-            .map(|e| e.entry_type.as_deref().map(str::to_owned))
-            .collect()
+    fn entry_types(&self, py: Python<'_>) -> PyResult<Vec<Option<String>>> {
+        crate::errors::guard(|| {
+            Ok(self
+                .lock(py)?
+                .inner
+                .entries()
+                .iter()
+                .map(|e| e.entry_type.as_deref().map(str::to_owned))
+                .collect())
+        })
     }
 
     /// The entry with this id as a dict, or `None`.
     fn get_entry(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
-        self.inner
-            .get_entry(id)
-            .map(|e| self.entry_dict(py, e))
-            .transpose()
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            s.inner
+                .get_entry(id)
+                .map(|e| s.entry_dict(py, e))
+                .transpose()
+        })
     }
 
     /// The label of an entry, or `None`.
     fn get_label(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
-        self.inner.label(id).map(|v| to_py(py, v)).transpose()
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            s.inner.label(id).map(|v| to_py(py, v)).transpose()
+        })
     }
 
     /// Entries from the root to `leaf_id` (default: the current leaf), as dicts.
@@ -505,129 +636,166 @@ impl PySession {
         py: Python<'py>,
         leaf_id: Option<&str>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let leaf = match leaf_id {
-            Some(id) => self.inner.index_of(id),
-            None => self.inner.leaf_index(),
-        };
-        match leaf {
-            Some(i) => self.entry_list(py, self.inner.path_to(i)),
-            None => Ok(PyList::empty(py)),
-        }
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            let leaf = match leaf_id {
+                Some(id) => s.inner.index_of(id),
+                None => s.inner.leaf_index(),
+            };
+            match leaf {
+                Some(i) => s.entry_list(py, s.inner.path_to(i)),
+                None => Ok(PyList::empty(py)),
+            }
+        })
     }
 
     /// The entries whose parent is `id`, in file order.
     fn children<'py>(&self, py: Python<'py>, id: &str) -> PyResult<Bound<'py, PyList>> {
-        self.entry_list(py, self.inner.children(id))
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            s.entry_list(py, s.inner.children(id))
+        })
     }
 
     /// The tree (pi's `getTree`): a list of root nodes `{"entry", "children", "label"}`, children
     /// sorted by timestamp. Built without recursion, so any depth works.
     fn tree<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let tree = self.inner.tree();
-        let entries = self.inner.entries();
-        let mut nodes = Vec::with_capacity(entries.len());
-        let mut child_lists = Vec::with_capacity(entries.len());
-        for entry in entries {
-            let node = PyDict::new(py);
-            node.set_item("entry", self.entry_dict(py, entry)?)?;
-            let children = PyList::empty(py);
-            node.set_item("children", &children)?;
-            let label = match entry.id.as_deref().and_then(|id| self.inner.label(id)) {
-                Some(v) => to_py(py, v)?,
-                None => py.None(),
-            };
-            node.set_item("label", label)?;
-            nodes.push(node);
-            child_lists.push(children);
-        }
-        for (parent, kids) in tree.children.iter().enumerate() {
-            for &kid in kids {
-                child_lists[parent].append(&nodes[kid])?;
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            let tree = s.inner.tree();
+            let entries = s.inner.entries();
+            let mut nodes = Vec::with_capacity(entries.len());
+            let mut child_lists = Vec::with_capacity(entries.len());
+            for entry in entries {
+                let node = PyDict::new(py);
+                node.set_item("entry", s.entry_dict(py, entry)?)?;
+                let children = PyList::empty(py);
+                node.set_item("children", &children)?;
+                let label = match entry.id.as_deref().and_then(|id| s.inner.label(id)) {
+                    Some(v) => to_py(py, v)?,
+                    None => py.None(),
+                };
+                node.set_item("label", label)?;
+                nodes.push(node);
+                child_lists.push(children);
             }
-        }
-        PyList::new(py, tree.roots.iter().map(|&r| nodes[r].clone()))
+            for (parent, kids) in tree.children.iter().enumerate() {
+                for &kid in kids {
+                    child_lists[parent].append(&nodes[kid])?;
+                }
+            }
+            PyList::new(py, tree.roots.iter().map(|&r| nodes[r].clone()))
+        })
     }
 
     /// `buildSessionContext` for `leaf_id` (default: the current leaf; an unknown id falls
     /// back to the last entry, as in pi).
     #[pyo3(signature = (leaf_id = None))]
     fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<PySessionContext> {
-        let inner = &self.inner;
-        let context = py.detach(|| {
-            let selector = match (leaf_id, inner.leaf_index()) {
-                (Some(id), _) => LeafSelector::Id(id),
-                (None, Some(i)) => LeafSelector::Index(i),
-                (None, None) => LeafSelector::Null,
-            };
-            inner.context(selector)
-        });
-        PySessionContext::from_core(py, context)
+        crate::errors::guard(|| {
+            let s = self.lock(py)?;
+            let inner = &s.inner;
+            let context = py.detach(|| {
+                let selector = match (leaf_id, inner.leaf_index()) {
+                    (Some(id), _) => LeafSelector::Id(id),
+                    (None, Some(i)) => LeafSelector::Index(i),
+                    (None, None) => LeafSelector::Null,
+                };
+                inner.context(selector)
+            });
+            drop(s);
+            PySessionContext::from_core(py, context)
+        })
     }
 
     /// Reads what was appended to the file since it was loaded: only the new bytes are read and
     /// parsed; the index and every message's cached token facts are kept; the leaf moves to the
     /// newest entry when entries arrived. A truncated, replaced or rewritten file is loaded
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
-    fn refresh(&mut self, py: Python<'_>) -> PyResult<PyRefreshReport> {
-        let now = self.clock.now_ms(py)?;
-        let report = match &self.id_factory {
-            Some(factory) => {
-                let factory = factory.clone_ref(py);
-                let mut ids = PyIdSource::new(py, Some(&factory));
-                let report = self.inner.refresh(&mut ids, now).py_err(py)?;
-                ids.finish()?;
-                report
-            }
-            None => {
-                let inner = &mut self.inner;
-                py.detach(move || inner.refresh(&mut RandomIds, now))
-                    .py_err(py)?
-            }
-        };
-        Ok(PyRefreshReport {
-            mode: report.mode.as_str(),
-            appended_entries: report.appended_entries,
-            bytes_read: report.bytes_read,
-            reason: report.reason,
+    fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
+        crate::errors::guard(|| {
+            let mut s = self.lock(py)?;
+            let s = &mut *s;
+            let now = s.clock.now_ms(py)?;
+            let report = match &s.id_factory {
+                Some(factory) => {
+                    let mut ids = PyIdSource::new(py, Some(factory));
+                    let report = s.inner.refresh(&mut ids, now).py_err(py)?;
+                    ids.finish()?;
+                    report
+                }
+                None => {
+                    let inner = &mut s.inner;
+                    py.detach(move || inner.refresh(&mut RandomIds, now))
+                        .py_err(py)?
+                }
+            };
+            Ok(PyRefreshReport {
+                mode: report.mode.as_str(),
+                appended_entries: report.appended_entries,
+                bytes_read: report.bytes_read,
+                reason: report.reason,
+            })
         })
     }
 
     /// Writes the in-memory migration back to the file (atomically, after a backup). Returns
     /// the backup path, or `None` when the file needed no migration.
-    fn save_migrated(&mut self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
-        let now = self.clock.now_ms(py)?;
-        let inner = &mut self.inner;
-        py.detach(move || inner.save_migrated(now)).py_err(py)
+    fn save_migrated(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
+        crate::errors::guard(|| {
+            let mut s = self.lock(py)?;
+            let now = s.clock.now_ms(py)?;
+            let inner = &mut s.inner;
+            py.detach(move || inner.save_migrated(now)).py_err(py)
+        })
     }
 
     // ---- appends (pi's SessionManager.append*): each returns the new entry id -------------
+    // Arguments are converted before the lock is taken: converting runs arbitrary Python
+    // (`__iter__`, `__getitem__`), which may itself use this session.
 
     /// Appends a message (user, assistant, toolResult, bashExecution, custom, …).
-    fn append_message(&mut self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
-        let value = from_py(message)?;
-        self.append(py, NewEntry::Message(value))
+    fn append_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            let value = from_py(message)?;
+            self.lock(py)?.append(py, NewEntry::Message(value))
+        })
     }
 
+    /// Appends a `thinking_level_change` entry (`thinkingLevel`, e.g. "off", "low", "high");
+    /// the context of a leaf after it reports that level.
     fn append_thinking_level_change(
-        &mut self,
+        &self,
         py: Python<'_>,
         thinking_level: String,
     ) -> PyResult<String> {
-        self.append(py, NewEntry::ThinkingLevelChange(thinking_level))
+        crate::errors::guard(|| {
+            self.lock(py)?
+                .append(py, NewEntry::ThinkingLevelChange(thinking_level))
+        })
     }
 
+    /// Appends a `model_change` entry (`provider`, `modelId`); the context of a leaf after it
+    /// reports that model.
     fn append_model_change(
-        &mut self,
+        &self,
         py: Python<'_>,
         provider: String,
         model_id: String,
     ) -> PyResult<String> {
-        self.append(py, NewEntry::ModelChange { provider, model_id })
+        crate::errors::guard(|| {
+            self.lock(py)?
+                .append(py, NewEntry::ModelChange { provider, model_id })
+        })
     }
 
+    /// Appends a `compaction` entry: `summary` replaces the history before
+    /// `first_kept_entry_id` in the context of every leaf below it. `tokens_before` (a number)
+    /// is the context size it was made at; `details` (JSON-serializable) and `from_hook` are
+    /// stored as given.
     #[pyo3(signature = (summary, first_kept_entry_id, tokens_before, details = None, from_hook = None))]
     fn append_compaction(
-        &mut self,
+        &self,
         py: Python<'_>,
         summary: String,
         first_kept_entry_id: String,
@@ -635,106 +803,140 @@ impl PySession {
         details: Option<&Bound<'_, PyAny>>,
         from_hook: Option<bool>,
     ) -> PyResult<String> {
-        let tokens_before = from_py(tokens_before)?;
-        if !tokens_before.is_number() {
-            return Err(PyTypeError::new_err("tokens_before must be a number"));
-        }
-        let details = details.map(from_py).transpose()?;
-        self.append(
-            py,
-            NewEntry::Compaction {
-                summary,
-                first_kept_entry_id,
-                tokens_before,
-                details,
-                from_hook,
-            },
-        )
+        crate::errors::guard(|| {
+            let tokens_before = from_py(tokens_before)?;
+            if !tokens_before.is_number() {
+                return Err(PyTypeError::new_err("tokens_before must be a number"));
+            }
+            let details = details.map(from_py).transpose()?;
+            self.lock(py)?.append(
+                py,
+                NewEntry::Compaction {
+                    summary,
+                    first_kept_entry_id,
+                    tokens_before,
+                    details,
+                    from_hook,
+                },
+            )
+        })
     }
 
+    /// Appends a `custom` entry (`customType`, optional JSON-serializable `data`): extension
+    /// state, never part of the LLM context.
     #[pyo3(signature = (custom_type, data = None))]
     fn append_custom_entry(
-        &mut self,
+        &self,
         py: Python<'_>,
         custom_type: String,
         data: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
-        let data = data.map(from_py).transpose()?;
-        self.append(py, NewEntry::Custom { custom_type, data })
+        crate::errors::guard(|| {
+            let data = data.map(from_py).transpose()?;
+            self.lock(py)?
+                .append(py, NewEntry::Custom { custom_type, data })
+        })
     }
 
+    /// Appends a `custom_message` entry: `content` (a str or a list of text/image blocks)
+    /// enters the LLM context as a user message; `display` says whether a UI shows it;
+    /// `details` (JSON-serializable) is stored as given.
     #[pyo3(signature = (custom_type, content, display, details = None))]
     fn append_custom_message(
-        &mut self,
+        &self,
         py: Python<'_>,
         custom_type: String,
         content: &Bound<'_, PyAny>,
         display: bool,
         details: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<String> {
-        let content = from_py(content)?;
-        if !(content.is_string() || content.is_array()) {
-            return Err(PyTypeError::new_err(
-                "content must be a str or a list of text/image blocks",
-            ));
-        }
-        let details = details.map(from_py).transpose()?;
-        self.append(
-            py,
-            NewEntry::CustomMessage {
-                custom_type,
-                content,
-                display,
-                details,
-            },
-        )
+        crate::errors::guard(|| {
+            let content = from_py(content)?;
+            if !(content.is_string() || content.is_array()) {
+                return Err(PyTypeError::new_err(
+                    "content must be a str or a list of text/image blocks",
+                ));
+            }
+            let details = details.map(from_py).transpose()?;
+            self.lock(py)?.append(
+                py,
+                NewEntry::CustomMessage {
+                    custom_type,
+                    content,
+                    display,
+                    details,
+                },
+            )
+        })
     }
 
     /// Sets (or with `None`/`""` clears) the label of an existing entry.
     #[pyo3(signature = (target_id, label = None))]
     fn append_label(
-        &mut self,
+        &self,
         py: Python<'_>,
         target_id: String,
         label: Option<String>,
     ) -> PyResult<String> {
-        self.append(py, NewEntry::Label { target_id, label })
+        crate::errors::guard(|| {
+            self.lock(py)?
+                .append(py, NewEntry::Label { target_id, label })
+        })
     }
 
-    fn append_session_info(&mut self, py: Python<'_>, name: String) -> PyResult<String> {
-        self.append(py, NewEntry::SessionInfo { name })
+    /// Appends a `session_info` entry naming the session (`name`, see the `name` property).
+    fn append_session_info(&self, py: Python<'_>, name: String) -> PyResult<String> {
+        crate::errors::guard(|| self.lock(py)?.append(py, NewEntry::SessionInfo { name }))
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.
-    fn branch(&mut self, py: Python<'_>, entry_id: &str) -> PyResult<()> {
-        self.inner.branch(entry_id).py_err(py)
+    fn branch(&self, py: Python<'_>, entry_id: &str) -> PyResult<()> {
+        crate::errors::guard(|| self.lock(py)?.inner.branch(entry_id).py_err(py))
     }
 
     /// Sets the leaf to none: the next append starts a new root.
-    fn reset_leaf(&mut self) {
-        self.inner.reset_leaf();
+    fn reset_leaf(&self, py: Python<'_>) -> PyResult<()> {
+        crate::errors::guard(|| {
+            self.lock(py)?.inner.reset_leaf();
+            Ok(())
+        })
     }
 
     /// Moves the leaf to `branch_from_id` (`None`: before the first entry) and appends a
     /// `branch_summary` there (`fromId` = the id, or `"root"`).
     #[pyo3(signature = (branch_from_id, summary, details = None, from_hook = None))]
     fn branch_with_summary(
-        &mut self,
+        &self,
         py: Python<'_>,
         branch_from_id: Option<String>,
         summary: String,
         details: Option<&Bound<'_, PyAny>>,
         from_hook: Option<bool>,
     ) -> PyResult<String> {
-        let details = details.map(from_py).transpose()?;
-        self.append(
-            py,
-            NewEntry::BranchSummary {
-                branch_from: branch_from_id,
-                summary,
-                details,
-                from_hook,
-            },
-        )
+        crate::errors::guard(|| {
+            let details = details.map(from_py).transpose()?;
+            self.lock(py)?.append(
+                py,
+                NewEntry::BranchSummary {
+                    branch_from: branch_from_id,
+                    summary,
+                    details,
+                    from_hook,
+                },
+            )
+        })
     }
+}
+
+fn in_memory_state(
+    py: Python<'_>,
+    cwd: Option<String>,
+    session_id: Option<String>,
+    now_ms: Option<&Bound<'_, PyAny>>,
+    id_factory: Option<&Bound<'_, PyAny>>,
+) -> PyResult<State> {
+    let clock = Clock::from_arg(now_ms)?;
+    let now = clock.now_ms(py)?;
+    let inner = Session::in_memory(cwd.as_deref().unwrap_or(""), session_id.as_deref(), now);
+    Ok(State::new(inner, clock, id_factory))
 }

@@ -31,33 +31,26 @@ pub struct PyHeartbeatMark {
 #[pymethods]
 impl PyHeartbeatMark {
     #[getter]
-    fn path(&self) -> PathBuf {
-        self.inner.path.clone()
+    fn path(&self) -> PyResult<PathBuf> {
+        crate::errors::guard(|| Ok(self.inner.path.clone()))
     }
 
     /// The byte size before the run.
     #[getter]
-    fn size(&self) -> u64 {
-        self.inner.size
+    fn size(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.size))
     }
 
     /// Whether the size is at a line boundary (nothing is pruned otherwise).
     #[getter]
-    fn at_line_boundary(&self) -> bool {
-        self.inner.at_line_boundary
+    fn at_line_boundary(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.inner.at_line_boundary))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "HeartbeatMark(path={:?}, size={}, at_line_boundary={})",
-            self.inner.path.display().to_string(),
-            self.inner.size,
-            if self.inner.at_line_boundary {
-                "True"
-            } else {
-                "False"
-            }
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(slf.as_any(), &["path", "size", "at_line_boundary"])
+        })
     }
 }
 
@@ -71,14 +64,16 @@ pub fn mark_heartbeat_transcript(
     path: PathBuf,
     lock_timeout: f64,
 ) -> PyResult<PyHeartbeatMark> {
-    let options = WriteOptions {
-        fsync: false,
-        lock_timeout: self::lock_timeout(lock_timeout)?,
-    };
-    let mark = py
-        .detach(|| TranscriptMark::capture(&path, options))
-        .py_err(py)?;
-    Ok(PyHeartbeatMark { inner: mark })
+    crate::errors::guard(|| {
+        let options = WriteOptions {
+            fsync: false,
+            lock_timeout: self::lock_timeout(lock_timeout)?,
+        };
+        let mark = py
+            .detach(|| TranscriptMark::capture(&path, options))
+            .py_err(py)?;
+        Ok(PyHeartbeatMark { inner: mark })
+    })
 }
 
 /// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
@@ -102,15 +97,23 @@ pub struct PyHeartbeatPruneReport {
 impl PyHeartbeatPruneReport {
     /// Whether lines were removed.
     #[getter]
-    fn pruned(&self) -> bool {
-        self.action != "unchanged"
+    fn pruned(&self) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.action != "unchanged"))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "HeartbeatPruneReport(action={:?}, removed_lines={}, removed_bytes={}, kept_lines={}, reason={:?})",
-            self.action, self.removed_lines, self.removed_bytes, self.kept_lines, self.reason
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "action",
+                    "removed_lines",
+                    "removed_bytes",
+                    "kept_lines",
+                    "reason",
+                ],
+            )
+        })
     }
 }
 
@@ -135,37 +138,41 @@ pub fn prune_heartbeat_transcript(
     fsync: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyHeartbeatPruneReport> {
-    let rule = match entries.filter(|e| !e.is_none()) {
-        Some(list) => {
-            let mut values = Vec::new();
-            for item in list.try_iter()? {
-                let value = from_py(&item?)?;
-                if !value.get("id").is_some_and(serde_json::Value::is_string) {
-                    return Err(PyValueError::new_err(
-                        "every entry must be a dict with a string \"id\"",
-                    ));
+    crate::errors::guard(|| {
+        let rule = match entries.filter(|e| !e.is_none()) {
+            Some(list) => {
+                let mut values = Vec::new();
+                for item in list.try_iter()? {
+                    let value = from_py(&item?)?;
+                    if !value.get("id").is_some_and(serde_json::Value::is_string) {
+                        return Err(PyValueError::new_err(
+                            "every entry must be a dict with a string \"id\"",
+                        ));
+                    }
+                    values.push(value);
                 }
-                values.push(value);
+                ExchangeRule::Entries(values)
             }
-            ExchangeRule::Entries(values)
-        }
-        None => ExchangeRule::Content(matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?),
-    };
-    let options = WriteOptions {
-        fsync,
-        lock_timeout: self::lock_timeout(lock_timeout)?,
-    };
-    let now = Clock::from_arg(now_ms)?.now_ms(py)?;
-    let mark = &mark.inner;
-    let report = py
-        .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
-        .py_err(py)?;
-    Ok(PyHeartbeatPruneReport {
-        action: report.action.as_str().to_owned(),
-        removed_lines: report.removed_lines,
-        removed_bytes: report.removed_bytes,
-        removed_ids: report.removed_ids,
-        kept_lines: report.kept_lines,
-        reason: report.reason,
+            None => {
+                ExchangeRule::Content(matcher(heartbeat_prompt, transcript_prompt, max_ack_chars)?)
+            }
+        };
+        let options = WriteOptions {
+            fsync,
+            lock_timeout: self::lock_timeout(lock_timeout)?,
+        };
+        let now = Clock::from_arg(now_ms)?.now_ms(py)?;
+        let mark = &mark.inner;
+        let report = py
+            .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
+            .py_err(py)?;
+        Ok(PyHeartbeatPruneReport {
+            action: report.action.as_str().to_owned(),
+            removed_lines: report.removed_lines,
+            removed_bytes: report.removed_bytes,
+            removed_ids: report.removed_ids,
+            kept_lines: report.kept_lines,
+            reason: report.reason,
+        })
     })
 }

@@ -41,59 +41,67 @@ impl PyLeafContext {
 impl PyLeafContext {
     /// The messages of the context (read when the file was opened).
     #[getter]
-    fn messages(&self, py: Python<'_>) -> Py<PyTranscript> {
-        self.messages.clone_ref(py)
+    fn messages(&self, py: Python<'_>) -> PyResult<Py<PyTranscript>> {
+        crate::errors::guard(|| Ok(self.messages.clone_ref(py)))
     }
 
     /// The thinking level on the path (`"off"` without a change). Reads on towards the start
     /// of the file until the latest `thinking_level_change` on the path (possibly all of it).
     #[getter]
     fn thinking_level(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let level = self.with_reader(py, |r| r.thinking_level()).py_err(py)?;
-        to_py(py, &level)
+        crate::errors::guard(|| {
+            let level = self.with_reader(py, |r| r.thinking_level()).py_err(py)?;
+            to_py(py, &level)
+        })
     }
 
     /// `{"provider": ..., "modelId": ...}` of the latest model change or assistant message on
     /// the path, or `None`. Reads on like `thinking_level` when needed.
     #[getter]
     fn model(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match self.with_reader(py, |r| r.model()).py_err(py)? {
+        crate::errors::guard(|| match self.with_reader(py, |r| r.model()).py_err(py)? {
             Some(model) => to_py(py, &model),
             None => Ok(py.None()),
-        }
+        })
     }
 
     /// The whole `SessionContext`, equal to `Session.open(path).context()`.
     fn context(&self, py: Python<'_>) -> PyResult<PySessionContext> {
-        let context = self.with_reader(py, |r| r.context()).py_err(py)?;
-        PySessionContext::from_core(py, context)
+        crate::errors::guard(|| {
+            let context = self.with_reader(py, |r| r.context()).py_err(py)?;
+            PySessionContext::from_core(py, context)
+        })
     }
 
     /// Bytes of the file read so far (all of it when `read_in_full`).
     #[getter]
-    fn bytes_read(&self, py: Python<'_>) -> u64 {
-        self.with_reader(py, |r| r.bytes_read())
+    fn bytes_read(&self, py: Python<'_>) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.with_reader(py, |r| r.bytes_read())))
     }
 
     /// The file's size when it was opened (later appends are not read).
     #[getter]
-    fn file_size(&self, py: Python<'_>) -> u64 {
-        self.with_reader(py, |r| r.file_len())
+    fn file_size(&self, py: Python<'_>) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.with_reader(py, |r| r.file_len())))
     }
 
     /// Whether the file was loaded in full (a header to migrate or check) instead of read
     /// from its end.
     #[getter]
-    fn read_in_full(&self, py: Python<'_>) -> bool {
-        self.with_reader(py, |r| r.read_in_full())
+    fn read_in_full(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.with_reader(py, |r| r.read_in_full())))
     }
 
-    fn __repr__(&self, py: Python<'_>) -> String {
-        let (read, size) = self.with_reader(py, |r| (r.bytes_read(), r.file_len()));
-        format!(
-            "LeafContext(messages={}, bytes_read={read}, file_size={size})",
-            self.messages.get().inner.len()
-        )
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            Ok({
+                let (read, size) = self.with_reader(py, |r| (r.bytes_read(), r.file_len()));
+                format!(
+                    "LeafContext(messages={}, bytes_read={read}, file_size={size})",
+                    self.messages.get().inner.len()
+                )
+            })
+        })
     }
 }
 
@@ -116,19 +124,21 @@ pub fn read_leaf_context(
     path: PathBuf,
     chunk_bytes: usize,
 ) -> PyResult<PyLeafContext> {
-    if chunk_bytes == 0 {
-        return Err(PyValueError::new_err("chunk_bytes must be positive"));
-    }
-    let options = TailOptions {
-        first_chunk: chunk_bytes,
-        ..TailOptions::default()
-    };
-    let reader = py
-        .detach(|| LeafContextReader::open(&path, &options))
-        .py_err(py)?;
-    let messages = Py::new(py, PyTranscript::new(reader.messages()))?;
-    Ok(PyLeafContext {
-        reader: Mutex::new(reader),
-        messages,
+    crate::errors::guard(|| {
+        if chunk_bytes == 0 {
+            return Err(PyValueError::new_err("chunk_bytes must be positive"));
+        }
+        let options = TailOptions {
+            first_chunk: chunk_bytes,
+            ..TailOptions::default()
+        };
+        let reader = py
+            .detach(|| LeafContextReader::open(&path, &options))
+            .py_err(py)?;
+        let messages = Py::new(py, PyTranscript::new(reader.messages()))?;
+        Ok(PyLeafContext {
+            reader: Mutex::new(reader),
+            messages,
+        })
     })
 }

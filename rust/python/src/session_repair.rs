@@ -27,11 +27,10 @@ pub struct PyLineChange {
 
 #[pymethods]
 impl PyLineChange {
-    fn __repr__(&self) -> String {
-        format!(
-            "LineChange(line={}, kind={:?}, reason={:?})",
-            self.line, self.kind, self.reason
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(slf.as_any(), &["line", "kind", "reason"])
+        })
     }
 }
 
@@ -63,40 +62,52 @@ pub struct PyRepairReport {
 impl PyRepairReport {
     /// Line numbers (1-based, in the original file) of lines removed entirely.
     #[getter]
-    fn dropped_line_numbers(&self) -> Vec<usize> {
-        self.changes
-            .iter()
-            .filter(|c| c.kind == "dropped")
-            .map(|c| c.line)
-            .collect()
+    fn dropped_line_numbers(&self) -> PyResult<Vec<usize>> {
+        crate::errors::guard(|| {
+            Ok({
+                self.changes
+                    .iter()
+                    .filter(|c| c.kind == "dropped")
+                    .map(|c| c.line)
+                    .collect()
+            })
+        })
     }
 
     /// Line numbers of lines replaced by corrected or salvaged records.
     #[getter]
-    fn rewritten_line_numbers(&self) -> Vec<usize> {
-        self.changes
-            .iter()
-            .filter(|c| c.kind != "dropped")
-            .map(|c| c.line)
-            .collect()
+    fn rewritten_line_numbers(&self) -> PyResult<Vec<usize>> {
+        crate::errors::guard(|| {
+            Ok({
+                self.changes
+                    .iter()
+                    .filter(|c| c.kind != "dropped")
+                    .map(|c| c.line)
+                    .collect()
+            })
+        })
     }
 
     /// OpenClaw's log phrase, e.g. `"dropped 1 malformed line(s), rewrote 1 user message(s)"`.
-    fn summary(&self) -> String {
-        self.summary_text.clone()
+    fn summary(&self) -> PyResult<String> {
+        crate::errors::guard(|| Ok(self.summary_text.clone()))
     }
 
-    fn __repr__(&self) -> String {
-        format!(
-            "RepairReport(repaired={}, dropped_lines={}, rewritten_assistant_messages={}, rewritten_user_messages={}, salvaged_records={}, backup_path={:?}, reason={:?})",
-            self.repaired,
-            self.dropped_lines,
-            self.rewritten_assistant_messages,
-            self.rewritten_user_messages,
-            self.salvaged_records,
-            self.backup_path,
-            self.reason
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "repaired",
+                    "dropped_lines",
+                    "rewritten_assistant_messages",
+                    "rewritten_user_messages",
+                    "salvaged_records",
+                    "backup_path",
+                    "reason",
+                ],
+            )
+        })
     }
 }
 
@@ -124,73 +135,75 @@ pub fn repair_session_file(
     now_ms: Option<&Bound<'_, PyAny>>,
     fix_messages: bool,
 ) -> PyResult<PyRepairReport> {
-    let backup = match backup {
-        "keep" => BackupPolicy::Keep,
-        "delete" => BackupPolicy::Delete,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "backup must be \"keep\" or \"delete\", not {other:?}"
-            )))
+    crate::errors::guard(|| {
+        let backup = match backup {
+            "keep" => BackupPolicy::Keep,
+            "delete" => BackupPolicy::Delete,
+            other => {
+                return Err(PyValueError::new_err(format!(
+                    "backup must be \"keep\" or \"delete\", not {other:?}"
+                )))
+            }
+        };
+        if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
+            return Err(PyValueError::new_err(
+                "lock_timeout must be a non-negative number of seconds",
+            ));
         }
-    };
-    if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
-        return Err(PyValueError::new_err(
-            "lock_timeout must be a non-negative number of seconds",
-        ));
-    }
-    let now = Clock::from_arg(now_ms)?.now_ms(py)?;
-    let options = RepairOptions {
-        backup,
-        lock_timeout: Duration::from_secs_f64(lock_timeout),
-        now_ms: now,
-        fix_messages,
-    };
-    let report = py
-        .detach(|| clawctx_core::repair_session_file(&path, &options))
-        .py_err(py)?;
-    // OpenClaw 2026.3.13 `src/agents/session-file-repair.ts` warns with the file's base name.
-    let name = path
-        .to_str()
-        .map(|text| PathBuf::from(text.trim()))
-        .unwrap_or_else(|| path.clone())
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let warning = if report.repaired {
-        Some(format!(
-            "session file repaired: {} ({name})",
-            report.summary()
-        ))
-    } else if report.reason.as_deref() == Some("invalid session header") {
-        Some(format!(
-            "session file repair skipped: invalid session header ({name})"
-        ))
-    } else {
-        None
-    };
-    if let Some(message) = warning {
-        py.import("logging")?
-            .call_method1("getLogger", ("clawctx",))?
-            .call_method1("warning", ("%s", message))?;
-    }
-    Ok(PyRepairReport {
-        repaired: report.repaired,
-        dropped_lines: report.dropped_lines,
-        rewritten_assistant_messages: report.rewritten_assistant_messages,
-        dropped_blank_user_messages: report.dropped_blank_user_messages,
-        rewritten_user_messages: report.rewritten_user_messages,
-        salvaged_records: report.salvaged_records,
-        backup_path: report.backup_path.clone(),
-        reason: report.reason.clone(),
-        summary_text: report.summary(),
-        changes: report
-            .changes
-            .iter()
-            .map(|c| PyLineChange {
-                line: c.line,
-                kind: c.kind.as_str().to_owned(),
-                reason: c.reason.clone(),
-            })
-            .collect(),
+        let now = Clock::from_arg(now_ms)?.now_ms(py)?;
+        let options = RepairOptions {
+            backup,
+            lock_timeout: Duration::from_secs_f64(lock_timeout),
+            now_ms: now,
+            fix_messages,
+        };
+        let report = py
+            .detach(|| clawctx_core::repair_session_file(&path, &options))
+            .py_err(py)?;
+        // OpenClaw 2026.3.13 `src/agents/session-file-repair.ts` warns with the file's base name.
+        let name = path
+            .to_str()
+            .map(|text| PathBuf::from(text.trim()))
+            .unwrap_or_else(|| path.clone())
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let warning = if report.repaired {
+            Some(format!(
+                "session file repaired: {} ({name})",
+                report.summary()
+            ))
+        } else if report.reason.as_deref() == Some("invalid session header") {
+            Some(format!(
+                "session file repair skipped: invalid session header ({name})"
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = warning {
+            py.import("logging")?
+                .call_method1("getLogger", ("clawctx",))?
+                .call_method1("warning", ("%s", message))?;
+        }
+        Ok(PyRepairReport {
+            repaired: report.repaired,
+            dropped_lines: report.dropped_lines,
+            rewritten_assistant_messages: report.rewritten_assistant_messages,
+            dropped_blank_user_messages: report.dropped_blank_user_messages,
+            rewritten_user_messages: report.rewritten_user_messages,
+            salvaged_records: report.salvaged_records,
+            backup_path: report.backup_path.clone(),
+            reason: report.reason.clone(),
+            summary_text: report.summary(),
+            changes: report
+                .changes
+                .iter()
+                .map(|c| PyLineChange {
+                    line: c.line,
+                    kind: c.kind.as_str().to_owned(),
+                    reason: c.reason.clone(),
+                })
+                .collect(),
+        })
     })
 }

@@ -27,20 +27,20 @@ pub struct PySessionSummary {
 
 #[pymethods]
 impl PySessionSummary {
-    fn __repr__(&self) -> String {
-        let opt = |v: &Option<String>| {
-            v.as_ref()
-                .map_or_else(|| "None".to_owned(), |s| format!("{s:?}"))
-        };
-        format!(
-            "SessionSummary(path={:?}, error={}, session_id={}, entries={}, context_messages={}, estimated_tokens={})",
-            self.path.display().to_string(),
-            opt(&self.error),
-            opt(&self.session_id),
-            self.entries,
-            self.context_messages,
-            self.estimated_tokens
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "path",
+                    "error",
+                    "session_id",
+                    "entries",
+                    "context_messages",
+                    "estimated_tokens",
+                ],
+            )
+        })
     }
 }
 
@@ -79,30 +79,32 @@ pub fn scan_sessions(
     workers: Option<usize>,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Vec<PySessionSummary>> {
-    let total = paths.len();
-    let (summaries, callback_error) = py.detach(|| {
-        let (tx, rx) = std::sync::mpsc::channel::<usize>();
-        std::thread::scope(|scope| {
-            let worker =
-                scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
-            let mut error: Option<PyErr> = None;
-            for (done, _) in rx.iter().enumerate() {
-                if let (Some(callback), None) = (&progress, &error) {
-                    Python::attach(|py| {
-                        if let Err(e) = callback.call1(py, (done + 1, total)) {
-                            error = Some(e);
-                        }
-                    });
+    crate::errors::guard(|| {
+        let total = paths.len();
+        let (summaries, callback_error) = py.detach(|| {
+            let (tx, rx) = std::sync::mpsc::channel::<usize>();
+            std::thread::scope(|scope| {
+                let worker =
+                    scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
+                let mut error: Option<PyErr> = None;
+                for (done, _) in rx.iter().enumerate() {
+                    if let (Some(callback), None) = (&progress, &error) {
+                        Python::attach(|py| {
+                            if let Err(e) = callback.call1(py, (done + 1, total)) {
+                                error = Some(e);
+                            }
+                        });
+                    }
                 }
-            }
-            (
-                worker.join().expect("the scan thread does not panic"),
-                error,
-            )
-        })
-    });
-    if let Some(err) = callback_error {
-        return Err(err);
-    }
-    Ok(summaries.into_iter().map(PySessionSummary::from).collect())
+                (
+                    worker.join().expect("the scan thread does not panic"),
+                    error,
+                )
+            })
+        });
+        if let Some(err) = callback_error {
+            return Err(err);
+        }
+        Ok(summaries.into_iter().map(PySessionSummary::from).collect())
+    })
 }

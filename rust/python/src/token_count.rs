@@ -68,21 +68,23 @@ pub fn count_tokens(
     encoding: &str,
     estimator: &str,
 ) -> PyResult<u64> {
-    let counter = counter(encoding, estimator)?;
-    if let Ok(text) = text_or_messages.cast::<PyString>() {
-        return Ok(count_text(py, text.to_str()?, counter));
-    }
-    if text_or_messages.is_instance_of::<PyDict>() {
-        let json = to_js_string(&from_py(text_or_messages)?);
-        return Ok(py.detach(|| counter.message(&json)));
-    }
-    if text_or_messages.is_instance_of::<PyBytes>() {
-        return Err(PyTypeError::new_err(
+    crate::errors::guard(|| {
+        let counter = counter(encoding, estimator)?;
+        if let Ok(text) = text_or_messages.cast::<PyString>() {
+            return Ok(count_text(py, text.to_str()?, counter));
+        }
+        if text_or_messages.is_instance_of::<PyDict>() {
+            let json = to_js_string(&from_py(text_or_messages)?);
+            return Ok(py.detach(|| counter.message(&json)));
+        }
+        if text_or_messages.is_instance_of::<PyBytes>() {
+            return Err(PyTypeError::new_err(
             "expected a str, a message dict, a Transcript or a list of message dicts, not bytes",
         ));
-    }
-    let transcript = transcript_arg(text_or_messages)?;
-    Ok(py.detach(move || counter.transcript(&transcript).iter().sum()))
+        }
+        let transcript = transcript_arg(text_or_messages)?;
+        Ok(py.detach(move || counter.transcript(&transcript).iter().sum()))
+    })
 }
 
 /// The token count of each message of a `Transcript` or list of message dicts, as a numpy
@@ -104,42 +106,46 @@ pub fn count_message_tokens<'py>(
     encoding: &str,
     estimator: &str,
 ) -> PyResult<Bound<'py, PyAny>> {
-    let counter = counter(encoding, estimator)?;
-    if messages.is_instance_of::<PyString>() || messages.is_instance_of::<PyDict>() {
-        return Err(PyTypeError::new_err(
-            "expected a Transcript or a list of message dicts",
-        ));
-    }
-    let transcript = transcript_arg(messages)?;
-    let source = Arc::clone(&transcript);
-    let counts = py.detach(move || counter.transcript(&source));
-    let bytes: Vec<u8> = counts
-        .iter()
-        .flat_map(|c| i64::try_from(*c).unwrap_or(i64::MAX).to_le_bytes())
-        .collect();
-    let numpy = py.import("numpy")?;
-    numpy.call_method1("frombuffer", (PyBytes::new(py, &bytes), "<i8"))
+    crate::errors::guard(|| {
+        let counter = counter(encoding, estimator)?;
+        if messages.is_instance_of::<PyString>() || messages.is_instance_of::<PyDict>() {
+            return Err(PyTypeError::new_err(
+                "expected a Transcript or a list of message dicts",
+            ));
+        }
+        let transcript = transcript_arg(messages)?;
+        let source = Arc::clone(&transcript);
+        let counts = py.detach(move || counter.transcript(&source));
+        let bytes: Vec<u8> = counts
+            .iter()
+            .flat_map(|c| i64::try_from(*c).unwrap_or(i64::MAX).to_le_bytes())
+            .collect();
+        let numpy = py.import("numpy")?;
+        numpy.call_method1("frombuffer", (PyBytes::new(py, &bytes), "<i8"))
+    })
 }
 
 /// The tokens an image of `width` × `height` pixels is charged (OpenAI's high-detail rule: fit
 /// into 2048 × 2048, shorter side scaled down to 768, 85 + 170 per 512-px tile).
 #[pyfunction]
-pub fn image_tokens(width: u32, height: u32) -> u64 {
-    token_count::image_tokens(width, height)
+pub fn image_tokens(width: u32, height: u32) -> PyResult<u64> {
+    crate::errors::guard(|| Ok(token_count::image_tokens(width, height)))
 }
 
 /// The byte sequence of every ordinary token of `encoding`, by rank (for building a tiktoken
 /// `Encoding` offline in the benchmarks).
 #[pyfunction]
 pub fn _token_vocabulary<'py>(py: Python<'py>, encoding: &str) -> PyResult<Bound<'py, PyList>> {
-    let encoding = counter(encoding, "exact")?.encoding;
-    PyList::new(
-        py,
-        encoding
-            .vocabulary()
-            .map(|bytes| PyBytes::new(py, bytes))
-            .collect::<Vec<_>>(),
-    )
+    crate::errors::guard(|| {
+        let encoding = counter(encoding, "exact")?.encoding;
+        PyList::new(
+            py,
+            encoding
+                .vocabulary()
+                .map(|bytes| PyBytes::new(py, bytes))
+                .collect::<Vec<_>>(),
+        )
+    })
 }
 
 /// The calibrated estimator's feature counts of `text` under `encoding` (for fitting its
@@ -147,17 +153,19 @@ pub fn _token_vocabulary<'py>(py: Python<'py>, encoding: &str) -> PyResult<Bound
 #[pyfunction]
 #[pyo3(signature = (text, encoding = "o200k_base"))]
 pub fn _token_features(py: Python<'_>, text: &str, encoding: &str) -> PyResult<Vec<u64>> {
-    let encoding = counter(encoding, "exact")?.encoding;
-    let features: [u64; FEATURES] = if text.len() < DETACH_MIN_BYTES {
-        token_count::text_features(text, encoding)
-    } else {
-        py.detach(|| token_count::text_features(text, encoding))
-    };
-    Ok(features.to_vec())
+    crate::errors::guard(|| {
+        let encoding = counter(encoding, "exact")?.encoding;
+        let features: [u64; FEATURES] = if text.len() < DETACH_MIN_BYTES {
+            token_count::text_features(text, encoding)
+        } else {
+            py.detach(|| token_count::text_features(text, encoding))
+        };
+        Ok(features.to_vec())
+    })
 }
 
 /// The names of the calibrated estimator's features, in `_token_features` order.
 #[pyfunction]
-pub fn _token_feature_names() -> Vec<&'static str> {
-    FEATURE_NAMES.to_vec()
+pub fn _token_feature_names() -> PyResult<Vec<&'static str>> {
+    crate::errors::guard(|| Ok(FEATURE_NAMES.to_vec()))
 }

@@ -89,14 +89,17 @@ pub fn repair_tool_call_inputs(
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
 ) -> PyResult<PyToolCallInputsReport> {
-    let input = transcript_arg_lenient(messages)?;
-    let allowed = allowlist(allowed_tool_names);
-    let source = Arc::clone(&input);
-    let report = py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
-    Ok(PyToolCallInputsReport {
-        messages: result_object(py, messages, &input, report.messages)?,
-        dropped_tool_calls: report.dropped_tool_calls,
-        dropped_assistant_messages: report.dropped_assistant_messages,
+    crate::errors::guard(|| {
+        let input = transcript_arg_lenient(messages)?;
+        let allowed = allowlist(allowed_tool_names);
+        let source = Arc::clone(&input);
+        let report =
+            py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
+        Ok(PyToolCallInputsReport {
+            messages: result_object(py, messages, &input, report.messages)?,
+            dropped_tool_calls: report.dropped_tool_calls,
+            dropped_assistant_messages: report.dropped_assistant_messages,
+        })
     })
 }
 
@@ -108,7 +111,7 @@ pub fn sanitize_tool_call_inputs(
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
 ) -> PyResult<Py<PyTranscript>> {
-    Ok(repair_tool_call_inputs(py, messages, allowed_tool_names)?.messages)
+    crate::errors::guard(|| Ok(repair_tool_call_inputs(py, messages, allowed_tool_names)?.messages))
 }
 
 /// Result of `repair_tool_pairing`.
@@ -164,30 +167,32 @@ pub fn repair_tool_pairing(
     errored_assistant_result_policy: Option<&str>,
     missing_tool_result_text: Option<String>,
 ) -> PyResult<PyPairingReport> {
-    let input = transcript_arg_lenient(messages)?;
-    let options = pairing_options(
-        py,
-        now_ms,
-        errored_assistant_result_policy,
-        missing_tool_result_text,
-    )?;
-    let source = Arc::clone(&input);
-    let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
-    // Like OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`
-    // (`repairToolUseResultPairing`), a flagged repair returns a new transcript even when its
-    // messages equal the input (a repeated call id in one turn, non-message entries moved
-    // behind the results); only an unflagged one returns the input itself.
-    let repaired = if report.moved {
-        Py::new(py, PyTranscript::new(report.messages))?
-    } else {
-        result_object(py, messages, &input, report.messages)?
-    };
-    Ok(PyPairingReport {
-        messages: repaired,
-        added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
-        dropped_duplicate_count: report.dropped_duplicate_count,
-        dropped_orphan_count: report.dropped_orphan_count,
-        moved: report.moved,
+    crate::errors::guard(|| {
+        let input = transcript_arg_lenient(messages)?;
+        let options = pairing_options(
+            py,
+            now_ms,
+            errored_assistant_result_policy,
+            missing_tool_result_text,
+        )?;
+        let source = Arc::clone(&input);
+        let report = py.detach(move || transcript::repair_tool_pairing(&source, &options));
+        // Like OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`
+        // (`repairToolUseResultPairing`), a flagged repair returns a new transcript even when its
+        // messages equal the input (a repeated call id in one turn, non-message entries moved
+        // behind the results); only an unflagged one returns the input itself.
+        let repaired = if report.moved {
+            Py::new(py, PyTranscript::new(report.messages))?
+        } else {
+            result_object(py, messages, &input, report.messages)?
+        };
+        Ok(PyPairingReport {
+            messages: repaired,
+            added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
+            dropped_duplicate_count: report.dropped_duplicate_count,
+            dropped_orphan_count: report.dropped_orphan_count,
+            moved: report.moved,
+        })
     })
 }
 
@@ -201,14 +206,16 @@ pub fn sanitize_tool_use_result_pairing(
     errored_assistant_result_policy: Option<&str>,
     missing_tool_result_text: Option<String>,
 ) -> PyResult<Py<PyTranscript>> {
-    Ok(repair_tool_pairing(
-        py,
-        messages,
-        now_ms,
-        errored_assistant_result_policy,
-        missing_tool_result_text,
-    )?
-    .messages)
+    crate::errors::guard(|| {
+        Ok(repair_tool_pairing(
+            py,
+            messages,
+            now_ms,
+            errored_assistant_result_policy,
+            missing_tool_result_text,
+        )?
+        .messages)
+    })
 }
 
 /// `limitHistoryTurns` (history.ts): keeps the last `limit` user turns (from the `limit`-th last
@@ -223,10 +230,13 @@ pub fn limit_history_turns(
     limit: Option<f64>,
     keep_prelude: bool,
 ) -> PyResult<Py<PyTranscript>> {
-    let input = transcript_arg(messages)?;
-    let source = Arc::clone(&input);
-    let limited = py.detach(move || transcript::limit_history_turns(&source, limit, keep_prelude));
-    result_object(py, messages, &input, limited)
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        let source = Arc::clone(&input);
+        let limited =
+            py.detach(move || transcript::limit_history_turns(&source, limit, keep_prelude));
+        result_object(py, messages, &input, limited)
+    })
 }
 
 /// `getHistoryLimitFromSessionKey` (history.ts) over OpenClaw's config dict
@@ -238,11 +248,13 @@ pub fn history_limit_for_session_key(
     session_key: Option<&str>,
     config: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Py<PyAny>> {
-    let config = config.filter(|c| !c.is_none()).map(from_py).transpose()?;
-    match transcript::history_limit_for_session_key(session_key, config.as_ref()) {
-        Some(value) => to_py(py, &value),
-        None => Ok(py.None()),
-    }
+    crate::errors::guard(|| {
+        let config = config.filter(|c| !c.is_none()).map(from_py).transpose()?;
+        match transcript::history_limit_for_session_key(session_key, config.as_ref()) {
+            Some(value) => to_py(py, &value),
+            None => Ok(py.None()),
+        }
+    })
 }
 
 /// pi's `estimateTokens(message)` (compaction.ts): `ceil(chars / 4)` with per-role rules and
@@ -253,20 +265,22 @@ pub fn history_limit_for_session_key(
 #[pyfunction]
 #[pyo3(signature = (message, *, cjk = false))]
 pub fn estimate_tokens(message: &Bound<'_, PyAny>, cjk: bool) -> PyResult<u64> {
-    let value = from_py(message)?;
-    if let Some(why) = transcript::estimate_tokens_error(&value) {
-        return Err(PyValueError::new_err(format!(
-            "cannot estimate tokens of this message: {why}"
-        )));
-    }
-    Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
+    crate::errors::guard(|| {
+        let value = from_py(message)?;
+        if let Some(why) = transcript::estimate_tokens_error(&value) {
+            return Err(PyValueError::new_err(format!(
+                "cannot estimate tokens of this message: {why}"
+            )));
+        }
+        Ok(transcript::estimate_tokens_weighted(&value, weighting(cjk)))
+    })
 }
 
 /// `estimateStringChars` (later OpenClaw `src/utils/cjk-chars.ts`, not in 2026.3.13):
 /// CJK-weighted length of a string.
 #[pyfunction]
-pub fn estimate_string_chars(text: &str) -> u64 {
-    transcript::cjk_weighted_chars(text)
+pub fn estimate_string_chars(text: &str) -> PyResult<u64> {
+    crate::errors::guard(|| Ok(transcript::cjk_weighted_chars(text)))
 }
 
 /// Result of `estimate_context_tokens`.
@@ -280,11 +294,18 @@ pub struct PyContextTokens {
 
 #[pymethods]
 impl PyContextTokens {
-    fn __repr__(&self) -> String {
-        format!(
-            "ContextTokens(tokens={}, usage_tokens={}, trailing_tokens={}, last_usage_index={:?})",
-            self.tokens, self.usage_tokens, self.trailing_tokens, self.last_usage_index
-        )
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "tokens",
+                    "usage_tokens",
+                    "trailing_tokens",
+                    "last_usage_index",
+                ],
+            )
+        })
     }
 }
 
@@ -295,13 +316,15 @@ pub fn estimate_context_tokens(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
 ) -> PyResult<PyContextTokens> {
-    let input = transcript_arg(messages)?;
-    let r = py.detach(move || transcript::estimate_context_tokens(&input));
-    Ok(PyContextTokens {
-        tokens: r.tokens,
-        usage_tokens: r.usage_tokens,
-        trailing_tokens: r.trailing_tokens,
-        last_usage_index: r.last_usage_index,
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        let r = py.detach(move || transcript::estimate_context_tokens(&input));
+        Ok(PyContextTokens {
+            tokens: r.tokens,
+            usage_tokens: r.usage_tokens,
+            trailing_tokens: r.trailing_tokens,
+            last_usage_index: r.last_usage_index,
+        })
     })
 }
 
@@ -309,14 +332,16 @@ pub fn estimate_context_tokens(
 /// tool results' `details`.
 #[pyfunction]
 pub fn estimate_messages_tokens(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let input = transcript_arg(messages)?;
-    Ok(py.detach(move || transcript::estimate_messages_tokens(&input)))
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        Ok(py.detach(move || transcript::estimate_messages_tokens(&input)))
+    })
 }
 
 /// `calculateContextTokens(usage)` (compaction.ts).
 #[pyfunction]
 pub fn usage_tokens(usage: &Bound<'_, PyAny>) -> PyResult<u64> {
-    Ok(transcript::usage_tokens(&from_py(usage)?))
+    crate::errors::guard(|| Ok(transcript::usage_tokens(&from_py(usage)?)))
 }
 
 /// Per-message token estimates as a numpy `int64` array (no per-message Python objects).
@@ -349,56 +374,75 @@ impl PyPruningSettings {
     /// `mode == "cache-ttl"`; defaults, clamping and `ttl` parsing as OpenClaw does.
     #[staticmethod]
     fn from_config(raw: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
-        let value = if raw.is_none() {
-            Value::Null
-        } else {
-            from_py(raw)?
-        };
-        Ok(CoreSettings::from_config(&value).map(|inner| PyPruningSettings { inner }))
+        crate::errors::guard(|| {
+            let value = if raw.is_none() {
+                Value::Null
+            } else {
+                from_py(raw)?
+            };
+            Ok(CoreSettings::from_config(&value).map(|inner| PyPruningSettings { inner }))
+        })
     }
 
     /// Settings from the effective-settings dict (the shape `to_dict()` returns).
     #[staticmethod]
     fn from_dict(value: &Bound<'_, PyAny>) -> PyResult<Self> {
-        Ok(PyPruningSettings {
-            inner: CoreSettings::from_effective(&from_py(value)?),
+        crate::errors::guard(|| {
+            Ok(PyPruningSettings {
+                inner: CoreSettings::from_effective(&from_py(value)?),
+            })
         })
     }
 
     /// The effective settings in OpenClaw's camelCase shape.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &self.inner.to_value())
+        crate::errors::guard(|| to_py(py, &self.inner.to_value()))
     }
 
     #[getter]
-    fn ttl_ms(&self) -> u64 {
-        self.inner.ttl_ms
+    fn ttl_ms(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.ttl_ms))
     }
     #[getter]
-    fn keep_last_assistants(&self) -> u64 {
-        self.inner.keep_last_assistants
+    fn keep_last_assistants(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.keep_last_assistants))
     }
     #[getter]
-    fn soft_trim_ratio(&self) -> f64 {
-        self.inner.soft_trim_ratio
+    fn soft_trim_ratio(&self) -> PyResult<f64> {
+        crate::errors::guard(|| Ok(self.inner.soft_trim_ratio))
     }
     #[getter]
-    fn hard_clear_ratio(&self) -> f64 {
-        self.inner.hard_clear_ratio
+    fn hard_clear_ratio(&self) -> PyResult<f64> {
+        crate::errors::guard(|| Ok(self.inner.hard_clear_ratio))
     }
     #[getter]
-    fn min_prunable_tool_chars(&self) -> u64 {
-        self.inner.min_prunable_tool_chars
+    fn min_prunable_tool_chars(&self) -> PyResult<u64> {
+        crate::errors::guard(|| Ok(self.inner.min_prunable_tool_chars))
     }
 
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyPruningSettings>()
-            .is_ok_and(|o| o.get().inner == self.inner)
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            Ok({
+                other
+                    .cast::<PyPruningSettings>()
+                    .is_ok_and(|o| o.get().inner == self.inner)
+            })
+        })
     }
 
-    fn __repr__(&self) -> String {
-        format!("PruningSettings({})", self.inner.to_value())
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            crate::convert::fields_repr(
+                slf.as_any(),
+                &[
+                    "soft_trim_ratio",
+                    "ttl_ms",
+                    "hard_clear_ratio",
+                    "min_prunable_tool_chars",
+                    "keep_last_assistants",
+                ],
+            )
+        })
     }
 }
 
@@ -426,18 +470,20 @@ pub fn prune_context(
     settings: &Bound<'_, PyAny>,
     context_window_tokens: Option<f64>,
 ) -> PyResult<Py<PyTranscript>> {
-    let settings = settings_arg(settings)?;
-    let input = transcript_arg(messages)?;
-    let source = Arc::clone(&input);
-    let pruned =
-        py.detach(move || transcript::prune_context(&source, &settings, context_window_tokens));
-    result_object(py, messages, &input, pruned)
+    crate::errors::guard(|| {
+        let settings = settings_arg(settings)?;
+        let input = transcript_arg(messages)?;
+        let source = Arc::clone(&input);
+        let pruned =
+            py.detach(move || transcript::prune_context(&source, &settings, context_window_tokens));
+        result_object(py, messages, &input, pruned)
+    })
 }
 
 /// The pruner's char estimate of one message (pruner.ts, `estimateMessageChars`).
 #[pyfunction]
 pub fn estimate_pruning_chars(message: &Bound<'_, PyAny>) -> PyResult<u64> {
-    Ok(transcript::estimate_message_chars(&from_py(message)?))
+    crate::errors::guard(|| Ok(transcript::estimate_message_chars(&from_py(message)?)))
 }
 
 /// Whether a tool's results may be pruned under `tools = {"allow": [...], "deny": [...]}`
@@ -446,10 +492,12 @@ pub fn estimate_pruning_chars(message: &Bound<'_, PyAny>) -> PyResult<u64> {
 #[pyfunction]
 #[pyo3(signature = (tool_name, tools = None))]
 pub fn is_tool_prunable(tool_name: &str, tools: Option<&Bound<'_, PyAny>>) -> PyResult<bool> {
-    let tools = tools
-        .filter(|t| !t.is_none())
-        .map(from_py)
-        .transpose()?
-        .unwrap_or(Value::Null);
-    Ok(ToolMatcher::from_tools(&tools).is_prunable(tool_name))
+    crate::errors::guard(|| {
+        let tools = tools
+            .filter(|t| !t.is_none())
+            .map(from_py)
+            .transpose()?
+            .unwrap_or(Value::Null);
+        Ok(ToolMatcher::from_tools(&tools).is_prunable(tool_name))
+    })
 }

@@ -180,7 +180,7 @@ fn raw_overrides(details: &RawValue) -> Option<Overrides> {
     let number = |key: &str| {
         record
             .get(key)
-            .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok())
+            .and_then(|raw| crate::base::parse_value(raw.get()).ok())
             .and_then(|v| number_of(&v))
     };
     Some(Overrides {

@@ -836,7 +836,8 @@ fn is_openai_reasoning_signature(value: Option<&Value>) -> bool {
             if !trimmed.starts_with('{') || !trimmed.ends_with('}') {
                 return false;
             }
-            match serde_json::from_str::<Value>(trimmed) {
+            // As every reader: `JSON.parse` takes 1e400 (Infinity) and lone surrogates.
+            match crate::base::parse_value(trimmed) {
                 Ok(v) => {
                     parsed = v;
                     &parsed
