@@ -103,7 +103,7 @@ def test_context_pipeline_help_shows_a_short_signature() -> None:
     assert pipeline.layout is clawctx.OPENCLAW_LAYOUT
 
 
-@pytest.mark.parametrize("stage", ["history", "prompt", "runtime", "engine"])
+@pytest.mark.parametrize("stage", ["history", "wire", "interop", "prompt", "runtime", "engine"])
 def test_the_api_reference_lists_every_public_name(stage: str) -> None:
     # A name added to a stage's __all__ needs its `::: clawctx.<stage>...NAME` line in the
     # reference page, or the site silently leaves it out.
