@@ -212,6 +212,11 @@ def instances(cls):
             core.mark_heartbeat_transcript(session_file())),
         "LineChange": lambda: core.repair_session_file(damaged_file()).changes,
         "SkippedLine": lambda: core.Session.open(damaged_file(), read_only=True).skipped_lines,
+        "RequestPayload": lambda: core._build_request_payload(
+            '{"model": {"id": "m", "api": "anthropic-messages", "provider": "anthropic",'
+            ' "maxTokens": 1024}}',
+            transcript,
+        ),
     }
     make = made.get(name)
     if make is None:

@@ -146,6 +146,11 @@ def _native_objects(tmp_path: Path) -> list[object]:
         repair_tool_pairing(MESSAGES),
         estimate_context_tokens(MESSAGES),
         strip_heartbeat_token("HEARTBEAT_OK"),
+        _core._build_request_payload(
+            '{"model": {"id": "m", "api": "anthropic-messages", "provider": "anthropic",'
+            ' "maxTokens": 1024}}',
+            Transcript.from_list(MESSAGES),
+        ),
         *find_image_blocks(
             [
                 {
@@ -167,8 +172,8 @@ PY_STRING = re.compile(r"'(?:[^'\\]|\\.)*'")
 def test_reprs_read_as_python_not_rust_debug(tmp_path: Path) -> None:
     objects = _native_objects(tmp_path)
     classes = {
-        name
-        for name, obj in vars(_core).items()
+        obj.__name__
+        for obj in vars(_core).values()
         if isinstance(obj, type) and not issubclass(obj, BaseException)
     }
     seen = {type(o).__name__ for o in objects}

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 from clawctx._core import (
     Transcript,
@@ -49,6 +50,7 @@ _USER, _TOOL_RESULT, _SYSTEM = 0, 2, 3
 
 
 def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
+    import numpy as np  # imported on use: `import clawctx` stays light
     if counter == "estimate":
         counts: np.ndarray = np.asarray(messages.token_counts(), dtype=np.int64).copy()
         return counts
@@ -75,6 +77,8 @@ class _Units:
     a caller's list kept as it is, ``spans[u]`` the source elements it covers."""
 
     def __init__(self, transcript: Transcript, converted: Converted, merge: bool) -> None:
+        import numpy as np
+
         starts, kinds = _budget_units(transcript)
         self.count = len(starts)
         self.bounds = np.append(np.asarray(starts, dtype=np.int64), len(transcript))
@@ -86,6 +90,8 @@ class _Units:
     def _merge(self, origins: Sequence[int]) -> None:
         """Joins units that share a source element (an Anthropic user message holding results
         and text, a Responses turn of several items), so each keeps whole elements."""
+        import numpy as np
+
         keep: list[int] = []
         spans: list[tuple[int, int]] = []
         for unit in range(self.count):
@@ -126,6 +132,8 @@ def fit_to_budget(
     ``start_on="user"`` makes the kept part (after the prelude) start with a user message;
     ``"any"`` only guarantees it does not start with a tool result.
     """
+    import numpy as np
+
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 0:
         raise ValueError(f"max_tokens must be a non-negative int, not {max_tokens!r}")
     if strategy not in ("last", "first"):

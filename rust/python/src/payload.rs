@@ -37,27 +37,35 @@ impl PyRequestPayload {
 
     /// The body as a dict (key order as sent).
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        to_py(py, &self.value)
+        crate::errors::guard(|| to_py(py, &self.value))
     }
 
     /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
     fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let value = Arc::clone(&self.value);
-        let bytes = py.detach(move || {
-            let mut out = Vec::with_capacity(4096);
-            write_js(&mut out, &value).map(|()| out)
-        });
-        let bytes = bytes.map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(PyBytes::new(py, &bytes))
+        crate::errors::guard(|| {
+            let value = Arc::clone(&self.value);
+            let bytes = py.detach(move || {
+                let mut out = Vec::with_capacity(4096);
+                write_js(&mut out, &value).map(|()| out)
+            });
+            let bytes = bytes.map_err(|e| PyValueError::new_err(e.to_string()))?;
+            Ok(PyBytes::new(py, &bytes))
+        })
     }
 
-    fn __repr__(&self) -> String {
-        let keys: Vec<&str> = self
-            .value
-            .as_object()
-            .map(|o| o.keys().map(String::as_str).collect())
-            .unwrap_or_default();
-        format!("RequestPayload(api={:?}, keys={keys:?})", self.api)
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        crate::errors::guard(|| {
+            let keys: Vec<&str> = self
+                .value
+                .as_object()
+                .map(|o| o.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            Ok(format!(
+                "RequestPayload(api={}, keys={})",
+                crate::convert::py_repr(py, self.api.as_str())?,
+                crate::convert::py_repr(py, keys)?
+            ))
+        })
     }
 }
 
@@ -101,42 +109,44 @@ pub fn _build_request_payload(
     simple: bool,
     now_ms: i64,
 ) -> PyResult<PyRequestPayload> {
-    let mut request = parse_sanitized(request_json, "request")?;
-    let Some(fields) = request.as_object_mut() else {
-        return Err(PyTypeError::new_err("request must be a JSON object"));
-    };
-    let model = fields.remove("model").unwrap_or(Value::Null);
-    let api = model
-        .get("api")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let system_prompt = match fields.remove("systemPrompt") {
-        Some(Value::String(s)) => Some(s),
-        None | Some(Value::Null) => None,
-        Some(_) => return Err(PyTypeError::new_err("systemPrompt must be a string")),
-    };
-    let tools = fields.remove("tools").filter(|t| !t.is_null());
-    let options = match fields.remove("options") {
-        Some(Value::Object(map)) => map,
-        None | Some(Value::Null) => Map::new(),
-        Some(_) => return Err(PyTypeError::new_err("options must be a dict")),
-    };
-    let transcript = messages_arg(py, messages)?;
-    let request = PayloadRequest {
-        model,
-        system_prompt,
-        tools,
-        options,
-        simple,
-        now_ms,
-    };
-    let value = py
-        .detach(move || build_payload(&request, &transcript))
-        .map_err(payload_error)?;
-    Ok(PyRequestPayload {
-        value: Arc::new(value),
-        api,
+    crate::errors::guard(|| {
+        let mut request = parse_sanitized(request_json, "request")?;
+        let Some(fields) = request.as_object_mut() else {
+            return Err(PyTypeError::new_err("request must be a JSON object"));
+        };
+        let model = fields.remove("model").unwrap_or(Value::Null);
+        let api = model
+            .get("api")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let system_prompt = match fields.remove("systemPrompt") {
+            Some(Value::String(s)) => Some(s),
+            None | Some(Value::Null) => None,
+            Some(_) => return Err(PyTypeError::new_err("systemPrompt must be a string")),
+        };
+        let tools = fields.remove("tools").filter(|t| !t.is_null());
+        let options = match fields.remove("options") {
+            Some(Value::Object(map)) => map,
+            None | Some(Value::Null) => Map::new(),
+            Some(_) => return Err(PyTypeError::new_err("options must be a dict")),
+        };
+        let transcript = messages_arg(py, messages)?;
+        let request = PayloadRequest {
+            model,
+            system_prompt,
+            tools,
+            options,
+            simple,
+            now_ms,
+        };
+        let value = py
+            .detach(move || build_payload(&request, &transcript))
+            .map_err(payload_error)?;
+        Ok(PyRequestPayload {
+            value: Arc::new(value),
+            api,
+        })
     })
 }
 
@@ -151,17 +161,19 @@ pub fn _transform_messages(
     normalizer: &str,
     now_ms: i64,
 ) -> PyResult<String> {
-    let Some(normalizer) = Normalizer::from_name(normalizer) else {
-        return Err(PyValueError::new_err(format!(
-            "unknown tool-call id normalizer: {normalizer:?}"
-        )));
-    };
-    let model = parse_sanitized(model_json, "model")?;
-    let model = Model::from_value(&model).map_err(payload_error)?;
-    let messages = match parse_sanitized(messages_json, "messages")? {
-        Value::Array(items) => items,
-        _ => return Err(PyTypeError::new_err("messages must be a JSON array")),
-    };
-    let out = py.detach(move || core_transform(messages, &model, normalizer, now_ms));
-    Ok(to_js_string(&Value::Array(out)))
+    crate::errors::guard(|| {
+        let Some(normalizer) = Normalizer::from_name(normalizer) else {
+            return Err(PyValueError::new_err(format!(
+                "unknown tool-call id normalizer: {normalizer:?}"
+            )));
+        };
+        let model = parse_sanitized(model_json, "model")?;
+        let model = Model::from_value(&model).map_err(payload_error)?;
+        let messages = match parse_sanitized(messages_json, "messages")? {
+            Value::Array(items) => items,
+            _ => return Err(PyTypeError::new_err("messages must be a JSON array")),
+        };
+        let out = py.detach(move || core_transform(messages, &model, normalizer, now_ms));
+        Ok(to_js_string(&Value::Array(out)))
+    })
 }

@@ -17,17 +17,19 @@ pub fn budget_units<'py>(
     py: Python<'py>,
     messages: &Bound<'py, PyAny>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-    let input = transcript_arg(messages)?;
-    let source = Arc::clone(&input);
-    let units = py.detach(move || transcript::budget_units(&source));
-    let starts: Vec<u8> = units
-        .iter()
-        .flat_map(|(start, _)| (i64::try_from(*start).unwrap_or(i64::MAX)).to_le_bytes())
-        .collect();
-    let kinds: Vec<u8> = units.iter().map(|(_, kind)| *kind as u8).collect();
-    let numpy = py.import("numpy")?;
-    Ok((
-        numpy.call_method1("frombuffer", (PyBytes::new(py, &starts), "<i8"))?,
-        numpy.call_method1("frombuffer", (PyBytes::new(py, &kinds), "i1"))?,
-    ))
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        let source = Arc::clone(&input);
+        let units = py.detach(move || transcript::budget_units(&source));
+        let starts: Vec<u8> = units
+            .iter()
+            .flat_map(|(start, _)| (i64::try_from(*start).unwrap_or(i64::MAX)).to_le_bytes())
+            .collect();
+        let kinds: Vec<u8> = units.iter().map(|(_, kind)| *kind as u8).collect();
+        let numpy = py.import("numpy")?;
+        Ok((
+            numpy.call_method1("frombuffer", (PyBytes::new(py, &starts), "<i8"))?,
+            numpy.call_method1("frombuffer", (PyBytes::new(py, &kinds), "i1"))?,
+        ))
+    })
 }
