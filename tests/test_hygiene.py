@@ -515,11 +515,13 @@ def test_gemini_merge_keeps_earlier_fields_the_later_lacks() -> None:
     ]
 
 
-def test_gemini_merge_treats_non_array_content_as_empty() -> None:
+def test_gemini_merge_keeps_string_content_as_a_text_block() -> None:
+    # Upstream counts a string content as empty and loses it; clawctx keeps it (a deviation,
+    # tests/conformance/deviations.py).
     out = clawctx.history.validate_gemini_turns(
         [a(), {"role": "assistant", "content": "s"}, a("x")]
     )
-    assert [m["content"] for m in out] == [[txt("x")]]
+    assert [m["content"] for m in out] == [[txt("s"), txt("x")]]
 
 
 def test_gemini_merges_three_assistants_into_one() -> None:

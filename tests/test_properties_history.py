@@ -184,7 +184,9 @@ def histories(draw: st.DrawFn) -> list[Msg]:
 
 
 PROPERTY_SETTINGS = settings(
-    max_examples=int(os.environ.get("CLAWCTX_PROPERTY_EXAMPLES", "60")), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    max_examples=int(os.environ.get("CLAWCTX_PROPERTY_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
 )
 
 
@@ -296,7 +298,10 @@ def test_merged_turns_keep_string_content() -> None:
         users, now_ms=0, validate_turns=True, provider="anthropic", model_api="anthropic-messages"
     ).to_list()
     assert out == [
-        {"role": "user", "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}]}
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "first"}, {"type": "text", "text": "second"}],
+        }
     ]
     assistants: list[Msg] = [
         {"role": "user", "content": "q"},

@@ -79,6 +79,11 @@ fn session_bytes(data: &[u8], dir: &Path) {
         if !appended.is_empty() {
             let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
             file.write_all(appended).unwrap();
+            // A last line without "\n" is a write in progress: refresh leaves it for later,
+            // while an open reads it. The other writer finishes its line.
+            if !appended.ends_with(b"\n") {
+                file.write_all(b"\n").unwrap();
+            }
         }
         if session.refresh(&mut id_source, 2).is_ok() {
             let fresh = Session::open(&path, &read_only, &mut SequentialIds::new(1), 0).unwrap();
