@@ -32,10 +32,14 @@ fn scratch() -> PathBuf {
     dir
 }
 
+/// Entry ids in file order, each once: an open keeps a record that repeats an earlier one's id
+/// and bytes, while a refresh recognises it as held and skips it (same entry either way).
 fn ids(session: &Session) -> Vec<Option<String>> {
+    let mut seen = std::collections::HashSet::new();
     session
         .entries()
         .iter()
+        .filter(|e| seen.insert(e.text.as_str().to_owned()))
         .map(|e| e.id.as_ref().map(|s| s.to_string()))
         .collect()
 }
