@@ -316,3 +316,20 @@ def test_merged_turns_keep_string_content() -> None:
         model_api="google-generative-ai",
     ).to_list()
     assert [b["text"] for b in out[1]["content"]] == ["one", "two"]
+
+
+def test_synthetic_result_for_a_repeated_call_id_is_stable() -> None:
+    # Found by the property: the synthetic result takes the first call's name, the rename
+    # fallback the last one's; the second pass must still recognise the synthetic result.
+    history: list[Msg] = [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall", "id": "call_1", "name": " exec ", "arguments": {}},
+                {"type": "toolCall", "id": "call_1", "arguments": {}},
+            ],
+        }
+    ]
+    once = repair_tool_pairing(history, now_ms=0).messages
+    assert once.to_list()[1]["toolName"] == " exec "
+    assert repair_tool_pairing(once, now_ms=0).messages.to_list() == once.to_list()

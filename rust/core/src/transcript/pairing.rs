@@ -151,6 +151,13 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
             .iter()
             .map(|c| (c.id.as_str(), c.name.as_deref()))
             .collect();
+        // The call a synthetic result was made for: the first with its id.
+        let mut first_names: HashMap<&str, Option<&str>> = HashMap::new();
+        for c in &this.tool_calls {
+            first_names
+                .entry(c.id.as_str())
+                .or_insert(c.name.as_deref());
+        }
         let mut span_results: HashMap<String, Message> = HashMap::new();
         let mut remainder: Vec<Message> = Vec::new();
         let mut j = i + 1;
@@ -176,7 +183,13 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                     let fallback = names.get(id).copied().flatten();
                     let normalized =
                         match normalized_tool_name(next_facts.tool_name.as_deref(), fallback) {
-                            Some(name) if !is_synthetic_result(next, fallback, text) => {
+                            Some(name)
+                                if !is_synthetic_result(
+                                    next,
+                                    first_names.get(id).copied().flatten(),
+                                    text,
+                                ) =>
+                            {
                                 changed = true;
                                 Message::new(edit_message(next, |obj| {
                                     obj.insert("toolName".into(), Value::from(name));
