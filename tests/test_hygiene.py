@@ -515,11 +515,13 @@ def test_gemini_merge_keeps_earlier_fields_the_later_lacks() -> None:
     ]
 
 
-def test_gemini_merge_treats_non_array_content_as_empty() -> None:
+def test_gemini_merge_keeps_string_content_as_a_text_block() -> None:
+    # Upstream counts a string content as empty and loses it; clawctx keeps it (a deviation,
+    # tests/conformance/deviations.py).
     out = clawctx.history.validate_gemini_turns(
         [a(), {"role": "assistant", "content": "s"}, a("x")]
     )
-    assert [m["content"] for m in out] == [[txt("x")]]
+    assert [m["content"] for m in out] == [[txt("s"), txt("x")]]
 
 
 def test_gemini_merges_three_assistants_into_one() -> None:
@@ -580,11 +582,14 @@ def test_anthropic_merge_preserves_block_order_with_images() -> None:
     assert out[0]["content"] == [txt("look"), img("AAA1"), img("BBB2"), txt("and this")]
 
 
-def test_anthropic_merge_quirk_string_content_is_lost() -> None:
+def test_anthropic_merge_keeps_string_content_as_a_text_block() -> None:
+    # Upstream loses a string content here; clawctx keeps it (tests/conformance/deviations.py).
     out = clawctx.history.validate_anthropic_turns([u("lost one", timestamp=1), u([txt("kept")])])
-    assert out.to_list() == [{"role": "user", "content": [txt("kept")], "timestamp": 1}]
+    assert out.to_list() == [
+        {"role": "user", "content": [txt("lost one"), txt("kept")], "timestamp": 1}
+    ]
     out = clawctx.history.validate_anthropic_turns([u("a"), u("b")])
-    assert out.to_list() == [{"role": "user", "content": []}]
+    assert out.to_list() == [{"role": "user", "content": [txt("a"), txt("b")]}]
 
 
 def test_anthropic_does_not_merge_assistants() -> None:

@@ -106,6 +106,23 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "tests/test_upstream_session_format.py::test_migration_chains_around_non_object_lines"
         ),
     ),
+    Deviation(
+        case_ids=(
+            "validate_anthropic_turns-010-random",
+            "validate_anthropic_turns-015-random",
+            "validate_anthropic_turns-025-random",
+            "validate_anthropic_turns-041-random",
+            "validate_anthropic_turns-042-random",
+            "validate_anthropic_turns-046-random",
+        ),
+        reason="data safety",
+        why=(
+            "Merging consecutive user turns (and Gemini's assistant turns) keeps a string "
+            "content as a text block; upstream counts it as empty and deletes what the user "
+            "said, and the emptied turn then changes on every later sanitize pass."
+        ),
+        test="tests/test_properties_history.py::test_merged_turns_keep_string_content",
+    ),
 )
 
 

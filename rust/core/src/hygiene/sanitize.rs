@@ -72,6 +72,18 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
                 }
                 *text = format!("{prefix}\n{text}");
             }
+            // A merged turn (validateAnthropicTurns) holds the annotated text in a later block;
+            // annotating its first block again would change it on every pass.
+            Value::Array(blocks)
+                if blocks.iter().any(|b| {
+                    block_type(b) == Some("text")
+                        && b.get("text")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| t.starts_with(prefix.as_str()))
+                }) =>
+            {
+                return None;
+            }
             Value::Array(blocks) => match blocks.iter_mut().find(|b| {
                 block_type(b) == Some("text") && b.get("text").is_some_and(Value::is_string)
             }) {
@@ -570,19 +582,21 @@ pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
                     None => object(&out.pop().expect("the previous assistant was emitted")),
                 };
                 let later = object(message);
-                let mut content = earlier
-                    .get("content")
-                    .and_then(Value::as_array)
-                    .cloned()
-                    .unwrap_or_default();
-                content.extend(
-                    later
-                        .get("content")
-                        .and_then(Value::as_array)
-                        .cloned()
-                        .unwrap_or_default(),
-                );
-                earlier.insert("content".into(), Value::Array(content));
+                let mut content = merged_content(earlier.get("content"));
+                content.extend(merged_content(later.get("content")));
+                match later.get("content") {
+                    // Nothing to say and no array on the later side: keep its content as it is
+                    // (upstream writes `[]`, an assistant the next sanitize pass drops).
+                    Some(value) if content.is_empty() && !value.is_array() => {
+                        earlier.insert("content".into(), value.clone());
+                    }
+                    None if content.is_empty() => {
+                        earlier.shift_remove("content");
+                    }
+                    _ => {
+                        earlier.insert("content".into(), Value::Array(content));
+                    }
+                }
                 // Upstream overwrites these only with truthy later values.
                 for key in ["usage", "stopReason", "errorMessage"] {
                     if let Some(v) = later.get(key).filter(|v| crate::base::is_truthy(v)) {
@@ -697,6 +711,19 @@ fn content_array(value: Option<&Value>) -> Vec<Value> {
     value.and_then(Value::as_array).cloned().unwrap_or_default()
 }
 
+/// The blocks a message brings into a merged turn. Upstream counts a string content as empty
+/// and so deletes its text; here a non-blank string becomes one text block (clawctx hardening:
+/// the merge must not lose what was said, and a merged turn left empty would be dropped by the
+/// next sanitize pass, so the first pass would not be a fixed point).
+fn merged_content(value: Option<&Value>) -> Vec<Value> {
+    match value {
+        Some(Value::String(text)) if !js_trim(text).is_empty() => {
+            vec![json!({"type": "text", "text": text})]
+        }
+        _ => content_array(value),
+    }
+}
+
 fn is_object_message(message: &Message) -> bool {
     matches!(message.to_value(), Ok(Value::Object(_)))
 }
@@ -725,6 +752,12 @@ fn strip_unanswered_tool_uses(input: &Transcript) -> Transcript {
             })
             .collect();
         let mut obj = object(message);
+        // A content that is not an array holds no tool uses. Upstream replaces it with `[]`,
+        // deleting an assistant's string text, and the emptied turn is dropped by the next
+        // sanitize pass; it is kept as it is (clawctx hardening).
+        if !obj.get("content").is_some_and(Value::is_array) {
+            return None;
+        }
         let original = content_array(obj.get("content"));
         let filtered: Vec<Value> = original
             .iter()
@@ -757,9 +790,10 @@ fn strip_unanswered_tool_uses(input: &Transcript) -> Transcript {
 /// `validateAnthropicTurns` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/turns.ts`:
 /// strips tool uses the directly following user message does not answer
 /// (`stripDanglingAnthropicToolUses`), then merges consecutive user messages (content arrays
-/// concatenated, a non-array content counting as empty; the later message's other fields;
-/// `timestamp` = later ?? earlier). Messages without a role do not interrupt a run of users: a
-/// user after one merges into it. Assistants are never merged or dropped. The stricter
+/// concatenated, a string content as a text block where upstream counts it as empty; the later
+/// message's other fields; `timestamp` = later ?? earlier). Messages without a role do not
+/// interrupt a run of users: a user after them merges into the last user. Assistants are never
+/// merged or dropped. The stricter
 /// dangling-call strip is [`strip_dangling_tool_calls`].
 pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
     let stripped = strip_unanswered_tool_uses(input);
@@ -773,11 +807,17 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
             continue;
         };
         if role == "user" && last_role.as_deref() == Some("user") {
-            if let Some(previous) = out.last().filter(|m| is_object_message(m)) {
-                let earlier = object(previous);
+            // The later user merges into the last user, past role-less messages in between
+            // (left where they are). Upstream merges into whatever message came last, so a
+            // role-less one became a user next to the earlier user, merged on the next pass.
+            let target = out
+                .iter()
+                .rposition(|m| m.facts().is_role("user") && is_object_message(m));
+            if let Some(target) = target {
+                let earlier = object(&out[target]);
                 let mut later = object(message);
-                let mut content = content_array(earlier.get("content"));
-                content.extend(content_array(later.get("content")));
+                let mut content = merged_content(earlier.get("content"));
+                content.extend(merged_content(later.get("content")));
                 later.insert("content".into(), Value::Array(content));
                 if later.get("timestamp").is_none_or(Value::is_null) {
                     match earlier.get("timestamp") {
@@ -785,10 +825,7 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
                         None => later.shift_remove("timestamp"),
                     };
                 }
-                out.pop();
-                out.push(Message::new(JsonText::owned(to_js_string(&Value::Object(
-                    later,
-                )))));
+                out[target] = Message::new(JsonText::owned(to_js_string(&Value::Object(later))));
                 changed = true;
                 continue;
             }
@@ -806,9 +843,25 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
 // ---- Google turn ordering (bootstrap.ts: sanitizeGoogleTurnOrdering) ---------------------------
 
 /// `sanitizeGoogleTurnOrdering` (bootstrap.ts): a transcript that starts with an assistant gets a
-/// `"(session bootstrap)"` user turn in front.
+/// `"(session bootstrap)"` user turn in front. Messages that `convertToLlm` never sends (no
+/// role, an unknown one) are looked past: upstream looks at the first message only, so an
+/// assistant behind such a message reached the provider first (clawctx hardening).
 pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcript {
-    let Some(first) = input.messages().first() else {
+    let sent = |m: &&Message| {
+        matches!(
+            m.facts().role.as_deref(),
+            Some(
+                "user"
+                    | "assistant"
+                    | "toolResult"
+                    | "bashExecution"
+                    | "custom"
+                    | "branchSummary"
+                    | "compactionSummary"
+            )
+        )
+    };
+    let Some(first) = input.messages().iter().find(sent) else {
         return input.clone();
     };
     if !first.facts().is_role("assistant") {

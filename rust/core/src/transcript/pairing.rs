@@ -84,6 +84,19 @@ fn normalized_tool_name(tool_name: Option<&str>, fallback: Option<&str>) -> Opti
     tool_name.map(|_| "unknown".to_owned())
 }
 
+/// Whether a result is exactly the synthetic result [`missing_tool_result`] makes for a call
+/// named `call_name` with `text`. Upstream writes the call's raw name there (`""`, or
+/// `" read "` untrimmed) and then renames such a result on every later pass (`"unknown"`,
+/// `"read"`); leaving it alone keeps the first pass upstream's and makes the second a no-op.
+fn is_synthetic_result(message: &Message, call_name: Option<&str>, text: &str) -> bool {
+    let Ok(Value::Object(obj)) = message.text().to_value() else {
+        return false;
+    };
+    obj.get("toolName").and_then(Value::as_str) == Some(call_name.unwrap_or("unknown"))
+        && obj.get("isError") == Some(&Value::Bool(true))
+        && obj.get("content") == Some(&json!([{"type": "text", "text": text}]))
+}
+
 /// Records a result id as emitted; false when it was emitted before (first wins across the
 /// transcript, as upstream).
 fn push_result(seen: &mut HashSet<String>, id: &str) -> bool {
@@ -138,6 +151,13 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
             .iter()
             .map(|c| (c.id.as_str(), c.name.as_deref()))
             .collect();
+        // The call a synthetic result was made for: the first with its id.
+        let mut first_names: HashMap<&str, Option<&str>> = HashMap::new();
+        for c in &this.tool_calls {
+            first_names
+                .entry(c.id.as_str())
+                .or_insert(c.name.as_deref());
+        }
         let mut span_results: HashMap<String, Message> = HashMap::new();
         let mut remainder: Vec<Message> = Vec::new();
         let mut j = i + 1;
@@ -163,13 +183,19 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
                     let fallback = names.get(id).copied().flatten();
                     let normalized =
                         match normalized_tool_name(next_facts.tool_name.as_deref(), fallback) {
-                            Some(name) => {
+                            Some(name)
+                                if !is_synthetic_result(
+                                    next,
+                                    first_names.get(id).copied().flatten(),
+                                    text,
+                                ) =>
+                            {
                                 changed = true;
                                 Message::new(edit_message(next, |obj| {
                                     obj.insert("toolName".into(), Value::from(name));
                                 }))
                             }
-                            None => next.clone(),
+                            _ => next.clone(),
                         };
                     // A later result for the same id in this span is ignored without a flag
                     // (an upstream quirk).
