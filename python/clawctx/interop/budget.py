@@ -51,6 +51,7 @@ _USER, _TOOL_RESULT, _SYSTEM = 0, 2, 3
 
 def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
     import numpy as np  # imported on use: `import clawctx` stays light
+
     if counter == "estimate":
         counts: np.ndarray = np.asarray(messages.token_counts(), dtype=np.int64).copy()
         return counts
