@@ -46,7 +46,7 @@ fn supports_adaptive_thinking(id: &str) -> bool {
 }
 
 /// `streamSimpleAnthropic`: `SimpleStreamOptions` → `AnthropicOptions`.
-fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
+pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
     let Some(level) = simple.truthy("reasoning").and_then(Value::as_str) else {
         out.insert("thinkingEnabled".to_owned(), Value::Bool(false));
@@ -79,16 +79,8 @@ pub(super) fn build(
     model: &Model,
     context: &Context<'_>,
     options: &Options<'_>,
-    simple: bool,
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
-    let owned;
-    let options = if simple {
-        owned = simple_options(model, options);
-        Options::new(&owned)
-    } else {
-        Options::new(options.map)
-    };
     let oauth = options
         .str("apiKey")
         .is_some_and(|k| k.contains("sk-ant-oat"));

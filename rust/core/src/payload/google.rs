@@ -132,7 +132,7 @@ fn thinking_option(options: &Options<'_>) -> Thinking {
 }
 
 /// `streamSimpleGoogle` / `streamSimpleGoogleVertex` / `streamSimpleGoogleGeminiCli`.
-fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
+pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
     let Some(level) = simple.truthy("reasoning").and_then(Value::as_str) else {
         out.insert("thinking".to_owned(), json!({"enabled": false}));
@@ -194,16 +194,8 @@ pub(super) fn build(
     model: &Model,
     context: &Context<'_>,
     options: &Options<'_>,
-    simple: bool,
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
-    let owned;
-    let options = if simple {
-        owned = simple_options(model, options);
-        Options::new(&owned)
-    } else {
-        Options::new(options.map)
-    };
     if model.api == "google-gemini-cli" {
         return build_cli(model, context, &options, now_ms);
     }

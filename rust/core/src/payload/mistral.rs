@@ -11,7 +11,7 @@ use crate::base::{is_truthy, js_trim};
 
 const NO_IMAGES: &str = "(image omitted: model does not support images)";
 
-fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
+pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
     let reasoning = simple
         .truthy("reasoning")
@@ -27,16 +27,8 @@ pub(super) fn build(
     model: &Model,
     context: &Context<'_>,
     options: &Options<'_>,
-    simple: bool,
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
-    let owned;
-    let options = if simple {
-        owned = simple_options(model, options);
-        Options::new(&owned)
-    } else {
-        Options::new(options.map)
-    };
     let ids = MistralIds::default();
     let normalize = |id: &str, _: &Value| ids.normalize(id);
     let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);

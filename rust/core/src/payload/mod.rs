@@ -68,23 +68,33 @@ pub fn build_payload(
         messages: std::cell::Cell::new(values),
         tools: request.tools.as_ref(),
     };
-    let options = model::Options::new(&request.options);
-    match model.api.as_str() {
-        "anthropic-messages" => {
-            anthropic::build(&model, &context, &options, request.simple, request.now_ms)
-        }
-        "openai-completions" => {
-            openai_completions::build(&model, &context, &options, request.simple, request.now_ms)
-        }
+    // Each API: its builder, and how it maps pi-ai's SimpleStreamOptions (`streamSimple*`)
+    // onto its own stream options first.
+    type SimpleMapper = fn(&Model, &model::Options<'_>) -> serde_json::Map<String, Value>;
+    type Builder =
+        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Value, PayloadError>;
+    let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
+        "anthropic-messages" => (anthropic::simple_options, anthropic::build),
+        "openai-completions" => (
+            openai_completions::simple_options,
+            openai_completions::build,
+        ),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            openai_responses::build(&model, &context, &options, request.simple, request.now_ms)
+            (openai_responses::simple_options, openai_responses::build)
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
-            google::build(&model, &context, &options, request.simple, request.now_ms)
+            (google::simple_options, google::build)
         }
-        "mistral-conversations" => {
-            mistral::build(&model, &context, &options, request.simple, request.now_ms)
-        }
-        other => Err(PayloadError::UnsupportedApi(other.to_owned())),
-    }
+        "mistral-conversations" => (mistral::simple_options, mistral::build),
+        other => return Err(PayloadError::UnsupportedApi(other.to_owned())),
+    };
+    let given = model::Options::new(&request.options);
+    let mapped;
+    let options = if request.simple {
+        mapped = map_simple(&model, &given);
+        model::Options::new(&mapped)
+    } else {
+        given
+    };
+    build(&model, &context, &options, request.now_ms)
 }

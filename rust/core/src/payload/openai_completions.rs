@@ -75,7 +75,7 @@ fn compat_of(model: &Model) -> Compat {
     }
 }
 
-fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
+pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
     if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
         let level = if model.supports_xhigh() {
@@ -107,16 +107,8 @@ pub(super) fn build(
     model: &Model,
     context: &Context<'_>,
     options: &Options<'_>,
-    simple: bool,
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
-    let owned;
-    let options = if simple {
-        owned = simple_options(model, options);
-        Options::new(&owned)
-    } else {
-        Options::new(options.map)
-    };
     let compat = compat_of(model);
     // Of the messages as given, before the replay layer (openai-completions.ts).
     let given = context.take_messages();

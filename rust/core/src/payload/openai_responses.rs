@@ -21,7 +21,7 @@ enum Flavor {
 }
 
 /// `streamSimple*`: `SimpleStreamOptions` → the provider's options (the same for all three).
-fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
+pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
     let mut out = base_options(model, simple.map);
     if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
         let level = if model.supports_xhigh() {
@@ -38,16 +38,8 @@ pub(super) fn build(
     model: &Model,
     context: &Context<'_>,
     options: &Options<'_>,
-    simple: bool,
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
-    let owned;
-    let options = if simple {
-        owned = simple_options(model, options);
-        Options::new(&owned)
-    } else {
-        Options::new(options.map)
-    };
     let flavor = match model.api.as_str() {
         "azure-openai-responses" => Flavor::Azure,
         "openai-codex-responses" => Flavor::Codex,
