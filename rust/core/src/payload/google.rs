@@ -197,7 +197,7 @@ pub(super) fn build(
     now_ms: i64,
 ) -> Result<Value, PayloadError> {
     if model.api == "google-gemini-cli" {
-        return build_cli(model, context, &options, now_ms);
+        return build_cli(model, context, options, now_ms);
     }
     let contents = convert_messages(model, context, now_ms);
     let mut config = Map::new();
@@ -220,7 +220,7 @@ pub(super) fn build(
             });
         }
     }
-    let thinking = thinking_option(&options);
+    let thinking = thinking_option(options);
     if thinking.enabled && model.reasoning {
         config.insert("thinkingConfig".to_owned(), thinking_config(&thinking));
     }
