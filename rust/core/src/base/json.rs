@@ -250,6 +250,13 @@ pub fn replace_infinite_numbers(text: &str) -> Option<String> {
 /// of them replaced by `\ufffd`; otherwise `None`. Works on the raw JSON text, so it only
 /// touches escapes (a literal backslash is itself escaped as `\\` and skipped correctly).
 pub fn replace_lone_surrogate_escapes(text: &str) -> Option<String> {
+    rewrite_lone_surrogate_escapes(text, "\\ufffd")
+}
+
+/// If `text` contains `\uXXXX` escapes of unpaired UTF-16 surrogates, returns the text with each
+/// of them replaced by `replacement` (JSON text, e.g. `\\ufffd`, or `""` to remove them);
+/// otherwise `None`.
+pub fn rewrite_lone_surrogate_escapes(text: &str, replacement: &str) -> Option<String> {
     let bytes = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
@@ -282,7 +289,7 @@ pub fn replace_lone_surrogate_escapes(text: &str) -> Option<String> {
         }
         let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
         buf.push_str(&text[copied..at]);
-        buf.push_str("\\ufffd");
+        buf.push_str(replacement);
         copied = at + 6;
         i = at + 6;
     }

@@ -13,5 +13,6 @@ pub use ids::{
 pub use js::utf16_len;
 pub use json::{
     is_js_whitespace, is_truthy, iso_to_ms, js_trim, ms_to_iso, object, parse_value, raw_as_str,
-    replace_lone_surrogate_escapes, to_js_string, write_js, JsonText, RawObject,
+    replace_lone_surrogate_escapes, rewrite_lone_surrogate_escapes, to_js_string, write_js,
+    JsonText, RawObject,
 };

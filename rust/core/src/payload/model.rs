@@ -258,47 +258,7 @@ fn base36(mut n: u32) -> String {
 /// applied before parsing since Rust strings cannot hold lone surrogates. `None` when the text
 /// has none.
 pub fn strip_lone_surrogate_escapes(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out: Option<String> = None;
-    let mut copied = 0;
-    let mut i = 0;
-    while let Some(pos) = memchr::memchr(b'\\', &bytes[i..]) {
-        let at = i + pos;
-        if bytes.get(at + 1) != Some(&b'u') {
-            i = at + 2;
-            continue;
-        }
-        let Some(unit) = hex_unit(bytes, at + 2) else {
-            i = at + 2;
-            continue;
-        };
-        if (0xD800..0xDC00).contains(&unit) {
-            let paired = bytes.get(at + 6) == Some(&b'\\')
-                && bytes.get(at + 7) == Some(&b'u')
-                && hex_unit(bytes, at + 8).is_some_and(|u| (0xDC00..0xE000).contains(&u));
-            if paired {
-                i = at + 12;
-                continue;
-            }
-        } else if !(0xDC00..0xE000).contains(&unit) {
-            i = at + 6;
-            continue;
-        }
-        let buf = out.get_or_insert_with(|| String::with_capacity(text.len()));
-        buf.push_str(&text[copied..at]);
-        copied = at + 6;
-        i = at + 6;
-    }
-    out.map(|mut buf| {
-        buf.push_str(&text[copied..]);
-        buf
-    })
-}
-
-fn hex_unit(bytes: &[u8], at: usize) -> Option<u32> {
-    let digits = bytes.get(at..at + 4)?;
-    let s = std::str::from_utf8(digits).ok()?;
-    u32::from_str_radix(s, 16).ok()
+    crate::base::rewrite_lone_surrogate_escapes(text, "")
 }
 
 #[cfg(test)]
@@ -312,6 +272,13 @@ mod tests {
             Some(r#""ab\ud83d\ude00c""#)
         );
         assert_eq!(strip_lone_surrogate_escapes(r#""\\ud800""#), None);
+    }
+
+    #[test]
+    fn a_trailing_backslash_is_not_a_panic() {
+        // The text comes from Python as it is; its last byte may be a lone backslash.
+        assert_eq!(strip_lone_surrogate_escapes("abc\\"), None);
+        assert_eq!(strip_lone_surrogate_escapes("\\"), None);
     }
 
     #[test]
