@@ -3,7 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model::{adjust_max_tokens_for_thinking, base_options, number, Context, Model, Options};
+use super::model::{
+    adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
+};
 use super::transform::{anthropic_tool_call_id, transform};
 use super::PayloadError;
 use crate::base::{is_truthy, js_trim};
@@ -222,13 +224,6 @@ fn tool_result_content(content: &[Value]) -> Value {
         blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
     }
     Value::Array(blocks)
-}
-
-fn blocks_of(msg: &Value) -> &[Value] {
-    msg.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 fn tool_result(msg: &Value) -> Value {

@@ -7,7 +7,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    ascii_prefix, base_options, clamp_reasoning, number, sanitize_id_chars, Context, Model, Options,
+    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
+    Context, Model, Options,
 };
 use super::transform::transform;
 use super::PayloadError;
@@ -374,17 +375,6 @@ fn convert_tools(tools: &[Value], use_parameters: bool) -> Value {
         })
         .collect();
     json!([{"functionDeclarations": declarations}])
-}
-
-fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn blocks_of(msg: &Value) -> &[Value] {
-    msg.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 fn inline_data(block: &Value) -> Value {

@@ -4,7 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model::{base_options, clamp_reasoning, js_stringify, Context, Model, Options};
+use super::model::{
+    base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
+};
 use super::transform::{transform, MistralIds};
 use super::PayloadError;
 use crate::base::{is_truthy, js_trim};
@@ -83,17 +85,6 @@ pub(super) fn build(
     }
     ordered.extend(payload);
     Ok(Value::Object(ordered))
-}
-
-fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn blocks_of(msg: &Value) -> &[Value] {
-    msg.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 fn image_url(block: &Value) -> Value {

@@ -253,6 +253,19 @@ fn base36(mut n: u32) -> String {
     digits.iter().rev().collect()
 }
 
+/// `v[key]` when it is a string, else `""` (JavaScript's falsy string where a field is absent).
+pub fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
+    v.get(key).and_then(Value::as_str).unwrap_or_default()
+}
+
+/// A message's content blocks, or none when its content is a string or absent.
+pub fn blocks_of(msg: &Value) -> &[Value] {
+    msg.get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or_default()
+}
+
 /// The JSON text with every escape of an unpaired UTF-16 surrogate (`\udXXX`) removed: the
 /// effect of pi-ai's `sanitizeSurrogates` (`src/utils/sanitize-unicode.ts`) on every string,
 /// applied before parsing since Rust strings cannot hold lone surrogates. `None` when the text

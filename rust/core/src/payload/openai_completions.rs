@@ -5,8 +5,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    ascii_prefix, base_options, clamp_reasoning, js_stringify, sanitize_id_chars, Context, Model,
-    Options,
+    ascii_prefix, base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars,
+    str_of, Context, Model, Options,
 };
 use super::transform::transform;
 use super::PayloadError;
@@ -220,21 +220,10 @@ fn add_openrouter_anthropic_cache_control(model: &Model, messages: &mut [Value])
     }
 }
 
-fn blocks_of(msg: &Value) -> &[Value] {
-    msg.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
-}
-
 fn of_type<'m>(msg: &'m Value, kind: &'m str) -> impl Iterator<Item = &'m Value> + 'm {
     blocks_of(msg)
         .iter()
         .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
-}
-
-fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
 }
 
 fn image_url(block: &Value) -> String {

@@ -6,8 +6,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    base_options, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, Context, Model,
-    Options,
+    base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
+    Context, Model, Options,
 };
 use super::transform::transform;
 use super::PayloadError;
@@ -224,17 +224,6 @@ fn normalize_pair(id: &str) -> String {
     }
     let cut = |s: &str| s[..s.len().min(64)].trim_end_matches('_').to_owned();
     format!("{}|{}", cut(&call), cut(&item))
-}
-
-fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn blocks_of(msg: &Value) -> &[Value] {
-    msg.get("content")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
 }
 
 fn data_url(block: &Value) -> String {
