@@ -1,7 +1,7 @@
 """The layout stays one-way: no import cycle and no upward import, in Python or in Rust.
 
 Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation`` < ``history`` <
-``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/the package
+``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/``report``/``dask``/the package
 ``__init__``; a module
 imports only from its own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
 Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``hygiene`` <
@@ -37,6 +37,8 @@ PYTHON_LAYERS = {
     "engine": 6,
     "demo": 7,
     "cli": 7,
+    "report": 7,
+    "dask": 7,
     "__main__": 7,
     "": 7,  # the package's own __init__
 }
