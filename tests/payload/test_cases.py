@@ -4,7 +4,7 @@ public API: ``build_request_payload`` for ``stream`` / ``stream_simple`` cases,
 against the official SDK request types.
 
 Cases in ``known_failures.tsv`` are strict xfails: one that starts to pass fails the run
-until its line is removed. ``DEVIATIONS`` lists deliberate differences (none today).
+until its line is removed. ``DEVIATIONS`` are the deliberate differences, from ``tests/conformance/deviations.py``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 
 from clawctx.history import convert_to_llm
 from clawctx.wire import PayloadError, build_request_payload, transform_messages
+from tests.conformance.deviations import deviating_case_ids
 
 from ._sdk import sdk_problems
 from .conftest import CASES_DIR, CLOCK_MS, SKIP_REASON, load_cases, load_known_failures
@@ -26,8 +27,11 @@ if not CASES_DIR.is_dir():
 
 CASES = load_cases()
 KNOWN = load_known_failures()
-#: Deliberate differences from pi-ai: ``id -> reason``. Empty: clawctx sends what pi-ai sends.
-DEVIATIONS: dict[str, str] = {}
+#: Deliberate differences from pi-ai, from the project's one list: ``id -> reason``.
+DEVIATIONS: dict[str, str] = {
+    case_id: deviation.why
+    for case_id, deviation in deviating_case_ids("conformance-payload").items()
+}
 #: The SDKs whose request types the payloads are checked against, by API.
 SDK_CHECKED = {
     "anthropic-messages",
@@ -149,3 +153,4 @@ def test_known_failures_name_real_cases() -> None:
     ids = {c["id"] for c in CASES}
     assert sorted(KNOWN.keys() - ids) == []
     assert sorted(DEVIATIONS.keys() - ids) == []
+    assert sorted(DEVIATIONS.keys() & KNOWN.keys()) == []

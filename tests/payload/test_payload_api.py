@@ -123,6 +123,36 @@ def test_lone_surrogates_are_removed_like_sanitize_surrogates() -> None:
     assert body["messages"][0]["content"][0]["text"] == "xy"
 
 
+def test_replayed_lone_surrogates_are_dropped_so_the_body_is_utf8() -> None:
+    # The two payload deviations: pi-ai replays a thinking block's lone surrogate (in the
+    # Responses reasoning item's summary, and in transformMessages' output) as it is.
+    upstream_text = "\udc00 leading low"
+    with pytest.raises(UnicodeEncodeError):
+        json.dumps(upstream_text, ensure_ascii=False).encode("utf-8")
+    signature = json.dumps(
+        {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": upstream_text}],
+            "encrypted_content": "gAAAA",
+        }
+    )
+    thinking = {"type": "thinking", "thinking": upstream_text, "thinkingSignature": signature}
+    replayed = _assistant([thinking, {"type": "text", "text": "done"}], GPT)
+    context = {"messages": [{"role": "user", "content": "hi", "timestamp": 1}, replayed]}
+    body = build_request_payload(GPT, context).to_json()
+    decoded = json.loads(body.decode("utf-8"))
+    reasoning = next(item for item in decoded["input"] if item.get("type") == "reasoning")
+    assert reasoning["summary"][0]["text"] == " leading low"
+    assert "\\udc00" not in body.decode("utf-8")
+
+    sonnet_turn = _assistant([thinking, {"type": "text", "text": "done"}], SONNET)
+    sonnet_turn["stopReason"] = "stop"
+    out = transform_messages([sonnet_turn], SONNET)
+    assert out[0]["content"][0]["thinking"] == " leading low"
+    json.dumps(out, ensure_ascii=False).encode("utf-8")  # raises if a surrogate survived
+
+
 def test_where_pi_ai_throws_a_payload_error_is_raised() -> None:
     bad = _assistant([{"type": "thinking", "thinking": "t", "thinkingSignature": "nope"}], GPT)
     with pytest.raises(PayloadError, match="is not valid JSON") as info:

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 
 use super::model::{
     base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
-    Context, Model, Options,
+    strip_lone_surrogate_escapes, Context, Model, Options,
 };
 use super::transform::transform;
 use super::PayloadError;
@@ -198,7 +198,9 @@ fn codex_clamp_effort<'e>(model_id: &str, effort: &'e str) -> &'e str {
 /// `parseTextSignature`: `(id, phase)` from a legacy id or `{"v":1,"id",phase?}` JSON.
 fn parse_text_signature(signature: &str) -> (String, Option<&'static str>) {
     if signature.starts_with('{') {
-        if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(signature) {
+        let stripped = strip_lone_surrogate_escapes(signature);
+        let text = stripped.as_deref().unwrap_or(signature);
+        if let Ok(Value::Object(obj)) = serde_json::from_str::<Value>(text) {
             if obj.get("v").and_then(Value::as_f64) == Some(1.0) {
                 if let Some(Value::String(id)) = obj.get("id") {
                     let phase = match obj.get("phase").and_then(Value::as_str) {
@@ -298,10 +300,15 @@ fn convert_messages(
                         Some("thinking") => {
                             let signature = str_of(block, "thinkingSignature");
                             if !signature.is_empty() {
-                                let item =
-                                    serde_json::from_str::<Value>(signature).map_err(|_| {
-                                        PayloadError::Upstream(json_parse_message(signature))
-                                    })?;
+                                // A lone surrogate escape parses in JS; drop it, as the
+                                // deviation for replayed reasoning items says.
+                                let stripped = strip_lone_surrogate_escapes(signature);
+                                let item = serde_json::from_str::<Value>(
+                                    stripped.as_deref().unwrap_or(signature),
+                                )
+                                .map_err(|_| {
+                                    PayloadError::Upstream(json_parse_message(signature))
+                                })?;
                                 items.push(item);
                             }
                         }
