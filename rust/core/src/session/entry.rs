@@ -323,7 +323,7 @@ mod tests {
         assert_eq!(e.str_field("targetId"), Some("a"));
         assert!(lazy.0.get().is_some());
         assert_eq!(e.field_uncached("label"), Some(Value::from("x")));
-        assert_eq!(e.fields().map(Map::len), Some(7));
+        assert_eq!(e.fields().map(Map::len), Some(6));
         // Texts that are not a whole object are still refused at parse time.
         assert!(Entry::parse(JsonText::owned(r#"{"type":"label","x":[}"#.into()), 1).is_none());
     }
