@@ -1,6 +1,7 @@
 """Peak memory (RSS) of open + context and of repair, each in a fresh interpreter.
 
     python benches/memory.py --size 100MB [--dir DIR]
+    python benches/memory.py --crafted 1000000 [--dir DIR]
 
 Rows:
 
@@ -9,6 +10,10 @@ Rows:
 - repair of a damaged session with many lines (the generator's damage: garbage lines, a NUL
   run, a torn last line), and of a file of the same size that is mostly one long line (a
   ``toolResult`` of ~90% of the file, then a garbage line), by clawctx and by the reference.
+
+With ``--crafted N``, the rows are instead a writable ``Session.open`` of files of N crafted
+lines of each shape of issue 17 (finding 12): ``{}`` lines, a chain of small labels, short
+messages, custom entries (``tests/test_memory_bounds.py`` holds the bound, 3x the file + 64 MB).
 
 Each row runs in its own ``python -c`` process (Linux): after the imports the kernel's
 peak-RSS mark is reset (``/proc/self/clear_refs``), the RSS at that point is the baseline, and
@@ -60,7 +65,63 @@ WORK = {
     "reference open + context": "m = ref.load_context(P)\nassert len(m) > 0",
     "clawctx repair": "r = clawctx.repair_session_file(P)\nassert r.repaired, r",
     "reference repair": "r = ref.repair_file(P)\nassert r['repaired'], r",
+    "clawctx open": "s = clawctx.Session.open(P)",
 }
+
+STAMP = "2026-01-01T00:00:00.000Z"
+
+
+def _crafted_entry(shape: str, i: int, parent: str | None) -> dict[str, object]:
+    if shape == "labels":
+        body: dict[str, object] = {
+            "type": "label",
+            "targetId": parent or "00000000",
+            "label": f"l{i}",
+        }
+    elif shape == "short messages":
+        body = {"type": "message", "message": {"role": "user", "content": ""}}
+    else:
+        body = {"type": "custom", "customType": "c", "data": {"n": i}}
+    return body | {"id": f"{i:08x}", "parentId": parent, "timestamp": STAMP}
+
+
+CRAFTED_SHAPES = ("{} lines", "labels", "short messages", "custom entries")
+
+
+def crafted_session(path: Path, shape: str, lines: int) -> Path:
+    """A session of a header and ``lines`` crafted lines of ``shape`` (``CRAFTED_SHAPES``);
+    every entry but ``{}`` is the child of the one before."""
+    header = {"type": "session", "version": 3, "id": "crafted", "timestamp": STAMP, "cwd": "/"}
+    with path.open("wb") as out:
+        out.write(orjson.dumps(header) + b"\n")
+        if shape == "{} lines":
+            out.write(b"{}\n" * lines)
+            return path
+        parent = None
+        for i in range(lines):
+            out.write(orjson.dumps(_crafted_entry(shape, i, parent)) + b"\n")
+            parent = f"{i:08x}"
+    return path
+
+
+def measure_crafted(lines: int, directory: Path) -> list[Row]:
+    """Peak RSS of a writable open of a file of ``lines`` lines of each crafted shape."""
+    directory.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for shape in CRAFTED_SHAPES:
+        path = crafted_session(directory / f"crafted-{shape.split()[0]}.jsonl", shape, lines)
+        before, peak = peak_rss(WORK["clawctx open"], path)
+        rows.append(
+            Row(
+                f"clawctx open, {shape}",
+                path.name,
+                path.stat().st_size,
+                _longest_line(path),
+                before,
+                peak,
+            )
+        )
+    return rows
 
 
 @dataclass
@@ -204,15 +265,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--dir", type=Path, default=None, help="where the files go (default: a temp dir)"
     )
+    parser.add_argument(
+        "--crafted",
+        type=int,
+        default=None,
+        metavar="LINES",
+        help="measure a writable open of files of LINES crafted lines of each shape instead",
+    )
     args = parser.parse_args(argv)
     size = parse_size(args.size)
+
+    def run(directory: Path) -> list[Row]:
+        if args.crafted is not None:
+            return measure_crafted(args.crafted, directory)
+        return measure_memory(size, directory)
+
     if args.dir is None:
         import tempfile
 
         with tempfile.TemporaryDirectory() as tmp:
-            print(table(measure_memory(size, Path(tmp))))
+            print(table(run(Path(tmp))))
     else:
-        print(table(measure_memory(size, args.dir)))
+        print(table(run(args.dir)))
     return 0
 
 

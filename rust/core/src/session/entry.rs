@@ -4,6 +4,7 @@
 //! result costs one validation pass, not a tree of allocations.
 
 use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use compact_str::CompactString;
 
@@ -75,8 +76,24 @@ impl MessageHead {
 pub enum EntryBody {
     /// A `message` entry whose `message` is an object.
     Message(MessageHead),
-    /// Any other entry: its fields, parsed (these entries are small).
-    Fields(Box<Map<String, Value>>),
+    /// Any other entry: its fields, parsed from the text the first time one is asked for.
+    /// Parsing them all at open cost a map per line (a file of small labels took ten times
+    /// its size); only the few entries a context or a caller looks into pay for it.
+    Fields(LazyFields),
+}
+
+/// The fields of a non-message entry, parsed on first use and kept.
+#[derive(Debug, Clone, Default)]
+pub struct LazyFields(OnceLock<Box<Map<String, Value>>>);
+
+impl LazyFields {
+    fn get_or_parse(&self, text: &str) -> &Map<String, Value> {
+        self.0.get_or_init(|| match parse_value(text) {
+            Ok(Value::Object(map)) => Box::new(map),
+            // `Entry::parse` checked that the text is an object.
+            _ => Box::default(),
+        })
+    }
 }
 
 /// One parsed record of a session file (header excluded).
@@ -112,8 +129,9 @@ impl Entry {
             (Some(types::MESSAGE), Some(message)) if message.get().starts_with('{') => {
                 EntryBody::Message(parse_message_head(text.sub(message.get())))
             }
+            // Checked as today (the whole text must read as an object) but not kept.
             _ => match parse_value(text.as_str()) {
-                Ok(Value::Object(map)) => EntryBody::Fields(Box::new(map)),
+                Ok(Value::Object(_)) => EntryBody::Fields(LazyFields::default()),
                 _ => return None,
             },
         };
@@ -145,9 +163,25 @@ impl Entry {
         }
     }
 
+    /// The fields of a non-message entry (parsed on the first call, then kept).
     pub fn fields(&self) -> Option<&Map<String, Value>> {
         match &self.body {
-            EntryBody::Fields(map) => Some(map),
+            EntryBody::Fields(lazy) => Some(lazy.get_or_parse(self.text.as_str())),
+            EntryBody::Message(_) => None,
+        }
+    }
+
+    /// A field of a non-message entry read from the text without keeping the parsed fields:
+    /// for passes over every entry (labels, session names) that must not leave a map per entry.
+    pub fn field_uncached(&self, key: &str) -> Option<Value> {
+        match &self.body {
+            EntryBody::Fields(lazy) => match lazy.0.get() {
+                Some(map) => map.get(key).cloned(),
+                None => {
+                    let raw = RawObject::parse(self.text.as_str()).ok()?;
+                    parse_value(raw.get(key)?.get()).ok()
+                }
+            },
             EntryBody::Message(_) => None,
         }
     }
@@ -271,6 +305,27 @@ mod tests {
         assert_eq!(e.entry_type.as_deref(), Some("future_thing"));
         assert_eq!(e.field("payload"), Some(&serde_json::json!([1, 2])));
         assert!(Entry::parse(JsonText::owned("[1]".into()), 1).is_none());
+    }
+
+    #[test]
+    fn other_entries_parse_their_fields_only_when_asked() {
+        let text =
+            r#"{"type":"label","id":"l","parentId":"a","targetId":"a","label":"x","n":1e400}"#;
+        let e = Entry::parse(JsonText::owned(text.into()), 2).unwrap();
+        let EntryBody::Fields(lazy) = &e.body else {
+            panic!("a label has fields");
+        };
+        assert!(lazy.0.get().is_none(), "parsed at open");
+        assert_eq!(e.field_uncached("label"), Some(Value::from("x")));
+        assert_eq!(e.field_uncached("n"), Some(Value::Null));
+        assert_eq!(e.field_uncached("missing"), None);
+        assert!(lazy.0.get().is_none(), "kept by an uncached read");
+        assert_eq!(e.str_field("targetId"), Some("a"));
+        assert!(lazy.0.get().is_some());
+        assert_eq!(e.field_uncached("label"), Some(Value::from("x")));
+        assert_eq!(e.fields().map(Map::len), Some(6));
+        // Texts that are not a whole object are still refused at parse time.
+        assert!(Entry::parse(JsonText::owned(r#"{"type":"label","x":[}"#.into()), 1).is_none());
     }
 
     #[test]

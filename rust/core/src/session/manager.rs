@@ -546,14 +546,15 @@ impl Session {
         }
         self.leaf = Some(i);
         if entry.is_type(types::LABEL) {
-            if let Some(target) = entry.str_field("targetId") {
-                match entry.field("label") {
-                    Some(label) if is_truthy(label) => {
-                        self.labels.shift_remove(target);
-                        self.labels.insert(target.to_owned(), label.clone());
+            // Read without keeping the entry's parsed fields (one map per label otherwise).
+            if let Some(Value::String(target)) = entry.field_uncached("targetId") {
+                match entry.field_uncached("label") {
+                    Some(label) if is_truthy(&label) => {
+                        self.labels.shift_remove(&target);
+                        self.labels.insert(target, label);
                     }
                     _ => {
-                        self.labels.shift_remove(target);
+                        self.labels.shift_remove(&target);
                     }
                 }
             }
@@ -846,8 +847,8 @@ impl Session {
             .iter()
             .rev()
             .filter(|e| e.is_type(types::SESSION_INFO))
-            .find_map(|e| match e.field("name") {
-                Some(Value::String(name)) if !name.is_empty() => Some(name.clone()),
+            .find_map(|e| match e.field_uncached("name") {
+                Some(Value::String(name)) if !name.is_empty() => Some(name),
                 _ => None,
             })
     }
