@@ -20,7 +20,7 @@ from clawctx.report._session import SessionStats, UnpairedCall
 
 #: Points of the per-turn context chart at most (the series is downsampled beyond: a 100 MB
 #: session has ~10k turns; each point costs ~20 bytes of SVG path).
-MAX_CHART_POINTS = 1200
+MAX_CHART_POINTS = 1000
 #: Rows of a findings table at most (the total is always shown).
 MAX_TABLE_ROWS = 50
 #: Bars of a by-role / by-tool chart at most; the rest are summed into one bar.
