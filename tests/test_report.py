@@ -251,6 +251,21 @@ def test_session_stats_match_the_crafted_session(crafted: Path) -> None:
     assert (stats.first_activity, stats.last_activity) == (_ts(1), _ts(12))
 
 
+def test_compaction_with_an_unknown_kept_entry_keeps_only_its_summary(tmp_path: Path) -> None:
+    entries = crafted_entries()
+    entries[8]["firstKeptEntryId"] = "not-an-entry"
+    stats = session_stats(write_jsonl(tmp_path / "s.jsonl", entries))
+    summary = _core.estimate_tokens({"role": "compactionSummary", "summary": SUMMARY})
+    after = sum(
+        _core.estimate_tokens(m)
+        for m in (
+            _user("after the compaction"),
+            _assistant([{"type": "text", "text": "oops"}], None),
+        )
+    )
+    assert stats.series.estimated[3] == summary + after
+
+
 def test_session_page_shows_the_numbers(crafted: Path) -> None:
     stats = session_stats(crafted, context_window=50_000)
     page = _Page(session_page(stats))

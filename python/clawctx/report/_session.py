@@ -499,14 +499,15 @@ def _context_series(
     start = np.zeros(m, dtype=np.int64)
     base = np.zeros(m, dtype=np.int64)
     marked = np.full(m, -1, dtype=np.int64)
-    position_of = {ids[int(row)]: p for p, row in enumerate(path_index.tolist())}
+    position_of = {ids[row]: p for p, row in enumerate(path_index.tolist()) if ids[row] is not None}
     compaction_at: list[int] = []
     for p, row in enumerate(path_index.tolist()):
         entry = entries[row]
         if entry.get("type") != "compaction":
             continue
         compaction_at.append(p)
-        kept = position_of.get(_str(entry.get("firstKeptEntryId")))
+        kept_id = _str(entry.get("firstKeptEntryId"))
+        kept = position_of.get(kept_id) if kept_id is not None else None
         start[p] = kept if kept is not None and kept <= p else p
         base[p] = summary_tokens[row]
         marked[p] = p
