@@ -489,6 +489,15 @@ def test_fleet_page_numbers(fleet_dir: Path) -> None:
     assert page.charts == ["sizes", "size-tokens", "top-tokens"]
 
 
+def test_fleet_scan_reports_progress(fleet_dir: Path) -> None:
+    calls: list[tuple[int, int]] = []
+    stats = fleet_stats(
+        [fleet_dir], workers=2, progress=lambda done, total: calls.append((done, total))
+    )
+    assert calls and calls[-1] == (4, 4)  # three sessions and the unreadable file
+    assert stats.sessions + len(stats.errors) == 4
+
+
 def test_fleet_of_nothing_renders(tmp_path: Path) -> None:
     page = _Page(fleet_report([tmp_path]))
     assert page.stats["sessions"] == "0"

@@ -2,6 +2,12 @@
 
 Everything the page shows is computed here, before any chart or HTML exists, so tests can
 check the numbers against the session and the renderer only formats them.
+
+The entries are read once through ``Session.entries()`` (one dict per entry: about 3 s of CPU
+for a 100 MB session); every later step works on numpy arrays indexed by entry. The columnar
+per-message statistics of the scan work (``message_columns``) take a ``Transcript``; once a
+session exposes its entry tree and all its messages that way, ``session_stats`` fills the same
+arrays from it and nothing else changes.
 """
 
 from __future__ import annotations
