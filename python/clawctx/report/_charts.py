@@ -223,7 +223,8 @@ def context_chart(series: ContextSeries, context_window: int) -> str:
             ax.set_xlabel("assistant turn on the leaf path")
             ax.set_ylabel("context tokens")
             ax.grid(axis="y", color="#e5e5e5", linewidth=0.6)
-            ax.legend(loc="upper left", ncols=3)
+            # Above the plot: a long session fills the whole axes with lines.
+            figure.legend(loc="outside upper center", ncols=3)
         return _svg(figure, "context", "Context size per assistant turn")
 
 
