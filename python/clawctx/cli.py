@@ -675,6 +675,83 @@ def _message_preview(message: dict[str, Any], width: int = 100) -> str:
     return f"{role}: {text}"
 
 
+# ---- report ------------------------------------------------------------------------------
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    # Imported here: the report package (and matplotlib, through it) only for this command.
+    from clawctx.report import (
+        ReportDependencyError,
+        fleet_page,
+        fleet_stats,
+        session_page,
+        session_stats,
+        write_page,
+    )
+
+    source = Path(args.path)
+    fleet = source.is_dir()
+    out = Path(args.output or ("fleet.html" if fleet else "report.html"))
+    if not source.exists():
+        _error("report", source, "no such file or directory")
+        return 1
+    try:
+        with _clawctx_log(verbose=False):
+            if fleet:
+                with _report_progress() as progress:
+                    stats = fleet_stats(
+                        [source], top=args.top, workers=args.jobs, progress=progress
+                    )
+                page = fleet_page(stats)
+            else:
+                page = session_page(
+                    session_stats(source, context_window=args.context_window, top=args.top)
+                )
+    except ReportDependencyError as err:
+        _error("report", source, str(err))
+        return 1
+    except (OSError, _core.ClawctxError) as err:
+        _error("report", source, _describe(err, source))
+        return 1
+    try:
+        write_page(page, out)
+    except OSError as err:
+        _error("report", out, _describe(err, out))
+        return 1
+    size = len(page.encode("utf-8"))
+    what = f"{stats.sessions} sessions" if fleet else "session"
+    print(f"wrote {out} ({size / 1000:.0f} kB, {what})")
+    return 0
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
+
+
+@contextlib.contextmanager
+def _report_progress() -> Iterator[Any]:
+    """A progress bar on stderr while a fleet is scanned, only when stderr is a terminal."""
+    if not _use_rich(sys.stderr):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task("scanning sessions", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
 # ---- the parser --------------------------------------------------------------------------
 
 _DESCRIPTION = """\
@@ -711,6 +788,13 @@ examples:
   clawctx repair --dry-run session.jsonl          # change nothing, list what would change
   clawctx repair session.jsonl --verbose          # repair, then list each changed line
   clawctx repair sessions/*.jsonl --json --delete-backup"""
+
+
+_REPORT_EXAMPLES = """\
+examples:
+  clawctx report session.jsonl -o report.html     # one session
+  clawctx report ~/.openclaw/agents -o fleet.html # every *.jsonl session under a directory
+  clawctx report session.jsonl --context-window 1000000"""
 
 
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -837,6 +921,48 @@ def build_parser() -> argparse.ArgumentParser:
         "--delete-backup", action="store_true", help="delete the backup after a successful repair"
     )
     repair.set_defaults(handler=_cmd_repair)
+    report = commands.add_parser(
+        "report",
+        help="write an HTML report of a session, or of every session in a directory",
+        description=_wrap(
+            "Write one self-contained HTML page (works offline): for a session file, the "
+            "context size per turn against the window, tokens by role and by tool, compactions "
+            "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
+            "for a directory, a fleet summary of every *.jsonl session under it. Never writes "
+            "the sessions. Needs the report extra: pip install 'clawctx[report]'."
+        ),
+        epilog=_REPORT_EXAMPLES,
+        formatter_class=raw,
+    )
+    report.add_argument("path", metavar="SESSION|DIR", help="a session .jsonl file or a directory")
+    report.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="the HTML file to write (default: report.html, or fleet.html for a directory)",
+    )
+    report.add_argument(
+        "--context-window",
+        type=_positive_int,
+        default=DEFAULT_CONTEXT_TOKENS,
+        metavar="TOKENS",
+        help="the model's context window the context chart is drawn against (default: %(default)s)",
+    )
+    report.add_argument(
+        "--top",
+        type=_count,
+        default=20,
+        metavar="N",
+        help="rows of the largest tool results / largest sessions tables (default: %(default)s)",
+    )
+    report.add_argument(
+        "--jobs",
+        type=_count,
+        default=None,
+        metavar="N",
+        help="threads scanning a directory (default: one per core)",
+    )
+    report.set_defaults(handler=_cmd_report)
     return parser
 
 
