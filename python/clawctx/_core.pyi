@@ -88,6 +88,7 @@ __all__ = [
     "prune_context",
     "prune_heartbeat_transcript",
     "read_leaf_context",
+    "repair_session_bytes",
     "repair_session_file",
     "repair_tool_call_inputs",
     "repair_tool_pairing",
@@ -544,6 +545,11 @@ def repair_session_file(
     now_ms: _Clock = None,
     fix_messages: bool = False,
 ) -> RepairReport: ...
+def repair_session_bytes(
+    data: bytes, /, *, fix_messages: bool = False
+) -> tuple[RepairReport, bytes | None]:
+    """``repair_session_file``'s decision on a session's bytes in memory: the report and the
+    repaired bytes, or ``None`` when nothing needs repair. Writes and logs nothing."""
 
 @final
 class TranscriptPolicy:

@@ -57,7 +57,9 @@ mod _core {
     #[pymodule_export]
     use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
     #[pymodule_export]
-    use crate::session_repair::{repair_session_file, PyLineChange, PyRepairReport};
+    use crate::session_repair::{
+        repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,
+    };
     #[pymodule_export]
     use crate::session_scan::{scan_sessions, PySessionSummary};
     #[pymodule_export]
