@@ -25,6 +25,7 @@ mod session_scan;
 mod token_count;
 mod transcript;
 mod transcript_budget;
+mod transcript_columns;
 mod transcript_ops;
 
 use pyo3::prelude::*;
@@ -66,6 +67,8 @@ mod _core {
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
     #[pymodule_export]
     use crate::transcript_budget::budget_units;
+    #[pymodule_export]
+    use crate::transcript_columns::message_columns;
     #[pymodule_export]
     use crate::transcript_ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
