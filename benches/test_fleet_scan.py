@@ -50,9 +50,23 @@ def _records(summaries: Any) -> list[tuple[Any, ...]]:
     ]
 
 
-def _run(benchmark: Any, fn: Any, *args: Any, **kwargs: Any) -> Any:
+def _cpu_seconds(client: Any = None) -> float:
+    """CPU time of this process and, with a client, of its workers: less sensitive than wall
+    time to other load on a shared machine."""
+    own = os.times()
+    total = own.user + own.system
+    if client is not None:
+        total += sum(t[0] + t[1] for t in client.run(os.times).values())
+    return total
+
+
+def _run(benchmark: Any, fn: Any, *args: Any, client: Any = None, **kwargs: Any) -> Any:
     benchmark.group = GROUP
-    return benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=1 if FULL else 3, iterations=1)
+    before = _cpu_seconds(client)
+    rounds = 1 if FULL else 3
+    result = benchmark.pedantic(fn, args=args, kwargs=kwargs, rounds=rounds, iterations=1)
+    benchmark.extra_info["cpu_s_per_round"] = round((_cpu_seconds(client) - before) / rounds, 2)
+    return result
 
 
 def test_fleet_rust_scan_two_threads(
@@ -109,7 +123,7 @@ def test_fleet_dask_local_cluster(
         return client.compute(read_sessions(root)).result()
 
     benchmark.extra_info["bytes"] = fleet.total_bytes
-    frame = _run(benchmark, run)
+    frame = _run(benchmark, run, client=client)
     plain = frame.astype(object).where(frame.notna(), None)
     rows = [
         (r.path, r.error, r.entries, r.messages, r.skipped_lines, r.estimated_tokens)

@@ -14,7 +14,7 @@ directory (every ``*.jsonl`` below it) or a glob (``s3://bucket/agents/**/*.json
 
 The listing runs on the client, once: its sizes group the files into partitions of about
 ``partition_bytes`` (a file is never split). A worker holds one partition's records and one
-file's bytes at a time; the Rust core works on those bytes with the GIL released.
+session at a time; the Rust core reads it with the GIL released.
 """
 
 from __future__ import annotations
@@ -233,8 +233,8 @@ def _record(summary: Any, url: str) -> dict[str, Any]:
 
 @contextlib.contextmanager
 def _local_copy(url: str, storage_options: dict[str, Any] | None) -> Iterator[str]:
-    """A local path holding the object's bytes: a local file itself (streamed by Rust, nothing
-    held in memory), else a temporary copy, removed afterwards (the scan reads files)."""
+    """A local path holding the object's bytes: a local file itself, else a temporary copy,
+    removed afterwards (the Rust scan and leaf-context reader read files)."""
     fs, path = _url_to_fs(url, storage_options)
     if _is_local(fs):
         yield path
