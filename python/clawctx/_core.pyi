@@ -81,6 +81,7 @@ __all__ = [
     "is_valid_tool_call_id",
     "limit_history_turns",
     "mark_heartbeat_transcript",
+    "message_columns",
     "normalize_usage",
     "prepare_compaction",
     "probe_base64_image",
@@ -88,6 +89,7 @@ __all__ = [
     "prune_context",
     "prune_heartbeat_transcript",
     "read_leaf_context",
+    "repair_session_bytes",
     "repair_session_file",
     "repair_tool_call_inputs",
     "repair_tool_pairing",
@@ -439,6 +441,15 @@ def _token_features(text: str, encoding: _Encoding = "o200k_base") -> list[int]:
 def _token_feature_names() -> list[str]: ...
 def estimate_pruning_chars(message: Mapping[str, Any]) -> int: ...
 def is_tool_prunable(tool_name: str, tools: Mapping[str, Any] | None = None) -> bool: ...
+def message_columns(messages: _Messages) -> dict[str, Any]:
+    """Per-message statistics as columns (numpy arrays; ``role`` and ``tool_name`` are lists of
+    ``str | None``), one element per message, without a Python object per message: ``index``,
+    ``role``, ``tool_name`` (an assistant's tool-call names joined with ","), ``text_chars``,
+    ``thinking_chars``, ``estimated_tokens`` (pi's chars/4), ``tool_calls`` (int64),
+    ``has_image``, ``is_error`` (bool), ``timestamp_ms`` and the recorded usage
+    ``usage_input``, ``usage_output``, ``usage_cache_read``, ``usage_cache_write``,
+    ``usage_total`` (float64, NaN where missing)."""
+
 def _budget_units(messages: _Messages) -> tuple[Any, Any]:
     """``fit_to_budget``'s units: numpy ``int64`` first indices and ``int8`` start kinds (0 user
     side, 1 assistant, 2 tool result, 3 system/developer, 4 other)."""
@@ -544,6 +555,11 @@ def repair_session_file(
     now_ms: _Clock = None,
     fix_messages: bool = False,
 ) -> RepairReport: ...
+def repair_session_bytes(
+    data: bytes, /, *, fix_messages: bool = False
+) -> tuple[RepairReport, bytes | None]:
+    """``repair_session_file``'s decision on a session's bytes in memory: the report and the
+    repaired bytes, or ``None`` when nothing needs repair. Writes and logs nothing."""
 
 @final
 class TranscriptPolicy:

@@ -5,7 +5,9 @@ mod common;
 
 use std::fs;
 
-use clawctx_core::session::{repair_session_file, BackupPolicy, ChangeKind, RepairOptions};
+use clawctx_core::session::{
+    repair_session_bytes, repair_session_file, BackupPolicy, ChangeKind, RepairOptions,
+};
 use common::{header, msg, pi_fixture, to_lines};
 use proptest::prelude::*;
 use serde_json::json;
@@ -237,4 +239,40 @@ proptest! {
         prop_assert_eq!(kept, expected.lines().collect::<Vec<_>>());
         prop_assert!(!repair(&path).repaired);
     }
+
+    /// Repairing bytes in memory decides exactly as repairing the file: the same report (but
+    /// no backup) and the same repaired bytes; clean input gives no new bytes.
+    #[test]
+    fn bytes_repair_matches_file_repair(parts in prop::collection::vec((entry_line(), prop::option::of(garbage_line())), 1..8), fix in prop::bool::ANY) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut text = to_lines(&[header()]);
+        for (line, garbage) in &parts {
+            text.push_str(line);
+            if let Some(g) = garbage {
+                text.push_str(g);
+            }
+        }
+        fs::write(&path, &text).unwrap();
+        let (in_memory, repaired) = repair_session_bytes(text.as_bytes(), fix);
+        let on_disk = repair_session_file(
+            &path,
+            &RepairOptions { backup: BackupPolicy::Delete, fix_messages: fix, ..Default::default() },
+        )
+        .unwrap();
+        prop_assert_eq!(&in_memory, &on_disk);
+        prop_assert_eq!(repaired.is_some(), on_disk.repaired);
+        prop_assert_eq!(repaired.unwrap_or_else(|| text.clone().into_bytes()), fs::read(&path).unwrap());
+    }
+}
+
+#[test]
+fn bytes_repair_reports_why_nothing_was_done() {
+    assert_eq!(
+        repair_session_bytes(b"", false).0.reason.as_deref(),
+        Some("empty session file")
+    );
+    let (report, out) = repair_session_bytes(b"{\"type\":\"message\"}\ngarbage\n", false);
+    assert_eq!(report.reason.as_deref(), Some("invalid session header"));
+    assert!(out.is_none() && !report.repaired);
 }

@@ -25,6 +25,7 @@ mod session_scan;
 mod token_count;
 mod transcript;
 mod transcript_budget;
+mod transcript_columns;
 mod transcript_ops;
 
 use pyo3::prelude::*;
@@ -57,13 +58,17 @@ mod _core {
     #[pymodule_export]
     use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
     #[pymodule_export]
-    use crate::session_repair::{repair_session_file, PyLineChange, PyRepairReport};
+    use crate::session_repair::{
+        repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,
+    };
     #[pymodule_export]
     use crate::session_scan::{scan_sessions, PySessionSummary};
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
     #[pymodule_export]
     use crate::transcript_budget::budget_units;
+    #[pymodule_export]
+    use crate::transcript_columns::message_columns;
     #[pymodule_export]
     use crate::transcript_ops::{
         estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,

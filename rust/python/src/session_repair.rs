@@ -6,6 +6,7 @@ use std::time::Duration;
 use clawctx_core::session::{BackupPolicy, RepairOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::convert::Clock;
 use crate::errors::IntoPyResult;
@@ -185,7 +186,13 @@ pub fn repair_session_file(
                 .call_method1("getLogger", ("clawctx",))?
                 .call_method1("warning", ("%s", message))?;
         }
-        Ok(PyRepairReport {
+        Ok(PyRepairReport::from(&report))
+    })
+}
+
+impl From<&clawctx_core::RepairReport> for PyRepairReport {
+    fn from(report: &clawctx_core::RepairReport) -> Self {
+        PyRepairReport {
             repaired: report.repaired,
             dropped_lines: report.dropped_lines,
             rewritten_assistant_messages: report.rewritten_assistant_messages,
@@ -204,6 +211,27 @@ pub fn repair_session_file(
                     reason: c.reason.clone(),
                 })
                 .collect(),
-        })
+        }
+    }
+}
+
+/// `repair_session_file`'s decision and rewrite on a session's bytes held in memory (an object
+/// read from a store): returns the report and the repaired bytes, or `None` when nothing needs
+/// repair (the report's `reason` says why when the input is empty or has no session header).
+/// Nothing is written anywhere and nothing is logged; `backup_path` is always `None`.
+#[pyfunction]
+#[pyo3(signature = (data, /, *, fix_messages = false))]
+pub fn repair_session_bytes<'py>(
+    py: Python<'py>,
+    data: &[u8],
+    fix_messages: bool,
+) -> PyResult<(PyRepairReport, Option<Bound<'py, PyBytes>>)> {
+    crate::errors::guard(|| {
+        let (report, repaired) =
+            py.detach(|| clawctx_core::session::repair_session_bytes(data, fix_messages));
+        Ok((
+            PyRepairReport::from(&report),
+            repaired.map(|bytes| PyBytes::new(py, &bytes)),
+        ))
     })
 }

@@ -42,8 +42,8 @@ pub use persist::{
 };
 pub use read::{LineAction, SkippedLine};
 pub use repair::{
-    repair_session_file, BackupPolicy, ChangeKind, LineChange, RepairOptions, RepairReport,
-    BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
+    repair_session_bytes, repair_session_file, BackupPolicy, ChangeKind, LineChange, RepairOptions,
+    RepairReport, BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
 };
 pub use scan::{scan_sessions, summarize_session, SessionSummary};
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};

@@ -391,11 +391,9 @@ fn with_message_content(record: &str, content: Value) -> String {
 
 /// Reads `"\n"`-terminated lines; `f(number, bytes_without_newline, terminated)`.
 fn for_each_line(
-    file: &File,
+    mut reader: impl BufRead,
     mut f: impl FnMut(usize, &[u8], bool) -> io::Result<()>,
 ) -> io::Result<()> {
-    let mut reader = BufReader::with_capacity(1 << 20, file);
-    reader.seek(io::SeekFrom::Start(0))?;
     let mut buf = Vec::new();
     let mut number = 0;
     loop {
@@ -413,45 +411,23 @@ fn for_each_line(
     }
 }
 
-/// Repairs `path` in place if it needs it; see the module docs. Returns a report; errors only
-/// when a needed rewrite fails (the original is then untouched) or the lock cannot be taken.
-pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<RepairReport> {
-    // Upstream trims the path it is given (`sessionFile.trim()`).
-    let trimmed;
-    let path = match path.to_str() {
-        Some(text) if js_trim(text).len() != text.len() => {
-            trimmed = PathBuf::from(js_trim(text));
-            trimmed.as_path()
-        }
-        _ => path,
-    };
-    if path.as_os_str().is_empty() {
-        return Ok(RepairReport::with_reason("missing session file"));
-    }
-    if path.is_dir() {
-        let err = io::Error::from_raw_os_error(21);
-        return Ok(RepairReport::with_reason(format!(
-            "failed to read session file: {}",
-            Error::io_reason(&err)
-        )));
-    }
-    let lock = match LockedFile::open(path, false, options.lock_timeout) {
-        Ok(lock) => lock,
-        Err(Error::NotFound { .. }) => {
-            return Ok(RepairReport::with_reason("missing session file"))
-        }
-        Err(Error::Io { source, .. }) => {
-            return Ok(RepairReport::with_reason(format!(
-                "failed to read session file: {}",
-                Error::io_reason(&source)
-            )))
-        }
-        Err(other) => return Err(other),
-    };
-    lock.remove_stale_temps();
-    let file = reopen_for_read(&lock)?;
+/// A file-backed reader positioned at the start, for one pass.
+fn file_lines(file: &File) -> io::Result<BufReader<&File>> {
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    reader.seek(io::SeekFrom::Start(0))?;
+    Ok(reader)
+}
 
-    // Pass 1: decide, count, and check the header.
+/// Pass 1's verdict.
+enum Verdict {
+    /// Nothing to write: the report is final (clean, empty or header-less).
+    Final(RepairReport),
+    /// The content needs a rewrite; the report counts what it will change.
+    Rewrite(RepairReport),
+}
+
+/// Pass 1: decides every line, counts, and checks the header (upstream's rules).
+fn check_lines(reader: impl BufRead, fix_messages: bool) -> io::Result<Verdict> {
     let mut report = RepairReport::default();
     // Upstream's verdict: parsed entries, lines `JSON.parse` rejected, the first entry's kind.
     let mut upstream_entries = 0usize;
@@ -459,8 +435,7 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
     let mut header_ok = false;
     // A reason of clawctx's own to rewrite (only with `fix_messages`).
     let mut message_fixes = false;
-    let fix_messages = options.fix_messages;
-    let scan = for_each_line(&file, |number, bytes, terminated| {
+    for_each_line(reader, |number, bytes, terminated| {
         let decided = decide_line(bytes, fix_messages);
         match decided.upstream {
             None => upstream_dropped += 1,
@@ -521,32 +496,128 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
             }
         }
         Ok(())
-    });
-    if let Err(err) = scan {
+    })?;
+    // No parsed entry at all (even if malformed lines were dropped): upstream reports an
+    // empty file before looking at the header.
+    if upstream_entries == 0 {
+        return Ok(Verdict::Final(RepairReport {
+            dropped_lines: upstream_dropped,
+            reason: Some("empty session file".into()),
+            ..Default::default()
+        }));
+    }
+    if !header_ok {
+        return Ok(Verdict::Final(RepairReport {
+            dropped_lines: upstream_dropped,
+            reason: Some("invalid session header".into()),
+            ..Default::default()
+        }));
+    }
+    if upstream_dropped == 0 && !message_fixes {
+        return Ok(Verdict::Final(RepairReport::default()));
+    }
+    Ok(Verdict::Rewrite(report))
+}
+
+/// Pass 2: writes the repaired lines; lines that need no change keep their exact bytes.
+fn write_lines(reader: impl BufRead, out: &mut impl Write, fix_messages: bool) -> io::Result<()> {
+    for_each_line(reader, |_, bytes, terminated| {
+        let eol: &[u8] = if bytes.ends_with(b"\r") {
+            b"\r\n"
+        } else {
+            b"\n"
+        };
+        match decide_line(bytes, fix_messages).decision {
+            LineDecision::Blank => {
+                out.write_all(bytes)?;
+                if terminated {
+                    out.write_all(b"\n")?;
+                }
+            }
+            LineDecision::Keep => {
+                out.write_all(bytes)?;
+                out.write_all(b"\n")?;
+            }
+            LineDecision::Drop(_) => {}
+            LineDecision::Replace { texts, .. } => {
+                for text in texts {
+                    out.write_all(text.as_bytes())?;
+                    out.write_all(eol)?;
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// The same decision and rewrite as [`repair_session_file`] on a session's bytes held in
+/// memory (an object read from a store): returns the report and, when a repair is needed, the
+/// repaired bytes (`report.repaired` is then true). No file is touched, so there is no lock
+/// and no backup; the caller decides whether and where to write the result.
+pub fn repair_session_bytes(data: &[u8], fix_messages: bool) -> (RepairReport, Option<Vec<u8>>) {
+    // Reading from a slice cannot fail, nor can writing to a Vec.
+    let verdict = check_lines(data, fix_messages).expect("reading a byte slice cannot fail");
+    match verdict {
+        Verdict::Final(report) => (report, None),
+        Verdict::Rewrite(mut report) => {
+            let mut out = Vec::with_capacity(data.len());
+            write_lines(data, &mut out, fix_messages).expect("writing to a Vec cannot fail");
+            report.repaired = true;
+            (report, Some(out))
+        }
+    }
+}
+
+/// Repairs `path` in place if it needs it; see the module docs. Returns a report; errors only
+/// when a needed rewrite fails (the original is then untouched) or the lock cannot be taken.
+pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<RepairReport> {
+    // Upstream trims the path it is given (`sessionFile.trim()`).
+    let trimmed;
+    let path = match path.to_str() {
+        Some(text) if js_trim(text).len() != text.len() => {
+            trimmed = PathBuf::from(js_trim(text));
+            trimmed.as_path()
+        }
+        _ => path,
+    };
+    if path.as_os_str().is_empty() {
+        return Ok(RepairReport::with_reason("missing session file"));
+    }
+    if path.is_dir() {
+        let err = io::Error::from_raw_os_error(21);
         return Ok(RepairReport::with_reason(format!(
             "failed to read session file: {}",
             Error::io_reason(&err)
         )));
     }
-    // No parsed entry at all (even if malformed lines were dropped): upstream reports an
-    // empty file before looking at the header.
-    if upstream_entries == 0 {
-        return Ok(RepairReport {
-            dropped_lines: upstream_dropped,
-            reason: Some("empty session file".into()),
-            ..Default::default()
-        });
-    }
-    if !header_ok {
-        return Ok(RepairReport {
-            dropped_lines: upstream_dropped,
-            reason: Some("invalid session header".into()),
-            ..Default::default()
-        });
-    }
-    if upstream_dropped == 0 && !message_fixes {
-        return Ok(RepairReport::default());
-    }
+    let lock = match LockedFile::open(path, false, options.lock_timeout) {
+        Ok(lock) => lock,
+        Err(Error::NotFound { .. }) => {
+            return Ok(RepairReport::with_reason("missing session file"))
+        }
+        Err(Error::Io { source, .. }) => {
+            return Ok(RepairReport::with_reason(format!(
+                "failed to read session file: {}",
+                Error::io_reason(&source)
+            )))
+        }
+        Err(other) => return Err(other),
+    };
+    lock.remove_stale_temps();
+    let file = reopen_for_read(&lock)?;
+
+    // Pass 1: decide, count, and check the header.
+    let fix_messages = options.fix_messages;
+    let mut report = match file_lines(&file).and_then(|r| check_lines(r, fix_messages)) {
+        Ok(Verdict::Final(report)) => return Ok(report),
+        Ok(Verdict::Rewrite(report)) => report,
+        Err(err) => {
+            return Ok(RepairReport::with_reason(format!(
+                "failed to read session file: {}",
+                Error::io_reason(&err)
+            )))
+        }
+    };
 
     // Pass 2: write the repaired file next to the original and swap it in.
     let backup = write_backup(path, options.now_ms).map_err(|source| Error::RepairFailed {
@@ -554,33 +625,7 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
         source,
     })?;
     let written = replace_atomically(path, "repair", options.now_ms, |out| {
-        for_each_line(&file, |_, bytes, terminated| {
-            let eol: &[u8] = if bytes.ends_with(b"\r") {
-                b"\r\n"
-            } else {
-                b"\n"
-            };
-            match decide_line(bytes, fix_messages).decision {
-                LineDecision::Blank => {
-                    out.write_all(bytes)?;
-                    if terminated {
-                        out.write_all(b"\n")?;
-                    }
-                }
-                LineDecision::Keep => {
-                    out.write_all(bytes)?;
-                    out.write_all(b"\n")?;
-                }
-                LineDecision::Drop(_) => {}
-                LineDecision::Replace { texts, .. } => {
-                    for text in texts {
-                        out.write_all(text.as_bytes())?;
-                        out.write_all(eol)?;
-                    }
-                }
-            }
-            Ok(())
-        })
+        write_lines(file_lines(&file)?, out, fix_messages)
     });
     drop(lock);
     if let Err(source) = written {

@@ -45,6 +45,10 @@ pub struct MessageFacts {
     pub text_parts: u64,
     /// `calculateContextTokens(usage)` when the message has a `usage` object.
     pub usage_tokens: Option<u64>,
+    /// UTF-16 length of the text the message shows: `content` as a string, or its text blocks.
+    pub text_chars: u64,
+    /// UTF-16 length of its thinking blocks.
+    pub thinking_chars: u64,
 }
 
 impl MessageFacts {
@@ -415,6 +419,8 @@ impl Scan<'_> {
             _ => {}
         }
         facts.has_image = images > 0;
+        facts.text_chars = content_string.unwrap_or(text);
+        facts.thinking_chars = thinking;
         let (pi, pruner) = match role {
             Some("user") => (
                 content_string.unwrap_or(text),

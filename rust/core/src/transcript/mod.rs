@@ -9,6 +9,7 @@
 //! [`Transcript`] and [`Message`] types), then the operations.
 
 mod budget;
+mod columns;
 mod context_tokens;
 mod convert;
 mod estimate;
@@ -21,6 +22,7 @@ mod pruning;
 mod tool_call_inputs;
 
 pub use budget::{budget_units, UnitStart};
+pub use columns::{message_columns, timestamp_ms, MessageColumns};
 pub use context_tokens::{
     estimate_context_tokens, estimate_messages_tokens, token_counts, ContextTokens,
 };
