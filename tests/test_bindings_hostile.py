@@ -200,6 +200,7 @@ def instances(cls):
         "SessionContext": lambda: core.Session.in_memory().context(),
         "HeartbeatMark": lambda: core.mark_heartbeat_transcript(session_file()),
         "SessionSummary": lambda: core.scan_sessions([session_file()])[0],
+        "ScanStream": lambda: core.scan_stream([session_file()]),
         "Violation": lambda: core.validate_for_provider([GOOD_MESSAGES[1]], provider="anthropic"),
         "ToolCallInputsReport": lambda: core.repair_tool_call_inputs(transcript),
         "PairingReport": lambda: core.repair_tool_pairing(transcript),

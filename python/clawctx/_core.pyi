@@ -32,6 +32,7 @@ __all__ = [
     "RefreshReport",
     "RepairError",
     "RepairReport",
+    "ScanStream",
     "Session",
     "SessionContext",
     "SessionFormatError",
@@ -102,12 +103,14 @@ __all__ = [
     "sanitize_tool_call_inputs",
     "sanitize_tool_use_result_pairing",
     "scan_sessions",
+    "scan_stream",
     "serialize_conversation",
     "should_compact",
     "strip_dangling_tool_calls",
     "strip_heartbeat_token",
     "strip_thought_signatures",
     "strip_tool_result_details",
+    "summarize_session_bytes",
     "usage_tokens",
     "validate_anthropic_turns",
     "validate_for_provider",
@@ -907,12 +910,19 @@ class RefreshReport:
 
 @final
 class SessionSummary:
-    """One session file at a glance."""
+    """One session file at a glance. ``error`` is ``None`` when the file is a usable session,
+    otherwise why not (the other fields are then empty). Token figures are pi's chars/4
+    estimate of the leaf's context; ``branches`` counts the leaves of the entry tree (1 for a
+    linear session); ``unpaired_tool_calls``/``unpaired_tool_results`` are what pairing repair
+    would answer with a synthetic result or drop."""
 
+    fields: ClassVar[list[str]]
     @property
     def path(self) -> Path: ...
     @property
     def error(self) -> str | None: ...
+    @property
+    def format(self) -> str | None: ...
     @property
     def size_bytes(self) -> int: ...
     @property
@@ -934,11 +944,42 @@ class SessionSummary:
     @property
     def skipped_lines(self) -> int: ...
     @property
+    def damaged_lines(self) -> int: ...
+    @property
+    def compactions(self) -> int: ...
+    @property
+    def branches(self) -> int: ...
+    @property
     def leaf_id(self) -> str | None: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def last_activity(self) -> str | None: ...
+    @property
+    def last_activity_ms(self) -> int | None: ...
     @property
     def context_messages(self) -> int: ...
     @property
     def estimated_tokens(self) -> int: ...
+    @property
+    def user_tokens(self) -> int: ...
+    @property
+    def assistant_tokens(self) -> int: ...
+    @property
+    def tool_result_tokens(self) -> int: ...
+    @property
+    def other_tokens(self) -> int: ...
+    @property
+    def context_tokens(self) -> int: ...
+    @property
+    def tool_calls(self) -> int: ...
+    @property
+    def tool_results(self) -> int: ...
+    @property
+    def unpaired_tool_calls(self) -> int: ...
+    @property
+    def unpaired_tool_results(self) -> int: ...
+    def to_dict(self) -> dict[str, Any]: ...
 
 def scan_sessions(
     paths: Sequence[str | os.PathLike[str]],
@@ -946,6 +987,31 @@ def scan_sessions(
     workers: int | None = None,
     progress: Callable[[int, int], object] | None = None,
 ) -> list[SessionSummary]: ...
+
+@final
+class ScanStream:
+    """A scan in progress: yields each ``SessionSummary`` as it is ready."""
+
+    @property
+    def total(self) -> int: ...
+    def __iter__(self) -> ScanStream: ...
+    def __next__(self) -> SessionSummary: ...
+
+def scan_stream(
+    paths: Sequence[str | os.PathLike[str]],
+    *,
+    workers: int | None = None,
+    ordered: bool = True,
+) -> ScanStream:
+    """Summarizes session files in parallel (GIL released) and yields each summary as it is
+    ready, in input order when ``ordered``; memory holds only the files being read and a few
+    summaries."""
+
+def summarize_session_bytes(
+    data: bytes, name: str | os.PathLike[str] | None = None
+) -> SessionSummary:
+    """Summarizes a session from its bytes (object stores, file objects); ``name`` becomes
+    the summary's ``path``."""
 
 # Provider request payloads (public home: ``clawctx.wire``).
 

@@ -62,7 +62,9 @@ mod _core {
         repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,
     };
     #[pymodule_export]
-    use crate::session_scan::{scan_sessions, PySessionSummary};
+    use crate::session_scan::{
+        scan_sessions, scan_stream, summarize_session_bytes, PyScanStream, PySessionSummary,
+    };
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
     #[pymodule_export]

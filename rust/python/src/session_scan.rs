@@ -1,8 +1,47 @@
-//! `scan_sessions`: many session files summarized in parallel with the GIL released.
+//! `scan_sessions`, `scan_stream` and `summarize_session_bytes`: session files summarized in
+//! parallel with the GIL released, as a list or streamed.
 
 use std::path::PathBuf;
+use std::sync::Mutex;
 
+use clawctx_core::session::{self, ScanStream};
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The summary's fields, in the order `to_dict` and the scan tables use.
+const FIELDS: &[&str] = &[
+    "path",
+    "error",
+    "format",
+    "size_bytes",
+    "session_id",
+    "cwd",
+    "created",
+    "name",
+    "file_version",
+    "migration_needed",
+    "entries",
+    "messages",
+    "skipped_lines",
+    "damaged_lines",
+    "compactions",
+    "branches",
+    "leaf_id",
+    "model",
+    "last_activity",
+    "last_activity_ms",
+    "context_messages",
+    "estimated_tokens",
+    "user_tokens",
+    "assistant_tokens",
+    "tool_result_tokens",
+    "other_tokens",
+    "context_tokens",
+    "tool_calls",
+    "tool_results",
+    "unpaired_tool_calls",
+    "unpaired_tool_results",
+];
 
 /// One session file at a glance (see `scan_sessions`).
 #[pyclass(name = "SessionSummary", module = "clawctx._core", frozen, get_all)]
@@ -10,6 +49,7 @@ pub struct PySessionSummary {
     pub path: PathBuf,
     /// `None` when the file is a usable session; otherwise why not.
     pub error: Option<String>,
+    pub format: Option<String>,
     pub size_bytes: u64,
     pub session_id: Option<String>,
     pub cwd: Option<String>,
@@ -20,9 +60,24 @@ pub struct PySessionSummary {
     pub entries: usize,
     pub messages: usize,
     pub skipped_lines: usize,
+    pub damaged_lines: usize,
+    pub compactions: usize,
+    pub branches: usize,
     pub leaf_id: Option<String>,
+    pub model: Option<String>,
+    pub last_activity: Option<String>,
+    pub last_activity_ms: Option<i64>,
     pub context_messages: usize,
     pub estimated_tokens: u64,
+    pub user_tokens: u64,
+    pub assistant_tokens: u64,
+    pub tool_result_tokens: u64,
+    pub other_tokens: u64,
+    pub context_tokens: u64,
+    pub tool_calls: usize,
+    pub tool_results: usize,
+    pub unpaired_tool_calls: usize,
+    pub unpaired_tool_results: usize,
 }
 
 #[pymethods]
@@ -34,6 +89,7 @@ impl PySessionSummary {
                 &[
                     "path",
                     "error",
+                    "format",
                     "session_id",
                     "entries",
                     "context_messages",
@@ -42,13 +98,35 @@ impl PySessionSummary {
             )
         })
     }
+
+    /// Every field as a plain dict (`path` as a string), in a fixed order.
+    fn to_dict<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        crate::errors::guard(|| {
+            let out = PyDict::new(slf.py());
+            for field in FIELDS {
+                if *field == "path" {
+                    out.set_item(field, slf.get().path.to_string_lossy().into_owned())?;
+                } else {
+                    out.set_item(field, slf.getattr(*field)?)?;
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// The names `to_dict` returns, in its order.
+    #[classattr]
+    fn fields() -> Vec<&'static str> {
+        FIELDS.to_vec()
+    }
 }
 
-impl From<clawctx_core::session::SessionSummary> for PySessionSummary {
-    fn from(s: clawctx_core::session::SessionSummary) -> Self {
+impl From<session::SessionSummary> for PySessionSummary {
+    fn from(s: session::SessionSummary) -> Self {
         PySessionSummary {
             path: s.path,
             error: s.error,
+            format: s.format,
             size_bytes: s.size_bytes,
             session_id: s.session_id,
             cwd: s.cwd,
@@ -59,9 +137,24 @@ impl From<clawctx_core::session::SessionSummary> for PySessionSummary {
             entries: s.entries,
             messages: s.messages,
             skipped_lines: s.skipped_lines,
+            damaged_lines: s.damaged_lines,
+            compactions: s.compactions,
+            branches: s.branches,
             leaf_id: s.leaf_id,
+            model: s.model,
+            last_activity: s.last_activity,
+            last_activity_ms: s.last_activity_ms,
             context_messages: s.context_messages,
             estimated_tokens: s.estimated_tokens,
+            user_tokens: s.user_tokens,
+            assistant_tokens: s.assistant_tokens,
+            tool_result_tokens: s.tool_result_tokens,
+            other_tokens: s.other_tokens,
+            context_tokens: s.context_tokens,
+            tool_calls: s.tool_calls,
+            tool_results: s.tool_results,
+            unpaired_tool_calls: s.unpaired_tool_calls,
+            unpaired_tool_results: s.unpaired_tool_results,
         }
     }
 }
@@ -84,8 +177,7 @@ pub fn scan_sessions(
         let (summaries, callback_error) = py.detach(|| {
             let (tx, rx) = std::sync::mpsc::channel::<usize>();
             std::thread::scope(|scope| {
-                let worker =
-                    scope.spawn(|| clawctx_core::session::scan_sessions(&paths, workers, Some(tx)));
+                let worker = scope.spawn(|| session::scan_sessions(&paths, workers, Some(tx)));
                 let mut error: Option<PyErr> = None;
                 for (done, _) in rx.iter().enumerate() {
                     if let (Some(callback), None) = (&progress, &error) {
@@ -106,5 +198,81 @@ pub fn scan_sessions(
             return Err(err);
         }
         Ok(summaries.into_iter().map(PySessionSummary::from).collect())
+    })
+}
+
+/// A scan in progress (see `scan_stream`): an iterator of `SessionSummary`.
+#[pyclass(name = "ScanStream", module = "clawctx._core", frozen)]
+pub struct PyScanStream {
+    inner: Mutex<ScanStream>,
+    total: usize,
+}
+
+#[pymethods]
+impl PyScanStream {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PySessionSummary>> {
+        crate::errors::guard(|| {
+            let next = py.detach(|| {
+                let mut stream = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+                stream.next()
+            });
+            Ok(next.map(|(_, summary)| PySessionSummary::from(summary)))
+        })
+    }
+
+    /// The number of files the scan reads.
+    #[getter]
+    fn total(&self) -> usize {
+        self.total
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ScanStream(total={})", self.total)
+    }
+}
+
+/// Summarizes session files on `workers` threads (default: one per core) and yields each
+/// `SessionSummary` as it is ready: in input order when `ordered`, else as files finish.
+/// Memory holds the sessions being read and a few summaries, whatever the number of files;
+/// waiting for the next summary releases the GIL. Dropping the iterator stops the scan after
+/// the files in flight.
+#[pyfunction]
+#[pyo3(signature = (paths, *, workers = None, ordered = true))]
+pub fn scan_stream(
+    paths: Vec<PathBuf>,
+    workers: Option<usize>,
+    ordered: bool,
+) -> PyResult<PyScanStream> {
+    crate::errors::guard(|| {
+        if workers == Some(0) {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "workers must be at least 1",
+            ));
+        }
+        let total = paths.len();
+        Ok(PyScanStream {
+            inner: Mutex::new(ScanStream::start(paths, workers, ordered)),
+            total,
+        })
+    })
+}
+
+/// Summarizes a session from its bytes (read from an object store or a file object), as
+/// `scan_sessions` does a file; `name` (default `"<bytes>"`) becomes the summary's `path`.
+#[pyfunction]
+#[pyo3(signature = (data, name = None))]
+pub fn summarize_session_bytes(
+    py: Python<'_>,
+    data: &[u8],
+    name: Option<PathBuf>,
+) -> PyResult<PySessionSummary> {
+    crate::errors::guard(|| {
+        let name = name.unwrap_or_else(|| PathBuf::from("<bytes>"));
+        let summary = py.detach(|| session::summarize_session_bytes(data, &name));
+        Ok(PySessionSummary::from(summary))
     })
 }

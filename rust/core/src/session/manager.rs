@@ -342,6 +342,31 @@ impl Session {
         let (bytes, file) = read_shared(path)?;
         let identity = super::persist::file_identity(&file);
         drop(file);
+        Session::open_read(path, bytes, identity, options, ids, now_ms)
+    }
+
+    /// Parses a session from its bytes (read from an object store or a file object) as
+    /// [`Session::open`] does read-only; `name` only labels errors. The session has no path:
+    /// it cannot refresh or append.
+    pub fn from_bytes(bytes: Arc<[u8]>, name: &Path, ids: &mut dyn IdSource) -> Result<Session> {
+        let options = OpenOptions {
+            read_only: true,
+            ..Default::default()
+        };
+        let mut session = Session::open_read(name, bytes, None, &options, ids, 0)?;
+        session.path = None;
+        Ok(session)
+    }
+
+    /// [`Session::open`] once the file's bytes are read.
+    fn open_read(
+        path: &Path,
+        bytes: Arc<[u8]>,
+        identity: Option<super::persist::FileIdentity>,
+        options: &OpenOptions,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+    ) -> Result<Session> {
         let disk_len = bytes.len() as u64;
         let scan_probe_source = Arc::clone(&bytes);
         let scan = scan_records(bytes, 1, false);

@@ -45,5 +45,8 @@ pub use repair::{
     repair_session_bytes, repair_session_file, BackupPolicy, ChangeKind, LineChange, RepairOptions,
     RepairReport, BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
 };
-pub use scan::{scan_sessions, summarize_session, SessionSummary};
+pub use scan::{
+    scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
+    ScanStream, SessionSummary, SourceFacts, PI_FORMAT,
+};
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};

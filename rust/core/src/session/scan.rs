@@ -1,14 +1,54 @@
-//! Opening, checking and summarizing many session files in parallel (rayon).
+//! Summarizing many session files in parallel (rayon), streamed in constant memory.
+//!
+//! A summary has two halves. [`SourceFacts`] are what only the file format knows (entries,
+//! damaged lines, compactions, branches, the model, the last activity); [`summarize_transcript`]
+//! computes everything else from the transcript the format yields (tokens by role, tool calls
+//! and results, pairing), so another format only has to fill a `SourceFacts` and produce a
+//! pi-shaped transcript. [`source_facts`] fills it for a pi session.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
+use std::sync::mpsc::{sync_channel, Receiver, Sender, SyncSender};
+use std::sync::{Arc, Condvar, Mutex};
 
 use rayon::prelude::*;
 
 use super::context::{build_session_context, LeafSelector};
 use super::entry::types;
 use super::manager::{OpenOptions, Session};
-use crate::base::RandomIds;
+use crate::base::{iso_to_ms, RandomIds, Result};
+use crate::transcript::{estimate_context_tokens, repair_tool_pairing, PairingOptions, Transcript};
+
+/// The `format` of a pi / OpenClaw session file.
+pub const PI_FORMAT: &str = "pi";
+
+/// What the file format knows about a session beyond its transcript.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SourceFacts {
+    /// `"pi"` for pi / OpenClaw session files.
+    pub format: String,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    /// When the session started (the header's `timestamp`).
+    pub created: Option<String>,
+    pub name: Option<String>,
+    pub file_version: u64,
+    pub migration_needed: bool,
+    /// Records read (the header excluded).
+    pub entries: usize,
+    /// Message records in the file, on every branch.
+    pub messages: usize,
+    /// Lines skipped or salvaged while reading: damaged JSON, stray headers.
+    pub damaged_lines: usize,
+    pub compactions: usize,
+    /// Leaves of the entry tree: 1 for a linear session; a fork with k children adds k - 1.
+    pub branches: usize,
+    pub leaf_id: Option<String>,
+    /// The last model the file names (a model change or an assistant's `model`).
+    pub model: Option<String>,
+    /// The last entry's timestamp (the header's when there is no entry), as written.
+    pub last_activity: Option<String>,
+}
 
 /// A session file at a glance.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -16,6 +56,8 @@ pub struct SessionSummary {
     pub path: PathBuf,
     /// `None` when the file could be read as a session; otherwise why not.
     pub error: Option<String>,
+    /// `None` when the file could not be read.
+    pub format: Option<String>,
     pub size_bytes: u64,
     pub session_id: Option<String>,
     pub cwd: Option<String>,
@@ -25,11 +67,166 @@ pub struct SessionSummary {
     pub migration_needed: bool,
     pub entries: usize,
     pub messages: usize,
+    /// The same as `damaged_lines` (its name before the scan records grew).
     pub skipped_lines: usize,
+    pub damaged_lines: usize,
+    pub compactions: usize,
+    pub branches: usize,
     pub leaf_id: Option<String>,
+    pub model: Option<String>,
+    pub last_activity: Option<String>,
+    pub last_activity_ms: Option<i64>,
+    /// Messages of the leaf's context (what the next request would send).
     pub context_messages: usize,
-    /// pi's chars/4 estimate of the leaf context.
+    /// pi's chars/4 estimate of the leaf context, and its split by role.
     pub estimated_tokens: u64,
+    pub user_tokens: u64,
+    pub assistant_tokens: u64,
+    pub tool_result_tokens: u64,
+    /// Every other role (summaries, bash executions, custom messages).
+    pub other_tokens: u64,
+    /// pi's `estimateContextTokens`: the last recorded usage plus the estimate after it.
+    pub context_tokens: u64,
+    /// Tool calls (with an id) of the context's assistants, and its tool results.
+    pub tool_calls: usize,
+    pub tool_results: usize,
+    /// Calls pairing repair would answer with a synthetic result, and results it would drop
+    /// (orphans and duplicates): OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`.
+    pub unpaired_tool_calls: usize,
+    pub unpaired_tool_results: usize,
+}
+
+/// The summary of a session whose format facts are `source` and whose context is `transcript`.
+pub fn summarize_transcript(
+    path: PathBuf,
+    size_bytes: u64,
+    source: SourceFacts,
+    transcript: &Transcript,
+) -> SessionSummary {
+    let mut s = SessionSummary {
+        path,
+        size_bytes,
+        format: Some(source.format),
+        session_id: source.session_id,
+        cwd: source.cwd,
+        created: source.created,
+        name: source.name,
+        file_version: source.file_version,
+        migration_needed: source.migration_needed,
+        entries: source.entries,
+        messages: source.messages,
+        skipped_lines: source.damaged_lines,
+        damaged_lines: source.damaged_lines,
+        compactions: source.compactions,
+        branches: source.branches,
+        leaf_id: source.leaf_id,
+        model: source.model,
+        last_activity_ms: source.last_activity.as_deref().and_then(iso_to_ms),
+        last_activity: source.last_activity,
+        context_messages: transcript.len(),
+        ..Default::default()
+    };
+    for message in transcript.messages() {
+        let facts = message.facts();
+        let tokens = facts.pi_tokens();
+        s.estimated_tokens += tokens;
+        match facts.role.as_deref() {
+            Some("user") => s.user_tokens += tokens,
+            Some("assistant") => {
+                s.assistant_tokens += tokens;
+                s.tool_calls += facts.tool_calls.len();
+            }
+            Some("toolResult") => {
+                s.tool_result_tokens += tokens;
+                s.tool_results += 1;
+            }
+            _ => s.other_tokens += tokens,
+        }
+    }
+    s.context_tokens = estimate_context_tokens(transcript).tokens;
+    let pairing = repair_tool_pairing(transcript, &PairingOptions::default());
+    s.unpaired_tool_calls = pairing.added.len();
+    s.unpaired_tool_results = pairing.dropped_orphan_count + pairing.dropped_duplicate_count;
+    s
+}
+
+/// The format facts of an opened pi session.
+pub fn source_facts(session: &Session) -> SourceFacts {
+    let header = &session.header().fields;
+    let text = |key: &str| {
+        header
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned)
+    };
+    let entries = session.entries();
+    let mut has_child = vec![false; entries.len()];
+    for entry in entries {
+        let parent = entry
+            .parent_id
+            .as_deref()
+            .filter(|p| Some(*p) != entry.id.as_deref())
+            .and_then(|p| session.index_of(p));
+        if let Some(p) = parent {
+            has_child[p] = true;
+        }
+    }
+    let model = entries.iter().rev().find_map(|e| {
+        if e.is_type(types::MODEL_CHANGE) {
+            e.str_field("modelId").map(str::to_owned)
+        } else {
+            let head = e
+                .message()
+                .filter(|m| m.role.as_deref() == Some("assistant"))?;
+            head.provider_and_model()
+                .1
+                .and_then(|m| m.as_str().map(str::to_owned))
+        }
+    });
+    let last_activity = entries
+        .iter()
+        .rev()
+        .find_map(|e| e.timestamp.as_deref().map(str::to_owned))
+        .or_else(|| text("timestamp"));
+    SourceFacts {
+        format: PI_FORMAT.to_owned(),
+        session_id: session.session_id().map(str::to_owned),
+        cwd: text("cwd"),
+        created: text("timestamp"),
+        name: session.session_name(),
+        file_version: session.file_version(),
+        migration_needed: session.needs_migration_rewrite(),
+        entries: entries.len(),
+        messages: entries.iter().filter(|e| e.is_type(types::MESSAGE)).count(),
+        damaged_lines: session.skipped_lines().len(),
+        compactions: entries
+            .iter()
+            .filter(|e| e.is_type(types::COMPACTION))
+            .count(),
+        branches: has_child.iter().filter(|has| !**has).count(),
+        leaf_id: session.leaf_id().map(str::to_owned),
+        model,
+        last_activity,
+    }
+}
+
+fn summarize_opened(path: PathBuf, size_bytes: u64, opened: Result<Session>) -> SessionSummary {
+    let session = match opened {
+        Ok(session) => session,
+        Err(err) => {
+            return SessionSummary {
+                path,
+                error: Some(err.to_string()),
+                size_bytes,
+                ..Default::default()
+            }
+        }
+    };
+    let selector = session
+        .leaf_index()
+        .map_or(LeafSelector::Null, LeafSelector::Index);
+    let context = build_session_context(session.entries(), session.id_index(), selector);
+    summarize_transcript(path, size_bytes, source_facts(&session), &context.messages)
 }
 
 /// Opens one file read-only and summarizes it; errors become the summary's `error`.
@@ -39,54 +236,15 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
         read_only: true,
         ..Default::default()
     };
-    let session = match Session::open(path, &options, &mut RandomIds, 0) {
-        Ok(session) => session,
-        Err(err) => {
-            return SessionSummary {
-                path: path.to_path_buf(),
-                error: Some(err.to_string()),
-                size_bytes,
-                ..Default::default()
-            }
-        }
-    };
-    let header = &session.header().fields;
-    let text = |key: &str| {
-        header
-            .get(key)
-            .and_then(serde_json::Value::as_str)
-            .map(str::to_owned)
-    };
-    let selector = session
-        .leaf_index()
-        .map_or(LeafSelector::Null, LeafSelector::Index);
-    let context = build_session_context(session.entries(), session.id_index(), selector);
-    SessionSummary {
-        path: path.to_path_buf(),
-        error: None,
-        size_bytes,
-        session_id: session.session_id().map(str::to_owned),
-        cwd: text("cwd"),
-        created: text("timestamp"),
-        name: session.session_name(),
-        file_version: session.file_version(),
-        migration_needed: session.needs_migration_rewrite(),
-        entries: session.entries().len(),
-        messages: session
-            .entries()
-            .iter()
-            .filter(|e| e.is_type(types::MESSAGE))
-            .count(),
-        skipped_lines: session.skipped_lines().len(),
-        leaf_id: session.leaf_id().map(str::to_owned),
-        context_messages: context.messages.len(),
-        estimated_tokens: context
-            .messages
-            .messages()
-            .iter()
-            .map(|m| m.facts().pi_tokens())
-            .sum(),
-    }
+    let opened = Session::open(path, &options, &mut RandomIds, 0);
+    summarize_opened(path.to_path_buf(), size_bytes, opened)
+}
+
+/// Summarizes a session from its bytes (an object store, a file object); `name` becomes the
+/// summary's path.
+pub fn summarize_session_bytes(bytes: &[u8], name: &Path) -> SessionSummary {
+    let opened = Session::from_bytes(Arc::from(bytes), name, &mut RandomIds);
+    summarize_opened(name.to_path_buf(), bytes.len() as u64, opened)
 }
 
 /// Summarizes `paths` on `workers` threads (default: one per core), in input order. Each
@@ -109,13 +267,142 @@ pub fn scan_sessions(
             })
             .collect()
     };
-    match workers.map(|n| {
+    match pool(workers) {
+        Some(pool) => pool.install(run),
+        None => run(),
+    }
+}
+
+fn pool(workers: Option<usize>) -> Option<rayon::ThreadPool> {
+    workers.and_then(|n| {
         rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
             .build()
-    }) {
-        Some(Ok(pool)) => pool.install(run),
-        _ => run(),
+            .ok()
+    })
+}
+
+/// How far the workers may run ahead of the consumer.
+struct Gate {
+    /// (records the consumer has taken, cancelled)
+    state: Mutex<(usize, bool)>,
+    moved: Condvar,
+}
+
+impl Gate {
+    fn release(&self, taken: usize, cancel: bool) {
+        if let Ok(mut state) = self.state.lock() {
+            state.0 = state.0.max(taken);
+            state.1 |= cancel;
+        }
+        self.moved.notify_all();
+    }
+
+    /// Waits until file `i` may start; `false` once the scan is cancelled.
+    fn admit(&self, i: usize, window: usize) -> bool {
+        let Ok(mut state) = self.state.lock() else {
+            return false;
+        };
+        while !state.1 && i >= state.0 + window {
+            state = match self.moved.wait(state) {
+                Ok(state) => state,
+                Err(_) => return false,
+            };
+        }
+        !state.1
+    }
+}
+
+/// A scan in progress, yielding `(position, summary)` as files finish (in input order when
+/// `ordered`). Files are handed to the workers in input order and at most `window` ahead of
+/// the last summary taken, so memory holds the sessions being read plus at most `window`
+/// summaries, however many files there are. Dropping the stream stops the scan after the
+/// files in flight.
+pub struct ScanStream {
+    rx: Receiver<(usize, SessionSummary)>,
+    gate: Arc<Gate>,
+    ordered: bool,
+    pending: BTreeMap<usize, SessionSummary>,
+    taken: usize,
+    total: usize,
+}
+
+impl ScanStream {
+    pub fn start(paths: Vec<PathBuf>, workers: Option<usize>, ordered: bool) -> ScanStream {
+        let threads = workers.unwrap_or_else(rayon::current_num_threads).max(1);
+        let window = 4 * threads;
+        let total = paths.len();
+        let (tx, rx) = sync_channel(window);
+        let gate = Arc::new(Gate {
+            state: Mutex::new((0, false)),
+            moved: Condvar::new(),
+        });
+        let worker_gate = Arc::clone(&gate);
+        std::thread::spawn(move || {
+            let run = || produce(&paths, &worker_gate, window, tx);
+            match pool(Some(threads)) {
+                Some(pool) => pool.install(run),
+                None => run(),
+            }
+        });
+        ScanStream {
+            rx,
+            gate,
+            ordered,
+            pending: BTreeMap::new(),
+            taken: 0,
+            total,
+        }
+    }
+
+    /// The number of files the scan reads.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+}
+
+fn produce(paths: &[PathBuf], gate: &Gate, window: usize, tx: SyncSender<(usize, SessionSummary)>) {
+    // `par_bridge` pulls from this iterator in order, so the gate bounds how far ahead of
+    // the consumer any worker starts.
+    let admitted = paths
+        .iter()
+        .enumerate()
+        .take_while(|(i, _)| gate.admit(*i, window));
+    let _ = admitted
+        .par_bridge()
+        .try_for_each_with(tx, |tx, (i, path)| {
+            // A send fails only when the consumer is gone: stop.
+            tx.send((i, summarize_session(path))).map_err(|_| ())
+        });
+}
+
+impl Iterator for ScanStream {
+    type Item = (usize, SessionSummary);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.taken == self.total {
+            return None;
+        }
+        let item = if self.ordered {
+            loop {
+                if let Some(summary) = self.pending.remove(&self.taken) {
+                    break (self.taken, summary);
+                }
+                let (i, summary) = self.rx.recv().ok()?;
+                self.pending.insert(i, summary);
+            }
+        } else {
+            self.rx.recv().ok()?
+        };
+        self.taken += 1;
+        self.gate.release(self.taken, false);
+        Some(item)
+    }
+}
+
+impl Drop for ScanStream {
+    fn drop(&mut self) {
+        self.gate.release(0, true);
     }
 }
 
@@ -123,19 +410,19 @@ pub fn scan_sessions(
 mod tests {
     use super::*;
 
+    const GOOD: &str = concat!(
+        r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+        "\n",
+        r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1}}"#,
+        "\n",
+        "garbage\n",
+    );
+
     #[test]
     fn summaries_keep_order_and_report_errors() {
         let dir = tempfile::tempdir().unwrap();
         let good = dir.path().join("good.jsonl");
-        std::fs::write(
-            &good,
-            concat!(
-                r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#, "\n",
-                r#"{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hello","timestamp":1}}"#, "\n",
-                "garbage\n",
-            ),
-        )
-        .unwrap();
+        std::fs::write(&good, GOOD).unwrap();
         let bad = dir.path().join("bad.jsonl");
         std::fs::write(&bad, "not a session\n").unwrap();
         let missing = dir.path().join("missing.jsonl");
@@ -156,9 +443,81 @@ mod tests {
             .error
             .as_deref()
             .is_some_and(|e| e.contains("no valid JSON record")));
+        assert_eq!(out[1].format, None);
         assert!(out[2].error.is_some());
         let mut done: Vec<usize> = rx.iter().collect();
         done.sort();
         assert_eq!(done, vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn a_session_with_branches_compaction_and_unpaired_calls() {
+        let lines = [
+            r#"{"type":"session","version":3,"id":"s2","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
+            r#"{"type":"message","id":"u1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"abcdefgh","timestamp":1}}"#,
+            r#"{"type":"model_change","id":"m1","parentId":"u1","timestamp":"2026-01-01T00:00:02.000Z","provider":"p","modelId":"first"}"#,
+            r#"{"type":"message","id":"a1","parentId":"m1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"assistant","model":"second","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}},{"type":"toolCall","id":"c2","name":"ls","arguments":{}}],"stopReason":"toolUse","timestamp":3}}"#,
+            r#"{"type":"message","id":"r1","parentId":"a1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"toolResult","toolCallId":"c1","toolName":"read","content":"0123456789abcdef","timestamp":4}}"#,
+            r#"{"type":"message","id":"r9","parentId":"r1","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"toolResult","toolCallId":"zz","toolName":"x","content":"o","timestamp":5}}"#,
+            r#"{"type":"message","id":"b1","parentId":"u1","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"fork","timestamp":6}}"#,
+            r#"{"type":"compaction","id":"k1","parentId":"r9","timestamp":"2026-01-01T00:00:07.000Z","summary":"sum","firstKeptEntryId":"a1","tokensBefore":10}"#,
+            "{\"torn",
+        ];
+        let bytes = lines.join("\n");
+        let s = summarize_session_bytes(bytes.as_bytes(), Path::new("mem/s2.jsonl"));
+        assert_eq!(s.error, None);
+        assert_eq!(s.format.as_deref(), Some("pi"));
+        assert_eq!(s.path, Path::new("mem/s2.jsonl"));
+        assert_eq!(s.size_bytes, bytes.len() as u64);
+        assert_eq!((s.entries, s.messages, s.damaged_lines), (7, 5, 1));
+        assert_eq!((s.compactions, s.branches), (1, 2));
+        assert_eq!(s.model.as_deref(), Some("second"));
+        assert_eq!(s.last_activity.as_deref(), Some("2026-01-01T00:00:07.000Z"));
+        assert_eq!(s.last_activity_ms, Some(1_767_225_607_000));
+        // The leaf is the compaction: its summary, then a1, r1, r9 (kept from a1 on).
+        assert_eq!(s.context_messages, 4);
+        assert_eq!((s.tool_calls, s.tool_results), (2, 2));
+        assert_eq!((s.unpaired_tool_calls, s.unpaired_tool_results), (1, 1));
+        assert_eq!(s.tool_result_tokens, 4 + 1);
+        assert_eq!(s.user_tokens, 0);
+        assert!(s.other_tokens > 0 && s.assistant_tokens > 0);
+        assert_eq!(
+            s.estimated_tokens,
+            s.user_tokens + s.assistant_tokens + s.tool_result_tokens + s.other_tokens
+        );
+        let from_bytes_error = summarize_session_bytes(b"{\"type\":\"summary\"}\n", Path::new("x"));
+        assert!(from_bytes_error.error.is_some());
+        assert_eq!(from_bytes_error.format, None);
+    }
+
+    #[test]
+    fn the_stream_yields_every_file_in_order_or_as_finished() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..40)
+            .map(|i| {
+                let p = dir.path().join(format!("{i}.jsonl"));
+                std::fs::write(&p, if i % 7 == 3 { "bad\n" } else { GOOD }).unwrap();
+                p
+            })
+            .collect();
+        let ordered: Vec<(usize, SessionSummary)> =
+            ScanStream::start(paths.clone(), Some(2), true).collect();
+        assert_eq!(
+            ordered.iter().map(|(i, _)| *i).collect::<Vec<_>>(),
+            (0..40).collect::<Vec<_>>()
+        );
+        assert!(ordered.iter().all(|(i, s)| s.path == paths[*i]));
+        assert_eq!(ordered.iter().filter(|(_, s)| s.error.is_some()).count(), 6);
+        let mut any: Vec<usize> = ScanStream::start(paths.clone(), Some(3), false)
+            .map(|(i, _)| i)
+            .collect();
+        any.sort_unstable();
+        assert_eq!(any, (0..40).collect::<Vec<_>>());
+        // Dropped early: the producer stops instead of blocking forever.
+        let mut partial = ScanStream::start(paths, Some(1), true);
+        assert_eq!(partial.total(), 40);
+        assert!(partial.next().is_some());
+        drop(partial);
+        assert_eq!(ScanStream::start(Vec::new(), None, true).count(), 0);
     }
 }
