@@ -85,6 +85,39 @@ fn split_at_line_starts(text: &str, parts: usize) -> Vec<&str> {
     chunks
 }
 
+/// The bytes after which [`is_cut`] can hold: ASCII letters and digits, and `\n`.
+static CUT_AFTER: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 128 {
+        table[b] = (b as u8).is_ascii_alphanumeric() || b == b'\n' as usize;
+        b += 1;
+    }
+    table
+};
+
+/// The position of the first byte of `bytes[from..]` that is not ASCII, eight bytes at a time
+/// (a byte-by-byte scan cost about as much as splitting English text into pieces).
+#[inline]
+fn first_non_ascii(bytes: &[u8], from: usize) -> Option<usize> {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let rest = &bytes[from..];
+    let mut words = rest.chunks_exact(8);
+    let mut at = from;
+    for word in words.by_ref() {
+        let high = u64::from_le_bytes(word.try_into().expect("eight bytes")) & HIGH;
+        if high != 0 {
+            return Some(at + (high.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    words
+        .remainder()
+        .iter()
+        .position(|&b| b >= 0x80)
+        .map(|offset| at + offset)
+}
+
 /// [`count_exact`] on one thread.
 fn count_serial(text: &str, encoding: Encoding) -> u64 {
     let vocab = Vocab::get(encoding);
@@ -92,18 +125,18 @@ fn count_serial(text: &str, encoding: Encoding) -> u64 {
     let mut total = 0u64;
     let mut pos = 0;
     while pos < bytes.len() {
-        let Some(offset) = bytes[pos..].iter().position(|&b| b >= 0x80) else {
+        let Some(first) = first_non_ascii(bytes, pos) else {
             return total + vocab.count_ascii(&bytes[pos..]);
         };
         // The stretch with other characters runs from the last cut point before the first
-        // non-ASCII byte to the first cut point after it.
-        let first = pos + offset;
+        // non-ASCII byte to the first cut point after it. Only a byte of `CUT_AFTER` can
+        // precede a cut: the scans test that first (most bytes of CJK text are not).
         let start = (pos + 1..=first)
             .rev()
-            .find(|&p| is_cut(bytes, p))
+            .find(|&p| CUT_AFTER[usize::from(bytes[p - 1])] && is_cut(bytes, p))
             .unwrap_or(pos);
         let end = (first + 1..bytes.len())
-            .find(|&p| is_cut(bytes, p))
+            .find(|&p| CUT_AFTER[usize::from(bytes[p - 1])] && is_cut(bytes, p))
             .unwrap_or(bytes.len());
         total += vocab.count_ascii(&bytes[pos..start]);
         total += vocab.count_regex(&text[start..end]);
@@ -301,9 +334,17 @@ impl Vocab {
     /// [`Vocab::count_piece`] without cutting: a token, a short piece to merge, or the
     /// byte-pair encoder.
     fn count_segment(&self, piece: &[u8]) -> u64 {
+        self.count_segment_of::<false>(piece)
+    }
+
+    /// [`Vocab::count_segment`]; `ASCII`: the caller knows the piece is ASCII.
+    #[inline(always)]
+    fn count_segment_of<const ASCII: bool>(&self, piece: &[u8]) -> u64 {
         if piece.len() == 1 || (piece.len() <= LIKELY_TOKEN && self.rank(piece).is_some()) {
             1
-        } else if piece.len() <= CUT_PIECE || (piece.len() <= SHORT_PIECE && piece.is_ascii()) {
+        } else if piece.len() <= CUT_PIECE
+            || (piece.len() <= SHORT_PIECE && (ASCII || piece.is_ascii()))
+        {
             self.merge_count(piece)
         } else {
             self.tokenizer.bpe.count(piece) as u64
@@ -314,49 +355,62 @@ impl Vocab {
     /// pair is a token), for a short piece: no allocation, a few rank lookups.
     fn merge_count(&self, piece: &[u8]) -> u64 {
         let n = piece.len();
-        // Part boundaries and the rank of each part merged with the next.
-        let mut bounds = [0u8; SHORT_PIECE + 1];
+        if n < 2 {
+            return n as u64;
+        }
+        // Parts as a list over their first byte, in place (nothing shifts when two merge):
+        // `next[i]` is where the part starting at `i` ends, `ranks[i]` the rank of it merged
+        // with the next part (`u32::MAX`: no token, the last part, or merged away), and
+        // `prev[i]` the start of the part before.
+        let mut next = [0u8; SHORT_PIECE];
+        let mut prev = [0u8; SHORT_PIECE];
         let mut ranks = [u32::MAX; SHORT_PIECE];
-        for (i, b) in bounds.iter_mut().enumerate().take(n + 1) {
-            *b = i as u8;
+        for i in 0..n {
+            next[i] = i as u8 + 1;
+            prev[i] = (i as u8).wrapping_sub(1);
+        }
+        let rank_of = |from: usize, to: usize| self.rank(&piece[from..to]).unwrap_or(u32::MAX);
+        for (i, rank) in ranks.iter_mut().enumerate().take(n - 1) {
+            *rank = rank_of(i, i + 2);
         }
         let mut parts = n;
-        let pair_rank = |bounds: &[u8], i: usize, parts: usize| -> u32 {
-            if i + 1 < parts {
-                let (a, b) = (usize::from(bounds[i]), usize::from(bounds[i + 2]));
-                self.rank(&piece[a..b]).unwrap_or(u32::MAX)
-            } else {
-                u32::MAX
-            }
-        };
-        for (i, rank) in ranks.iter_mut().enumerate().take(parts.saturating_sub(1)) {
-            *rank = pair_rank(&bounds, i, parts);
-        }
         loop {
-            let (best, &rank) = ranks[..parts]
-                .iter()
-                .enumerate()
-                .min_by_key(|&(_, r)| *r)
-                .expect("at least one part");
-            if rank == u32::MAX {
+            // The lowest rank, the leftmost of equals (as tiktoken's `byte_pair_merge`).
+            let mut best = 0;
+            let mut low = ranks[0];
+            for (i, &rank) in ranks.iter().enumerate().take(n - 1).skip(1) {
+                if rank < low {
+                    low = rank;
+                    best = i;
+                }
+            }
+            if low == u32::MAX {
                 return parts as u64;
             }
-            // Merge part `best` with the next one.
-            bounds.copy_within(best + 2..=parts, best + 1);
-            ranks.copy_within(best + 1..parts, best);
+            // Merge the part at `best` with the next one.
+            let right = usize::from(next[best]);
+            let end = usize::from(next[right]);
+            next[best] = end as u8;
+            ranks[right] = u32::MAX;
             parts -= 1;
-            ranks[parts] = u32::MAX;
-            ranks[best] = pair_rank(&bounds, best, parts);
+            if end < n {
+                prev[end] = best as u8;
+                ranks[best] = rank_of(best, usize::from(next[end]));
+            } else {
+                ranks[best] = u32::MAX;
+            }
             if best > 0 {
-                ranks[best - 1] = pair_rank(&bounds, best - 1, parts);
+                let before = usize::from(prev[best]);
+                ranks[before] = rank_of(before, end);
             }
         }
     }
 
     fn count_ascii(&self, text: &[u8]) -> u64 {
         let mut total = 0;
+        // ASCII pieces are never cut (`count_piece`): straight to the segment counter.
         split_ascii(text, self.encoding, |piece| {
-            total += self.count_piece(piece)
+            total += self.count_segment_of::<true>(piece)
         });
         total
     }
