@@ -13,6 +13,7 @@
 mod compaction;
 mod convert;
 mod errors;
+mod foreign_import;
 mod hygiene;
 mod hygiene_heartbeat;
 mod hygiene_images;
@@ -44,6 +45,11 @@ mod _core {
     #[pymodule_export]
     use crate::errors::{
         ClawctxError, NotASessionFileError, RepairError, SessionFormatError, SessionLockError,
+    };
+    #[pymodule_export]
+    use crate::foreign_import::{
+        detect_transcript_format, import_transcript_bytes, import_transcript_file,
+        PyImportedTranscript,
     };
     #[pymodule_export]
     use crate::hygiene_images::{

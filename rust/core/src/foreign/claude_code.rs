@@ -79,7 +79,7 @@ pub(super) fn import(bytes: &[u8]) -> ImportedTranscript {
     out.branches = children.values().filter(|&&n| n > 1).count();
     (out.first_timestamp, out.last_timestamp) = span.into_pair();
 
-    let path = main_path(objects, &main, &by_uuid);
+    let path = with_parallel_calls(objects, &main, main_path(objects, &main, &by_uuid));
     out.off_path_lines = main.len() - path.len();
     let messages = Builder::default().build(objects, &path, &tool_names);
     out.model = messages
@@ -125,6 +125,71 @@ fn main_path(
     }
     path.reverse();
     path
+}
+
+/// The path plus the lines of its parallel tool calls. Claude Code chains the lines of one
+/// response one after another, but hangs each `tool_result` line off the line of its own
+/// `tool_use` and continues the chain from the last result, so the `parentUuid` path holds
+/// only one call-and-result of a parallel batch (real 2.1.38 files). Added, in file order:
+/// main-thread assistant lines of a `message.id` on the path, then user lines whose tool
+/// results answer a call on it and are not answered on it already.
+fn with_parallel_calls(
+    objects: &[Map<String, Value>],
+    main: &[usize],
+    path: Vec<usize>,
+) -> Vec<usize> {
+    let message_id = |i: usize| objects[i].get("message").and_then(|m| m["id"].as_str());
+    let is_type = |i: usize, t: &str| str_field(&objects[i], "type") == Some(t);
+    let result_ids = |i: usize| -> Vec<&str> {
+        if !is_type(i, "user") {
+            return Vec::new();
+        }
+        content_blocks(&objects[i])
+            .iter()
+            .filter(|b| b["type"] == "tool_result")
+            .filter_map(|b| b["tool_use_id"].as_str())
+            .collect()
+    };
+    let mut on_path: FxHashSet<usize> = path.iter().copied().collect();
+    let ids: FxHashSet<&str> = path
+        .iter()
+        .filter(|&&i| is_type(i, "assistant"))
+        .filter_map(|&i| message_id(i))
+        .collect();
+    for &i in main {
+        if is_type(i, "assistant") && message_id(i).is_some_and(|id| ids.contains(id)) {
+            on_path.insert(i);
+        }
+    }
+    let mut calls: FxHashSet<&str> = FxHashSet::default();
+    let mut answered: FxHashSet<&str> = FxHashSet::default();
+    for &i in &on_path {
+        if is_type(i, "assistant") {
+            calls.extend(content_blocks(&objects[i]).iter().filter_map(|b| {
+                (b["type"] == "tool_use")
+                    .then(|| b["id"].as_str())
+                    .flatten()
+            }));
+        }
+        answered.extend(result_ids(i));
+    }
+    for &i in main {
+        if on_path.contains(&i) {
+            continue;
+        }
+        let results = result_ids(i);
+        if !results.is_empty()
+            && results
+                .iter()
+                .all(|id| calls.contains(id) && !answered.contains(id))
+        {
+            answered.extend(results);
+            on_path.insert(i);
+        }
+    }
+    let mut lines: Vec<usize> = on_path.into_iter().collect();
+    lines.sort_unstable();
+    lines
 }
 
 fn content_blocks(record: &Map<String, Value>) -> &[Value] {
@@ -393,6 +458,60 @@ mod tests {
         assert_eq!(m[1]["usage"]["cacheRead"], 10);
         assert_eq!(t.model.as_deref(), Some("claude-x"));
         assert_eq!(t.session_id.as_deref(), Some("s1"));
+    }
+
+    #[test]
+    fn parallel_calls_hanging_off_their_own_lines_are_kept() {
+        // The 2.1.38 shape: results hang off their tool_use line, the chain goes on from the
+        // last result, so the parentUuid path alone misses call t2 and its result.
+        let text = [
+            user("u1", None, json!("go")),
+            assistant(
+                "a1",
+                "u1",
+                "m1",
+                json!({"type": "tool_use", "id": "t1", "name": "A", "input": {}}),
+                Value::Null,
+            ),
+            assistant(
+                "a2",
+                "a1",
+                "m1",
+                json!({"type": "tool_use", "id": "t2", "name": "B", "input": {}}),
+                json!("tool_use"),
+            ),
+            user(
+                "r2",
+                Some("a2"),
+                json!([{"type": "tool_result", "tool_use_id": "t2", "content": "two"}]),
+            ),
+            user(
+                "r1",
+                Some("a1"),
+                json!([{"type": "tool_result", "tool_use_id": "t1", "content": "one"}]),
+            ),
+            assistant(
+                "a3",
+                "r1",
+                "m2",
+                json!({"type": "text", "text": "done"}),
+                json!("end_turn"),
+            ),
+        ]
+        .concat();
+        let (t, m) = messages(&text);
+        let roles: Vec<&str> = m.iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(
+            roles,
+            ["user", "assistant", "toolResult", "toolResult", "assistant"]
+        );
+        assert_eq!(m[1]["content"].as_array().unwrap().len(), 2);
+        assert_eq!(
+            (m[2]["toolCallId"].as_str(), m[3]["toolCallId"].as_str()),
+            (Some("t2"), Some("t1"))
+        );
+        assert_eq!(t.off_path_lines, 0);
+        assert_eq!(t.branches, 1);
     }
 
     #[test]

@@ -78,11 +78,7 @@ impl From<ImportError> for crate::base::Error {
         match e {
             ImportError::Io { path, source } => crate::base::Error::io(&path, source),
             ImportError::NotAFile { path, kind } => crate::base::Error::NotAFile { path, kind },
-            other => crate::base::Error::Format {
-                path: PathBuf::new(),
-                line: 0,
-                reason: other.to_string(),
-            },
+            other => crate::base::Error::InvalidArgument(other.to_string()),
         }
     }
 }
