@@ -84,17 +84,20 @@ fn classify(record: &Map<String, Value>) -> Option<Format> {
 }
 
 /// The format of a transcript, from the first of its first records that only one format
-/// writes. Damaged lines are skipped. A file without a single complete record (0 bytes, blank,
-/// or one torn line) is Claude Code's: of the three tools only Claude Code leaves message-less
+/// writes. Damaged lines are skipped. An empty or blank file is Claude Code's: of the three tools only Claude Code leaves message-less
 /// files behind (pi writes its header together with the first message, Codex starts with its
 /// `session_meta` line), and it imports as an empty transcript.
 pub fn detect_format(bytes: &[u8]) -> Result<Format, ImportError> {
-    let mut seen = 0usize;
+    let (mut seen, mut damaged) = (0usize, 0usize);
     for line in bytes.split(|&b| b == b'\n') {
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
         let Some(record) = parse_object(line) else {
+            damaged += 1;
+            if damaged >= MAX_RECORDS {
+                break;
+            }
             continue;
         };
         if let Some(format) = classify(&record) {
@@ -105,12 +108,15 @@ pub fn detect_format(bytes: &[u8]) -> Result<Format, ImportError> {
             break;
         }
     }
-    if seen == 0 {
+    if seen == 0 && damaged == 0 {
         return Ok(Format::ClaudeCode);
     }
-    Err(ImportError::UnknownFormat {
-        reason: format!("none of the first {seen} records is a pi header, a Codex rollout line or a Claude Code line"),
-    })
+    let reason = if seen == 0 {
+        "no line is a JSON object".to_owned()
+    } else {
+        format!("none of the first {seen} records is a pi header, a Codex rollout line or a Claude Code line")
+    };
+    Err(ImportError::UnknownFormat { reason })
 }
 
 #[cfg(test)]
@@ -151,7 +157,7 @@ mod tests {
             ),
             Format::ClaudeCode
         );
-        // A torn first line is skipped, the next record decides.
+        // A damaged first line is skipped, the next record decides.
         assert_eq!(
             detect(
                 "{\"type\":\"sess\n{\"timestamp\":\"t\",\"type\":\"event_msg\",\"payload\":{}}\n"
@@ -164,6 +170,14 @@ mod tests {
     fn unknown_objects_are_an_error_not_a_guess() {
         let err = detect_format(b"{\"hello\":1}\n{\"type\":\"message\"}\n").unwrap_err();
         assert!(matches!(err, ImportError::UnknownFormat { .. }), "{err}");
+        // Binary data, a JSON array, a lone torn line: not an empty file either.
+        for bytes in [
+            &b"\x00\x01\xff"[..],
+            b"[{\"type\":\"session\"}]\n",
+            b"{\"type\":\"us",
+        ] {
+            assert!(detect_format(bytes).is_err());
+        }
     }
 
     #[test]
