@@ -875,6 +875,11 @@ examples:
   clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
   clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged"""
 
+_CONVERT_EXAMPLES = """\
+examples:
+  clawctx convert ~/.claude/projects/-home-me-app/SESSION.jsonl -o session.jsonl
+  clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl --force"""
+
 _REPAIR_EXAMPLES = """\
 examples:
   clawctx repair --dry-run session.jsonl          # change nothing, list what would change
@@ -989,7 +994,7 @@ def build_parser() -> argparse.ArgumentParser:
             "session's context) as a new pi session file that OpenClaw can resume. The input "
             "is only read; the output is written atomically."
         ),
-        epilog="examples:\n  clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl",
+        epilog=_CONVERT_EXAMPLES,
         formatter_class=raw,
     )
     convert.add_argument("input", metavar="IN", help="transcript .jsonl file (any format)")

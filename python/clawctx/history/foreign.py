@@ -11,7 +11,7 @@ transcripts").
 from __future__ import annotations
 
 import os
-from typing import BinaryIO, Literal, cast
+from typing import BinaryIO, Literal
 
 from clawctx import _core
 from clawctx._core import ImportedTranscript, Transcript
@@ -46,10 +46,10 @@ def detect_transcript_format(path: str | os.PathLike[str]) -> TranscriptFormat:
             complete = head[: head.rfind(b"\n") + 1]
             more = file.read(size)
             if not more:
-                return cast(TranscriptFormat, _core.detect_transcript_format(head))
+                return _core.detect_transcript_format(head)
             if complete.strip():
                 try:
-                    return cast(TranscriptFormat, _core.detect_transcript_format(complete))
+                    return _core.detect_transcript_format(complete)
                 except ValueError:
                     if len(head) >= 64 * _HEAD_BYTES:
                         raise
@@ -64,9 +64,7 @@ def _bytes_of(data: bytes | bytearray | memoryview | BinaryIO) -> bytes:
         return bytes(data)
     read = getattr(data, "read", None)
     if read is None:
-        raise TypeError(
-            f"expected bytes or a binary file object, not {type(data).__name__}"
-        )
+        raise TypeError(f"expected bytes or a binary file object, not {type(data).__name__}")
     content = read()
     if not isinstance(content, bytes):
         raise TypeError("the file object must be opened in binary mode")
@@ -111,4 +109,4 @@ def import_transcript_bytes(
     format: Literal["auto", "pi", "claude-code", "codex"] = "auto",
 ) -> Transcript:
     """``import_transcript`` of a transcript's bytes or binary file object (object stores)."""
-    return read_transcript(data, format=format).messages
+    return _core.import_transcript_bytes(_bytes_of(data), format=format).messages
