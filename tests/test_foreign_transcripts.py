@@ -442,7 +442,7 @@ def test_format_detection_edge_cases(tmp_path: Path) -> None:
         path = tmp_path / f"{name}.jsonl"
         path.write_bytes(data)
         assert detect_transcript_format(path) == expected, name
-        assert _core.detect_transcript_format(data) == expected, name
+        assert _core.detect_transcript_format_bytes(data) == expected, name
     assert len(import_transcript(tmp_path / "empty.jsonl")) == 0
     assert len(import_transcript(tmp_path / "title.jsonl")) == 0
 

@@ -46,10 +46,10 @@ def detect_transcript_format(path: str | os.PathLike[str]) -> TranscriptFormat:
             complete = head[: head.rfind(b"\n") + 1]
             more = file.read(size)
             if not more:
-                return _core.detect_transcript_format(head)
+                return _core.detect_transcript_format_bytes(head)
             if complete.strip():
                 try:
-                    return _core.detect_transcript_format(complete)
+                    return _core.detect_transcript_format_bytes(complete)
                 except ValueError:
                     if len(head) >= 64 * _HEAD_BYTES:
                         raise

@@ -188,7 +188,7 @@ fn import_pi(bytes: &[u8]) -> ImportedTranscript {
 /// Bytes without a single complete record are Claude Code's (the only tool that leaves
 /// message-less files). Raises `ValueError` when no early record fits any format.
 #[pyfunction]
-pub fn detect_transcript_format(py: Python<'_>, data: &[u8]) -> PyResult<&'static str> {
+pub fn detect_transcript_format_bytes(py: Python<'_>, data: &[u8]) -> PyResult<&'static str> {
     crate::errors::guard(|| {
         py.detach(|| foreign::detect_format(data))
             .map(Format::as_str)
