@@ -23,6 +23,7 @@ __all__ = [
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "ImageBlockRef",
+    "ImportedTranscript",
     "InternalError",
     "LeafContext",
     "LineChange",
@@ -62,6 +63,7 @@ __all__ = [
     "count_tokens",
     "decode_image_base64",
     "dedupe_tool_call_ids",
+    "detect_transcript_format_bytes",
     "downgrade_openai_function_call_pairs",
     "downgrade_openai_reasoning",
     "drop_delivery_mirror_messages",
@@ -88,6 +90,8 @@ __all__ = [
     "prune_context",
     "prune_heartbeat_transcript",
     "read_leaf_context",
+    "read_transcript_bytes",
+    "read_transcript_file",
     "repair_session_file",
     "repair_tool_call_inputs",
     "repair_tool_pairing",
@@ -969,10 +973,10 @@ class ImportedTranscript:
     def version(self) -> str | None: ...
 
 def detect_transcript_format_bytes(data: bytes) -> Literal["pi", "claude-code", "codex"]: ...
-def import_transcript_bytes(
+def read_transcript_bytes(
     data: bytes, *, format: Literal["auto", "pi", "claude-code", "codex"] = "auto"
 ) -> ImportedTranscript: ...
-def import_transcript_file(
+def read_transcript_file(
     path: str | os.PathLike[str],
     *,
     format: Literal["auto", "pi", "claude-code", "codex"] = "auto",

@@ -84,8 +84,8 @@ def read_transcript(
     counted, never fatal.
     """
     if isinstance(source, (str, os.PathLike)):
-        return _core.import_transcript_file(source, format=format)
-    return _core.import_transcript_bytes(_bytes_of(source), format=format)
+        return _core.read_transcript_file(source, format=format)
+    return _core.read_transcript_bytes(_bytes_of(source), format=format)
 
 
 def import_transcript(
@@ -109,4 +109,4 @@ def import_transcript_bytes(
     format: Literal["auto", "pi", "claude-code", "codex"] = "auto",
 ) -> Transcript:
     """``import_transcript`` of a transcript's bytes or binary file object (object stores)."""
-    return _core.import_transcript_bytes(_bytes_of(data), format=format).messages
+    return _core.read_transcript_bytes(_bytes_of(data), format=format).messages

@@ -1,4 +1,4 @@
-//! `import_transcript_bytes`/`import_transcript_file`: Claude Code, Codex and pi transcripts
+//! `read_transcript_bytes`/`read_transcript_file`: Claude Code, Codex and pi transcripts
 //! as a `Transcript` of pi messages plus the file's facts, read with the GIL released.
 //!
 //! Claude Code and Codex are read by the core's `foreign` stage; pi files by the `session`
@@ -201,7 +201,7 @@ pub fn detect_transcript_format_bytes(py: Python<'_>, data: &[u8]) -> PyResult<&
 /// `"claude-code"` or `"codex"`.
 #[pyfunction]
 #[pyo3(signature = (data, *, format = "auto"))]
-pub fn import_transcript_bytes(
+pub fn read_transcript_bytes(
     py: Python<'_>,
     data: &[u8],
     format: &str,
@@ -216,7 +216,7 @@ pub fn import_transcript_bytes(
 /// Imports the transcript file at `path` (read-only: the file is never written).
 #[pyfunction]
 #[pyo3(signature = (path, *, format = "auto"))]
-pub fn import_transcript_file(
+pub fn read_transcript_file(
     py: Python<'_>,
     path: PathBuf,
     format: &str,

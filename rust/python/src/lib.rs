@@ -48,7 +48,7 @@ mod _core {
     };
     #[pymodule_export]
     use crate::foreign_import::{
-        detect_transcript_format_bytes, import_transcript_bytes, import_transcript_file,
+        detect_transcript_format_bytes, read_transcript_bytes, read_transcript_file,
         PyImportedTranscript,
     };
     #[pymodule_export]
