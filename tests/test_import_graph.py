@@ -45,6 +45,7 @@ PYTHON_LAYERS = {
 RUST_STAGES = (
     "base",
     "transcript",
+    "foreign",
     "hygiene",
     "token_count",
     "session",

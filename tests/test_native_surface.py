@@ -142,6 +142,7 @@ def _native_objects(tmp_path: Path) -> list[object]:
         _core.prune_heartbeat_transcript(mark),
         *scan_sessions([path]),
         _core.scan_stream([path]),
+        _core.read_transcript_file(path),
         *validate_for_provider([MESSAGES[1]], provider="anthropic"),
         repair_tool_call_inputs(MESSAGES),
         repair_tool_pairing(MESSAGES),

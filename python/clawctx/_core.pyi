@@ -23,6 +23,7 @@ __all__ = [
     "HeartbeatMark",
     "HeartbeatPruneReport",
     "ImageBlockRef",
+    "ImportedTranscript",
     "InternalError",
     "LeafContext",
     "LineChange",
@@ -63,6 +64,7 @@ __all__ = [
     "count_tokens",
     "decode_image_base64",
     "dedupe_tool_call_ids",
+    "detect_transcript_format_bytes",
     "downgrade_openai_function_call_pairs",
     "downgrade_openai_reasoning",
     "drop_delivery_mirror_messages",
@@ -90,6 +92,8 @@ __all__ = [
     "prune_context",
     "prune_heartbeat_transcript",
     "read_leaf_context",
+    "read_transcript_bytes",
+    "read_transcript_file",
     "repair_session_bytes",
     "repair_session_file",
     "repair_tool_call_inputs",
@@ -1012,6 +1016,53 @@ def summarize_session_bytes(
 ) -> SessionSummary:
     """Summarizes a session from its bytes (object stores, file objects); ``name`` becomes
     the summary's ``path``."""
+
+# Foreign transcripts (public home: ``clawctx.history.foreign``).
+
+@final
+class ImportedTranscript:
+    """A transcript read from a pi, Claude Code or Codex file, and the file's facts."""
+
+    @property
+    def format(self) -> Literal["pi", "claude-code", "codex"]: ...
+    @property
+    def messages(self) -> Transcript: ...
+    @property
+    def lines(self) -> int: ...
+    @property
+    def damaged_lines(self) -> int: ...
+    @property
+    def torn_last_line(self) -> bool: ...
+    @property
+    def dropped_sidechain_lines(self) -> int: ...
+    @property
+    def off_path_lines(self) -> int: ...
+    @property
+    def compactions(self) -> int: ...
+    @property
+    def branches(self) -> int: ...
+    @property
+    def model(self) -> str | None: ...
+    @property
+    def first_timestamp(self) -> str | None: ...
+    @property
+    def last_timestamp(self) -> str | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def cwd(self) -> str | None: ...
+    @property
+    def version(self) -> str | None: ...
+
+def detect_transcript_format_bytes(data: bytes) -> Literal["pi", "claude-code", "codex"]: ...
+def read_transcript_bytes(
+    data: bytes, *, format: Literal["auto", "pi", "claude-code", "codex"] = "auto"
+) -> ImportedTranscript: ...
+def read_transcript_file(
+    path: str | os.PathLike[str],
+    *,
+    format: Literal["auto", "pi", "claude-code", "codex"] = "auto",
+) -> ImportedTranscript: ...
 
 # Provider request payloads (public home: ``clawctx.wire``).
 

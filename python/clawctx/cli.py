@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import json
 import logging
 import os
@@ -25,6 +26,7 @@ from typing import Any, TextIO
 
 from clawctx import _core
 from clawctx.demo import demo_session_path, demo_workspace_path
+from clawctx.history.foreign import detect_transcript_format, read_transcript
 from clawctx.history.session import Session
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
@@ -157,6 +159,71 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
         "pairing_repair": _pairing_preview(context.messages),
         "pruning_preview": _pruning_preview(context.messages, context_window),
     }
+
+
+def inspect_transcript(
+    path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS
+) -> dict[str, Any]:
+    """What ``clawctx inspect`` reports about a Claude Code or Codex transcript (read-only)."""
+    imported = read_transcript(path)
+    messages = imported.messages
+    calls: list[str] = []
+    results: list[str] = []
+    for message in messages:
+        if message.get("role") == "assistant":
+            calls.extend(_tool_call_ids(message))
+        elif message.get("role") == "toolResult":
+            result_id = _tool_result_id(message)
+            if result_id is not None:
+                results.append(result_id)
+    role_names = [r if r is not None else "(no role)" for r in messages.roles()]
+    tokens_by_role: Counter[str] = Counter()
+    for role, tokens in zip(role_names, messages.token_counts().tolist(), strict=True):
+        tokens_by_role[role] += int(tokens)
+    result_set, call_set = set(results), set(calls)
+    return {
+        "path": str(path),
+        "format": imported.format,
+        "messages": len(messages),
+        "context_messages": len(messages),
+        "context_roles": dict(sorted(Counter(role_names).items())),
+        "session_id": imported.session_id,
+        "cwd": imported.cwd,
+        "version": imported.version,
+        "model": imported.model,
+        "first_timestamp": imported.first_timestamp,
+        "last_timestamp": imported.last_timestamp,
+        "lines": imported.lines,
+        "damaged_lines": imported.damaged_lines,
+        "torn_last_line": imported.torn_last_line,
+        "dropped_sidechain_lines": imported.dropped_sidechain_lines,
+        "off_path_lines": imported.off_path_lines,
+        "compactions": imported.compactions,
+        "branches": imported.branches,
+        "skipped_lines": [],
+        "tool_calls_without_results": [c for c in calls if c not in result_set],
+        "tool_results_without_calls": [r for r in results if r not in call_set],
+        "estimated_tokens": sum(tokens_by_role.values()),
+        "estimated_tokens_by_role": dict(sorted(tokens_by_role.items())),
+        "pairing_repair": _pairing_preview(messages),
+        "pruning_preview": _pruning_preview(messages, context_window),
+    }
+
+
+def _inspect_any(path: Path, *, context_window: int) -> dict[str, Any]:
+    """``inspect_session`` for pi files, ``inspect_transcript`` for Claude Code and Codex.
+
+    Anything not recognisable as a foreign transcript (an empty file included: there is nothing
+    to inspect) goes to the session loader, which gives the precise reason it is not a session.
+    """
+    format_name = "pi"
+    if path.is_file() and path.stat().st_size > 0:
+        with contextlib.suppress(ValueError):
+            format_name = detect_transcript_format(path)
+    if format_name != "pi":
+        return inspect_transcript(path, context_window=context_window)
+    report = inspect_session(path, context_window=context_window)
+    return {"format": "pi", "messages": report["context_messages"], **report}
 
 
 # ---- output ------------------------------------------------------------------------------
@@ -292,7 +359,10 @@ def _damage(report: dict[str, Any]) -> list[str]:
     """What ``inspect --check`` counts as damage: lines the loader could not take as they were
     (what ``clawctx repair`` fixes). Unanswered tool calls are not damage: a live session has
     one while a tool runs."""
-    return [f"line {s['line']}: {s['action']} ({s['reason']})" for s in report["skipped_lines"]]
+    damage = [f"line {s['line']}: {s['action']} ({s['reason']})" for s in report["skipped_lines"]]
+    if report.get("damaged_lines"):  # a Claude Code or Codex transcript: skipped lines
+        damage.append(f"{report['damaged_lines']} line(s) not JSON objects, skipped")
+    return damage
 
 
 def _print_report(out: _Printer, report: dict[str, Any]) -> None:
@@ -366,6 +436,34 @@ def _print_report(out: _Printer, report: dict[str, Any]) -> None:
     )
 
 
+def _print_transcript_report(out: _Printer, report: dict[str, Any]) -> None:
+    """The report of a Claude Code or Codex transcript (``inspect_transcript``)."""
+    out.labelled("file", report["path"])
+    out.labelled("format", f"{report['format']} {report['version'] or ''}".rstrip())
+    out.labelled("session", f"{report['session_id']} (cwd {report['cwd']})")
+    out.labelled("model", str(report["model"] or "none"))
+    out.labelled("time", f"{report['first_timestamp']} .. {report['last_timestamp']}")
+    out.labelled(
+        "lines",
+        f"{report['lines']} ({report['dropped_sidechain_lines']} sub-agent, "
+        f"{report['off_path_lines']} off the main thread, {report['compactions']} "
+        f"compaction(s), {report['branches']} branch point(s))",
+    )
+    damaged = report["damaged_lines"]
+    torn = " (the last one torn)" if report["torn_last_line"] else ""
+    out.labelled("damaged", f"{damaged} line(s){torn}", "bold red" if damaged else None)
+    out.labelled("messages", str(report["messages"]))
+    for role, count in report["context_roles"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
+    for role, count in report["estimated_tokens_by_role"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    orphans = report["tool_calls_without_results"]
+    stray = report["tool_results_without_calls"]
+    out.line(f"tool calls without results: {len(orphans)}", "yellow" if orphans else None)
+    out.line(f"tool results without calls: {len(stray)}", "yellow" if stray else None)
+
+
 def _cmd_inspect(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.sessions] or [demo_session_path()]
     out = _Printer()
@@ -377,7 +475,7 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             report: dict[str, Any] | None = None
             if problem is None:
                 try:
-                    report = inspect_session(path, context_window=args.context_window)
+                    report = _inspect_any(path, context_window=args.context_window)
                 except (OSError, _core.ClawctxError) as err:
                     problem = _describe(err, path)
             if report is None:
@@ -400,11 +498,82 @@ def _cmd_inspect(args: argparse.Namespace) -> int:
             else:
                 if index:
                     out.line()
-                _print_report(out, report)
+                if report["format"] == "pi":
+                    _print_report(out, report)
+                else:
+                    _print_transcript_report(out, report)
     if args.json:
         payload: Any = reports[0] if len(paths) == 1 else reports
         print(json.dumps(payload, indent=2, ensure_ascii=False))
     return status
+
+
+# ---- convert -----------------------------------------------------------------------------
+
+
+def convert_transcript(source: Path, target: Path, *, force: bool = False) -> dict[str, Any]:
+    """Writes the transcript at ``source`` (Claude Code, Codex or pi) as a new pi session at
+    ``target``: header, one message entry per message, each the child of the one before.
+
+    The session is written to a temporary file beside ``target`` and renamed over it, so
+    ``target`` is either absent, its old self, or the whole new session. An existing ``target``
+    is refused unless ``force``; ``source`` itself never is.
+    """
+    imported = read_transcript(source)
+    if target.exists():
+        if target.resolve() == source.resolve() or os.path.samefile(target, source):
+            raise ValueError("the output is the input file; choose another output path")
+        if not force:
+            raise FileExistsError(errno.EEXIST, "exists (use --force to replace it)", str(target))
+        if not target.is_file():
+            raise IsADirectoryError(errno.EISDIR, "not a regular file", str(target))
+    directory = target.parent if str(target.parent) else Path(".")
+    fd, name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+    os.close(fd)
+    scratch = Path(name)
+    try:
+        scratch.unlink()  # Session.create writes the header into a new (or empty) file
+        session = Session.create(
+            scratch, cwd=imported.cwd or "", session_id=imported.session_id, fsync=False
+        )
+        for message in imported.messages:
+            session.append_message(message)
+        with scratch.open("rb") as written:
+            os.fsync(written.fileno())
+        os.replace(scratch, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            scratch.unlink()
+    return {
+        "input": str(source),
+        "output": str(target),
+        "format": imported.format,
+        "messages": len(imported.messages),
+        "damaged_lines": imported.damaged_lines,
+    }
+
+
+def _cmd_convert(args: argparse.Namespace) -> int:
+    source, target = Path(args.input), Path(args.output)
+    problem = _check_readable(source)
+    if problem is not None:
+        _error("convert", source, problem)
+        return 1
+    try:
+        outcome = convert_transcript(source, target, force=args.force)
+    except (OSError, ValueError, _core.ClawctxError) as err:
+        failed = target if isinstance(err, OSError) and err.filename == str(target) else source
+        _error("convert", failed, _describe(err, failed))
+        return 1
+    if args.json:
+        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+    else:
+        skipped = outcome["damaged_lines"]
+        note = f", {skipped} damaged line(s) skipped" if skipped else ""
+        _Printer().line(
+            f"{source} ({outcome['format']}): {outcome['messages']} message(s) -> {target}{note}"
+        )
+    return 0
 
 
 # ---- repair ------------------------------------------------------------------------------
@@ -783,6 +952,11 @@ examples:
   clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
   clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged"""
 
+_CONVERT_EXAMPLES = """\
+examples:
+  clawctx convert ~/.claude/projects/-home-me-app/SESSION.jsonl -o session.jsonl
+  clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl --force"""
+
 _REPAIR_EXAMPLES = """\
 examples:
   clawctx repair --dry-run session.jsonl          # change nothing, list what would change
@@ -1099,6 +1273,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="context window in tokens for the pruning preview (default: %(default)s)",
     )
     inspect.set_defaults(handler=_cmd_inspect)
+    convert = commands.add_parser(
+        "convert",
+        help="write a Claude Code or Codex transcript as a pi session file",
+        description=_wrap(
+            "Write the main thread of a Claude Code session or Codex rollout (or a pi "
+            "session's context) as a new pi session file that OpenClaw can resume. The input "
+            "is only read; the output is written atomically."
+        ),
+        epilog=_CONVERT_EXAMPLES,
+        formatter_class=raw,
+    )
+    convert.add_argument("input", metavar="IN", help="transcript .jsonl file (any format)")
+    convert.add_argument("-o", "--output", required=True, metavar="OUT", help="pi session to write")
+    convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    convert.add_argument("--json", action="store_true", help="print the outcome as JSON")
+    convert.set_defaults(handler=_cmd_convert)
     repair = commands.add_parser(
         "repair",
         help="repair session files in place (with a backup)",

@@ -4,7 +4,7 @@
 //! and only through their `mod.rs` surface):
 //!
 //! ```text
-//! base -> transcript -> hygiene -> token_count -> session -> compaction -> payload
+//! base -> transcript -> foreign -> hygiene -> token_count -> session -> compaction -> payload
 //! ```
 //!
 //! `token_count` sits after `hygiene` because it charges images by the dimensions that
@@ -14,6 +14,8 @@
 pub mod base; // error type, entry ids, JavaScript-compatible JSON and string lengths
 
 pub mod transcript; // messages, facts, pairing, inputs, history, pruning, estimates, convertToLlm
+
+pub mod foreign; // Claude Code and Codex transcripts read as pi messages
 
 pub mod hygiene; // provider policy, sanitize passes, tool-call ids, validation, images, heartbeat
 

@@ -13,6 +13,7 @@
 mod compaction;
 mod convert;
 mod errors;
+mod foreign_import;
 mod hygiene;
 mod hygiene_heartbeat;
 mod hygiene_images;
@@ -45,6 +46,11 @@ mod _core {
     #[pymodule_export]
     use crate::errors::{
         ClawctxError, NotASessionFileError, RepairError, SessionFormatError, SessionLockError,
+    };
+    #[pymodule_export]
+    use crate::foreign_import::{
+        detect_transcript_format_bytes, read_transcript_bytes, read_transcript_file,
+        PyImportedTranscript,
     };
     #[pymodule_export]
     use crate::hygiene_images::{
