@@ -969,4 +969,102 @@ mod tests {
             Err(Error::NotFound { .. })
         ));
     }
+
+    fn texts(session: &Session) -> Vec<String> {
+        session
+            .entries()
+            .iter()
+            .map(|e| e.text.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_cold_session_reads_refreshes_and_loads_like_a_full_one() {
+        let read_only = OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        };
+        for seed in 0..1500u64 {
+            let mut rng = Rng(seed);
+            let bytes = random_file(&mut rng);
+            let tail = TailOptions {
+                first_chunk: 1 + rng.below(300),
+                max_chunk: 1 + rng.below(1000),
+            };
+            let (_dir, path) = write_temp(&bytes);
+            let describe = || format!("seed {seed}, {tail:?}:\n{}", String::from_utf8_lossy(&bytes));
+            let full = Session::open(&path, &read_only, &mut RandomIds, 0);
+            let cold = Session::open_cold_with(&path, &read_only, &tail, &mut RandomIds, 0);
+            let (mut full, mut cold) = match (full, cold) {
+                (Ok(full), Ok(cold)) => (full, cold),
+                (Err(_), Err(_)) => continue,
+                (full, cold) => panic!("{}: {full:?} vs {cold:?}", describe()),
+            };
+            let expected = full.context(LeafSelector::Last);
+            let messages = cold.leaf_context(None, true).unwrap().messages;
+            assert_eq!(messages, expected.messages, "{}", describe());
+            assert_eq!(cold.leaf_id(), full.leaf_id(), "{}", describe());
+            assert_eq!(cold.leaf_context(None, false).unwrap(), expected, "{}", describe());
+            // Another writer appends a child of the leaf; both refresh the same way.
+            let leaf = full.leaf_id().map_or("null".to_owned(), |l| format!("\"{l}\""));
+            let line = format!("\n{}\n", message_line("appended", &leaf, "later"));
+            let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+            std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
+            let report = full.refresh(&mut RandomIds, 0).unwrap();
+            assert_eq!(cold.refresh(&mut RandomIds, 0).unwrap(), report, "{}", describe());
+            let expected = full.context(LeafSelector::Last);
+            assert_eq!(cold.leaf_context(None, false).unwrap(), expected, "{}", describe());
+            // Anything about the past loads the file in full.
+            let loaded = cold.load_past().unwrap();
+            assert!(!cold.is_cold());
+            assert_eq!(texts(&cold), texts(&full), "{}", describe());
+            assert_eq!(cold.labels(), full.labels(), "{}", describe());
+            // Loaded now, the lines skipped are those of a fresh open (an incremental refresh
+            // reports a torn line it reads again in its own way).
+            let fresh = Session::open(&path, &read_only, &mut RandomIds, 0).unwrap();
+            let skipped = if loaded { &fresh } else { &full }.skipped_lines();
+            assert_eq!(cold.skipped_lines(), skipped, "{}", describe());
+            assert_eq!(cold.leaf_id(), full.leaf_id(), "{}", describe());
+        }
+    }
+
+    #[test]
+    fn a_cold_session_appends_as_a_full_one_and_moves_its_leaf() {
+        let file = compacted_file(3000);
+        let (_dir, path) = write_temp(file.as_bytes());
+        let (_other_dir, other) = write_temp(file.as_bytes());
+        let tail = TailOptions {
+            first_chunk: 1024,
+            max_chunk: 4096,
+        };
+        let options = OpenOptions::default();
+        let mut cold = Session::open_cold_with(&path, &options, &tail, &mut RandomIds, 0).unwrap();
+        let mut full = Session::open(&other, &options, &mut RandomIds, 0).unwrap();
+        assert!(cold.is_cold());
+        assert!(cold.cold_bytes_read().unwrap() < 8192);
+        // An id used only in the unread part is not free for an append.
+        assert!(cold.unread_holds_id("m5").unwrap());
+        assert!(!cold.unread_holds_id("fresh").unwrap());
+        for session in [&mut cold, &mut full] {
+            let mut ids = crate::base::SequentialIds::new(1);
+            session.branch("c").unwrap();
+            let message = serde_json::json!({"role": "user", "content": "again"});
+            session
+                .append_with_id(super::super::NewEntry::Message(message), "n1".into(), 7)
+                .unwrap();
+            let level = super::super::NewEntry::ThinkingLevelChange("low".into());
+            session.append(level, &mut ids, 8).unwrap();
+        }
+        assert!(cold.is_cold());
+        assert!(fs::read(&path).unwrap() == fs::read(&other).unwrap());
+        assert_eq!(
+            cold.leaf_context(None, false).unwrap(),
+            full.context(LeafSelector::Last)
+        );
+        cold.branch("m10").unwrap();
+        full.branch("m10").unwrap();
+        assert!(!cold.is_cold(), "an old id loads the past");
+        assert_eq!(cold.leaf_id(), Some("m10"));
+        assert_eq!(texts(&cold), texts(&full));
+    }
 }

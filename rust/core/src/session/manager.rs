@@ -1188,12 +1188,23 @@ impl Session {
         ids: &mut dyn IdSource,
         now_ms: i64,
     ) -> Result<Session> {
+        Session::open_cold_with(path, options, &super::TailOptions::default(), ids, now_ms)
+    }
+
+    /// [`Session::open_cold`] with the chunk sizes of the backward read.
+    pub(super) fn open_cold_with(
+        path: &Path,
+        options: &OpenOptions,
+        tail: &super::TailOptions,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+    ) -> Result<Session> {
         let start = if options.read_only
             && (options.rewrite_migrated || options.on_invalid_header == InvalidHeader::Reset)
         {
             None // `open` says why this is refused
         } else {
-            super::leaf_context::cold_start(path, &super::TailOptions::default())?
+            super::leaf_context::cold_start(path, tail)?
         };
         let Some(start) = start else {
             return Session::open(path, options, ids, now_ms);
