@@ -96,9 +96,7 @@ def test_cold_prepare(benchmark: Any, cold_session: GeneratedSession, tmp_path: 
     assert tokens > 0
 
 
-def test_full_open_prepare(
-    benchmark: Any, cold_session: GeneratedSession, tmp_path: Path
-) -> None:
+def test_full_open_prepare(benchmark: Any, cold_session: GeneratedSession, tmp_path: Path) -> None:
     """What ``prepare`` on a path cost before: the whole file opened."""
     pipeline = _pipeline(tmp_path)
 

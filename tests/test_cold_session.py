@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -287,7 +287,7 @@ def test_appends_write_what_a_full_session_writes(tmp_path: Path) -> None:
         # The first id drawn is an old entry's (in the part a lazy session has not read):
         # both must draw again.
         drawn = iter([old_id, "a0000001", "a0000002", "a0000003"])
-        s = Session.open(p, lazy=lazy, now_ms=lambda: 1_700_000_000_000, id_factory=lambda: next(drawn))
+        s = Session.open(p, lazy=lazy, now_ms=lambda: 1_700_000_000_000, id_factory=drawn.__next__)
         leaf = s.leaf_id
         first = s.append_message({"role": "user", "content": "hello", "timestamp": 1})
         assert first == "a0000001"
@@ -318,9 +318,13 @@ def test_orphan_check_moves_the_leaf_without_loading(tmp_path: Path) -> None:
     assert cold.is_lazy
     cold_report = clawctx.history.detach_orphaned_trailing_user(Session.open(path, lazy=True))
     report = clawctx.history.detach_orphaned_trailing_user(full)
-    assert (cold_report.detached, cold_report.new_leaf_id) == (True, "c") == (
-        report.detached,
-        report.new_leaf_id,
+    assert (
+        (cold_report.detached, cold_report.new_leaf_id)
+        == (True, "c")
+        == (
+            report.detached,
+            report.new_leaf_id,
+        )
     )
     assert cold_report.messages.to_json() == report.messages.to_json()
     assert_same_context(cold, full)
@@ -361,26 +365,22 @@ PAST: dict[str, Callable[[Session, str], Any]] = {
 
 
 @pytest.fixture
-def lazy_pair(tmp_path: Path) -> Iterator[tuple[Session, Session, str]]:
+def past_pair(tmp_path: Path) -> tuple[Session, Session, str]:
+    """A lazy and a full session on two copies of a damaged file, and an old entry's id."""
     path = generated(tmp_path, 0, True)
     other = tmp_path / "other.jsonl"
     shutil.copyfile(path, other)
     old = Session.open(path, read_only=True).entries()[2]["id"]
-    options: dict[str, Any] = {"now_ms": lambda: 7, "id_factory": counter_ids()}
-    cold = Session.open(path, lazy=True, **options)
-    options["id_factory"] = counter_ids()
-    full = Session.open(other, **options)
-    assert cold.is_lazy
-    assert cold.get_entry(old) is not None or True  # (checked per case below)
-    yield cold, full, old
+    cold = Session.open(path, lazy=True, now_ms=lambda: 7, id_factory=counter_ids())
+    full = Session.open(other, now_ms=lambda: 7, id_factory=counter_ids())
+    return cold, full, old
 
 
 @pytest.mark.parametrize("name", sorted(PAST))
 def test_every_accessor_of_the_past_loads_in_full(
-    lazy_pair: tuple[Session, Session, str], name: str
+    past_pair: tuple[Session, Session, str], name: str
 ) -> None:
-    cold, full, old = lazy_pair
-    cold = Session.open(cold.path, lazy=True, now_ms=lambda: 7, id_factory=counter_ids())
+    cold, full, old = past_pair
     assert cold.is_lazy
     got, expected = PAST[name](cold, old), PAST[name](full, old)
     if name == "repr":

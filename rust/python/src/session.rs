@@ -6,9 +6,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use clawctx_core::base::RandomIds;
-use clawctx_core::session::{
-    Entry, InvalidHeader, NewEntry, OpenOptions, Session, WriteOptions,
-};
+use clawctx_core::session::{Entry, InvalidHeader, NewEntry, OpenOptions, Session, WriteOptions};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -332,6 +330,9 @@ impl PySession {
     ///
     /// Runs without the GIL; files of 4 MB and more are read, validated and parsed on all
     /// cores (rayon's pool; `RAYON_NUM_THREADS=1` keeps it to one).
+    ///
+    /// `lazy=True` reads the file from its end only as far as the last entry's messages reach,
+    /// and loads the rest when something asks for it (see `clawctx.Session` for what does).
     #[classmethod]
     #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None, lazy = false))]
     #[allow(clippy::too_many_arguments)]
@@ -731,7 +732,9 @@ impl PySession {
         crate::errors::guard(|| {
             let mut s = self.lock_cold(py)?;
             let inner = &mut s.inner;
-            let context = py.detach(|| inner.leaf_context(leaf_id, false)).py_err(py)?;
+            let context = py
+                .detach(|| inner.leaf_context(leaf_id, false))
+                .py_err(py)?;
             drop(s);
             PySessionContext::from_core(py, context)
         })
@@ -957,7 +960,10 @@ impl PySession {
 
     /// Appends a `session_info` entry naming the session (`name`, see the `name` property).
     fn append_session_info(&self, py: Python<'_>, name: String) -> PyResult<String> {
-        crate::errors::guard(|| self.lock_cold(py)?.append(py, NewEntry::SessionInfo { name }))
+        crate::errors::guard(|| {
+            self.lock_cold(py)?
+                .append(py, NewEntry::SessionInfo { name })
+        })
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.

@@ -636,9 +636,7 @@ impl LoadedPath {
                 && entry
                     .message()
                     .is_some_and(|m| m.role.as_deref() == Some("assistant"));
-            if walk.model_source.is_none()
-                && (entry.is_type(types::MODEL_CHANGE) || is_assistant)
-            {
+            if walk.model_source.is_none() && (entry.is_type(types::MODEL_CHANGE) || is_assistant) {
                 walk.model_source = Some(current);
             }
             let Some(parent) = entry.parent_id.as_deref().filter(|p| !p.is_empty()) else {
@@ -992,7 +990,12 @@ mod tests {
                 max_chunk: 1 + rng.below(1000),
             };
             let (_dir, path) = write_temp(&bytes);
-            let describe = || format!("seed {seed}, {tail:?}:\n{}", String::from_utf8_lossy(&bytes));
+            let describe = || {
+                format!(
+                    "seed {seed}, {tail:?}:\n{}",
+                    String::from_utf8_lossy(&bytes)
+                )
+            };
             let full = Session::open(&path, &read_only, &mut RandomIds, 0);
             let cold = Session::open_cold_with(&path, &read_only, &tail, &mut RandomIds, 0);
             let (mut full, mut cold) = match (full, cold) {
@@ -1004,16 +1007,33 @@ mod tests {
             let messages = cold.leaf_context(None, true).unwrap().messages;
             assert_eq!(messages, expected.messages, "{}", describe());
             assert_eq!(cold.leaf_id(), full.leaf_id(), "{}", describe());
-            assert_eq!(cold.leaf_context(None, false).unwrap(), expected, "{}", describe());
+            assert_eq!(
+                cold.leaf_context(None, false).unwrap(),
+                expected,
+                "{}",
+                describe()
+            );
             // Another writer appends a child of the leaf; both refresh the same way.
-            let leaf = full.leaf_id().map_or("null".to_owned(), |l| format!("\"{l}\""));
+            let leaf = full
+                .leaf_id()
+                .map_or("null".to_owned(), |l| format!("\"{l}\""));
             let line = format!("\n{}\n", message_line("appended", &leaf, "later"));
             let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
             std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
             let report = full.refresh(&mut RandomIds, 0).unwrap();
-            assert_eq!(cold.refresh(&mut RandomIds, 0).unwrap(), report, "{}", describe());
+            assert_eq!(
+                cold.refresh(&mut RandomIds, 0).unwrap(),
+                report,
+                "{}",
+                describe()
+            );
             let expected = full.context(LeafSelector::Last);
-            assert_eq!(cold.leaf_context(None, false).unwrap(), expected, "{}", describe());
+            assert_eq!(
+                cold.leaf_context(None, false).unwrap(),
+                expected,
+                "{}",
+                describe()
+            );
             // Anything about the past loads the file in full.
             let loaded = cold.load_past().unwrap();
             assert!(!cold.is_cold());
