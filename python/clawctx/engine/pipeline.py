@@ -8,8 +8,9 @@ runs before a model call, in its order:
    untrusted inbound blocks, abort hint, think-level directive, system events, untrusted
    context, thread note, media note;
 2. repair the session file if it is damaged (`src/agents/session-file-repair.ts`), open it
-   (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`) — or refresh an open
-   :class:`~clawctx.Session` (only the appended bytes are read);
+   (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`) lazily, from the end of
+   the file (``Session.open(path, lazy=True)``: only as far back as the leaf's messages reach)
+   — or refresh an open :class:`~clawctx.Session` (only the appended bytes are read);
 3. build the context of the leaf (pi's ``buildSessionContext``);
 4. sanitize it for the provider's transcript policy (`src/agents/pi-embedded-runner/google.ts`,
    ``sanitizeSessionHistory``), validate turns (`src/agents/pi-embedded-helpers/turns.ts`), limit
@@ -601,14 +602,22 @@ class ContextPipeline:
                 run.note("repair", repaired.summary())
         # Like pi's SessionManager.open (session-manager.ts), a writable pipeline rewrites an
         # old-version file in the current format (atomically, with a backup): appends need it.
+        # Opened lazily: a request needs the leaf's messages, not the whole history, so the
+        # file is read from its end (a file that needs migration is opened in full).
         opened = Session.open(
             path,
             read_only=self.read_only,
             rewrite_migrated=not self.read_only,
             now_ms=self._now_ms,
+            lazy=True,
         )
         if opened.file_version != opened.version:
             run.note("open", f"session migrated from version {opened.file_version}")
+        if opened.is_lazy:
+            # Damaged lines before the part read are not looked at (they cannot be on the
+            # leaf's path); reading skipped_lines would load the whole file.
+            run.note("open", f"read {opened.lazy_bytes_read} bytes from the end of the file")
+            return opened
         for skipped in opened.skipped_lines:
             run.note("open", f"line {skipped.line}: {skipped.action} ({skipped.reason})")
         return opened
@@ -618,7 +627,7 @@ class ContextPipeline:
     ) -> None:
         """As ``runEmbeddedAttempt`` does: once per session file and pipeline, an engine with
         ``bootstrap`` may import the existing history before its first ``assemble``."""
-        if session.path is None or len(session) == 0:
+        if session.path is None or not session.has_entries():
             return
         key = str(session.path)
         if key in self._bootstrapped:
@@ -641,7 +650,8 @@ class ContextPipeline:
     def _prepare_history(
         self, session: _core.Session, run: _Run, session_writes: list[Callable[[], None]]
     ) -> _core.Transcript:
-        context = session.context().messages
+        # The messages only: on a lazy session the thinking level could mean reading all of it.
+        context = session.context_messages()
         run.note("context", f"{len(context)} messages on the branch of leaf {session.leaf_id}")
         model = self.model
         policy = _core.resolve_transcript_policy(

@@ -21,6 +21,28 @@ class Session(_core.Session):
     Everything but :meth:`compact` is native (``clawctx._core.Session``); ``open``, ``create``
     and ``in_memory`` return instances of this class. ``compact`` is written in Python because
     it calls the caller's summarizer, which may be async and only Python can await.
+
+    **Lazy open.** ``Session.open(path, lazy=True)`` reads the file from its end only as far as
+    the last entry's messages reach (back to the latest compaction's first kept entry: the last
+    few MB of a long session, a few ms at any size; ``is_lazy``, ``lazy_bytes_read``). It then
+    behaves as a full open:
+
+    * without reading more: ``context_messages()``, ``leaf_id``, ``session_id``, ``header``,
+      ``version``, ``refresh()`` (appended bytes only; a truncated, replaced or rewritten file
+      is loaded in full, as on any session), every ``append_*`` (same lock, the leaf as
+      parent; a new id is also checked against the bytes not read, by a byte search),
+      ``branch``/``get_entry`` of an entry held, ``reset_leaf``;
+    * reading further back only as far as needed: ``context()`` (the thinking level and model
+      may be further back), ``latest_custom_entry`` (back to the newest match);
+    * loading the whole file first: everything else (``entries``, ``len``, ``tree``,
+      ``labels``, ``skipped_lines``, ``name``, ``children``, ``branch_path``, an id not held,
+      compaction, ``load_in_full()``). The leaf a ``branch``/``reset_leaf`` moved is kept when
+      the file did not change since; entries another writer appended since the last
+      ``refresh()`` are loaded with the rest, as ``refresh()`` would.
+
+    A file that needs what only a full open does (migration, a missing or damaged header) or
+    whose messages reach its first entry is opened in full. Damaged lines are reported in
+    ``skipped_lines`` once loaded; lines never read are not checked.
     """
 
     @overload

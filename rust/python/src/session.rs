@@ -6,9 +6,7 @@ use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
 use clawctx_core::base::RandomIds;
-use clawctx_core::session::{
-    Entry, InvalidHeader, LeafSelector, NewEntry, OpenOptions, Session, WriteOptions,
-};
+use clawctx_core::session::{Entry, InvalidHeader, NewEntry, OpenOptions, Session, WriteOptions};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -225,7 +223,16 @@ impl State {
     fn append(&mut self, py: Python<'_>, entry: NewEntry) -> PyResult<String> {
         let now = self.clock.now_ms(py)?;
         let mut ids = PyIdSource::new(py, self.id_factory.as_ref());
-        let id = self.inner.next_entry_id(&mut ids);
+        let mut id = self.inner.next_entry_id(&mut ids);
+        // A cold session also checks the part of the file it has not read (without the GIL).
+        for _ in 0..100 {
+            let inner = &self.inner;
+            let candidate = id.as_str();
+            if !inner.is_cold() || !py.detach(|| inner.unread_holds_id(candidate)).py_err(py)? {
+                break;
+            }
+            id = self.inner.next_entry_id(&mut ids);
+        }
         ids.finish()?;
         let inner = &mut self.inner;
         // File lock and write (possibly an fsync) without the GIL.
@@ -242,10 +249,23 @@ impl PySession {
         }
     }
 
+    /// Takes the lock ([`PySession::lock_cold`]) and, when the session was opened cold
+    /// (`Session.open(..., lazy=True)`), loads the file in full first: every caller that
+    /// reads entries, the index or the tree gets the whole session.
+    pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<StateGuard<'_>> {
+        let mut state = self.lock_cold(py)?;
+        if state.inner.is_cold() {
+            let inner = &mut state.inner;
+            py.detach(|| inner.load_past()).py_err(py)?;
+        }
+        Ok(state)
+    }
+
     /// Takes the lock. It is tried with the GIL held, and when another thread has it, waited
     /// for with the GIL released, then tried again: no thread ever blocks on the lock while
-    /// holding the GIL, so a holder that needs the GIL always gets it (no deadlock).
-    pub(crate) fn lock(&self, py: Python<'_>) -> PyResult<StateGuard<'_>> {
+    /// holding the GIL, so a holder that needs the GIL always gets it (no deadlock). A cold
+    /// session stays cold: for the methods that need only the end of the file.
+    fn lock_cold(&self, py: Python<'_>) -> PyResult<StateGuard<'_>> {
         let me = thread_token();
         if self.owner.load(Ordering::Acquire) == me {
             return Err(PyRuntimeError::new_err(
@@ -310,8 +330,11 @@ impl PySession {
     ///
     /// Runs without the GIL; files of 4 MB and more are read, validated and parsed on all
     /// cores (rayon's pool; `RAYON_NUM_THREADS=1` keeps it to one).
+    ///
+    /// `lazy=True` reads the file from its end only as far as the last entry's messages reach,
+    /// and loads the rest when something asks for it (see `clawctx.Session` for what does).
     #[classmethod]
-    #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None))]
+    #[pyo3(signature = (path, *, on_invalid_header = "error", rewrite_migrated = false, read_only = false, fsync = true, lock_timeout = 10.0, now_ms = None, id_factory = None, session_id = None, cwd = None, lazy = false))]
     #[allow(clippy::too_many_arguments)]
     fn open<'py>(
         cls: &Bound<'py, pyo3::types::PyType>,
@@ -326,8 +349,14 @@ impl PySession {
         id_factory: Option<&Bound<'_, PyAny>>,
         session_id: Option<String>,
         cwd: Option<String>,
+        lazy: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
         crate::errors::guard(|| {
+            let open = if lazy {
+                Session::open_cold
+            } else {
+                Session::open
+            };
             let on_invalid_header = match on_invalid_header {
                 "error" => InvalidHeader::Error,
                 "reset" => InvalidHeader::Reset,
@@ -354,12 +383,12 @@ impl PySession {
                 // A Python id factory needs the GIL during migration.
                 Some(factory) => {
                     let mut ids = PyIdSource::new(py, Some(factory));
-                    let session = Session::open(&path, &options, &mut ids, now).py_err(py)?;
+                    let session = open(&path, &options, &mut ids, now).py_err(py)?;
                     ids.finish()?;
                     session
                 }
                 None => py
-                    .detach(|| Session::open(&path, &options, &mut RandomIds, now))
+                    .detach(|| open(&path, &options, &mut RandomIds, now))
                     .py_err(py)?,
             };
             let mut state = State::new(inner, clock, id_factory);
@@ -442,14 +471,14 @@ impl PySession {
     /// The file this session reads and appends to (`None` for in-memory sessions).
     #[getter]
     fn path(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.path().map(PathBuf::from)))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.path().map(PathBuf::from)))
     }
 
     /// The header as a dict (after in-memory migration; unknown fields kept).
     #[getter]
     fn header(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         crate::errors::guard(|| {
-            let fields = self.lock(py)?.inner.header().fields.clone();
+            let fields = self.lock_cold(py)?.inner.header().fields.clone();
             to_py(py, &Value::Object(fields))
         })
     }
@@ -460,7 +489,7 @@ impl PySession {
     #[getter]
     fn cwd(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         crate::errors::guard(|| {
-            let s = self.lock(py)?;
+            let s = self.lock_cold(py)?;
             match s.inner.header().fields.get("cwd") {
                 Some(value) if !value.is_null() => to_py(py, value),
                 _ => {
@@ -479,31 +508,31 @@ impl PySession {
     /// The header's version in memory (3 after migration).
     #[getter]
     fn version(&self, py: Python<'_>) -> PyResult<u64> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.header().version()))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.header().version()))
     }
 
     /// The version the file has on disk (1 when the header has none).
     #[getter]
     fn file_version(&self, py: Python<'_>) -> PyResult<u64> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.file_version()))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.file_version()))
     }
 
     /// True when the file is an older version migrated in memory and not yet saved.
     #[getter]
     fn needs_migration(&self, py: Python<'_>) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.needs_migration_rewrite()))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.needs_migration_rewrite()))
     }
 
     /// The header's `id` (the session id), or `None` when the header has none.
     #[getter]
     fn session_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.session_id().map(str::to_owned)))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.session_id().map(str::to_owned)))
     }
 
     /// The current leaf's id (the last entry in file order after opening).
     #[getter]
     fn leaf_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.leaf_id().map(str::to_owned)))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.leaf_id().map(str::to_owned)))
     }
 
     /// The session name from the latest `session_info` entry with a name.
@@ -543,7 +572,7 @@ impl PySession {
     /// The backup written by a reset or `save_migrated()`, if any.
     #[getter]
     fn backup_path(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.backup_path().map(PathBuf::from)))
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.backup_path().map(PathBuf::from)))
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
@@ -582,18 +611,25 @@ impl PySession {
         numeric_data_key: Option<&str>,
     ) -> PyResult<Option<Py<PyAny>>> {
         crate::errors::guard(|| {
-            let s = self.lock(py)?;
-            let found = s.inner.entries().iter().rev().find(|e| {
-                e.is_type(clawctx_core::session::types::CUSTOM)
-                    && e.str_field("customType")
-                        .is_some_and(|t| custom_types.iter().any(|c| c == t))
-                    && numeric_data_key.is_none_or(|key| {
-                        e.field("data")
-                            .and_then(|d| d.get(key))
-                            .is_some_and(Value::is_number)
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            let found = py
+                .detach(|| {
+                    inner.find_latest(|e| {
+                        e.is_type(clawctx_core::session::types::CUSTOM)
+                            && e.str_field("customType")
+                                .is_some_and(|t| custom_types.iter().any(|c| c == t))
+                            && numeric_data_key.is_none_or(|key| {
+                                e.field("data")
+                                    .and_then(|d| d.get(key))
+                                    .is_some_and(Value::is_number)
+                            })
                     })
-            });
-            found.map(|e| s.entry_dict(py, e)).transpose()
+                })
+                .py_err(py)?;
+            found
+                .map(|i| s.entry_dict(py, &s.inner.entries()[i]))
+                .transpose()
         })
     }
 
@@ -613,10 +649,11 @@ impl PySession {
     /// The entry with this id as a dict, or `None`.
     fn get_entry(&self, py: Python<'_>, id: &str) -> PyResult<Option<Py<PyAny>>> {
         crate::errors::guard(|| {
-            let s = self.lock(py)?;
-            s.inner
-                .get_entry(id)
-                .map(|e| s.entry_dict(py, e))
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            let found = py.detach(|| inner.find_entry(id)).py_err(py)?;
+            found
+                .map(|i| s.entry_dict(py, &s.inner.entries()[i]))
                 .transpose()
         })
     }
@@ -693,18 +730,55 @@ impl PySession {
     #[pyo3(signature = (leaf_id = None))]
     fn context(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<PySessionContext> {
         crate::errors::guard(|| {
-            let s = self.lock(py)?;
-            let inner = &s.inner;
-            let context = py.detach(|| {
-                let selector = match (leaf_id, inner.leaf_index()) {
-                    (Some(id), _) => LeafSelector::Id(id),
-                    (None, Some(i)) => LeafSelector::Index(i),
-                    (None, None) => LeafSelector::Null,
-                };
-                inner.context(selector)
-            });
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            let context = py
+                .detach(|| inner.leaf_context(leaf_id, false))
+                .py_err(py)?;
             drop(s);
             PySessionContext::from_core(py, context)
+        })
+    }
+
+    /// The messages of `context(leaf_id)`, without the thinking level and model: on a
+    /// session opened with `lazy=True`, the file is read backwards only as far as the
+    /// messages reach (a thinking level set at the start of a session would need all of it).
+    #[pyo3(signature = (leaf_id = None))]
+    fn context_messages(&self, py: Python<'_>, leaf_id: Option<&str>) -> PyResult<PyTranscript> {
+        crate::errors::guard(|| {
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            let context = py.detach(|| inner.leaf_context(leaf_id, true)).py_err(py)?;
+            Ok(PyTranscript::new(context.messages))
+        })
+    }
+
+    /// Whether only the end of the file is held (opened with `lazy=True` and not loaded in
+    /// full since).
+    #[getter]
+    fn is_lazy(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.is_cold()))
+    }
+
+    /// Bytes read from the end of the file while lazy (`None` once loaded in full).
+    #[getter]
+    fn lazy_bytes_read(&self, py: Python<'_>) -> PyResult<Option<u64>> {
+        crate::errors::guard(|| Ok(self.lock_cold(py)?.inner.cold_bytes_read()))
+    }
+
+    /// Whether the session has any entry (`len(session) > 0`, without loading a lazy
+    /// session: it holds at least its last entry).
+    fn has_entries(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::errors::guard(|| Ok(!self.lock_cold(py)?.inner.entries().is_empty()))
+    }
+
+    /// Loads a lazy session's file in full now (what any method that needs the past does
+    /// by itself). Returns whether it was lazy.
+    fn load_in_full(&self, py: Python<'_>) -> PyResult<bool> {
+        crate::errors::guard(|| {
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            py.detach(|| inner.load_past()).py_err(py)
         })
     }
 
@@ -714,7 +788,7 @@ impl PySession {
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
     fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
         crate::errors::guard(|| {
-            let mut s = self.lock(py)?;
+            let mut s = self.lock_cold(py)?;
             let s = &mut *s;
             let now = s.clock.now_ms(py)?;
             let report = match &s.id_factory {
@@ -743,7 +817,7 @@ impl PySession {
     /// the backup path, or `None` when the file needed no migration.
     fn save_migrated(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
         crate::errors::guard(|| {
-            let mut s = self.lock(py)?;
+            let mut s = self.lock_cold(py)?;
             let now = s.clock.now_ms(py)?;
             let inner = &mut s.inner;
             py.detach(move || inner.save_migrated(now)).py_err(py)
@@ -758,7 +832,7 @@ impl PySession {
     fn append_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
         crate::errors::guard(|| {
             let value = from_py(message)?;
-            self.lock(py)?.append(py, NewEntry::Message(value))
+            self.lock_cold(py)?.append(py, NewEntry::Message(value))
         })
     }
 
@@ -770,7 +844,7 @@ impl PySession {
         thinking_level: String,
     ) -> PyResult<String> {
         crate::errors::guard(|| {
-            self.lock(py)?
+            self.lock_cold(py)?
                 .append(py, NewEntry::ThinkingLevelChange(thinking_level))
         })
     }
@@ -784,7 +858,7 @@ impl PySession {
         model_id: String,
     ) -> PyResult<String> {
         crate::errors::guard(|| {
-            self.lock(py)?
+            self.lock_cold(py)?
                 .append(py, NewEntry::ModelChange { provider, model_id })
         })
     }
@@ -809,7 +883,7 @@ impl PySession {
                 return Err(PyTypeError::new_err("tokens_before must be a number"));
             }
             let details = details.map(from_py).transpose()?;
-            self.lock(py)?.append(
+            self.lock_cold(py)?.append(
                 py,
                 NewEntry::Compaction {
                     summary,
@@ -833,7 +907,7 @@ impl PySession {
     ) -> PyResult<String> {
         crate::errors::guard(|| {
             let data = data.map(from_py).transpose()?;
-            self.lock(py)?
+            self.lock_cold(py)?
                 .append(py, NewEntry::Custom { custom_type, data })
         })
     }
@@ -858,7 +932,7 @@ impl PySession {
                 ));
             }
             let details = details.map(from_py).transpose()?;
-            self.lock(py)?.append(
+            self.lock_cold(py)?.append(
                 py,
                 NewEntry::CustomMessage {
                     custom_type,
@@ -879,25 +953,32 @@ impl PySession {
         label: Option<String>,
     ) -> PyResult<String> {
         crate::errors::guard(|| {
-            self.lock(py)?
+            self.lock_cold(py)?
                 .append(py, NewEntry::Label { target_id, label })
         })
     }
 
     /// Appends a `session_info` entry naming the session (`name`, see the `name` property).
     fn append_session_info(&self, py: Python<'_>, name: String) -> PyResult<String> {
-        crate::errors::guard(|| self.lock(py)?.append(py, NewEntry::SessionInfo { name }))
+        crate::errors::guard(|| {
+            self.lock_cold(py)?
+                .append(py, NewEntry::SessionInfo { name })
+        })
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.
     fn branch(&self, py: Python<'_>, entry_id: &str) -> PyResult<()> {
-        crate::errors::guard(|| self.lock(py)?.inner.branch(entry_id).py_err(py))
+        crate::errors::guard(|| {
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            py.detach(|| inner.branch(entry_id)).py_err(py)
+        })
     }
 
     /// Sets the leaf to none: the next append starts a new root.
     fn reset_leaf(&self, py: Python<'_>) -> PyResult<()> {
         crate::errors::guard(|| {
-            self.lock(py)?.inner.reset_leaf();
+            self.lock_cold(py)?.inner.reset_leaf();
             Ok(())
         })
     }
@@ -915,7 +996,7 @@ impl PySession {
     ) -> PyResult<String> {
         crate::errors::guard(|| {
             let details = details.map(from_py).transpose()?;
-            self.lock(py)?.append(
+            self.lock_cold(py)?.append(
                 py,
                 NewEntry::BranchSummary {
                     branch_from: branch_from_id,

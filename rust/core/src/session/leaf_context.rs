@@ -32,6 +32,7 @@
 
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use rustc_hash::FxHashSet;
 use serde_json::Value;
@@ -39,8 +40,8 @@ use serde_json::Value;
 use super::context::{model_of, ContextState, LeafSelector, SessionContext};
 use super::entry::{types, Entry};
 use super::manager::{Header, OpenOptions, Session, CURRENT_SESSION_VERSION};
-use super::persist::{open_session_file, Access};
-use super::read::{is_valid_header, read_shared_at, scan_records};
+use super::persist::{file_identity, open_session_file, Access, FileIdentity};
+use super::read::{is_valid_header, read_shared_at, scan_records, TAIL_PROBE_LEN};
 use super::tree::IdIndex;
 use crate::base::RandomIds;
 use crate::base::{Error, Result};
@@ -90,7 +91,7 @@ impl LeafContextReader {
         let file = open_session_file(path, Access::Read)?;
         let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
         let source = match find_header_end(&file, file_len).map_err(|e| Error::io(path, e))? {
-            Some(header_end) => {
+            Some((header_end, _)) => {
                 let mut walk = TailWalk::new(path, file, file_len, header_end, options);
                 walk.read_until(TailWalk::messages_settled)?;
                 walk.settle_messages();
@@ -156,7 +157,7 @@ impl LeafContextReader {
     pub fn bytes_read(&self) -> u64 {
         match &self.source {
             Source::Loaded { file_len, .. } => *file_len,
-            Source::Tail(walk) => walk.bytes_read,
+            Source::Tail(walk) => walk.reader.bytes_read,
         }
     }
 
@@ -176,7 +177,7 @@ impl LeafContextReader {
 
 /// Where the entries start (the offset after the header's line), or `None` when the file must
 /// be opened in full to get what [`Session::open`] gets.
-fn find_header_end(file: &fs::File, file_len: u64) -> std::io::Result<Option<u64>> {
+fn find_header_end(file: &fs::File, file_len: u64) -> std::io::Result<Option<(u64, Entry)>> {
     let probe_len = usize::try_from(file_len)
         .unwrap_or(usize::MAX)
         .min(HEADER_PROBE_BYTES);
@@ -193,7 +194,7 @@ fn find_header_end(file: &fs::File, file_len: u64) -> std::io::Result<Option<u64
             None => return Ok(None),
         }
     };
-    let scan = scan_records(std::sync::Arc::from(&probe[..complete]), 1, false);
+    let scan = scan_records(Arc::from(&probe[..complete]), 1, false);
     let Some(first) = scan.records.first() else {
         return Ok(None);
     };
@@ -210,21 +211,133 @@ fn find_header_end(file: &fs::File, file_len: u64) -> std::io::Result<Option<u64
     let end = memchr::memchr_iter(b'\n', &probe[..complete])
         .nth(header_line - 1)
         .map_or(complete, |p| p + 1);
-    Ok(Some(end as u64))
+    Ok(Some((end as u64, first.clone())))
 }
 
-/// The backward walk over a file whose header checked out.
-#[derive(Debug)]
-struct TailWalk {
+/// Reads a session file's lines backwards from a line start, in chunks cut at line ends.
+#[derive(Debug, Clone)]
+pub(super) struct BackReader {
     path: PathBuf,
-    file: fs::File,
-    file_len: u64,
+    /// Shared so that a cloned [`Session`] keeps reading the same inode.
+    file: Arc<fs::File>,
     header_end: u64,
     /// Where the unread part of the file ends (a line start; everything after it is read).
     cursor: u64,
     next_chunk: usize,
     max_chunk: usize,
     bytes_read: u64,
+}
+
+impl BackReader {
+    fn new(
+        path: &Path,
+        file: fs::File,
+        file_len: u64,
+        header_end: u64,
+        options: &TailOptions,
+    ) -> BackReader {
+        BackReader {
+            path: path.to_path_buf(),
+            file: Arc::new(file),
+            header_end,
+            cursor: file_len,
+            next_chunk: options.first_chunk.max(1),
+            max_chunk: options.max_chunk.max(options.first_chunk).max(1),
+            bytes_read: 0,
+        }
+    }
+
+    /// Whether every line after the header has been read.
+    fn at_header(&self) -> bool {
+        self.cursor <= self.header_end
+    }
+
+    /// Bytes of the file read so far.
+    pub(super) fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Whether the next chunk would reach the header (the rest of the file is read in one go).
+    pub(super) fn next_reaches_header(&self) -> bool {
+        self.cursor.saturating_sub(self.next_chunk as u64) <= self.header_end
+    }
+
+    /// Reads the lines just before `cursor` (at least one, unless all are read) and returns
+    /// their records in file order, without second session headers (as `Session::open`
+    /// ignores them).
+    pub(super) fn read_chunk(&mut self) -> Result<Vec<Entry>> {
+        let mut size = self.next_chunk;
+        loop {
+            let start = self.cursor.saturating_sub(size as u64).max(self.header_end);
+            let len = (self.cursor - start) as usize;
+            if len == 0 {
+                return Ok(Vec::new());
+            }
+            let mut bytes = read_shared_at(&self.file, start as usize, len)
+                .map_err(|e| Error::io(&self.path, e))?;
+            self.bytes_read += bytes.len() as u64;
+            if bytes.len() < len {
+                return Err(Error::Conflict {
+                    path: self.path.clone(),
+                    reason: "the file shrank while its end was read; open it again".into(),
+                });
+            }
+            // The first line starts after the first "\n" that is not the chunk's last byte
+            // (that one ends the line before `start`, whose start is further back).
+            let line_start = if start == self.header_end {
+                0
+            } else {
+                match memchr::memchr(b'\n', &bytes[..len - 1]) {
+                    Some(p) => p + 1,
+                    None => {
+                        // One line longer than the chunk: read it whole.
+                        size = size.saturating_mul(2);
+                        continue;
+                    }
+                }
+            };
+            // Blank the partial line in front (it is read again with the next chunk): a blank
+            // line is skipped, and the chunk needs no copy to start at a line.
+            if line_start > 0 {
+                let target = Arc::get_mut(&mut bytes).expect("a new Arc is unique");
+                target[..line_start - 1].fill(b' ');
+            }
+            self.cursor = start + line_start as u64;
+            self.next_chunk = size.saturating_mul(2).min(self.max_chunk);
+            let mut records = scan_records(bytes, 1, false).records;
+            records.retain(|r| !r.is_type(types::SESSION));
+            return Ok(records);
+        }
+    }
+
+    /// Whether `needle` occurs in the part not read yet (a byte search, no parsing).
+    pub(super) fn unread_contains(&self, needle: &[u8]) -> Result<bool> {
+        const PIECE: u64 = 16 << 20;
+        if needle.is_empty() {
+            return Ok(true);
+        }
+        let finder = memchr::memmem::Finder::new(needle);
+        let overlap = needle.len() as u64 - 1;
+        let mut start = self.header_end;
+        while start < self.cursor {
+            let end = (start + PIECE).min(self.cursor);
+            let from = start.saturating_sub(overlap).max(self.header_end);
+            let bytes = read_shared_at(&self.file, from as usize, (end - from) as usize)
+                .map_err(|e| Error::io(&self.path, e))?;
+            if finder.find(&bytes).is_some() {
+                return Ok(true);
+            }
+            start = end;
+        }
+        Ok(false)
+    }
+}
+
+/// The backward walk over a file whose header checked out.
+#[derive(Debug)]
+struct TailWalk {
+    reader: BackReader,
+    file_len: u64,
     /// Entries in the order read: the last entry of the file first.
     entries: Vec<Entry>,
     /// id → first entry read with it (the file's last).
@@ -255,14 +368,8 @@ impl TailWalk {
         options: &TailOptions,
     ) -> TailWalk {
         TailWalk {
-            path: path.to_path_buf(),
-            file,
+            reader: BackReader::new(path, file, file_len, header_end, options),
             file_len,
-            header_end,
-            cursor: file_len,
-            next_chunk: options.first_chunk.max(1),
-            max_chunk: options.max_chunk.max(options.first_chunk).max(1),
-            bytes_read: 0,
             entries: Vec::new(),
             index: IdIndex::default(),
             walk: Vec::new(),
@@ -291,65 +398,21 @@ impl TailWalk {
         Ok(())
     }
 
-    /// Reads the lines just before `cursor` (at least one, unless the entries are all read).
+    /// Reads the lines before the part read and indexes them (newest first).
     fn read_chunk(&mut self) -> Result<()> {
-        let mut size = self.next_chunk;
-        loop {
-            let start = self.cursor.saturating_sub(size as u64).max(self.header_end);
-            let len = (self.cursor - start) as usize;
-            if len == 0 {
-                return Ok(());
+        for record in self.reader.read_chunk()?.into_iter().rev() {
+            let i = self.entries.len();
+            if let Some(id) = &record.id {
+                self.index.entry(id.clone()).or_insert(i);
             }
-            let mut bytes = read_shared_at(&self.file, start as usize, len)
-                .map_err(|e| Error::io(&self.path, e))?;
-            self.bytes_read += bytes.len() as u64;
-            if bytes.len() < len {
-                return Err(Error::Conflict {
-                    path: self.path.clone(),
-                    reason: "the file shrank while its end was read; open it again".into(),
-                });
-            }
-            // The first line starts after the first "\n" that is not the chunk's last byte
-            // (that one ends the line before `start`, whose start is further back).
-            let line_start = if start == self.header_end {
-                0
-            } else {
-                match memchr::memchr(b'\n', &bytes[..len - 1]) {
-                    Some(p) => p + 1,
-                    None => {
-                        // One line longer than the chunk: read it whole.
-                        size = size.saturating_mul(2);
-                        continue;
-                    }
-                }
-            };
-            // Blank the partial line in front (it is read again with the next chunk): a blank
-            // line is skipped, and the chunk needs no copy to start at a line.
-            if line_start > 0 {
-                let target = std::sync::Arc::get_mut(&mut bytes).expect("a new Arc is unique");
-                target[..line_start - 1].fill(b' ');
-            }
-            self.cursor = start + line_start as u64;
-            self.next_chunk = size.saturating_mul(2).min(self.max_chunk);
-            let scan = scan_records(bytes, 1, false);
-            for record in scan.records.into_iter().rev() {
-                // A second session header is not an entry (as `Session::open` ignores it).
-                if record.is_type(types::SESSION) {
-                    continue;
-                }
-                let i = self.entries.len();
-                if let Some(id) = &record.id {
-                    self.index.entry(id.clone()).or_insert(i);
-                }
-                self.entries.push(record);
-            }
-            return Ok(());
+            self.entries.push(record);
         }
+        Ok(())
     }
 
     /// Walks up the parents as far as the entries read allow.
     fn advance(&mut self) {
-        let everything_read = self.cursor <= self.header_end;
+        let everything_read = self.reader.at_header();
         if self.walk.is_empty() {
             if self.entries.is_empty() {
                 self.walk_done = everything_read;
@@ -448,6 +511,180 @@ impl TailWalk {
             messages: self.messages.clone(),
         }
         .to_context(&self.entries)
+    }
+}
+
+/// The end of a session file, read for a cold [`Session`] (`Session::open_cold`).
+#[derive(Debug)]
+pub(super) struct ColdStart {
+    pub header: Entry,
+    /// The entries read, in file order.
+    pub entries: Vec<Entry>,
+    pub reader: BackReader,
+    pub file_len: u64,
+    /// The offset after the last complete line (where `refresh` continues).
+    pub complete_len: u64,
+    /// Up to 64 bytes before `complete_len`, as a full open keeps them.
+    pub probe: Vec<u8>,
+    pub identity: Option<FileIdentity>,
+}
+
+/// Reads the end of the file until the last entry's messages are settled. `None` when the file
+/// must be opened in full (see the module docs) or when the walk read every line anyway.
+pub(super) fn cold_start(path: &Path, options: &TailOptions) -> Result<Option<ColdStart>> {
+    let file = open_session_file(path, Access::Read)?;
+    let identity = file_identity(&file);
+    let file_len = file.metadata().map_err(|e| Error::io(path, e))?.len();
+    let Some((header_end, header)) =
+        find_header_end(&file, file_len).map_err(|e| Error::io(path, e))?
+    else {
+        return Ok(None);
+    };
+    let mut walk = TailWalk::new(path, file, file_len, header_end, options);
+    walk.read_until(TailWalk::messages_settled)?;
+    if walk.reader.at_header() || walk.entries.is_empty() {
+        return Ok(None);
+    }
+    let complete_len = last_line_end(&walk.reader, file_len).map_err(|e| Error::io(path, e))?;
+    let probe_start = complete_len.saturating_sub(TAIL_PROBE_LEN as u64);
+    let probe = read_shared_at(
+        &walk.reader.file,
+        probe_start as usize,
+        (complete_len - probe_start) as usize,
+    )
+    .map_err(|e| Error::io(path, e))?
+    .to_vec();
+    let mut entries = walk.entries;
+    entries.reverse();
+    Ok(Some(ColdStart {
+        header,
+        entries,
+        reader: walk.reader,
+        file_len,
+        complete_len,
+        probe,
+        identity,
+    }))
+}
+
+/// The offset after the file's last `"\n"` (the header's line ends with one).
+fn last_line_end(reader: &BackReader, file_len: u64) -> std::io::Result<u64> {
+    const PIECE: u64 = 64 << 10;
+    let mut end = file_len;
+    while end > reader.header_end {
+        let start = end.saturating_sub(PIECE).max(reader.header_end);
+        let bytes = read_shared_at(&reader.file, start as usize, (end - start) as usize)?;
+        if let Some(p) = memchr::memrchr(b'\n', &bytes) {
+            return Ok(start + p as u64 + 1);
+        }
+        end = start;
+    }
+    Ok(reader.header_end)
+}
+
+/// The path from a leaf through the entries a cold [`Session`] holds (a suffix of the file's
+/// entries, then those refreshed or appended), and what it settles of the leaf's context:
+/// the same rules as the backward walk of [`LeafContextReader`].
+#[derive(Debug)]
+pub(super) struct LoadedPath {
+    /// Leaf first.
+    path: Vec<usize>,
+    /// The walk stopped at a parent id that is not held (it may be in the unread part).
+    open: bool,
+    messages_from: Option<usize>,
+    thinking_source: Option<usize>,
+    model_source: Option<usize>,
+}
+
+impl LoadedPath {
+    pub(super) fn walk(entries: &[Entry], index: &IdIndex, leaf: usize) -> LoadedPath {
+        let mut walk = LoadedPath {
+            path: Vec::new(),
+            open: false,
+            messages_from: None,
+            thinking_source: None,
+            model_source: None,
+        };
+        let mut on_walk = FxHashSet::default();
+        let mut compaction_seen = false;
+        let mut first_kept: Option<String> = None;
+        let mut current = leaf;
+        loop {
+            let position = walk.path.len();
+            walk.path.push(current);
+            on_walk.insert(current);
+            let entry = &entries[current];
+            if !compaction_seen && entry.is_type(types::COMPACTION) {
+                compaction_seen = true;
+                first_kept = entry
+                    .field("firstKeptEntryId")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned);
+                if first_kept.is_none() {
+                    walk.messages_from = Some(position);
+                }
+            } else if walk.messages_from.is_none()
+                && first_kept.is_some()
+                && entry.id.as_deref() == first_kept.as_deref()
+            {
+                walk.messages_from = Some(position);
+            }
+            if walk.thinking_source.is_none() && entry.is_type(types::THINKING_LEVEL_CHANGE) {
+                walk.thinking_source = Some(current);
+            }
+            let is_assistant = entry.is_type(types::MESSAGE)
+                && entry
+                    .message()
+                    .is_some_and(|m| m.role.as_deref() == Some("assistant"));
+            if walk.model_source.is_none() && (entry.is_type(types::MODEL_CHANGE) || is_assistant) {
+                walk.model_source = Some(current);
+            }
+            let Some(parent) = entry.parent_id.as_deref().filter(|p| !p.is_empty()) else {
+                break;
+            };
+            match index.get(parent) {
+                Some(&j) if on_walk.contains(&j) => break,
+                Some(&j) => current = j,
+                None => {
+                    walk.open = true;
+                    break;
+                }
+            }
+        }
+        if !walk.open && walk.messages_from.is_none() {
+            walk.messages_from = Some(walk.path.len() - 1);
+        }
+        walk
+    }
+
+    /// Whether the entries held settle the messages (and, unless `messages_only`, the
+    /// thinking level and model).
+    pub(super) fn settled(&self, messages_only: bool) -> bool {
+        !self.open
+            || (self.messages_from.is_some()
+                && (messages_only
+                    || (self.thinking_source.is_some() && self.model_source.is_some())))
+    }
+
+    /// The context (call when [`LoadedPath::settled`]; with `messages_only`, only its
+    /// messages are meant).
+    pub(super) fn to_context(&self, entries: &[Entry]) -> SessionContext {
+        let from = self.messages_from.unwrap_or(self.path.len() - 1);
+        let root_first: Vec<usize> = self.path[..=from].iter().rev().copied().collect();
+        let thinking_level = match self.thinking_source {
+            Some(i) => entries[i]
+                .field("thinkingLevel")
+                .cloned()
+                .unwrap_or(Value::Null),
+            None => Value::from("off"),
+        };
+        ContextState {
+            leaf: self.path[0],
+            thinking_level,
+            model_source: self.model_source,
+            messages: ContextState::for_path(entries, &root_first).messages,
+        }
+        .to_context(entries)
     }
 }
 
@@ -729,5 +966,125 @@ mod tests {
             LeafContextReader::open(&missing, &TailOptions::default()),
             Err(Error::NotFound { .. })
         ));
+    }
+
+    fn texts(session: &Session) -> Vec<String> {
+        session
+            .entries()
+            .iter()
+            .map(|e| e.text.as_str().to_owned())
+            .collect()
+    }
+
+    #[test]
+    fn a_cold_session_reads_refreshes_and_loads_like_a_full_one() {
+        let read_only = OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        };
+        for seed in 0..1500u64 {
+            let mut rng = Rng(seed);
+            let bytes = random_file(&mut rng);
+            let tail = TailOptions {
+                first_chunk: 1 + rng.below(300),
+                max_chunk: 1 + rng.below(1000),
+            };
+            let (_dir, path) = write_temp(&bytes);
+            let describe = || {
+                format!(
+                    "seed {seed}, {tail:?}:\n{}",
+                    String::from_utf8_lossy(&bytes)
+                )
+            };
+            let full = Session::open(&path, &read_only, &mut RandomIds, 0);
+            let cold = Session::open_cold_with(&path, &read_only, &tail, &mut RandomIds, 0);
+            let (mut full, mut cold) = match (full, cold) {
+                (Ok(full), Ok(cold)) => (full, cold),
+                (Err(_), Err(_)) => continue,
+                (full, cold) => panic!("{}: {full:?} vs {cold:?}", describe()),
+            };
+            let expected = full.context(LeafSelector::Last);
+            let messages = cold.leaf_context(None, true).unwrap().messages;
+            assert_eq!(messages, expected.messages, "{}", describe());
+            assert_eq!(cold.leaf_id(), full.leaf_id(), "{}", describe());
+            assert_eq!(
+                cold.leaf_context(None, false).unwrap(),
+                expected,
+                "{}",
+                describe()
+            );
+            // Another writer appends a child of the leaf; both refresh the same way.
+            let leaf = full
+                .leaf_id()
+                .map_or("null".to_owned(), |l| format!("\"{l}\""));
+            let line = format!("\n{}\n", message_line("appended", &leaf, "later"));
+            let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
+            std::io::Write::write_all(&mut file, line.as_bytes()).unwrap();
+            let report = full.refresh(&mut RandomIds, 0).unwrap();
+            assert_eq!(
+                cold.refresh(&mut RandomIds, 0).unwrap(),
+                report,
+                "{}",
+                describe()
+            );
+            let expected = full.context(LeafSelector::Last);
+            assert_eq!(
+                cold.leaf_context(None, false).unwrap(),
+                expected,
+                "{}",
+                describe()
+            );
+            // Anything about the past loads the file in full.
+            let loaded = cold.load_past().unwrap();
+            assert!(!cold.is_cold());
+            assert_eq!(texts(&cold), texts(&full), "{}", describe());
+            assert_eq!(cold.labels(), full.labels(), "{}", describe());
+            // Loaded now, the lines skipped are those of a fresh open (an incremental refresh
+            // reports a torn line it reads again in its own way).
+            let fresh = Session::open(&path, &read_only, &mut RandomIds, 0).unwrap();
+            let skipped = if loaded { &fresh } else { &full }.skipped_lines();
+            assert_eq!(cold.skipped_lines(), skipped, "{}", describe());
+            assert_eq!(cold.leaf_id(), full.leaf_id(), "{}", describe());
+        }
+    }
+
+    #[test]
+    fn a_cold_session_appends_as_a_full_one_and_moves_its_leaf() {
+        let file = compacted_file(3000);
+        let (_dir, path) = write_temp(file.as_bytes());
+        let (_other_dir, other) = write_temp(file.as_bytes());
+        let tail = TailOptions {
+            first_chunk: 1024,
+            max_chunk: 4096,
+        };
+        let options = OpenOptions::default();
+        let mut cold = Session::open_cold_with(&path, &options, &tail, &mut RandomIds, 0).unwrap();
+        let mut full = Session::open(&other, &options, &mut RandomIds, 0).unwrap();
+        assert!(cold.is_cold());
+        assert!(cold.cold_bytes_read().unwrap() < 8192);
+        // An id used only in the unread part is not free for an append.
+        assert!(cold.unread_holds_id("m5").unwrap());
+        assert!(!cold.unread_holds_id("fresh").unwrap());
+        for session in [&mut cold, &mut full] {
+            let mut ids = crate::base::SequentialIds::new(1);
+            session.branch("c").unwrap();
+            let message = serde_json::json!({"role": "user", "content": "again"});
+            session
+                .append_with_id(super::super::NewEntry::Message(message), "n1".into(), 7)
+                .unwrap();
+            let level = super::super::NewEntry::ThinkingLevelChange("low".into());
+            session.append(level, &mut ids, 8).unwrap();
+        }
+        assert!(cold.is_cold());
+        assert!(fs::read(&path).unwrap() == fs::read(&other).unwrap());
+        assert_eq!(
+            cold.leaf_context(None, false).unwrap(),
+            full.context(LeafSelector::Last)
+        );
+        cold.branch("m10").unwrap();
+        full.branch("m10").unwrap();
+        assert!(!cold.is_cold(), "an old id loads the past");
+        assert_eq!(cold.leaf_id(), Some("m10"));
+        assert_eq!(texts(&cold), texts(&full));
     }
 }
