@@ -4,7 +4,8 @@
 //! damaged lines, compactions, branches, the model, the last activity); [`summarize_transcript`]
 //! computes everything else from the transcript the format yields (tokens by role, tool calls
 //! and results, pairing), so another format only has to fill a `SourceFacts` and produce a
-//! pi-shaped transcript. [`source_facts`] fills it for a pi session.
+//! pi-shaped transcript. [`source_facts`] fills it for a pi session, [`foreign_source_facts`]
+//! for a Claude Code session or a Codex rollout (read by the `foreign` stage).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use super::context::{build_session_context, LeafSelector};
 use super::entry::types;
 use super::manager::{OpenOptions, Session};
 use crate::base::{iso_to_ms, RandomIds, Result};
+use crate::foreign::{detect_format, import_bytes, Format, ImportedTranscript};
 use crate::transcript::{estimate_context_tokens, repair_tool_pairing, PairingOptions, Transcript};
 
 /// The `format` of a pi / OpenClaw session file.
@@ -210,6 +212,50 @@ pub fn source_facts(session: &Session) -> SourceFacts {
     }
 }
 
+/// The format facts of a Claude Code session or Codex rollout. Such a file has no pi tree:
+/// `entries` counts its non-blank lines, `messages` the main thread's messages, and
+/// `branches` is 1 plus the places where a Claude Code thread forks (a rewind or an edit).
+pub fn foreign_source_facts(imported: &ImportedTranscript) -> SourceFacts {
+    SourceFacts {
+        format: imported.format.as_str().to_owned(),
+        session_id: imported.session_id.clone(),
+        cwd: imported.cwd.clone(),
+        created: imported.first_timestamp.clone(),
+        name: None,
+        file_version: 0,
+        migration_needed: false,
+        entries: imported.lines,
+        messages: imported.messages.len(),
+        damaged_lines: imported.damaged_lines,
+        compactions: imported.compactions,
+        branches: usize::from(!imported.messages.is_empty()) + imported.branches,
+        leaf_id: None,
+        model: imported.model.clone(),
+        last_activity: imported.last_timestamp.clone(),
+    }
+}
+
+/// The summary of a file that is not a pi session when it is a Claude Code session or a Codex
+/// rollout; `None` otherwise (the pi reader's error stands).
+fn summarize_foreign(path: &Path, size_bytes: u64, bytes: &[u8]) -> Option<SessionSummary> {
+    // An empty or blank file is no evidence of any format: it stays a pi error record.
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    match detect_format(bytes) {
+        Ok(Format::ClaudeCode | Format::Codex) => {}
+        _ => return None,
+    }
+    let imported = import_bytes(bytes, None).ok()?;
+    let source = foreign_source_facts(&imported);
+    Some(summarize_transcript(
+        path.to_path_buf(),
+        size_bytes,
+        source,
+        &imported.messages,
+    ))
+}
+
 fn summarize_opened(path: PathBuf, size_bytes: u64, opened: Result<Session>) -> SessionSummary {
     let session = match opened {
         Ok(session) => session,
@@ -237,6 +283,15 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
         ..Default::default()
     };
     let opened = Session::open(path, &options, &mut RandomIds, 0);
+    if let Err(crate::base::Error::Format { .. }) = &opened {
+        // Not a pi session: a Claude Code session or a Codex rollout is read by `foreign`
+        // (only regular files: a FIFO was refused by the open above with another error).
+        if let Ok(bytes) = crate::foreign::read_transcript_file(path) {
+            if let Some(summary) = summarize_foreign(path, size_bytes, &bytes) {
+                return summary;
+            }
+        }
+    }
     summarize_opened(path.to_path_buf(), size_bytes, opened)
 }
 
@@ -244,6 +299,11 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
 /// summary's path.
 pub fn summarize_session_bytes(bytes: &[u8], name: &Path) -> SessionSummary {
     let opened = Session::from_bytes(Arc::from(bytes), name, &mut RandomIds);
+    if let Err(crate::base::Error::Format { .. }) = &opened {
+        if let Some(summary) = summarize_foreign(name, bytes.len() as u64, bytes) {
+            return summary;
+        }
+    }
     summarize_opened(name.to_path_buf(), bytes.len() as u64, opened)
 }
 
