@@ -12,10 +12,12 @@ mod mistral;
 mod model;
 mod openai_completions;
 mod openai_responses;
+mod raw;
 mod transform;
 
 use serde_json::{Map, Value};
 
+use crate::base::write_js;
 use crate::transcript::{convert_to_llm, Transcript};
 
 pub use model::{strip_lone_surrogate_escapes, Model};
@@ -47,45 +49,114 @@ pub struct PayloadRequest {
     pub now_ms: i64,
 }
 
+/// A request body. Builders that write the messages straight from the stored bytes keep them
+/// as JSON text beside the rest of the body, so the body is written without a value tree of
+/// the messages ever being built.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    /// The body; its `messages` is a placeholder when `messages_json` is set.
+    body: Value,
+    /// The JSON text of `body["messages"]`, when written from the stored bytes.
+    messages_json: Option<Vec<u8>>,
+}
+
+impl From<Value> for Payload {
+    fn from(body: Value) -> Payload {
+        Payload {
+            body,
+            messages_json: None,
+        }
+    }
+}
+
+impl Payload {
+    /// The body as `JSON.stringify` writes it.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match (&self.messages_json, &self.body) {
+            (Some(messages), Value::Object(fields)) => {
+                out.push(b'{');
+                for (n, (key, value)) in fields.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    let _ = serde_json::to_writer(&mut *out, key);
+                    out.push(b':');
+                    if key == "messages" {
+                        out.extend_from_slice(messages);
+                    } else {
+                        let _ = write_js(&mut *out, value);
+                    }
+                }
+                out.push(b'}');
+            }
+            _ => {
+                let _ = write_js(&mut *out, &self.body);
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let extra = self.messages_json.as_ref().map_or(0, Vec::len);
+        let mut out = Vec::with_capacity(extra + 4096);
+        self.write_json(&mut out);
+        out
+    }
+
+    /// The body as a value tree.
+    pub fn to_value(&self) -> Value {
+        match &self.messages_json {
+            None => self.body.clone(),
+            Some(_) => crate::base::parse_value(&String::from_utf8_lossy(&self.to_json()))
+                .unwrap_or(Value::Null),
+        }
+    }
+
+    /// The body's top-level keys, in order.
+    pub fn keys(&self) -> Vec<&str> {
+        self.body
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// The request body for `request.model`'s API over `messages` (AgentMessages: `convertToLlm`
 /// runs first, so plain pi Messages pass through unchanged).
 pub fn build_payload(
     request: &PayloadRequest,
     messages: &Transcript,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     let model = Model::from_value(&request.model)?;
     let llm = convert_to_llm(messages);
-    let mut values = Vec::with_capacity(llm.len());
-    for message in llm.messages() {
-        let value = message.to_value().map_err(|e| PayloadError::Invalid {
-            what: "message",
-            reason: e.to_string(),
-        })?;
-        values.push(value);
-    }
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),
-        messages: std::cell::Cell::new(values),
+        llm: &llm,
         tools: request.tools.as_ref(),
+        values: std::cell::Cell::new(None),
     };
     // Each API: its builder, and how it maps pi-ai's SimpleStreamOptions (`streamSimple*`)
     // onto its own stream options first.
     type SimpleMapper = fn(&Model, &model::Options<'_>) -> serde_json::Map<String, Value>;
     type Builder =
-        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Value, PayloadError>;
+        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
-        "openai-completions" => (
-            openai_completions::simple_options,
-            openai_completions::build,
-        ),
+        "openai-completions" => (openai_completions::simple_options, |m, c, o, n| {
+            openai_completions::build(m, c, o, n).map(Payload::from)
+        }),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            (openai_responses::simple_options, openai_responses::build)
+            (openai_responses::simple_options, |m, c, o, n| {
+                openai_responses::build(m, c, o, n).map(Payload::from)
+            })
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
-            (google::simple_options, google::build)
+            (google::simple_options, |m, c, o, n| {
+                google::build(m, c, o, n).map(Payload::from)
+            })
         }
-        "mistral-conversations" => (mistral::simple_options, mistral::build),
+        "mistral-conversations" => (mistral::simple_options, |m, c, o, n| {
+            mistral::build(m, c, o, n).map(Payload::from)
+        }),
         other => return Err(PayloadError::UnsupportedApi(other.to_owned())),
     };
     let given = model::Options::new(&request.options);
