@@ -6,10 +6,10 @@ use serde_json::{json, Map, Value};
 use super::model::{
     adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
 };
-use super::raw::{self, Block, Out, RawStr, Replayed};
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::{anthropic_tool_call_id, transform};
 use super::{Payload, PayloadError};
-use crate::base::{is_truthy, js_trim, RawObject};
+use crate::base::{is_truthy, js_trim};
 use crate::transcript::Transcript;
 
 /// Claude Code 2.x tool names in their canonical casing (anthropic.ts `claudeCodeTools`): the
@@ -106,7 +106,10 @@ pub(super) fn build(
     params.insert("model".to_owned(), json!(model.id));
     // The messages straight from the stored bytes when every message has a shape that path
     // reads, else through value trees.
-    let messages_json = write_messages_raw(context.llm, model, oauth, cache_control.as_ref());
+    let messages_json = context
+        .raw
+        .then(|| write_messages_raw(context.llm, model, oauth, cache_control.as_ref()))
+        .flatten();
     let messages = match messages_json {
         // Written in place of this placeholder by `Payload`.
         Some(_) => Value::Null,
@@ -443,12 +446,13 @@ fn write_messages_raw(
     oauth: bool,
     cache_control: Option<&Value>,
 ) -> Option<Vec<u8>> {
-    let replayed = raw::replay(messages, model, &anthropic_tool_call_id)?;
+    let replay = raw::replay(messages, model, &anthropic_tool_call_id)?;
+    let replayed = &replay.messages;
     let total: usize = messages.messages().iter().map(|m| m.len()).sum();
     let mut out = Out::with_capacity(total + 64);
     out.raw("[");
-    // Where the last message written starts, whether it is a user message, and (for a string
-    // content) where its string starts: the cache breakpoint edits it at the end.
+    // Of the last message written: whether it is a user message, and (for a string content)
+    // where its string starts. The cache breakpoint edits it at the end.
     let mut last: Option<(bool, Option<usize>)> = None;
     let mut i = 0;
     while i < replayed.len() {
@@ -456,17 +460,14 @@ fn write_messages_raw(
         if last.is_some() {
             out.raw(",");
         }
-        let mut wrote = None;
-        match &replayed[i] {
-            Replayed::User { obj } => {
-                wrote = write_user(&mut out, obj, model)?;
-            }
-            Replayed::Assistant { blocks, .. } => {
-                if write_assistant(&mut out, blocks, oauth)? {
-                    wrote = Some((false, None));
-                }
+        let wrote = match &replayed[i] {
+            Replayed::User(fields) => write_user(&mut out, fields, model)?,
+            Replayed::Assistant(_, range) => {
+                write_assistant(&mut out, &replay.blocks[range.clone()], oauth)?
+                    .then_some((false, None))
             }
             Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
+                // Consecutive tool results share one user message (needed by z.ai's endpoint).
                 out.raw(r#"{"role":"user","content":["#);
                 write_tool_result(&mut out, &replayed[i])?;
                 while matches!(
@@ -478,9 +479,9 @@ fn write_messages_raw(
                     write_tool_result(&mut out, &replayed[i])?;
                 }
                 out.raw("]}");
-                wrote = Some((true, None));
+                Some((true, None))
             }
-        }
+        };
         match wrote {
             Some(w) => last = Some(w),
             None => out.buf.truncate(start),
@@ -489,42 +490,37 @@ fn write_messages_raw(
     }
     if let (Some(cc), Some((true, string_at))) = (cache_control, last) {
         match string_at {
-            // `{"role":"user","content":"..."}` → content `[{"type":"text","text":"...",
-            // "cache_control":cc}]`.
+            // `{"role":"user","content":"..."}`: the content becomes
+            // `[{"type":"text","text":"...","cache_control":cc}]`.
             Some(at) => {
                 let text = out.buf[at..out.len() - 1].to_vec();
                 out.buf.truncate(at);
                 out.raw(r#"[{"type":"text","text":"#);
                 out.buf.extend_from_slice(&text);
-                out.raw(r#","cache_control":"#);
-                out.value(cc);
-                out.raw("}]}");
             }
             // The last block (text, image or tool_result) ends the buffer: `...}]}`.
-            None => {
-                out.buf.truncate(out.len() - 3);
-                out.raw(r#","cache_control":"#);
-                out.value(cc);
-                out.raw("}]}");
-            }
+            None => out.buf.truncate(out.len() - 3),
         }
+        out.raw(r#","cache_control":"#);
+        out.value(cc);
+        out.raw("}]}");
     }
     out.raw("]");
     Some(out.buf)
 }
 
-/// A user message; `Some(None)` when it has nothing to send, else whether it is a user message
-/// (always) and where its string content starts.
+/// A user message: `Some(None)` when it has nothing to send (nothing written), else that it
+/// is a user message and where its string content starts.
 #[allow(clippy::option_option)]
 fn write_user(
     out: &mut Out,
-    obj: &RawObject<'_>,
+    fields: &MsgFields<'_>,
     model: &Model,
 ) -> Option<Option<(bool, Option<usize>)>> {
-    let Some(content) = obj.get("content") else {
+    let Some(content) = fields.content else {
         return Some(None);
     };
-    match content.get().as_bytes().first() {
+    match content.as_bytes().first() {
         Some(b'"') => {
             let s = RawStr::of(content)?;
             if s.is_blank() {
@@ -541,9 +537,9 @@ fn write_user(
             out.raw(r#"{"role":"user","content":["#);
             let mut any = false;
             for item in raw::array_items(content)? {
-                let block = RawObject::parse(item.get()).ok()?;
-                if type_is(&block, "text") {
-                    let text = text_raw(&block)?;
+                let block = BlockFields::parse(item)?;
+                if block.is("text")? {
+                    let text = text_raw(block.text)?;
                     if text.as_ref().is_none_or(RawStr::is_blank) {
                         continue;
                     }
@@ -574,12 +570,12 @@ fn write_user(
     }
 }
 
-/// `block.text` when it is a string (`None` for any other value: `text_of` reads it as `""`);
-/// the outer `None` when the string cannot be read.
+/// A `text` field when it is a string (`Some(None)` for any other value, which `text_of`
+/// reads as `""`); `None` when the string cannot be read.
 #[allow(clippy::option_option)]
-fn text_raw<'a>(block: &RawObject<'a>) -> Option<Option<RawStr<'a>>> {
-    match block.get("text") {
-        Some(raw) if raw.get().starts_with('"') => RawStr::of(raw).map(Some),
+fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match text {
+        Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
         _ => Some(None),
     }
 }
@@ -591,13 +587,13 @@ fn write_opt_str(out: &mut Out, s: Option<&RawStr<'_>>) {
     }
 }
 
-fn write_image(out: &mut Out, block: &RawObject<'_>) {
+fn write_image(out: &mut Out, block: &BlockFields<'_>) {
     out.raw(r#"{"type":"image","source":{"type":"base64""#);
-    if let Some(m) = block.get("mimeType") {
+    if let Some(m) = block.mime_type {
         out.raw(r#","media_type":"#);
         out.copy(m);
     }
-    if let Some(d) = block.get("data") {
+    if let Some(d) = block.data {
         out.raw(r#","data":"#);
         out.copy(d);
     }
@@ -616,11 +612,11 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
         any = true;
     };
     for block in blocks {
-        match block.kind() {
-            "text" => {
-                let text = match block.get("text") {
-                    Some(raw) if raw.get().starts_with('"') => RawStr::of(raw)?,
-                    _ => continue,
+        let f = &block.fields;
+        match block.kind {
+            BlockKind::Text | BlockKind::ConvertedText => {
+                let Some(text) = text_raw(f.text)? else {
+                    continue;
                 };
                 if text.is_blank() {
                     continue;
@@ -630,31 +626,24 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                 out.copy_str(&text);
                 out.raw("}");
             }
-            "thinking" => {
-                let signature = block.get("thinkingSignature");
-                if block.get("redacted").is_some_and(raw::raw_truthy) {
+            BlockKind::Thinking => {
+                if f.redacted.is_some_and(raw::raw_truthy) {
                     sep(out);
                     out.raw(r#"{"type":"redacted_thinking""#);
-                    if let Some(s) = signature {
+                    if let Some(s) = f.thinking_signature {
                         out.raw(r#","data":"#);
                         out.copy(s);
                     }
                     out.raw("}");
                     continue;
                 }
-                let thinking = match block.get("thinking") {
-                    Some(raw) if raw.get().starts_with('"') => RawStr::of(raw)?,
-                    _ => continue,
+                let Some(thinking) = text_raw(f.thinking)? else {
+                    continue;
                 };
                 if thinking.is_blank() {
                     continue;
                 }
-                let signature = match signature {
-                    Some(raw) if raw.get().starts_with('"') => {
-                        Some(RawStr::of(raw)?).filter(|s| !s.is_blank())
-                    }
-                    _ => None,
-                };
+                let signature = text_raw(f.thinking_signature)?.filter(|s| !s.is_blank());
                 sep(out);
                 match signature {
                     Some(sig) => {
@@ -671,28 +660,22 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                     }
                 }
             }
-            "toolCall" => {
+            BlockKind::ToolCall => {
                 sep(out);
                 out.raw(r#"{"type":"tool_use""#);
-                match block {
-                    Block::Call {
-                        new_id: Some(id), ..
-                    } => {
+                match (&block.new_id, f.id) {
+                    (Some(id), _) => {
                         out.raw(r#","id":"#);
                         out.str(id);
                     }
-                    _ => {
-                        if let Some(id) = block.get("id") {
-                            out.raw(r#","id":"#);
-                            out.copy(id);
-                        }
+                    (None, Some(id)) => {
+                        out.raw(r#","id":"#);
+                        out.copy(id);
                     }
+                    (None, None) => {}
                 }
                 out.raw(r#","name":"#);
-                let name = match block.get("name") {
-                    Some(raw) if raw.get().starts_with('"') => Some(RawStr::of(raw)?),
-                    _ => None,
-                };
+                let name = text_raw(f.name)?;
                 if oauth {
                     let text = name.as_ref().map(RawStr::text).unwrap_or_default();
                     out.str(&claude_code_name(&text));
@@ -700,13 +683,13 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                     write_opt_str(out, name.as_ref());
                 }
                 out.raw(r#","input":"#);
-                match block.get("arguments") {
-                    Some(v) if v.get() != "null" => out.copy(v),
+                match f.arguments {
+                    Some(v) if v != "null" => out.copy(v),
                     _ => out.raw("{}"),
                 }
                 out.raw("}");
             }
-            _ => {}
+            BlockKind::Other => {}
         }
     }
     if !any {
@@ -720,62 +703,66 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
 /// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content).
 fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
     out.raw(r#"{"type":"tool_result""#);
-    let obj = match msg {
-        Replayed::Synthetic { id, .. } => {
+    let fields = match msg {
+        Replayed::Synthetic { id } => {
             out.raw(r#","tool_use_id":"#);
             out.str(id);
             out.raw(r#","content":"No result provided","is_error":true}"#);
             return Some(());
         }
-        Replayed::ToolResult { obj, new_id } => {
-            match new_id {
-                Some(id) => {
+        Replayed::ToolResult { fields, new_id } => {
+            match (new_id, fields.tool_call_id) {
+                (Some(id), _) => {
                     out.raw(r#","tool_use_id":"#);
                     out.str(id);
                 }
-                None => {
-                    if let Some(id) = obj.get("toolCallId") {
-                        out.raw(r#","tool_use_id":"#);
-                        out.copy(id);
-                    }
+                (None, Some(id)) => {
+                    out.raw(r#","tool_use_id":"#);
+                    out.copy(id);
                 }
+                (None, None) => {}
             }
-            obj
+            fields
         }
         _ => return None,
     };
-    let items = match obj.get("content") {
-        Some(c) if c.get().starts_with('[') => raw::array_items(c)?,
+    let items = match fields.content {
+        Some(c) if c.starts_with('[') => raw::array_items(c)?,
         _ => Vec::new(),
     };
     let mut blocks = Vec::with_capacity(items.len());
+    let mut has_image = false;
+    let mut has_text = false;
     for item in items {
-        blocks.push(RawObject::parse(item.get()).ok()?);
+        let block = BlockFields::parse(item)?;
+        has_image |= block.is("image")?;
+        has_text |= block.is("text")?;
+        blocks.push(block);
     }
     out.raw(r#","content":"#);
-    if !blocks.iter().any(|b| type_is(b, "image")) {
+    if !has_image {
         out.raw("\"");
         for (n, block) in blocks.iter().enumerate() {
             if n > 0 {
                 out.raw("\\n");
             }
-            if let Some(text) = text_raw(block)? {
+            if let Some(text) = text_raw(block.text)? {
                 text.write_inner(out);
             }
         }
         out.raw("\"");
     } else {
         out.raw("[");
-        if !blocks.iter().any(|b| type_is(b, "text")) {
+        if !has_text {
             out.raw(r#"{"type":"text","text":"(see attached image)"},"#);
         }
         for (n, block) in blocks.iter().enumerate() {
             if n > 0 {
                 out.raw(",");
             }
-            if type_is(block, "text") {
+            if block.is("text")? {
                 out.raw(r#"{"type":"text","text":"#);
-                write_opt_str(out, text_raw(block)?.as_ref());
+                write_opt_str(out, text_raw(block.text)?.as_ref());
                 out.raw("}");
             } else {
                 write_image(out, block);
@@ -783,15 +770,10 @@ fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
         }
         out.raw("]");
     }
-    if let Some(e) = obj.get("isError") {
+    if let Some(e) = fields.is_error {
         out.raw(r#","is_error":"#);
         out.copy(e);
     }
     out.raw("}");
     Some(())
-}
-
-/// `block.type === t`.
-fn type_is(block: &RawObject<'_>, t: &str) -> bool {
-    block.get_str("type").as_deref() == Some(t)
 }

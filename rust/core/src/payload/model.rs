@@ -113,6 +113,9 @@ pub struct Context<'a> {
     /// The messages after `convertToLlm`, as stored.
     pub llm: &'a Transcript,
     pub tools: Option<&'a Value>,
+    /// Builders may write the messages straight from the stored bytes (off only in the tests
+    /// that compare both paths).
+    pub raw: bool,
     /// Value trees handed back by a converter for the next (see [`Context::put_back`]).
     pub values: std::cell::Cell<Option<Vec<Value>>>,
 }

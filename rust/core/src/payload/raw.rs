@@ -10,11 +10,10 @@
 use std::borrow::Cow;
 
 use rustc_hash::{FxHashMap, FxHashSet};
-use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::model::Model;
-use crate::base::{is_js_whitespace, parse_value, write_js, RawObject};
+use crate::base::{is_js_whitespace, parse_value, write_js};
 use crate::transcript::Transcript;
 
 /// The output buffer of a body.
@@ -31,6 +30,7 @@ impl Out {
     }
 
     /// Bytes written as they are (JSON punctuation and keys known to need no escaping).
+    #[inline]
     pub fn raw(&mut self, s: &str) {
         self.buf.extend_from_slice(s.as_bytes());
     }
@@ -48,8 +48,7 @@ impl Out {
 
     /// A stored JSON value: copied when it is already in `JSON.stringify`'s form, else read
     /// and written again (as the value-tree path writes it).
-    pub fn copy(&mut self, raw: &RawValue) {
-        let text = raw.get();
+    pub fn copy(&mut self, text: &str) {
         if is_canonical(text) {
             self.raw(text);
         } else {
@@ -84,9 +83,8 @@ pub enum RawStr<'a> {
 
 impl<'a> RawStr<'a> {
     /// `None` when `raw` is not a string.
-    pub fn of(raw: &'a RawValue) -> Option<RawStr<'a>> {
-        let text = raw.get();
-        if !text.starts_with('"') {
+    pub fn of(text: &'a str) -> Option<RawStr<'a>> {
+        if text.len() < 2 || !text.starts_with('"') {
             return None;
         }
         let inner = &text[1..text.len() - 1];
@@ -318,8 +316,7 @@ fn literal(b: &[u8], i: &mut usize, lit: &[u8]) -> bool {
 }
 
 /// JavaScript truthiness of a stored value, as [`crate::base::is_truthy`] of its parsed value.
-pub fn raw_truthy(raw: &RawValue) -> bool {
-    let text = raw.get();
+pub fn raw_truthy(text: &str) -> bool {
     match text.as_bytes().first() {
         Some(b'n' | b'f') => false,
         Some(b't' | b'[' | b'{') => true,
@@ -328,84 +325,270 @@ pub fn raw_truthy(raw: &RawValue) -> bool {
     }
 }
 
-/// A stored field that must be a string when present: `Some(None)` when absent, `None` (not
-/// handled here) when it is something else.
-fn opt_str<'a>(obj: &RawObject<'a>, key: &str) -> Option<Option<Cow<'a, str>>> {
-    match obj.get(key) {
-        None => Some(None),
-        Some(raw) => obj.get_str(key).map(Some).or_else(|| {
-            // A non-string: handled only when the caller reads it as absent-like (null).
-            (raw.get() == "null").then_some(None)
-        }),
+/// Where the JSON value starting at `b[i]` ends. The stored texts are valid JSON (every
+/// transcript message is validated when stored), so containers are skipped by counting
+/// brackets outside strings; out-of-range reads answer `None`, never a panic.
+fn value_end(b: &[u8], i: usize) -> Option<usize> {
+    match *b.get(i)? {
+        b'"' => string_end(b, i),
+        b'{' | b'[' => {
+            let mut depth = 0usize;
+            let mut j = i;
+            while j < b.len() {
+                match b[j] {
+                    b'"' => {
+                        j = string_end(b, j)?;
+                        continue;
+                    }
+                    b'{' | b'[' => depth += 1,
+                    b'}' | b']' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            return Some(j + 1);
+                        }
+                    }
+                    _ => {}
+                }
+                j += 1;
+            }
+            None
+        }
+        _ => {
+            let mut j = i;
+            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
+            {
+                j += 1;
+            }
+            (j > i).then_some(j)
+        }
     }
 }
 
-/// The elements of a stored array (`None` when it is not an array).
-pub fn array_items(raw: &RawValue) -> Option<Vec<&RawValue>> {
-    if !raw.get().starts_with('[') {
+/// Where the string starting at `b[i]` (a quote) ends, past its closing quote. Short strings
+/// (keys, ids, types) are scanned byte by byte: a vector search costs more to start than
+/// they take to read.
+fn string_end(b: &[u8], i: usize) -> Option<usize> {
+    let mut j = i + 1;
+    let short = (j + 24).min(b.len());
+    while j < short {
+        match b[j] {
+            b'"' => return Some(j + 1),
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
+    loop {
+        j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
+        if b[j] == b'"' {
+            return Some(j + 1);
+        }
+        j += 2;
+    }
+}
+
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        i += 1;
+    }
+    i
+}
+
+/// Calls `field(key, raw value)` for each field of the object `text`, in order. `None` when
+/// `text` is not an object or a key holds an escape (compared as written, it could differ
+/// from the key it stands for).
+fn for_each_field<'a>(text: &'a str, mut field: impl FnMut(&'a str, &'a str)) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'{') {
         return None;
     }
-    serde_json::from_str(raw.get()).ok()
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(());
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(b, i)?;
+        let key = &text[i + 1..key_end - 1];
+        if key.contains('\\') {
+            return None;
+        }
+        i = skip_ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i = skip_ws(b, i + 1);
+        let end = value_end(b, i)?;
+        field(key, text.get(i..end)?);
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return Some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// The elements of a stored array, as raw texts (`None` when it is not an array).
+pub fn array_items(text: &str) -> Option<Vec<&str>> {
+    let b = text.as_bytes();
+    let mut i = skip_ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut items = Vec::new();
+    i = skip_ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(items);
+    }
+    loop {
+        let end = value_end(b, i)?;
+        items.push(text.get(i..end)?);
+        i = skip_ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b']') => return Some(items),
+            _ => return None,
+        }
+    }
+}
+
+/// A field read as a plain string: `Some(None)` when absent or `null` (what the value-tree
+/// path reads as no string), `Some(Some(s))` for a string without escapes, `None` (not
+/// handled here) otherwise.
+fn plain(raw: Option<&str>) -> Option<Option<&str>> {
+    match raw {
+        None | Some("null") => Some(None),
+        Some(r) if r.len() >= 2 && r.starts_with('"') && !r.contains('\\') => {
+            Some(Some(&r[1..r.len() - 1]))
+        }
+        Some(_) => None,
+    }
+}
+
+/// The fields of a message the builders read, as raw JSON texts (the last of duplicates, as
+/// `JSON.parse` keeps).
+#[derive(Default, Clone, Copy)]
+pub struct MsgFields<'a> {
+    pub role: Option<&'a str>,
+    pub content: Option<&'a str>,
+    pub provider: Option<&'a str>,
+    pub api: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub stop_reason: Option<&'a str>,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    pub is_error: Option<&'a str>,
+}
+
+impl<'a> MsgFields<'a> {
+    pub fn parse(text: &'a str) -> Option<MsgFields<'a>> {
+        let mut f = MsgFields::default();
+        for_each_field(text, |key, value| {
+            let slot = match key {
+                "role" => &mut f.role,
+                "content" => &mut f.content,
+                "provider" => &mut f.provider,
+                "api" => &mut f.api,
+                "model" => &mut f.model,
+                "stopReason" => &mut f.stop_reason,
+                "toolCallId" => &mut f.tool_call_id,
+                "toolName" => &mut f.tool_name,
+                "isError" => &mut f.is_error,
+                _ => return,
+            };
+            *slot = Some(value);
+        })?;
+        Some(f)
+    }
+}
+
+/// The fields of a content block the builders read, as raw JSON texts.
+#[derive(Default, Clone, Copy)]
+pub struct BlockFields<'a> {
+    pub kind: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub thinking: Option<&'a str>,
+    pub thinking_signature: Option<&'a str>,
+    pub redacted: Option<&'a str>,
+    pub id: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+    pub mime_type: Option<&'a str>,
+    pub data: Option<&'a str>,
+}
+
+impl<'a> BlockFields<'a> {
+    pub fn parse(text: &'a str) -> Option<BlockFields<'a>> {
+        let mut f = BlockFields::default();
+        for_each_field(text, |key, value| {
+            let slot = match key {
+                "type" => &mut f.kind,
+                "text" => &mut f.text,
+                "thinking" => &mut f.thinking,
+                "thinkingSignature" => &mut f.thinking_signature,
+                "redacted" => &mut f.redacted,
+                "id" => &mut f.id,
+                "name" => &mut f.name,
+                "arguments" => &mut f.arguments,
+                "mimeType" => &mut f.mime_type,
+                "data" => &mut f.data,
+                _ => return,
+            };
+            *slot = Some(value);
+        })?;
+        Some(f)
+    }
+
+    /// `block.type === t` (`None` when the type is neither a plain string nor absent).
+    pub fn is(&self, t: &str) -> Option<bool> {
+        Some(plain(self.kind)? == Some(t))
+    }
 }
 
 /// One content block of a replayed assistant turn.
-pub enum Block<'a> {
-    /// The block as stored (a turn of the same model, or a type the replay keeps).
-    Kept { obj: RawObject<'a>, kind: Cow<'a, str> },
-    /// Thinking or text of another model, as `{"type": "text", "text": ...}` (`text` absent
-    /// when the source block had none).
-    Text(Option<&'a RawValue>),
-    /// A tool call of another model: its id normalised (`new_id`) and its thought signature
-    /// dropped.
-    Call {
-        obj: RawObject<'a>,
-        new_id: Option<String>,
-    },
+pub struct Block<'a> {
+    pub kind: BlockKind,
+    pub fields: BlockFields<'a>,
+    /// A tool call's id after normalisation, when it changed.
+    pub new_id: Option<String>,
 }
 
-impl<'a> Block<'a> {
-    /// The `type` as the builders see it.
-    pub fn kind(&self) -> &str {
-        match self {
-            Block::Kept { kind, .. } => kind,
-            Block::Text(_) => "text",
-            Block::Call { .. } => "toolCall",
-        }
-    }
-
-    /// The block's object (none for a converted text block).
-    pub fn obj(&self) -> Option<&RawObject<'a>> {
-        match self {
-            Block::Kept { obj, .. } | Block::Call { obj, .. } => Some(obj),
-            Block::Text(_) => None,
-        }
-    }
-
-    /// `block.get(key)`.
-    pub fn get(&self, key: &str) -> Option<&'a RawValue> {
-        match self {
-            Block::Text(text) => (key == "text").then_some(*text).flatten(),
-            Block::Kept { obj, .. } | Block::Call { obj, .. } => obj.get(key),
-        }
-    }
+/// What the replay layer made of a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockKind {
+    Text,
+    Thinking,
+    ToolCall,
+    /// Thinking or text of another model as `{"type": "text", "text": ...}` (`fields.text`
+    /// is that text, absent when the source block had none).
+    ConvertedText,
+    /// Any other type, kept as it is.
+    Other,
 }
 
 /// One message after the replay layer.
 pub enum Replayed<'a> {
-    User {
-        obj: RawObject<'a>,
-    },
-    Assistant {
-        obj: RawObject<'a>,
-        blocks: Vec<Block<'a>>,
-    },
+    User(MsgFields<'a>),
+    /// Its blocks are `blocks[range]` of [`Replay`].
+    Assistant(MsgFields<'a>, std::ops::Range<usize>),
     ToolResult {
-        obj: RawObject<'a>,
+        fields: MsgFields<'a>,
         /// The id after normalisation, when it was remapped.
         new_id: Option<String>,
     },
     /// The synthetic error result of a call left unanswered (transform-messages.ts).
-    Synthetic { id: String },
+    Synthetic {
+        id: String,
+    },
+}
+
+/// The replayed messages and the blocks of their assistant turns.
+pub struct Replay<'a> {
+    pub messages: Vec<Replayed<'a>>,
+    pub blocks: Vec<Block<'a>>,
 }
 
 /// `transformMessages` (see `transform.rs`) over the stored messages; `normalize` maps a
@@ -415,26 +598,26 @@ pub fn replay<'a>(
     messages: &'a Transcript,
     model: &Model,
     normalize: &dyn Fn(&str) -> String,
-) -> Option<Vec<Replayed<'a>>> {
+) -> Option<Replay<'a>> {
     let mut id_map: FxHashMap<String, String> = FxHashMap::default();
+    let mut blocks: Vec<Block<'a>> = Vec::with_capacity(messages.len());
     let mut transformed: Vec<Replayed<'a>> = Vec::with_capacity(messages.len());
     for message in messages.messages() {
-        let obj = RawObject::parse(message.as_str()).ok()?;
-        let role = opt_str(&obj, "role")?;
-        let replayed = match role.as_deref() {
-            Some("user") => Replayed::User { obj },
+        let fields = MsgFields::parse(message.as_str())?;
+        let replayed = match plain(fields.role)? {
+            Some("user") => Replayed::User(fields),
             Some("assistant") => {
-                let blocks = replay_assistant(&obj, model, normalize, &mut id_map)?;
-                Replayed::Assistant { obj, blocks }
+                let start = blocks.len();
+                replay_assistant(&fields, model, normalize, &mut id_map, &mut blocks)?;
+                Replayed::Assistant(fields, start..blocks.len())
             }
             Some("toolResult") => {
-                let id = opt_str(&obj, "toolCallId")?;
+                let id = plain(fields.tool_call_id)?;
                 let new_id = id
-                    .as_deref()
                     .and_then(|id| id_map.get(id))
                     .filter(|n| !n.is_empty())
                     .cloned();
-                Replayed::ToolResult { obj, new_id }
+                Replayed::ToolResult { fields, new_id }
             }
             // Other roles reach no builder's output; keep the pass simple.
             _ => return None,
@@ -457,27 +640,21 @@ pub fn replay<'a>(
     };
     for msg in transformed {
         match &msg {
-            Replayed::Assistant { obj, blocks } => {
+            Replayed::Assistant(fields, range) => {
                 if !pending.is_empty() {
                     flush(&mut pending, &mut answered, &mut result);
                 }
-                if matches!(
-                    opt_str(obj, "stopReason")?.as_deref(),
-                    Some("error" | "aborted")
-                ) {
+                if matches!(plain(fields.stop_reason)?, Some("error" | "aborted")) {
                     continue;
                 }
                 let mut calls = Vec::new();
-                for b in blocks.iter().filter(|b| b.kind() == "toolCall") {
-                    let id = match &b {
-                        Block::Call {
-                            new_id: Some(id), ..
-                        } => id.clone(),
-                        _ => b
-                            .obj()
-                            .and_then(|o| o.get_str("id"))
-                            .map(Cow::into_owned)
-                            .unwrap_or_default(),
+                for b in blocks[range.clone()]
+                    .iter()
+                    .filter(|b| b.kind == BlockKind::ToolCall)
+                {
+                    let id = match &b.new_id {
+                        Some(id) => id.clone(),
+                        None => plain(b.fields.id)?.unwrap_or_default().to_owned(),
                     };
                     calls.push(id);
                 }
@@ -486,16 +663,16 @@ pub fn replay<'a>(
                     answered.clear();
                 }
             }
-            Replayed::ToolResult { obj, new_id } => {
+            Replayed::ToolResult { fields, new_id } => {
                 let id = match new_id {
                     Some(id) => Some(id.clone()),
-                    None => obj.get_str("toolCallId").map(Cow::into_owned),
+                    None => plain(fields.tool_call_id)?.map(str::to_owned),
                 };
                 if let Some(id) = id {
                     answered.insert(id);
                 }
             }
-            Replayed::User { .. } => {
+            Replayed::User(_) => {
                 if !pending.is_empty() {
                     flush(&mut pending, &mut answered, &mut result);
                 }
@@ -504,78 +681,93 @@ pub fn replay<'a>(
         }
         result.push(msg);
     }
-    Some(result)
+    Some(Replay {
+        messages: result,
+        blocks,
+    })
 }
 
 fn replay_assistant<'a>(
-    obj: &RawObject<'a>,
+    fields: &MsgFields<'a>,
     model: &Model,
     normalize: &dyn Fn(&str) -> String,
     id_map: &mut FxHashMap<String, String>,
-) -> Option<Vec<Block<'a>>> {
-    let same_model = opt_str(obj, "provider")?.as_deref() == Some(model.provider.as_str())
-        && opt_str(obj, "api")?.as_deref() == Some(model.api.as_str())
-        && opt_str(obj, "model")?.as_deref() == Some(model.id.as_str());
-    let items = match obj.get("content") {
-        Some(content) => array_items(content)?,
-        None => return None,
-    };
-    let mut out = Vec::with_capacity(items.len());
+    out: &mut Vec<Block<'a>>,
+) -> Option<()> {
+    let same_model = plain(fields.provider)? == Some(model.provider.as_str())
+        && plain(fields.api)? == Some(model.api.as_str())
+        && plain(fields.model)? == Some(model.id.as_str());
+    let items = array_items(fields.content?)?;
     for item in items {
-        let block = RawObject::parse(item.get()).ok()?;
-        let kind = opt_str(&block, "type")??;
-        match kind.as_ref() {
-            "thinking" => {
-                if block.get("redacted").is_some_and(raw_truthy) {
+        let block = BlockFields::parse(item)?;
+        let keep = |kind| Block {
+            kind,
+            fields: block,
+            new_id: None,
+        };
+        let converted = |text| Block {
+            kind: BlockKind::ConvertedText,
+            fields: BlockFields {
+                text,
+                ..BlockFields::default()
+            },
+            new_id: None,
+        };
+        match plain(block.kind)? {
+            Some("thinking") => {
+                if block.redacted.is_some_and(raw_truthy) {
                     if same_model {
-                        out.push(Block::Kept { obj: block, kind });
+                        out.push(keep(BlockKind::Thinking));
                     }
                     continue;
                 }
-                let signed = opt_str(&block, "thinkingSignature")?.is_some_and(|s| !s.is_empty());
+                let signed = plain(block.thinking_signature)?.is_some_and(|s| !s.is_empty());
                 if same_model && signed {
-                    out.push(Block::Kept { obj: block, kind });
+                    out.push(keep(BlockKind::Thinking));
                     continue;
                 }
-                let thinking = match block.get("thinking") {
-                    Some(raw) => RawStr::of(raw)?,
-                    None => continue,
+                let Some(thinking) = block.thinking else {
+                    continue;
                 };
-                if thinking.is_blank() {
+                if RawStr::of(thinking)?.is_blank() {
                     continue;
                 }
                 if same_model {
-                    out.push(Block::Kept { obj: block, kind });
+                    out.push(keep(BlockKind::Thinking));
                 } else {
-                    out.push(Block::Text(block.get("thinking")));
+                    out.push(converted(Some(thinking)));
                 }
             }
-            "text" => {
+            Some("text") => {
                 if same_model {
-                    out.push(Block::Kept { obj: block, kind });
+                    out.push(keep(BlockKind::Text));
                 } else {
-                    out.push(Block::Text(block.get("text")));
+                    out.push(converted(block.text));
                 }
             }
-            "toolCall" => {
+            Some("toolCall") => {
                 if same_model {
-                    out.push(Block::Kept { obj: block, kind });
+                    out.push(keep(BlockKind::ToolCall));
                     continue;
                 }
-                let id = opt_str(&block, "id")?.unwrap_or_default();
-                let new_id = normalize(&id);
-                let new_id = if new_id == id.as_ref() {
+                let id = plain(block.id)?.unwrap_or_default();
+                let new_id = normalize(id);
+                let new_id = if new_id == id {
                     None
                 } else {
-                    id_map.insert(id.into_owned(), new_id.clone());
+                    id_map.insert(id.to_owned(), new_id.clone());
                     Some(new_id)
                 };
-                out.push(Block::Call { obj: block, new_id });
+                out.push(Block {
+                    kind: BlockKind::ToolCall,
+                    fields: block,
+                    new_id,
+                });
             }
-            _ => out.push(Block::Kept { obj: block, kind }),
+            _ => out.push(keep(BlockKind::Other)),
         }
     }
-    Some(out)
+    Some(())
 }
 
 #[cfg(test)]
@@ -612,10 +804,7 @@ mod tests {
 
     #[test]
     fn blank_strings_follow_js_trim() {
-        let blank = |t: &str| {
-            let raw: Box<RawValue> = serde_json::from_str(t).unwrap();
-            RawStr::of(&raw).unwrap().is_blank()
-        };
+        let blank = |t: &str| RawStr::of(t).unwrap().is_blank();
         assert!(blank(r#"" \n\t\u000b\u3000""#));
         assert!(blank(r#""""#));
         assert!(!blank(r#"" \u0001""#));
