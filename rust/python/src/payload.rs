@@ -5,10 +5,10 @@
 
 use std::sync::Arc;
 
-use clawctx_core::base::{parse_value, to_js_string, write_js};
+use clawctx_core::base::{parse_value, to_js_string};
 use clawctx_core::payload::{
     build_payload, strip_lone_surrogate_escapes, transform_messages as core_transform, Model,
-    Normalizer, PayloadError, PayloadRequest,
+    Normalizer, Payload, PayloadError, PayloadRequest,
 };
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -16,15 +16,22 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use serde_json::{Map, Value};
 
-use crate::convert::to_py;
 use crate::transcript::PyTranscript;
 
-/// A request body built in Rust. `to_dict()` builds the Python objects; `to_json()` writes the
-/// JSON bytes straight from the Rust value.
+/// A request body built in Rust. `to_json()` writes the JSON bytes from the Rust body (its
+/// messages often already JSON text copied from the stored bytes); `to_dict()` reads those
+/// bytes into Python objects.
 #[pyclass(name = "RequestPayload", module = "clawctx._core", frozen)]
 pub struct PyRequestPayload {
-    value: Arc<Value>,
+    payload: Arc<Payload>,
     api: String,
+}
+
+impl PyRequestPayload {
+    fn json_bytes(&self, py: Python<'_>) -> Vec<u8> {
+        let payload = Arc::clone(&self.payload);
+        py.detach(move || payload.to_json())
+    }
 }
 
 #[pymethods]
@@ -35,31 +42,24 @@ impl PyRequestPayload {
         &self.api
     }
 
-    /// The body as a dict (key order as sent).
+    /// The body as a dict (key order as sent): the JSON bytes read by Python's own parser,
+    /// which builds the objects faster than a walk over a Rust value tree would.
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::errors::guard(|| to_py(py, &self.value))
+        crate::errors::guard(|| {
+            let bytes = PyBytes::new(py, &self.json_bytes(py));
+            let loads = py.import("json")?.getattr("loads")?;
+            Ok(loads.call1((bytes,))?.unbind())
+        })
     }
 
     /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
     fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        crate::errors::guard(|| {
-            let value = Arc::clone(&self.value);
-            let bytes = py.detach(move || {
-                let mut out = Vec::with_capacity(4096);
-                write_js(&mut out, &value).map(|()| out)
-            });
-            let bytes = bytes.map_err(|e| PyValueError::new_err(e.to_string()))?;
-            Ok(PyBytes::new(py, &bytes))
-        })
+        crate::errors::guard(|| Ok(PyBytes::new(py, &self.json_bytes(py))))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         crate::errors::guard(|| {
-            let keys: Vec<&str> = self
-                .value
-                .as_object()
-                .map(|o| o.keys().map(String::as_str).collect())
-                .unwrap_or_default();
+            let keys = self.payload.keys();
             Ok(format!(
                 "RequestPayload(api={}, keys={})",
                 crate::convert::py_repr(py, self.api.as_str())?,
@@ -140,11 +140,11 @@ pub fn _build_request_payload(
             simple,
             now_ms,
         };
-        let value = py
+        let payload = py
             .detach(move || build_payload(&request, &transcript))
             .map_err(payload_error)?;
         Ok(PyRequestPayload {
-            value: Arc::new(value),
+            payload: Arc::new(payload),
             api,
         })
     })

@@ -6,9 +6,11 @@ use serde_json::{json, Map, Value};
 use super::model::{
     adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
 };
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::{anthropic_tool_call_id, transform};
-use super::PayloadError;
+use super::{Payload, PayloadError};
 use crate::base::{is_truthy, js_trim};
+use crate::transcript::Transcript;
 
 /// Claude Code 2.x tool names in their canonical casing (anthropic.ts `claudeCodeTools`): the
 /// OAuth path renames tools that match one case-insensitively.
@@ -82,7 +84,7 @@ pub(super) fn build(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     let oauth = options
         .str("apiKey")
         .is_some_and(|k| k.contains("sk-ant-oat"));
@@ -102,16 +104,24 @@ pub(super) fn build(
 
     let mut params = Map::new();
     params.insert("model".to_owned(), json!(model.id));
-    params.insert(
-        "messages".to_owned(),
-        Value::Array(convert_messages(
-            context.take_messages(),
+    // The messages straight from the stored bytes when every message has a shape that path
+    // reads, else through value trees.
+    let messages_json = context
+        .raw
+        .then(|| write_messages_raw(context.llm, model, oauth, cache_control.as_ref()))
+        .flatten();
+    let messages = match messages_json {
+        // Written in place of this placeholder by `Payload`.
+        Some(_) => Value::Null,
+        None => Value::Array(convert_messages(
+            context.take_messages()?,
             model,
             oauth,
             cache_control.as_ref(),
             now_ms,
         )),
-    );
+    };
+    params.insert("messages".to_owned(), messages);
     let max_tokens = match options.truthy("maxTokens") {
         Some(v) => v.clone(),
         // `(model.maxTokens / 3) | 0`
@@ -179,7 +189,10 @@ pub(super) fn build(
         };
         params.insert("tool_choice".to_owned(), choice);
     }
-    Ok(Value::Object(params))
+    Ok(Payload {
+        body: Value::Object(params),
+        messages_json,
+    })
 }
 
 fn image_block(block: &Value) -> Value {
@@ -422,4 +435,345 @@ fn convert_tools(tools: &[Value], oauth: bool) -> Value {
             })
             .collect(),
     )
+}
+
+/// [`convert_messages`] written straight from the stored messages: unmodified text, tool
+/// arguments, results and image data are copied from the stored bytes. `None` when a message
+/// has a shape only the value-tree path handles (the caller then runs that).
+fn write_messages_raw(
+    messages: &Transcript,
+    model: &Model,
+    oauth: bool,
+    cache_control: Option<&Value>,
+) -> Option<Vec<u8>> {
+    let replay = raw::replay(messages, model, &anthropic_tool_call_id)?;
+    let replayed = &replay.messages;
+    let total: usize = messages.messages().iter().map(|m| m.len()).sum();
+    let mut out = Out::with_capacity(total + 64);
+    out.raw("[");
+    // Of the last message written: whether it is a user message, and (for a string content)
+    // where its string starts. The cache breakpoint edits it at the end.
+    let mut last: Option<(bool, Option<usize>)> = None;
+    let mut i = 0;
+    while i < replayed.len() {
+        let start = out.len();
+        if last.is_some() {
+            out.raw(",");
+        }
+        let wrote = match &replayed[i] {
+            Replayed::User(fields) => write_user(&mut out, fields, model)?,
+            Replayed::Assistant(_, range) => {
+                write_assistant(&mut out, &replay.blocks[range.clone()], oauth)?
+                    .then_some((false, None))
+            }
+            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
+                // Consecutive tool results share one user message (needed by z.ai's endpoint).
+                out.raw(r#"{"role":"user","content":["#);
+                write_tool_result(&mut out, &replayed[i])?;
+                while matches!(
+                    replayed.get(i + 1),
+                    Some(Replayed::ToolResult { .. } | Replayed::Synthetic { .. })
+                ) {
+                    i += 1;
+                    out.raw(",");
+                    write_tool_result(&mut out, &replayed[i])?;
+                }
+                out.raw("]}");
+                Some((true, None))
+            }
+        };
+        match wrote {
+            Some(w) => last = Some(w),
+            None => out.buf.truncate(start),
+        }
+        i += 1;
+    }
+    if let (Some(cc), Some((true, string_at))) = (cache_control, last) {
+        match string_at {
+            // `{"role":"user","content":"..."}`: the content becomes
+            // `[{"type":"text","text":"...","cache_control":cc}]`.
+            Some(at) => {
+                let text = out.buf[at..out.len() - 1].to_vec();
+                out.buf.truncate(at);
+                out.raw(r#"[{"type":"text","text":"#);
+                out.buf.extend_from_slice(&text);
+            }
+            // The last block (text, image or tool_result) ends the buffer: `...}]}`.
+            None => out.buf.truncate(out.len() - 3),
+        }
+        out.raw(r#","cache_control":"#);
+        out.value(cc);
+        out.raw("}]}");
+    }
+    out.raw("]");
+    Some(out.buf)
+}
+
+/// A user message: `Some(None)` when it has nothing to send (nothing written), else that it
+/// is a user message and where its string content starts.
+#[allow(clippy::option_option)]
+fn write_user(
+    out: &mut Out,
+    fields: &MsgFields<'_>,
+    model: &Model,
+) -> Option<Option<(bool, Option<usize>)>> {
+    let Some(content) = fields.content else {
+        return Some(None);
+    };
+    match content.as_bytes().first() {
+        Some(b'"') => {
+            let s = RawStr::of(content)?;
+            if s.is_blank() {
+                return Some(None);
+            }
+            out.raw(r#"{"role":"user","content":"#);
+            let at = out.len();
+            out.copy_str(&s);
+            out.raw("}");
+            Some(Some((true, Some(at))))
+        }
+        Some(b'[') => {
+            let start = out.len();
+            out.raw(r#"{"role":"user","content":["#);
+            let mut any = false;
+            for item in raw::array_items(content)? {
+                let block = BlockFields::parse(item)?;
+                if block.is("text")? {
+                    let text = text_raw(block.text)?;
+                    if text.as_ref().is_none_or(RawStr::is_blank) {
+                        continue;
+                    }
+                    if any {
+                        out.raw(",");
+                    }
+                    out.raw(r#"{"type":"text","text":"#);
+                    write_opt_str(out, text.as_ref());
+                    out.raw("}");
+                } else if model.accepts_images {
+                    if any {
+                        out.raw(",");
+                    }
+                    write_image(out, &block);
+                } else {
+                    continue;
+                }
+                any = true;
+            }
+            if !any {
+                out.buf.truncate(start);
+                return Some(None);
+            }
+            out.raw("]}");
+            Some(Some((true, None)))
+        }
+        _ => Some(None),
+    }
+}
+
+/// A `text` field when it is a string (`Some(None)` for any other value, which `text_of`
+/// reads as `""`); `None` when the string cannot be read.
+#[allow(clippy::option_option)]
+fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match text {
+        Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
+        _ => Some(None),
+    }
+}
+
+fn write_opt_str(out: &mut Out, s: Option<&RawStr<'_>>) {
+    match s {
+        Some(s) => out.copy_str(s),
+        None => out.raw(r#""""#),
+    }
+}
+
+fn write_image(out: &mut Out, block: &BlockFields<'_>) {
+    out.raw(r#"{"type":"image","source":{"type":"base64""#);
+    if let Some(m) = block.mime_type {
+        out.raw(r#","media_type":"#);
+        out.copy(m);
+    }
+    if let Some(d) = block.data {
+        out.raw(r#","data":"#);
+        out.copy(d);
+    }
+    out.raw("}}");
+}
+
+/// An assistant message; `false` when it has no block to send (nothing written then).
+fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<bool> {
+    let start = out.len();
+    out.raw(r#"{"role":"assistant","content":["#);
+    let mut any = false;
+    let mut sep = |out: &mut Out| {
+        if any {
+            out.raw(",");
+        }
+        any = true;
+    };
+    for block in blocks {
+        let f = &block.fields;
+        match block.kind {
+            BlockKind::Text | BlockKind::ConvertedText => {
+                let Some(text) = text_raw(f.text)? else {
+                    continue;
+                };
+                if text.is_blank() {
+                    continue;
+                }
+                sep(out);
+                out.raw(r#"{"type":"text","text":"#);
+                out.copy_str(&text);
+                out.raw("}");
+            }
+            BlockKind::Thinking => {
+                if f.redacted.is_some_and(raw::raw_truthy) {
+                    sep(out);
+                    out.raw(r#"{"type":"redacted_thinking""#);
+                    if let Some(s) = f.thinking_signature {
+                        out.raw(r#","data":"#);
+                        out.copy(s);
+                    }
+                    out.raw("}");
+                    continue;
+                }
+                let Some(thinking) = text_raw(f.thinking)? else {
+                    continue;
+                };
+                if thinking.is_blank() {
+                    continue;
+                }
+                let signature = text_raw(f.thinking_signature)?.filter(|s| !s.is_blank());
+                sep(out);
+                match signature {
+                    Some(sig) => {
+                        out.raw(r#"{"type":"thinking","thinking":"#);
+                        out.copy_str(&thinking);
+                        out.raw(r#","signature":"#);
+                        out.copy_str(&sig);
+                        out.raw("}");
+                    }
+                    None => {
+                        out.raw(r#"{"type":"text","text":"#);
+                        out.copy_str(&thinking);
+                        out.raw("}");
+                    }
+                }
+            }
+            BlockKind::ToolCall => {
+                sep(out);
+                out.raw(r#"{"type":"tool_use""#);
+                match (&block.new_id, f.id) {
+                    (Some(id), _) => {
+                        out.raw(r#","id":"#);
+                        out.str(id);
+                    }
+                    (None, Some(id)) => {
+                        out.raw(r#","id":"#);
+                        out.copy(id);
+                    }
+                    (None, None) => {}
+                }
+                out.raw(r#","name":"#);
+                let name = text_raw(f.name)?;
+                if oauth {
+                    let text = name.as_ref().map(RawStr::text).unwrap_or_default();
+                    out.str(&claude_code_name(&text));
+                } else {
+                    write_opt_str(out, name.as_ref());
+                }
+                out.raw(r#","input":"#);
+                match f.arguments {
+                    Some(v) if v != "null" => out.copy(v),
+                    _ => out.raw("{}"),
+                }
+                out.raw("}");
+            }
+            BlockKind::Other => {}
+        }
+    }
+    if !any {
+        out.buf.truncate(start);
+        return Some(false);
+    }
+    out.raw("]}");
+    Some(true)
+}
+
+/// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content).
+fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
+    out.raw(r#"{"type":"tool_result""#);
+    let fields = match msg {
+        Replayed::Synthetic { id } => {
+            out.raw(r#","tool_use_id":"#);
+            out.str(id);
+            out.raw(r#","content":"No result provided","is_error":true}"#);
+            return Some(());
+        }
+        Replayed::ToolResult { fields, new_id } => {
+            match (new_id, fields.tool_call_id) {
+                (Some(id), _) => {
+                    out.raw(r#","tool_use_id":"#);
+                    out.str(id);
+                }
+                (None, Some(id)) => {
+                    out.raw(r#","tool_use_id":"#);
+                    out.copy(id);
+                }
+                (None, None) => {}
+            }
+            fields
+        }
+        _ => return None,
+    };
+    let items = match fields.content {
+        Some(c) if c.starts_with('[') => raw::array_items(c)?,
+        _ => Vec::new(),
+    };
+    let mut blocks = Vec::with_capacity(items.len());
+    let mut has_image = false;
+    let mut has_text = false;
+    for item in items {
+        let block = BlockFields::parse(item)?;
+        has_image |= block.is("image")?;
+        has_text |= block.is("text")?;
+        blocks.push(block);
+    }
+    out.raw(r#","content":"#);
+    if !has_image {
+        out.raw("\"");
+        for (n, block) in blocks.iter().enumerate() {
+            if n > 0 {
+                out.raw("\\n");
+            }
+            if let Some(text) = text_raw(block.text)? {
+                text.write_inner(out);
+            }
+        }
+        out.raw("\"");
+    } else {
+        out.raw("[");
+        if !has_text {
+            out.raw(r#"{"type":"text","text":"(see attached image)"},"#);
+        }
+        for (n, block) in blocks.iter().enumerate() {
+            if n > 0 {
+                out.raw(",");
+            }
+            if block.is("text")? {
+                out.raw(r#"{"type":"text","text":"#);
+                write_opt_str(out, text_raw(block.text)?.as_ref());
+                out.raw("}");
+            } else {
+                write_image(out, block);
+            }
+        }
+        out.raw("]");
+    }
+    if let Some(e) = fields.is_error {
+        out.raw(r#","is_error":"#);
+        out.copy(e);
+    }
+    out.raw("}");
+    Some(())
 }

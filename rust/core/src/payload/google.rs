@@ -200,7 +200,7 @@ pub(super) fn build(
     if model.api == "google-gemini-cli" {
         return build_cli(model, context, options, now_ms);
     }
-    let contents = convert_messages(model, context, now_ms);
+    let contents = convert_messages(model, context, now_ms)?;
     let mut config = Map::new();
     if let Some(t) = options.get("temperature") {
         config.insert("temperature".to_owned(), t.clone());
@@ -281,7 +281,7 @@ fn build_cli(
         ));
     };
     let antigravity = model.provider == "google-antigravity";
-    let contents = convert_messages(model, context, now_ms);
+    let contents = convert_messages(model, context, now_ms)?;
     let mut generation = Map::new();
     if let Some(t) = options.get("temperature") {
         generation.insert("temperature".to_owned(), t.clone());
@@ -387,7 +387,11 @@ fn inline_data(block: &Value) -> Value {
     json!({"inlineData": d})
 }
 
-fn convert_messages(model: &Model, context: &Context<'_>, now_ms: i64) -> Vec<Value> {
+fn convert_messages(
+    model: &Model,
+    context: &Context<'_>,
+    now_ms: i64,
+) -> Result<Vec<Value>, PayloadError> {
     let needs_id = requires_tool_call_id(&model.id);
     let normalize = |id: &str, _: &Value| -> String {
         if needs_id {
@@ -396,7 +400,7 @@ fn convert_messages(model: &Model, context: &Context<'_>, now_ms: i64) -> Vec<Va
             id.to_owned()
         }
     };
-    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let gemini3 = model.id.to_lowercase().contains("gemini-3");
     let multimodal_response = model.id.contains("gemini-3");
     let mut contents: Vec<Value> = Vec::with_capacity(messages.len());
@@ -570,7 +574,7 @@ fn convert_messages(model: &Model, context: &Context<'_>, now_ms: i64) -> Vec<Va
             _ => {}
         }
     }
-    contents
+    Ok(contents)
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ pub(super) fn build(
 ) -> Result<Value, PayloadError> {
     let ids = MistralIds::default();
     let normalize = |id: &str, _: &Value| ids.normalize(id);
-    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let mut chat = to_chat_messages(&messages, model.accepts_images);
     let mut payload = Map::new();
     payload.insert("model".to_owned(), json!(model.id));

@@ -12,10 +12,12 @@ mod mistral;
 mod model;
 mod openai_completions;
 mod openai_responses;
+mod raw;
 mod transform;
 
 use serde_json::{Map, Value};
 
+use crate::base::write_js;
 use crate::transcript::{convert_to_llm, Transcript};
 
 pub use model::{strip_lone_surrogate_escapes, Model};
@@ -47,45 +49,125 @@ pub struct PayloadRequest {
     pub now_ms: i64,
 }
 
+/// A request body. Builders that write the messages straight from the stored bytes keep them
+/// as JSON text beside the rest of the body, so the body is written without a value tree of
+/// the messages ever being built.
+#[derive(Debug, Clone)]
+pub struct Payload {
+    /// The body; its `messages` is a placeholder when `messages_json` is set.
+    body: Value,
+    /// The JSON text of `body["messages"]`, when written from the stored bytes.
+    messages_json: Option<Vec<u8>>,
+}
+
+impl From<Value> for Payload {
+    fn from(body: Value) -> Payload {
+        Payload {
+            body,
+            messages_json: None,
+        }
+    }
+}
+
+impl Payload {
+    /// The body as `JSON.stringify` writes it.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match (&self.messages_json, &self.body) {
+            (Some(messages), Value::Object(fields)) => {
+                out.push(b'{');
+                for (n, (key, value)) in fields.iter().enumerate() {
+                    if n > 0 {
+                        out.push(b',');
+                    }
+                    let _ = serde_json::to_writer(&mut *out, key);
+                    out.push(b':');
+                    if key == "messages" {
+                        out.extend_from_slice(messages);
+                    } else {
+                        let _ = write_js(&mut *out, value);
+                    }
+                }
+                out.push(b'}');
+            }
+            _ => {
+                let _ = write_js(&mut *out, &self.body);
+            }
+        }
+    }
+
+    pub fn to_json(&self) -> Vec<u8> {
+        let extra = self.messages_json.as_ref().map_or(0, Vec::len);
+        let mut out = Vec::with_capacity(extra + 4096);
+        self.write_json(&mut out);
+        out
+    }
+
+    /// The body as a value tree.
+    pub fn to_value(&self) -> Value {
+        match &self.messages_json {
+            None => self.body.clone(),
+            Some(_) => crate::base::parse_value(&String::from_utf8_lossy(&self.to_json()))
+                .unwrap_or(Value::Null),
+        }
+    }
+
+    /// The body's top-level keys, in order.
+    pub fn keys(&self) -> Vec<&str> {
+        self.body
+            .as_object()
+            .map(|o| o.keys().map(String::as_str).collect())
+            .unwrap_or_default()
+    }
+}
+
 /// The request body for `request.model`'s API over `messages` (AgentMessages: `convertToLlm`
 /// runs first, so plain pi Messages pass through unchanged).
 pub fn build_payload(
     request: &PayloadRequest,
     messages: &Transcript,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
+    build_payload_with(request, messages, true)
+}
+
+/// [`build_payload`], writing from the stored bytes where a builder can (`raw`) or always
+/// through value trees.
+fn build_payload_with(
+    request: &PayloadRequest,
+    messages: &Transcript,
+    raw: bool,
+) -> Result<Payload, PayloadError> {
     let model = Model::from_value(&request.model)?;
     let llm = convert_to_llm(messages);
-    let mut values = Vec::with_capacity(llm.len());
-    for message in llm.messages() {
-        let value = message.to_value().map_err(|e| PayloadError::Invalid {
-            what: "message",
-            reason: e.to_string(),
-        })?;
-        values.push(value);
-    }
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),
-        messages: std::cell::Cell::new(values),
+        llm: &llm,
         tools: request.tools.as_ref(),
+        raw,
+        values: std::cell::Cell::new(None),
     };
     // Each API: its builder, and how it maps pi-ai's SimpleStreamOptions (`streamSimple*`)
     // onto its own stream options first.
     type SimpleMapper = fn(&Model, &model::Options<'_>) -> serde_json::Map<String, Value>;
     type Builder =
-        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Value, PayloadError>;
+        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
-        "openai-completions" => (
-            openai_completions::simple_options,
-            openai_completions::build,
-        ),
+        "openai-completions" => (openai_completions::simple_options, |m, c, o, n| {
+            openai_completions::build(m, c, o, n).map(Payload::from)
+        }),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            (openai_responses::simple_options, openai_responses::build)
+            (openai_responses::simple_options, |m, c, o, n| {
+                openai_responses::build(m, c, o, n).map(Payload::from)
+            })
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
-            (google::simple_options, google::build)
+            (google::simple_options, |m, c, o, n| {
+                google::build(m, c, o, n).map(Payload::from)
+            })
         }
-        "mistral-conversations" => (mistral::simple_options, mistral::build),
+        "mistral-conversations" => (mistral::simple_options, |m, c, o, n| {
+            mistral::build(m, c, o, n).map(Payload::from)
+        }),
         other => return Err(PayloadError::UnsupportedApi(other.to_owned())),
     };
     let given = model::Options::new(&request.options);
@@ -97,4 +179,129 @@ pub fn build_payload(
         given
     };
     build(&model, &context, &options, request.now_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::base::parse_value;
+
+    fn both_paths(model: &Value, messages: &Transcript, options: Map<String, Value>, simple: bool) {
+        let request = PayloadRequest {
+            model: model.clone(),
+            system_prompt: Some("sys".to_owned()),
+            tools: None,
+            options,
+            simple,
+            now_ms: 7,
+        };
+        let fast = build_payload_with(&request, messages, true);
+        let slow = build_payload_with(&request, messages, false);
+        match (fast, slow) {
+            (Ok(fast), Ok(slow)) => {
+                assert!(slow.messages_json.is_none());
+                assert_eq!(
+                    String::from_utf8_lossy(&fast.to_json()),
+                    String::from_utf8_lossy(&slow.to_json()),
+                    "model {model}"
+                );
+            }
+            (Err(fast), Err(slow)) => assert_eq!(fast.to_string(), slow.to_string()),
+            (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
+        }
+    }
+
+    fn anthropic_model(provider: &str, api: &str, id: &str) -> Value {
+        serde_json::json!({"id": id, "name": id, "api": api, "provider": provider,
+            "baseUrl": "https://api.anthropic.com", "reasoning": true,
+            "input": ["text", "image"], "maxTokens": 64000})
+    }
+
+    /// Stored texts in forms `JSON.stringify` would not write (whitespace, needless escapes,
+    /// floats, duplicate keys, lone surrogates) and odd shapes: the bytes path must give what
+    /// the value-tree path gives, or hand over to it.
+    #[test]
+    fn stored_bytes_path_writes_what_the_value_path_writes() {
+        let lines = [
+            r#"{"role":"user","content":"plain \u00e9\/ text\n","timestamp":1}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"think \ud800 x","thinkingSignature":"sig"},{"type":"text","text":" "},{"type":"text","text":"hi\u0001\t"},{"type":"toolCall","id":"call|1","name":"bash","arguments":{"a": 1.50, "b":[1e2,-0,12345678901234567890],"a":"dup"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"call|1","toolName":"bash","content":[{"type":"text","text":"out\n"},{"type":"text","text":"more"}],"isError":false}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"mine","thinkingSignature":"s1"},{"type":"thinking","thinking":"","redacted":true,"thinkingSignature":"opaque"},{"type":"toolCall","id":"c2","name":"read","arguments":null},{"type":"toolCall","id":"c3","name":"bash","arguments":{}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-x","stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"c2","content":[{"type":"image","data":"AAAA","mimeType":"image/png"}],"isError":true}"#,
+            r#"{ "role" : "user" , "content" : [ {"type":"text","text":"  "}, {"type":"image","data":"QQ==","mimeType":"image/jpeg"}, {"type":"text","text":"look"} ] }"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"err"}],"api":"x","provider":"y","model":"z","stopReason":"error"}"#,
+            r#"{"role":"user","content":"last"}"#,
+        ];
+        let transcript = Transcript::new(
+            lines
+                .iter()
+                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
+                .collect(),
+        );
+        for (provider, api, id) in [
+            ("anthropic", "anthropic-messages", "claude-x"),
+            ("openai", "openai-responses", "gpt-5"),
+        ] {
+            let model = anthropic_model(provider, api, id);
+            let model_here = {
+                let mut m = model.clone();
+                m["api"] = Value::from("anthropic-messages");
+                m
+            };
+            both_paths(&model_here, &transcript, Map::new(), false);
+            let mut oauth = Map::new();
+            oauth.insert("apiKey".to_owned(), Value::from("sk-ant-oat-1"));
+            oauth.insert("cacheRetention".to_owned(), Value::from("long"));
+            both_paths(&model_here, &transcript, oauth, false);
+            // Every prefix, so each message kind ends the body once (cache breakpoint).
+            for n in 0..lines.len() {
+                let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+                both_paths(&model_here, &prefix, Map::new(), true);
+            }
+        }
+    }
+
+    /// The recorded pi-ai cases (`../shared/conformance-payload`, where present): for the APIs
+    /// with a bytes path, both paths give the same bytes, and the bytes path is taken.
+    #[test]
+    fn recorded_cases_give_the_same_bytes_on_both_paths() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../../shared/conformance-payload");
+        let Ok(text) = std::fs::read_to_string(dir.join("anthropic-messages.jsonl")) else {
+            eprintln!("skipped: {} not found", dir.display());
+            return;
+        };
+        let mut raw_taken = 0;
+        for line in text.split('\n').filter(|l| !l.trim().is_empty()) {
+            let case = parse_value(line).unwrap();
+            let input = &case["input"];
+            let messages = Transcript::from_values(
+                input["context"]["messages"]
+                    .as_array()
+                    .unwrap_or(&Vec::new()),
+            );
+            let request = PayloadRequest {
+                model: input["model"].clone(),
+                system_prompt: input["context"]["systemPrompt"].as_str().map(str::to_owned),
+                tools: input["context"].get("tools").cloned(),
+                options: case["params"]["options"]
+                    .as_object()
+                    .cloned()
+                    .unwrap_or_default(),
+                simple: case["fn"] == "stream_simple",
+                now_ms: 1_767_225_600_000,
+            };
+            let fast = build_payload_with(&request, &messages, true);
+            let slow = build_payload_with(&request, &messages, false);
+            match (fast, slow) {
+                (Ok(fast), Ok(slow)) => {
+                    raw_taken += usize::from(fast.messages_json.is_some());
+                    assert_eq!(fast.to_json(), slow.to_json(), "{}", case["id"]);
+                }
+                (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                _ => panic!("paths disagree on {}", case["id"]),
+            }
+        }
+        assert!(raw_taken >= 30, "bytes path taken {raw_taken} times");
+    }
 }

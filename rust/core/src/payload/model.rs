@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::PayloadError;
 use crate::base::is_truthy;
+use crate::transcript::Transcript;
 
 /// The fields of a pi-ai `Model` (`packages/ai/src/types.ts`) that a payload depends on.
 pub struct Model {
@@ -106,18 +107,39 @@ impl<'a> Options<'a> {
     }
 }
 
-/// A pi-ai `Context`, messages already read.
+/// A pi-ai `Context`.
 pub struct Context<'a> {
     pub system_prompt: Option<&'a str>,
-    /// Taken (moved, not copied) by the one converter that replays them.
-    pub messages: std::cell::Cell<Vec<Value>>,
+    /// The messages after `convertToLlm`, as stored.
+    pub llm: &'a Transcript,
     pub tools: Option<&'a Value>,
+    /// Builders may write the messages straight from the stored bytes (off only in the tests
+    /// that compare both paths).
+    pub raw: bool,
+    /// Value trees handed back by a converter for the next (see [`Context::put_back`]).
+    pub values: std::cell::Cell<Option<Vec<Value>>>,
 }
 
 impl Context<'_> {
-    /// The messages, moved out (an empty list afterwards).
-    pub fn take_messages(&self) -> Vec<Value> {
-        self.messages.take()
+    /// The messages read into value trees.
+    pub fn take_messages(&self) -> Result<Vec<Value>, PayloadError> {
+        if let Some(values) = self.values.take() {
+            return Ok(values);
+        }
+        let mut values = Vec::with_capacity(self.llm.len());
+        for message in self.llm.messages() {
+            let value = message.to_value().map_err(|e| PayloadError::Invalid {
+                what: "message",
+                reason: e.to_string(),
+            })?;
+            values.push(value);
+        }
+        Ok(values)
+    }
+
+    /// Hands taken messages back, for the next [`Context::take_messages`].
+    pub fn put_back(&self, values: Vec<Value>) {
+        self.values.set(Some(values));
     }
 
     /// `context.systemPrompt` when truthy.

@@ -111,9 +111,9 @@ pub(super) fn build(
 ) -> Result<Value, PayloadError> {
     let compat = compat_of(model);
     // Of the messages as given, before the replay layer (openai-completions.ts).
-    let given = context.take_messages();
+    let given = context.take_messages()?;
     let tool_history = has_tool_history(&given);
-    context.messages.set(given);
+    context.put_back(given);
     let mut messages = convert_messages(model, context, &compat, now_ms)?;
     add_openrouter_anthropic_cache_control(model, &mut messages);
 
@@ -259,7 +259,7 @@ fn convert_messages(
         }
         id.to_owned()
     };
-    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let mut params = Vec::with_capacity(messages.len() + 1);
     if let Some(prompt) = context.system() {
         let role = if model.reasoning && compat.supports_developer_role {

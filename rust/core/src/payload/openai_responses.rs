@@ -249,7 +249,7 @@ fn convert_messages(
         }
         normalize_pair(id)
     };
-    let messages = transform(context.take_messages(), model, Some(&normalize), now_ms);
+    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let mut out = Vec::with_capacity(messages.len() + 1);
     if include_system {
         if let Some(prompt) = context.system() {
