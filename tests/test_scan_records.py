@@ -296,3 +296,70 @@ def test_scan_table_without_pyarrow_says_what_to_install(
     monkeypatch.setitem(sys.modules, "pyarrow", None)
     with pytest.raises(ImportError, match=r"clawctx\[arrow\]"):
         scan_table(tmp_path)
+
+
+# ---- Claude Code sessions and Codex rollouts in a scan -------------------------------------
+
+FOREIGN_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "foreign"
+REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld-transcripts"
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("claude_small.jsonl", "claude-code"),
+        ("claude_compacted.jsonl", "claude-code"),
+        ("codex_small.jsonl", "codex"),
+        ("codex_compacted.jsonl", "codex"),
+    ],
+)
+def test_foreign_transcripts_are_scanned_like_their_import(name: str, fmt: str) -> None:
+    from clawctx.history import read_transcript
+
+    path = FOREIGN_FIXTURES / name
+    (record,) = scan_sessions([path])
+    imported = read_transcript(path)
+    assert record.error is None
+    assert record.format == fmt
+    assert record.context_messages == len(imported.messages) > 0
+    assert record.messages == len(imported.messages)
+    assert record.damaged_lines == imported.damaged_lines
+    assert record.compactions == imported.compactions
+    assert record.model == imported.model
+    assert record.last_activity == imported.last_timestamp
+    assert record.session_id == imported.session_id
+    columns = message_columns(imported.messages)
+    assert record.estimated_tokens == int(columns["estimated_tokens"].sum())
+    assert record.tool_calls == int(columns["tool_calls"].sum())
+    # The same record from the bytes (an object store), and through the streaming scan.
+    from_bytes = summarize_session_bytes(path.read_bytes(), str(path))
+    assert from_bytes.to_dict() == record.to_dict()
+    (streamed,) = list(iter_sessions([path]))
+    assert streamed.to_dict() == record.to_dict()
+
+
+def test_a_blank_file_is_still_an_error_record_not_a_foreign_session(tmp_path: Path) -> None:
+    blank = tmp_path / "blank.jsonl"
+    blank.write_text("\n\n")
+    (record,) = scan_sessions([blank])
+    assert record.error is not None and record.format is None
+
+
+@pytest.mark.skipif(
+    not REALWORLD.is_dir(), reason="../shared/realworld-transcripts is absent (a plain clone)"
+)
+def test_every_real_claude_code_and_codex_file_scans() -> None:
+    paths = sorted(REALWORLD.rglob("*.jsonl"))
+    assert len(paths) == 31
+    records = list(iter_sessions([REALWORLD], jobs=2))
+    assert len(records) == 31
+    by_format: dict[str | None, int] = {}
+    for record in records:
+        by_format[record.format] = by_format.get(record.format, 0) + 1
+        if record.size_bytes == 0:
+            assert record.error is not None  # the empty file: no evidence of a format
+        else:
+            assert record.error is None, (record.path, record.error)
+            assert record.format in {"claude-code", "codex"}
+    assert by_format.get("codex") == 4
+    assert by_format.get("claude-code") == 26
