@@ -21,6 +21,7 @@ import clawctx
 from benches.generate import generate_session
 from clawctx.history import (
     SessionSummary,
+    import_transcript,
     message_columns,
     read_leaf_context,
     repair_session_bytes,
@@ -113,6 +114,10 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
         folder = root / ("agent-a" if i % 2 else "agent-b/2026/01")
         folder.mkdir(parents=True, exist_ok=True)
         generate_session(folder / f"s{i}.jsonl", size, seed=i, damage=i in (1, 4))
+    # A Claude Code session and a Codex rollout: read in their own format, like the scan does.
+    foreign = Path(__file__).resolve().parent / "fixtures" / "foreign"
+    for name in ("claude_small.jsonl", "codex_small.jsonl"):
+        (root / "agent-a" / name).write_bytes((foreign / name).read_bytes())
     (root / "agent-a" / "not-a-session.jsonl").write_bytes(b"hello\n")
     (root / "agent-a" / "empty.jsonl").write_bytes(b"")
     (root / "agent-a" / "notes.txt").write_bytes(b"not listed\n")
@@ -142,7 +147,8 @@ def test_session_columns_are_the_scan_record() -> None:
         for name in dir(SessionSummary)
         if not name.startswith("_") and not callable(getattr(SessionSummary, name))
     }
-    assert set(SESSION_COLUMNS) == fields
+    assert set(SESSION_COLUMNS) == fields - {"fields"}
+    assert list(SESSION_COLUMNS) == list(SessionSummary.fields)
 
 
 @needs_dask
@@ -150,7 +156,7 @@ def test_listing_walks_directories_globs_and_lists(fleet: Path) -> None:
     from clawctx.dask import list_sessions
 
     listed = list_sessions(fleet)
-    assert len(listed) == 8 and all(p.endswith(".jsonl") for p in listed)
+    assert len(listed) == 10 and all(p.endswith(".jsonl") for p in listed)
     assert listed == sorted(listed)
     assert list_sessions(f"{fleet}/**/*.jsonl") == listed
     # Duplicates are read once; a missing file is kept (its record says why).
@@ -212,7 +218,9 @@ def test_read_sessions_on_a_cluster_matches_the_local_scan(client: Any, fleet: P
     expected = _local_records(list_sessions(fleet))
     assert _rows(result) == expected
     errors = [r for r in expected if r["error"] is not None]
-    assert len(errors) == 2 and sum(r["skipped_lines"] > 0 for r in expected) == 2
+    assert len(errors) == 2
+    assert sum(r["skipped_lines"] > 0 for r in expected if r["format"] == "pi") == 2
+    assert {r["format"] for r in expected} == {None, "pi", "claude-code", "codex"}
 
 
 def _local_messages(paths: list[str], urls: list[str] | None = None) -> list[dict[str, Any]]:
@@ -222,7 +230,10 @@ def _local_messages(paths: list[str], urls: list[str] | None = None) -> list[dic
         summary = scan_sessions([path])[0]
         if summary.error is not None:
             continue
-        columns = message_columns(read_leaf_context(path).messages)
+        if summary.format in ("claude-code", "codex"):
+            columns = message_columns(import_transcript(path))
+        else:
+            columns = message_columns(read_leaf_context(path).messages)
         assert len(columns["index"]) == summary.context_messages
         for i in range(summary.context_messages):
             rows.append(
@@ -369,7 +380,8 @@ def test_repair_dry_run_on_memory_reports_and_writes_nothing(
         assert not report["written"] and report["backup"] is None
         assert fs.cat_file(report["path"]) == data
     assert sum(r["repaired"] for r in reports) == 2
-    assert {r["reason"] for r in reports} == {None, "empty session file"}
+    # Repair is for pi sessions: a Claude Code or Codex file is refused with the header reason.
+    assert {r["reason"] for r in reports} == {None, "empty session file", "invalid session header"}
     assert not [p for p in fs.find("/clawctx-test-fleet") if ".bak-" in p]
 
 

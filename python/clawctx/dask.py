@@ -29,11 +29,14 @@ from typing import TYPE_CHECKING, Any
 from clawctx.history import (
     ClawctxError,
     Transcript,
+    detect_transcript_format,
+    import_transcript,
     message_columns,
     read_leaf_context,
     repair_session_bytes,
     repair_session_file,
     scan_sessions,
+    summarize_session_bytes,
 )
 
 if TYPE_CHECKING:
@@ -61,6 +64,7 @@ DEFAULT_PARTITION_BYTES = 256 * 1024 * 1024
 SESSION_COLUMNS: dict[str, str] = {
     "path": "string",
     "error": "string",
+    "format": "string",
     "size_bytes": "int64",
     "session_id": "string",
     "cwd": "string",
@@ -71,9 +75,25 @@ SESSION_COLUMNS: dict[str, str] = {
     "entries": "int64",
     "messages": "int64",
     "skipped_lines": "int64",
+    "damaged_lines": "int64",
+    "compactions": "int64",
+    "branches": "int64",
     "leaf_id": "string",
+    "model": "string",
+    "last_activity": "string",
+    # Missing when the file has no timestamp: a float column holds NaN for it.
+    "last_activity_ms": "float64",
     "context_messages": "int64",
     "estimated_tokens": "int64",
+    "user_tokens": "int64",
+    "assistant_tokens": "int64",
+    "tool_result_tokens": "int64",
+    "other_tokens": "int64",
+    "context_tokens": "int64",
+    "tool_calls": "int64",
+    "tool_results": "int64",
+    "unpaired_tool_calls": "int64",
+    "unpaired_tool_results": "int64",
 }
 
 #: ``read_messages``'s columns: the session's URL, then ``message_columns``'s statistics.
@@ -250,12 +270,17 @@ def _local_copy(url: str, storage_options: dict[str, Any] | None) -> Iterator[st
 
 
 def _scan_url(url: str, storage_options: dict[str, Any] | None) -> dict[str, Any]:
-    with _local_copy(url, storage_options) as local:
-        [summary] = scan_sessions([local], workers=1)
-    record = _record(summary, url)
-    if record["error"] is not None and local != url:
-        record["error"] = record["error"].replace(local, url)
-    return record
+    fs, path = _url_to_fs(url, storage_options)
+    if _is_local(fs):
+        [summary] = scan_sessions([path], workers=1)
+        return _record(summary, url)
+    # A remote object is scanned from its bytes (any of the three formats), named by its URL.
+    try:
+        data = fs.cat_file(path)
+    except FileNotFoundError:
+        [summary] = scan_sessions([url], workers=1)  # the scan's own "no such file" record
+        return _record(summary, url)
+    return _record(summarize_session_bytes(data, url), url)
 
 
 def _scan_partition(urls: list[str], storage_options: dict[str, Any] | None) -> _PandasFrame:
@@ -295,11 +320,23 @@ def _messages_of(url: str, storage_options: dict[str, Any] | None) -> _PandasFra
         try:
             messages = read_leaf_context(local).messages
         except (ClawctxError, OSError, ValueError):
-            # Not a readable session: read_sessions gives its row with the reason.
-            messages = Transcript()
+            try:
+                # A Claude Code session or a Codex rollout: its main thread.
+                messages = _foreign_messages(local)
+            except (ClawctxError, OSError, ValueError):
+                # Not a readable session: read_sessions gives its row with the reason.
+                messages = Transcript()
     columns = message_columns(messages)
     frame = pd.DataFrame({"path": [url] * len(messages), **columns})
     return frame
+
+
+def _foreign_messages(path: str) -> Transcript:
+    """The main thread of a Claude Code session or Codex rollout; ``ValueError`` otherwise
+    (a pi file the leaf reader refused stays refused)."""
+    if detect_transcript_format(path) == "pi":
+        raise ValueError(f"{path}: not a readable pi session")
+    return import_transcript(path)
 
 
 def _messages_partition(urls: list[str], storage_options: dict[str, Any] | None) -> _PandasFrame:
