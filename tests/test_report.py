@@ -637,3 +637,37 @@ def test_large_session_and_fleet_pages_render_in_chromium(
     fleet = tmp_path / "fleet.html"
     fleet.write_text(fleet_report([fleet_dir]), encoding="utf-8")
     _assert_rendered(_load_in_browser(fleet), fleet, ["sizes", "size-tokens", "top-tokens"])
+
+
+FOREIGN_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "foreign"
+
+
+@pytest.mark.parametrize("name", ["claude_small.jsonl", "codex_small.jsonl"])
+def test_claude_code_and_codex_transcripts_get_a_report(name: str, tmp_path: Path) -> None:
+    from clawctx.history import import_transcript
+    from clawctx.report import session_stats
+
+    path = FOREIGN_FIXTURES / name
+    before = path.read_bytes()
+    thread = import_transcript(path).to_list()
+    stats = session_stats(path)
+    assert stats.messages == len(thread)
+    roles: dict[str, int] = {}
+    for message in thread:
+        roles[message["role"]] = roles.get(message["role"], 0) + 1
+    assert dict(stats.messages_by_role) == roles
+    calls = sum(
+        1
+        for m in thread
+        if m["role"] == "assistant"
+        for b in m["content"]
+        if b.get("type") == "toolCall"
+    )
+    assert stats.tool_calls == calls > 0
+    assert {t.name for t in stats.tokens_by_tool} == {
+        m["toolName"] for m in thread if m["role"] == "toolResult"
+    }
+    out = tmp_path / "page.html"
+    assert main(["report", str(path), "-o", str(out)]) == 0
+    assert out.stat().st_size > 0
+    assert path.read_bytes() == before  # read only

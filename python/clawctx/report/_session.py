@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clawctx import _core
+from clawctx.history import SessionFormatError, detect_transcript_format, read_transcript
 from clawctx.history.session import Session
 
 #: OpenClaw's default context window (``DEFAULT_CONTEXT_TOKENS``, OpenClaw 2026.3.13
@@ -249,6 +250,26 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _open_any_format(path: Path) -> Session:
+    """The pi session at ``path``, or a Claude Code session / Codex rollout's main thread as an
+    in-memory pi session (one message entry per message, in order; no branches or compaction
+    entries, which those formats do not carry in pi's shape). Nothing is written."""
+    try:
+        return Session.open(path, read_only=True)
+    except SessionFormatError:
+        try:
+            fmt = detect_transcript_format(path)
+        except (OSError, ValueError):
+            fmt = "pi"
+        if fmt == "pi":
+            raise
+    imported = read_transcript(path)
+    session = Session.in_memory(cwd=imported.cwd, session_id=imported.session_id)
+    for message in imported.messages:
+        session.append_message(message)
+    return session
+
+
 def session_stats(
     path: str | os.PathLike[str],
     *,
@@ -257,7 +278,9 @@ def session_stats(
 ) -> SessionStats:
     """Reads ``path`` read-only and gathers the numbers of its report.
 
-    Raises what :meth:`Session.open` raises for a file that is not a session (``OSError``,
+    ``path`` may also be a Claude Code session or a Codex rollout: its main thread is reported
+    as a linear session (those formats have no pi compaction or branch entries).
+    Raises what :meth:`Session.open` raises for a file that is none of these (``OSError``,
     :class:`~clawctx.history.SessionFormatError`).
     """
     if context_window <= 0:
@@ -267,7 +290,7 @@ def session_stats(
     if top <= 0:
         raise ValueError(f"top must be positive, got {top}")
     path = Path(path)
-    session = Session.open(path, read_only=True)
+    session = _open_any_format(path)
     entries = session.entries()
     n = len(entries)
 
