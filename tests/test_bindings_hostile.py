@@ -201,6 +201,9 @@ def instances(cls):
         "HeartbeatMark": lambda: core.mark_heartbeat_transcript(session_file()),
         "SessionSummary": lambda: core.scan_sessions([session_file()])[0],
         "ScanStream": lambda: core.scan_stream([session_file()]),
+        "ImportedTranscript": lambda: core.read_transcript_bytes(
+            b'{"type":"summary","summary":"x"}\n', format="claude-code"
+        ),
         "Violation": lambda: core.validate_for_provider([GOOD_MESSAGES[1]], provider="anthropic"),
         "ToolCallInputsReport": lambda: core.repair_tool_call_inputs(transcript),
         "PairingReport": lambda: core.repair_tool_pairing(transcript),

@@ -341,9 +341,9 @@ def test_bad_arguments_raise(crafted: Path, tmp_path: Path) -> None:
         session_stats(crafted, top=0)
     with pytest.raises(FileNotFoundError):
         session_stats(tmp_path / "missing.jsonl")
-    (tmp_path / "summary.jsonl").write_text('{"type":"summary","summary":"x"}\n')
+    (tmp_path / "unknown.jsonl").write_text('{"hello": 1}\n')
     with pytest.raises(_core.SessionFormatError):
-        session_stats(tmp_path / "summary.jsonl")
+        session_stats(tmp_path / "unknown.jsonl")
     with pytest.raises(FileNotFoundError):
         fleet_stats([tmp_path / "nowhere"])
 
@@ -450,6 +450,8 @@ def fleet_dir(tmp_path: Path, crafted: Path) -> Path:
     shutil.copyfile(crafted, root / "agent-a" / "crafted.jsonl")
     generate_session(root / "agent-a" / "big.jsonl", "400KB", seed=1)
     generate_session(root / "agent-b" / "deep" / "small.jsonl", "60KB", seed=2)
+    (root / "agent-b" / "unknown.jsonl").write_text('{"hello": 1}\n')
+    # A title-only Claude Code file is a (message-less) Claude Code session, not an error.
     (root / "agent-b" / "claude.jsonl").write_text('{"type":"summary","summary":"x"}\n')
     (root / "agent-b" / "notes.txt").write_text("not a session")
     shutil.copyfile(crafted, root / ".hidden" / "skipped.jsonl")
@@ -458,17 +460,22 @@ def fleet_dir(tmp_path: Path, crafted: Path) -> Path:
 
 def test_fleet_page_numbers(fleet_dir: Path) -> None:
     stats = fleet_stats([fleet_dir], top=2)
-    assert stats.sessions == 3
-    assert sorted(p.name for p in stats.paths) == ["big.jsonl", "crafted.jsonl", "small.jsonl"]
-    assert [p.name for p, _ in stats.errors] == ["claude.jsonl"]
-    assert "summary" in stats.errors[0][1] and str(fleet_dir) not in stats.errors[0][1]
+    assert stats.sessions == 4
+    assert sorted(p.name for p in stats.paths) == [
+        "big.jsonl",
+        "claude.jsonl",
+        "crafted.jsonl",
+        "small.jsonl",
+    ]
+    assert [p.name for p, _ in stats.errors] == ["unknown.jsonl"]
+    assert "type" in stats.errors[0][1] and str(fleet_dir) not in stats.errors[0][1]
     summaries = {
         Path(s.path).name: s
         for s in _core.scan_sessions(sorted(fleet_dir.rglob("[!.]*/**/*.jsonl")))
         if s.error is None
     }
     page = _Page(fleet_report([fleet_dir], top=2))
-    assert page.stats["sessions"] == "3"
+    assert page.stats["sessions"] == "4"
     assert page.stats["unreadable"] == "1"
     assert page.stats["damaged-sessions"] == "1"  # crafted.jsonl
     assert page.stats["damaged-lines"] == "1"
@@ -485,7 +492,7 @@ def test_fleet_page_numbers(fleet_dir: Path) -> None:
     assert [Path(r[1]).name for r in rows] == [Path(s.path).name for s in by_tokens]
     assert [_int(r[5]) for r in rows] == [s.estimated_tokens for s in by_tokens]
     assert [Path(r[1]).name for r in _rows(page, "damaged-sessions")] == ["crafted.jsonl"]
-    assert [Path(r[0]).name for r in _rows(page, "unreadable")] == ["claude.jsonl"]
+    assert [Path(r[0]).name for r in _rows(page, "unreadable")] == ["unknown.jsonl"]
     assert page.charts == ["sizes", "size-tokens", "top-tokens"]
 
 
@@ -494,8 +501,8 @@ def test_fleet_scan_reports_progress(fleet_dir: Path) -> None:
     stats = fleet_stats(
         [fleet_dir], workers=2, progress=lambda done, total: calls.append((done, total))
     )
-    assert calls and calls[-1] == (4, 4)  # three sessions and the unreadable file
-    assert stats.sessions + len(stats.errors) == 4
+    assert calls and calls[-1] == (5, 5)  # four sessions and the unreadable file
+    assert stats.sessions + len(stats.errors) == 5
 
 
 def test_fleet_of_nothing_renders(tmp_path: Path) -> None:
@@ -530,17 +537,17 @@ def test_cli_default_output_names(
     assert main(["report", str(fleet_dir), "--jobs", "2", "--top", "1"]) == 0
     assert sorted(p.name for p in work.iterdir()) == ["fleet.html", "report.html"]
     fleet = _Page((work / "fleet.html").read_text(encoding="utf-8"))
-    assert fleet.stats["sessions"] == "3"
+    assert fleet.stats["sessions"] == "4"
     assert len(_rows(fleet, "largest-by-tokens")) == 1
 
 
 def test_cli_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["report", str(tmp_path / "missing.jsonl"), "-o", str(tmp_path / "r.html")]) == 1
     assert "missing.jsonl: no such file or directory" in capsys.readouterr().err
-    bad = tmp_path / "claude.jsonl"
-    bad.write_text('{"type":"summary","summary":"x"}\n')
+    bad = tmp_path / "unknown.jsonl"
+    bad.write_text('{"hello": 1}\n')
     assert main(["report", str(bad), "-o", str(tmp_path / "r.html")]) == 1
-    assert "not a session header" in capsys.readouterr().err
+    assert "expected a session header" in capsys.readouterr().err
     assert not (tmp_path / "r.html").exists()
     with pytest.raises(SystemExit) as exit_info:
         main(["report", str(bad), "--top", "0"])

@@ -160,8 +160,8 @@ def test_missing_values_sort_last(
 def test_errors_exit_1_and_name_the_file(
     sessions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bad = tmp_path / "claude.jsonl"
-    bad.write_text('{"type":"summary","summary":"x","leafUuid":"u"}\n')
+    bad = tmp_path / "unknown.jsonl"
+    bad.write_text('{"hello": 1}\n')
     status, out, err = run(capsys, str(sessions), str(bad))
     assert status == 1
     assert f"clawctx scan: {bad}: " in err

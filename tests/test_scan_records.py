@@ -120,7 +120,8 @@ RICH_LINES = [
 RICH = "\n".join(RICH_LINES) + "\n"
 
 # A Claude Code line: not a pi session (until the foreign importers are wired in).
-CLAUDE = '{"type":"summary","summary":"x","leafUuid":"u"}\n'
+#: Neither a pi header nor a Claude Code or Codex record.
+UNKNOWN = '{"hello": 1}\n'
 
 
 def simple(n: int) -> str:
@@ -189,14 +190,14 @@ def test_the_bytes_entry_point_gives_the_same_record(tmp_path: Path) -> None:
     from_bytes = summarize_session_bytes(RICH.encode(), str(path))
     assert from_bytes.to_dict() == from_file.to_dict()
     assert summarize_session_bytes(RICH.encode()).path == Path("<bytes>")
-    bad = summarize_session_bytes(CLAUDE.encode(), "memory://x.jsonl")
+    bad = summarize_session_bytes(UNKNOWN.encode(), "memory://x.jsonl")
     assert bad.error is not None and bad.format is None and bad.entries == 0
     with pytest.raises(TypeError):
         summarize_session_bytes("text")  # type: ignore[arg-type]
 
 
 def test_non_pi_damaged_and_missing_files_are_error_records(tmp_path: Path) -> None:
-    (tmp_path / "claude.jsonl").write_text(CLAUDE)
+    (tmp_path / "unknown.jsonl").write_text(UNKNOWN)
     (tmp_path / "empty.jsonl").write_text("")
     (tmp_path / "ok.jsonl").write_text(simple(2))
     # Named explicitly, a directory named *.jsonl is a (bad) session file; walks skip it.
@@ -206,14 +207,14 @@ def test_non_pi_damaged_and_missing_files_are_error_records(tmp_path: Path) -> N
     records = list(iter_sessions([tmp_path, missing, odd], jobs=2))
     by_name = {r.path.name: r for r in records}
     assert sorted(by_name) == [
-        "claude.jsonl",
         "dir.jsonl",
         "empty.jsonl",
         "missing.jsonl",
         "ok.jsonl",
+        "unknown.jsonl",
     ]
     assert by_name["ok.jsonl"].error is None
-    for name in ("claude.jsonl", "empty.jsonl", "dir.jsonl", "missing.jsonl"):
+    for name in ("unknown.jsonl", "empty.jsonl", "dir.jsonl", "missing.jsonl"):
         assert by_name[name].error, name
         assert by_name[name].format is None
     assert "directory" in (by_name["dir.jsonl"].error or "")
