@@ -545,9 +545,15 @@ mod tests {
             s.estimated_tokens,
             s.user_tokens + s.assistant_tokens + s.tool_result_tokens + s.other_tokens
         );
-        let from_bytes_error = summarize_session_bytes(b"{\"type\":\"summary\"}\n", Path::new("x"));
+        // Neither a pi header nor a Claude Code / Codex record: an error record.
+        let from_bytes_error = summarize_session_bytes(b"{\"hello\":1}\n", Path::new("x"));
         assert!(from_bytes_error.error.is_some());
         assert_eq!(from_bytes_error.format, None);
+        // A title-only Claude Code file is a (message-less) Claude Code session.
+        let title_only = summarize_session_bytes(b"{\"type\":\"summary\"}\n", Path::new("x"));
+        assert_eq!(title_only.error, None);
+        assert_eq!(title_only.format.as_deref(), Some("claude-code"));
+        assert_eq!(title_only.context_messages, 0);
     }
 
     #[test]
