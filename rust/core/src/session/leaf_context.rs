@@ -124,7 +124,7 @@ impl LeafContextReader {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.thinking_level.clone()),
             Source::Tail(walk) => {
-                walk.read_until(|w| w.thinking_source.is_some())?;
+                walk.read_until(|w| w.facts.thinking_source.is_some())?;
                 Ok(walk.thinking_level())
             }
         }
@@ -136,8 +136,8 @@ impl LeafContextReader {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.model.clone()),
             Source::Tail(walk) => {
-                walk.read_until(|w| w.model_source.is_some())?;
-                Ok(walk.model_source.map(|i| model_of(&walk.entries[i])))
+                walk.read_until(|w| w.facts.model_source.is_some())?;
+                Ok(walk.facts.model_source.map(|i| model_of(&walk.entries[i])))
             }
         }
     }
@@ -147,7 +147,9 @@ impl LeafContextReader {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.clone()),
             Source::Tail(walk) => {
-                walk.read_until(|w| w.thinking_source.is_some() && w.model_source.is_some())?;
+                walk.read_until(|w| {
+                    w.facts.thinking_source.is_some() && w.facts.model_source.is_some()
+                })?;
                 Ok(walk.to_context())
             }
         }
@@ -348,14 +350,7 @@ struct TailWalk {
     /// The root was reached, or a parent is missing, or the path would repeat an entry (the
     /// same ends as [`super::tree::path_to_root`]).
     walk_done: bool,
-    /// The latest compaction on the path was reached.
-    compaction_seen: bool,
-    /// Its `firstKeptEntryId`, while the walk has not reached that entry.
-    first_kept: Option<String>,
-    /// Walk position of the oldest entry whose message belongs to the context.
-    messages_from: Option<usize>,
-    thinking_source: Option<usize>,
-    model_source: Option<usize>,
+    facts: PathFacts,
     messages: Vec<Message>,
 }
 
@@ -375,17 +370,13 @@ impl TailWalk {
             walk: Vec::new(),
             on_walk: FxHashSet::default(),
             walk_done: false,
-            compaction_seen: false,
-            first_kept: None,
-            messages_from: None,
-            thinking_source: None,
-            model_source: None,
+            facts: PathFacts::default(),
             messages: Vec::new(),
         }
     }
 
     fn messages_settled(&self) -> bool {
-        self.messages_from.is_some()
+        self.facts.messages_from.is_some()
     }
 
     /// Reads chunks and walks on until `settled` or the walk ends.
@@ -440,9 +431,9 @@ impl TailWalk {
                 }
             }
         }
-        if self.walk_done && self.messages_from.is_none() && !self.walk.is_empty() {
+        if self.walk_done && self.facts.messages_from.is_none() && !self.walk.is_empty() {
             // No compaction, or its first kept entry is not on the path: the whole path.
-            self.messages_from = Some(self.walk.len() - 1);
+            self.facts.messages_from = Some(self.walk.len() - 1);
         }
     }
 
@@ -452,38 +443,12 @@ impl TailWalk {
         let position = self.walk.len();
         self.walk.push(i);
         self.on_walk.insert(i);
-        let entry = &self.entries[i];
-        if !self.compaction_seen && entry.is_type(types::COMPACTION) {
-            self.compaction_seen = true;
-            self.first_kept = entry
-                .field("firstKeptEntryId")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            if self.first_kept.is_none() {
-                // Nothing before the compaction can match: it is the context's start.
-                self.messages_from = Some(position);
-            }
-        } else if self.messages_from.is_none()
-            && self.first_kept.is_some()
-            && entry.id.as_deref() == self.first_kept.as_deref()
-        {
-            self.messages_from = Some(position);
-        }
-        if self.thinking_source.is_none() && entry.is_type(types::THINKING_LEVEL_CHANGE) {
-            self.thinking_source = Some(i);
-        }
-        let is_assistant = entry.is_type(types::MESSAGE)
-            && entry
-                .message()
-                .is_some_and(|m| m.role.as_deref() == Some("assistant"));
-        if self.model_source.is_none() && (entry.is_type(types::MODEL_CHANGE) || is_assistant) {
-            self.model_source = Some(i);
-        }
+        self.facts.note(&self.entries[i], i, position);
     }
 
     /// Builds the messages from the walk (once, after they are settled).
     fn settle_messages(&mut self) {
-        let Some(from) = self.messages_from else {
+        let Some(from) = self.facts.messages_from else {
             return;
         };
         let path: Vec<usize> = self.walk[..=from].iter().rev().copied().collect();
@@ -491,13 +456,7 @@ impl TailWalk {
     }
 
     fn thinking_level(&self) -> Value {
-        match self.thinking_source {
-            Some(i) => self.entries[i]
-                .field("thinkingLevel")
-                .cloned()
-                .unwrap_or(Value::Null),
-            None => Value::from("off"),
-        }
+        self.facts.thinking_level(&self.entries)
     }
 
     fn to_context(&self) -> SessionContext {
@@ -507,7 +466,7 @@ impl TailWalk {
         ContextState {
             leaf: self.walk[0],
             thinking_level: self.thinking_level(),
-            model_source: self.model_source,
+            model_source: self.facts.model_source,
             messages: self.messages.clone(),
         }
         .to_context(&self.entries)
@@ -582,6 +541,66 @@ fn last_line_end(reader: &BackReader, file_len: u64) -> std::io::Result<u64> {
     Ok(reader.header_end)
 }
 
+/// What a walk from the leaf towards the root settles, entry by entry, as pi's
+/// `buildSessionContext` (pi-mono 0.58.3 `session-manager.ts`) reads a path: where the
+/// context's messages start (at the latest compaction's first kept entry) and which entries
+/// give the thinking level and the model. Both the backward reader and a cold session's walk
+/// note their entries here, so the two read a path by the same rules.
+#[derive(Debug, Default)]
+struct PathFacts {
+    /// The latest compaction on the path was reached.
+    compaction_seen: bool,
+    /// Its `firstKeptEntryId`, while the walk has not reached that entry.
+    first_kept: Option<String>,
+    /// Walk position of the oldest entry whose message belongs to the context.
+    messages_from: Option<usize>,
+    thinking_source: Option<usize>,
+    model_source: Option<usize>,
+}
+
+impl PathFacts {
+    /// Notes `entry` (index `i` of the entries), reached at walk `position`.
+    fn note(&mut self, entry: &Entry, i: usize, position: usize) {
+        if !self.compaction_seen && entry.is_type(types::COMPACTION) {
+            self.compaction_seen = true;
+            self.first_kept = entry
+                .field("firstKeptEntryId")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            if self.first_kept.is_none() {
+                // Nothing before the compaction can match: it is the context's start.
+                self.messages_from = Some(position);
+            }
+        } else if self.messages_from.is_none()
+            && self.first_kept.is_some()
+            && entry.id.as_deref() == self.first_kept.as_deref()
+        {
+            self.messages_from = Some(position);
+        }
+        if self.thinking_source.is_none() && entry.is_type(types::THINKING_LEVEL_CHANGE) {
+            self.thinking_source = Some(i);
+        }
+        let is_assistant = entry.is_type(types::MESSAGE)
+            && entry
+                .message()
+                .is_some_and(|m| m.role.as_deref() == Some("assistant"));
+        if self.model_source.is_none() && (entry.is_type(types::MODEL_CHANGE) || is_assistant) {
+            self.model_source = Some(i);
+        }
+    }
+
+    /// The thinking level the path gives (`"off"` without a change).
+    fn thinking_level(&self, entries: &[Entry]) -> Value {
+        match self.thinking_source {
+            Some(i) => entries[i]
+                .field("thinkingLevel")
+                .cloned()
+                .unwrap_or(Value::Null),
+            None => Value::from("off"),
+        }
+    }
+}
+
 /// The path from a leaf through the entries a cold [`Session`] holds (a suffix of the file's
 /// entries, then those refreshed or appended), and what it settles of the leaf's context:
 /// the same rules as the backward walk of [`LeafContextReader`].
@@ -591,9 +610,7 @@ pub(super) struct LoadedPath {
     path: Vec<usize>,
     /// The walk stopped at a parent id that is not held (it may be in the unread part).
     open: bool,
-    messages_from: Option<usize>,
-    thinking_source: Option<usize>,
-    model_source: Option<usize>,
+    facts: PathFacts,
 }
 
 impl LoadedPath {
@@ -601,44 +618,16 @@ impl LoadedPath {
         let mut walk = LoadedPath {
             path: Vec::new(),
             open: false,
-            messages_from: None,
-            thinking_source: None,
-            model_source: None,
+            facts: PathFacts::default(),
         };
         let mut on_walk = FxHashSet::default();
-        let mut compaction_seen = false;
-        let mut first_kept: Option<String> = None;
         let mut current = leaf;
         loop {
             let position = walk.path.len();
             walk.path.push(current);
             on_walk.insert(current);
             let entry = &entries[current];
-            if !compaction_seen && entry.is_type(types::COMPACTION) {
-                compaction_seen = true;
-                first_kept = entry
-                    .field("firstKeptEntryId")
-                    .and_then(Value::as_str)
-                    .map(str::to_owned);
-                if first_kept.is_none() {
-                    walk.messages_from = Some(position);
-                }
-            } else if walk.messages_from.is_none()
-                && first_kept.is_some()
-                && entry.id.as_deref() == first_kept.as_deref()
-            {
-                walk.messages_from = Some(position);
-            }
-            if walk.thinking_source.is_none() && entry.is_type(types::THINKING_LEVEL_CHANGE) {
-                walk.thinking_source = Some(current);
-            }
-            let is_assistant = entry.is_type(types::MESSAGE)
-                && entry
-                    .message()
-                    .is_some_and(|m| m.role.as_deref() == Some("assistant"));
-            if walk.model_source.is_none() && (entry.is_type(types::MODEL_CHANGE) || is_assistant) {
-                walk.model_source = Some(current);
-            }
+            walk.facts.note(entry, current, position);
             let Some(parent) = entry.parent_id.as_deref().filter(|p| !p.is_empty()) else {
                 break;
             };
@@ -651,8 +640,8 @@ impl LoadedPath {
                 }
             }
         }
-        if !walk.open && walk.messages_from.is_none() {
-            walk.messages_from = Some(walk.path.len() - 1);
+        if !walk.open && walk.facts.messages_from.is_none() {
+            walk.facts.messages_from = Some(walk.path.len() - 1);
         }
         walk
     }
@@ -661,27 +650,20 @@ impl LoadedPath {
     /// thinking level and model).
     pub(super) fn settled(&self, messages_only: bool) -> bool {
         !self.open
-            || (self.messages_from.is_some()
+            || (self.facts.messages_from.is_some()
                 && (messages_only
-                    || (self.thinking_source.is_some() && self.model_source.is_some())))
+                    || (self.facts.thinking_source.is_some() && self.facts.model_source.is_some())))
     }
 
     /// The context (call when [`LoadedPath::settled`]; with `messages_only`, only its
     /// messages are meant).
     pub(super) fn to_context(&self, entries: &[Entry]) -> SessionContext {
-        let from = self.messages_from.unwrap_or(self.path.len() - 1);
+        let from = self.facts.messages_from.unwrap_or(self.path.len() - 1);
         let root_first: Vec<usize> = self.path[..=from].iter().rev().copied().collect();
-        let thinking_level = match self.thinking_source {
-            Some(i) => entries[i]
-                .field("thinkingLevel")
-                .cloned()
-                .unwrap_or(Value::Null),
-            None => Value::from("off"),
-        };
         ContextState {
             leaf: self.path[0],
-            thinking_level,
-            model_source: self.model_source,
+            thinking_level: self.facts.thinking_level(entries),
+            model_source: self.facts.model_source,
             messages: ContextState::for_path(entries, &root_first).messages,
         }
         .to_context(entries)
