@@ -30,9 +30,11 @@ pub(super) fn import(bytes: &[u8]) -> ImportedTranscript {
     // Files that kept only some line kinds may hold the prompts only as `event_msg`
     // `user_message` lines (the UI copy of each prompt); those are used only then.
     let prompts_from_events = !records.objects.iter().any(|r| {
+        // `get`, not `r["payload"]`: indexing a map panics on a line without the key.
+        let payload = r.get("payload").unwrap_or(&Value::Null);
         r.get("type").and_then(Value::as_str) == Some("response_item")
-            && r["payload"]["type"] == "message"
-            && r["payload"]["role"] == "user"
+            && payload["type"] == "message"
+            && payload["role"] == "user"
     });
     let mut thread = Thread {
         provider: "openai".to_owned(),
@@ -310,6 +312,15 @@ fn failed_exit(text: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_response_item_without_a_payload_is_skipped_not_a_panic() {
+        // Found by feeding mutated rollouts through the bindings: the key was indexed.
+        let bytes = b"{\"type\":\"session_meta\",\"payload\":{}}\n{\"type\":\"response_item\",\"payloaX\":{}}\n";
+        let imported = import(bytes);
+        assert_eq!(imported.messages.len(), 0);
+        assert_eq!(imported.lines, 2);
+    }
+
     use super::*;
     use serde_json::json;
 
