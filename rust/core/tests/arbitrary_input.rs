@@ -49,7 +49,7 @@ proptest! {
         let report = repair_session_file(&path, &RepairOptions { backup: BackupPolicy::Delete, ..Default::default() }).unwrap();
         let after = Session::open(&path, &options, &mut SequentialIds::new(1), 0).unwrap();
         // Repair keeps every record the loader found.
-        prop_assert_eq!(after.entries().len(), before.entries().len());
+        prop_assert_eq!(after.records().len(), before.records().len());
         prop_assert!(!repair_session_file(&path, &RepairOptions::default()).unwrap().repaired, "{:?}", report);
     }
 }

@@ -31,7 +31,7 @@ fn inputs(target: &str) -> Vec<PathBuf> {
 fn ids(session: &Session) -> Vec<Option<String>> {
     let mut seen = std::collections::HashSet::new();
     session
-        .entries()
+        .records()
         .iter()
         .filter(|e| seen.insert(e.text.as_str().to_owned()))
         .map(|e| e.id.as_ref().map(|s| s.to_string()))
@@ -139,6 +139,6 @@ fn an_unsaved_migration_gets_fresh_ids_on_each_open() {
     let a = Session::open(&path, &read_only, &mut SequentialIds::new(1), 0).unwrap();
     let b = Session::open(&path, &read_only, &mut SequentialIds::new(5), 0).unwrap();
     assert!(a.needs_migration_rewrite());
-    assert_eq!(a.entries().len(), b.entries().len());
+    assert_eq!(a.records().len(), b.records().len());
     assert_ne!(ids(&a), ids(&b));
 }

@@ -27,8 +27,8 @@ fn open(text: &str) -> (tempfile::TempDir, Session) {
 }
 
 fn texts(session: &Session, leaf: LeafSelector<'_>) -> Vec<String> {
-    let index = index_entries(session.entries());
-    let ctx = build_session_context(session.entries(), &index, leaf);
+    let index = index_entries(session.stored_entries());
+    let ctx = build_session_context(session.stored_entries(), &index, leaf);
     ctx.messages
         .messages()
         .iter()
@@ -69,8 +69,8 @@ fn compaction_keeps_from_first_kept_entry() {
             "response3"
         ]
     );
-    let index = index_entries(session.entries());
-    let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+    let index = index_entries(session.stored_entries());
+    let ctx = build_session_context(session.stored_entries(), &index, LeafSelector::Last);
     assert_eq!(
         ctx.messages.messages()[0].as_str(),
         r#"{"role":"compactionSummary","summary":"Summary of first two turns","tokensBefore":100,"timestamp":1767225605000}"#
@@ -105,8 +105,8 @@ fn branch_summary_needs_a_truthy_summary() {
         json!({"type":"branch_summary","id":"3","parentId":"2","timestamp":"bad","fromId":"1","summary":"kept"}),
     ];
     let (_dir, session) = open(&to_lines(&lines));
-    let index = index_entries(session.entries());
-    let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+    let index = index_entries(session.stored_entries());
+    let ctx = build_session_context(session.stored_entries(), &index, LeafSelector::Last);
     assert_eq!(ctx.messages.len(), 2);
     // An unparsable timestamp is NaN in JavaScript, which JSON.stringify writes as null.
     assert_eq!(
@@ -127,7 +127,7 @@ fn v1_migration_assigns_ids_and_converts_compaction_index() {
     let (_dir, session) = open(&text);
     assert_eq!(session.file_version(), 1);
     assert_eq!(session.header().version(), 3);
-    let values: Vec<Value> = session.entries().iter().map(Entry::to_value).collect();
+    let values: Vec<Value> = session.records().iter().map(Entry::to_value).collect();
     let ids: Vec<&str> = values.iter().map(|v| v["id"].as_str().unwrap()).collect();
     assert_eq!(ids, ["00000001", "00000002", "00000003", "00000004"]);
     assert_eq!(values[0]["parentId"], Value::Null);
@@ -139,7 +139,7 @@ fn v1_migration_assigns_ids_and_converts_compaction_index() {
         values[3].get("firstKeptEntryId").is_none(),
         "out-of-range index leaves it unset"
     );
-    assert!(session.entries().iter().all(|e| e.modified));
+    assert!(session.records().iter().all(|e| e.modified));
 }
 
 #[test]
@@ -195,11 +195,101 @@ fn real_fixtures_load_without_skips() {
             .split(|b| *b == b'\n')
             .filter(|l| !l.is_empty())
             .count();
-        assert_eq!(session.entries().len(), lines - 1, "{name}");
+        assert_eq!(session.records().len(), lines - 1, "{name}");
         assert!(session.skipped_lines().is_empty());
-        let index = index_entries(session.entries());
-        let ctx = build_session_context(session.entries(), &index, LeafSelector::Last);
+        let index = index_entries(session.stored_entries());
+        let ctx = build_session_context(session.stored_entries(), &index, LeafSelector::Last);
         assert!(ctx.messages.len() > 100, "{name}");
         assert_eq!(fs::read(&path).unwrap(), original);
     }
+}
+
+/// Inert records on consecutive lines are held as runs (issue 17, finding 12); every public
+/// view of the session is the same as for the same records with blank lines between them,
+/// which are never held as runs.
+#[test]
+fn inert_runs_are_invisible_in_every_view() {
+    let inert = ["{}", r#"{"x":1}"#, r#"{"type":"future_thing","n":[1]}"#];
+    let mut lines = vec![header().to_string()];
+    let mut parent: Option<String> = None;
+    for k in 0..40 {
+        for j in 0..(k % 7) {
+            lines.push(inert[(k + j) % inert.len()].to_owned());
+        }
+        let id = format!("m{k}");
+        lines.push(msg(&id, parent.as_deref(), "user", &format!("t{k}")).to_string());
+        if k % 9 == 0 {
+            lines.push(
+                json!({"type":"label","id":format!("l{k}"),"parentId":id,"targetId":id,"label":"x"})
+                    .to_string(),
+            );
+        }
+        parent = Some(id);
+    }
+    lines.extend(["{}".to_owned(), r#"{"y":2}"#.to_owned(), "{}".to_owned()]);
+    let packed = lines.join("\n") + "\n";
+    let spaced = lines.join("\n\n") + "\n";
+    let (_a, with_runs) = open(&packed);
+    let (_b, without) = open(&spaced);
+    assert!(with_runs.stored_entries().len() < with_runs.record_count());
+    assert_eq!(without.stored_entries().len(), without.record_count());
+    let view = |s: &Session| {
+        let records: Vec<String> = s
+            .records()
+            .iter()
+            .map(|e| e.text.as_str().to_owned())
+            .collect();
+        let types: Vec<Option<String>> = s
+            .records()
+            .iter()
+            .map(|e| e.entry_type().map(|t| t.into_owned()))
+            .collect();
+        let facts = clawctx_core::session::source_facts(s);
+        (
+            records,
+            types,
+            s.record_count(),
+            s.tree(),
+            s.labels().clone(),
+            s.leaf_id().map(str::to_owned),
+            texts(s, LeafSelector::Last),
+            format!("{facts:?}"),
+        )
+    };
+    assert_eq!(view(&with_runs), view(&without));
+    // The leaf is the last record on its own: `{}`, with an empty context.
+    let leaf = with_runs.leaf_index().unwrap();
+    assert_eq!(with_runs.stored_entries()[leaf].text.as_str(), "{}");
+    assert!(texts(&with_runs, LeafSelector::Last).is_empty());
+    // Appended inert lines read by `refresh` are counted as records.
+    let path = _a.path().join("s.jsonl");
+    let mut more = fs::read_to_string(&path).unwrap();
+    more.push_str(&"{}\n".repeat(50));
+    fs::write(&path, more).unwrap();
+    let mut refreshed = with_runs;
+    let report = refreshed.refresh(&mut SequentialIds::new(1), 0).unwrap();
+    assert_eq!(report.appended_entries, 50);
+    assert_eq!(refreshed.record_count(), without.record_count() + 50);
+    assert!(refreshed.stored_entries().len() < without.stored_entries().len());
+}
+
+/// A v1 file (no ids) with consecutive inert lines: migration gives every record its id, as
+/// pi's `migrateV1ToV2` does, runs or not.
+#[test]
+fn migration_takes_inert_runs_apart() {
+    let text = [
+        r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        "{}",
+        "{}",
+        r#"{"x":1}"#,
+        r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+    ]
+    .join("\n");
+    let (_d, session) = open(&text);
+    assert_eq!(session.record_count(), 4);
+    assert_eq!(session.stored_entries().len(), 4);
+    assert!(session
+        .records()
+        .iter()
+        .all(|e| e.id.is_some() && e.modified));
 }

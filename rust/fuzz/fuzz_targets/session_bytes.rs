@@ -37,7 +37,7 @@ fn scratch() -> PathBuf {
 fn ids(session: &Session) -> Vec<Option<String>> {
     let mut seen = std::collections::HashSet::new();
     session
-        .entries()
+        .records()
         .iter()
         .filter(|e| seen.insert(e.text.as_str().to_owned()))
         .map(|e| e.id.as_ref().map(|s| s.to_string()))

@@ -267,7 +267,8 @@ pub fn find_cut_point(
         };
         if let Ok(session) = entries.cast::<PySession>() {
             let session = session.get().lock(py)?;
-            let list: Vec<&Entry> = session.core().entries().iter().collect();
+            let records = session.core().records();
+            let list: Vec<&Entry> = records.iter().collect();
             return run(&list);
         }
         let owned = entry_list(entries)?;

@@ -1,5 +1,6 @@
 //! `Session`, `SessionContext` and `SkippedLine`.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
@@ -212,7 +213,7 @@ impl State {
         py: Python<'py>,
         indices: impl IntoIterator<Item = usize>,
     ) -> PyResult<Bound<'py, PyList>> {
-        let entries = self.inner.entries();
+        let entries = self.inner.stored_entries();
         let items: PyResult<Vec<Py<PyAny>>> = indices
             .into_iter()
             .map(|i| self.entry_dict(py, &entries[i]))
@@ -576,7 +577,7 @@ impl PySession {
     }
 
     fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-        crate::errors::guard(|| Ok(self.lock(py)?.inner.entries().len()))
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.record_count()))
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -586,7 +587,7 @@ impl PySession {
             Ok(format!(
                 "Session(path={}, entries={}, leaf={})",
                 py_repr(py, path)?,
-                s.inner.entries().len(),
+                s.inner.record_count(),
                 py_repr(py, s.inner.leaf_id())?,
             ))
         })
@@ -596,7 +597,10 @@ impl PySession {
     fn entries<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
         crate::errors::guard(|| {
             let s = self.lock(py)?;
-            s.entry_list(py, 0..s.inner.entries().len())
+            let records = s.inner.records();
+            let items: PyResult<Vec<Py<PyAny>>> =
+                records.iter().map(|e| s.entry_dict(py, e)).collect();
+            PyList::new(py, items?)
         })
     }
 
@@ -628,7 +632,7 @@ impl PySession {
                 })
                 .py_err(py)?;
             found
-                .map(|i| s.entry_dict(py, &s.inner.entries()[i]))
+                .map(|i| s.entry_dict(py, &s.inner.stored_entries()[i]))
                 .transpose()
         })
     }
@@ -639,9 +643,9 @@ impl PySession {
             Ok(self
                 .lock(py)?
                 .inner
-                .entries()
+                .records()
                 .iter()
-                .map(|e| e.entry_type.as_deref().map(str::to_owned))
+                .map(|e| e.entry_type().map(Cow::into_owned))
                 .collect())
         })
     }
@@ -653,7 +657,7 @@ impl PySession {
             let inner = &mut s.inner;
             let found = py.detach(|| inner.find_entry(id)).py_err(py)?;
             found
-                .map(|i| s.entry_dict(py, &s.inner.entries()[i]))
+                .map(|i| s.entry_dict(py, &s.inner.stored_entries()[i]))
                 .transpose()
         })
     }
@@ -700,10 +704,10 @@ impl PySession {
         crate::errors::guard(|| {
             let s = self.lock(py)?;
             let tree = s.inner.tree();
-            let entries = s.inner.entries();
+            let entries = s.inner.records();
             let mut nodes = Vec::with_capacity(entries.len());
             let mut child_lists = Vec::with_capacity(entries.len());
-            for entry in entries {
+            for entry in entries.iter() {
                 let node = PyDict::new(py);
                 node.set_item("entry", s.entry_dict(py, entry)?)?;
                 let children = PyList::empty(py);
@@ -769,7 +773,7 @@ impl PySession {
     /// Whether the session has any entry (`len(session) > 0`, without loading a lazy
     /// session: it holds at least its last entry).
     fn has_entries(&self, py: Python<'_>) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(!self.lock_cold(py)?.inner.entries().is_empty()))
+        crate::errors::guard(|| Ok(!self.lock_cold(py)?.inner.stored_entries().is_empty()))
     }
 
     /// Loads a lazy session's file in full now (what any method that needs the past does

@@ -66,6 +66,17 @@ impl JsonText {
         &self.buf[self.range.clone()]
     }
 
+    /// The text of the same buffer from this text's start to the end of `later`, when both
+    /// are slices of one buffer and `later` does not start before this text ends.
+    pub fn through(&self, later: &JsonText) -> Option<JsonText> {
+        (Arc::ptr_eq(&self.buf, &later.buf) && self.range.end <= later.range.start).then(|| {
+            JsonText {
+                buf: Arc::clone(&self.buf),
+                range: self.range.start..later.range.end,
+            }
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.range.len()
     }

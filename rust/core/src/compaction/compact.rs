@@ -280,7 +280,7 @@ fn find_cut_point_by(
 pub fn entry_message(entry: &Entry) -> Option<Message> {
     let timestamp = || Some(entry.timestamp_ms().map_or(Value::Null, Value::from));
     let get = |key: &str| entry.field(key).cloned();
-    let value = match entry.entry_type.as_deref()? {
+    let value = match entry.entry_type().as_deref()? {
         types::MESSAGE => return entry.message().map(|m| m.json.clone()),
         types::CUSTOM_MESSAGE => object([
             ("role", Some(Value::from("custom"))),
@@ -528,7 +528,7 @@ pub fn prepare_session_compaction(
     settings: &CompactionSettings,
 ) -> Option<Preparation> {
     let leaf = session.leaf_index()?;
-    let entries = session.entries();
+    let entries = session.stored_entries();
     let path: Vec<&Entry> = session
         .path_to(leaf)
         .into_iter()
@@ -1344,9 +1344,9 @@ mod tests {
             text,
             r#"{"type":"compaction","id":"00000007","parentId":"00000006","timestamp":"1970-01-01T00:00:02.000Z","summary":"the summary","firstKeptEntryId":"00000005","tokensBefore":278,"details":{"readFiles":[],"modifiedFiles":[]},"fromHook":false}"#
         );
-        let index = index_entries(session.entries());
+        let index = index_entries(session.stored_entries());
         let context = build_session_context(
-            session.entries(),
+            session.stored_entries(),
             &index,
             LeafSelector::Index(session.leaf_index().unwrap()),
         );

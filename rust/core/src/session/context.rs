@@ -48,7 +48,7 @@ pub fn resolve_leaf(entries: &[Entry], index: &IdIndex, leaf: LeafSelector<'_>) 
         LeafSelector::Null => None,
         LeafSelector::Index(i) if i < entries.len() => Some(i),
         LeafSelector::Id(id) if !id.is_empty() => {
-            index.get(id).copied().or(entries.len().checked_sub(1))
+            index.get(entries, id).or(entries.len().checked_sub(1))
         }
         _ => entries.len().checked_sub(1),
     }
@@ -94,7 +94,7 @@ impl ContextState {
     }
 
     fn note_settings(&mut self, entry: &Entry, i: usize) {
-        match entry.entry_type.as_deref() {
+        match entry.entry_type().as_deref() {
             Some(types::THINKING_LEVEL_CHANGE) => {
                 self.thinking_level = entry.field("thinkingLevel").cloned().unwrap_or(Value::Null);
             }
@@ -216,14 +216,14 @@ fn timestamp_value(entry: &Entry) -> Value {
             .map_or(Value::Null, |f| Value::from(f.trunc() as i64)),
         Some(Value::Null) => Value::from(0),
         Some(Value::Bool(b)) => Value::from(i64::from(*b)),
-        Some(Value::String(_)) => entry.timestamp_ms().map_or(Value::Null, Value::from),
+        Some(Value::String(iso)) => crate::base::iso_to_ms(iso).map_or(Value::Null, Value::from),
         _ => Value::Null,
     }
 }
 
 /// Entry → message (`buildSessionContext`'s "append": message, custom_message, branch_summary).
 fn push_entry_message(entry: &Entry, out: &mut Vec<Message>) {
-    match entry.entry_type.as_deref() {
+    match entry.entry_type().as_deref() {
         // A `message` whose `message` is not an object has nothing to send; pi would pass the
         // raw value along and fail later in convertToLlm.
         Some(types::MESSAGE) => {

@@ -34,7 +34,6 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rustc_hash::FxHashSet;
 use serde_json::Value;
 
 use super::context::{model_of, ContextState, LeafSelector, SessionContext};
@@ -346,7 +345,9 @@ struct TailWalk {
     index: IdIndex,
     /// The path from the leaf towards the root, as far as walked.
     walk: Vec<usize>,
-    on_walk: FxHashSet<usize>,
+    /// `on_walk[i]`: entry `i` is on the walk (a flag per entry read, not a hash set: a walk
+    /// can be millions of entries long).
+    on_walk: Vec<bool>,
     /// The root was reached, or a parent is missing, or the path would repeat an entry (the
     /// same ends as [`super::tree::path_to_root`]).
     walk_done: bool,
@@ -368,7 +369,7 @@ impl TailWalk {
             entries: Vec::new(),
             index: IdIndex::default(),
             walk: Vec::new(),
-            on_walk: FxHashSet::default(),
+            on_walk: Vec::new(),
             walk_done: false,
             facts: PathFacts::default(),
             messages: Vec::new(),
@@ -391,12 +392,13 @@ impl TailWalk {
 
     /// Reads the lines before the part read and indexes them (newest first).
     fn read_chunk(&mut self) -> Result<()> {
-        for record in self.reader.read_chunk()?.into_iter().rev() {
-            let i = self.entries.len();
-            if let Some(id) = &record.id {
-                self.index.entry(id.clone()).or_insert(i);
-            }
+        let records = self.reader.read_chunk()?;
+        self.index.reserve(&self.entries, records.len());
+        for record in records.into_iter().rev() {
+            // Read newest first: the first entry read with an id is the file's last.
             self.entries.push(record);
+            self.index
+                .insert(&self.entries, self.entries.len() - 1, false);
         }
         Ok(())
     }
@@ -422,9 +424,11 @@ impl TailWalk {
                 self.walk_done = true;
                 break;
             };
-            match self.index.get(parent) {
-                Some(&j) if self.on_walk.contains(&j) => self.walk_done = true,
-                Some(&j) => self.visit(j),
+            match self.index.get(&self.entries, parent) {
+                Some(j) if self.on_walk.get(j).copied().unwrap_or(false) => {
+                    self.walk_done = true;
+                }
+                Some(j) => self.visit(j),
                 None => {
                     self.walk_done = everything_read;
                     break;
@@ -442,7 +446,10 @@ impl TailWalk {
     fn visit(&mut self, i: usize) {
         let position = self.walk.len();
         self.walk.push(i);
-        self.on_walk.insert(i);
+        if self.on_walk.len() <= i {
+            self.on_walk.resize(self.entries.len().max(i + 1), false);
+        }
+        self.on_walk[i] = true;
         self.facts.note(&self.entries[i], i, position);
     }
 
@@ -620,20 +627,20 @@ impl LoadedPath {
             open: false,
             facts: PathFacts::default(),
         };
-        let mut on_walk = FxHashSet::default();
+        let mut on_walk = vec![false; entries.len()];
         let mut current = leaf;
         loop {
             let position = walk.path.len();
             walk.path.push(current);
-            on_walk.insert(current);
+            on_walk[current] = true;
             let entry = &entries[current];
             walk.facts.note(entry, current, position);
             let Some(parent) = entry.parent_id.as_deref().filter(|p| !p.is_empty()) else {
                 break;
             };
-            match index.get(parent) {
-                Some(&j) if on_walk.contains(&j) => break,
-                Some(&j) => current = j,
+            match index.get(entries, parent) {
+                Some(j) if on_walk[j] => break,
+                Some(j) => current = j,
                 None => {
                     walk.open = true;
                     break;
@@ -952,7 +959,7 @@ mod tests {
 
     fn texts(session: &Session) -> Vec<String> {
         session
-            .entries()
+            .records()
             .iter()
             .map(|e| e.text.as_str().to_owned())
             .collect()

@@ -2,6 +2,7 @@
 //! `SessionManager`): header, entries in file order, the id index, the leaf, labels, opening,
 //! migration, refresh and appends.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io::Write;
@@ -108,7 +109,9 @@ pub struct Session {
     entries: Vec<Entry>,
     index: IdIndex,
     leaf: Option<usize>,
-    labels: Map<String, Value>,
+    /// Labels by target id, built from the label entries on first use and kept up to date
+    /// by appends after that (a file of millions of labels holds none until asked).
+    labels: std::sync::OnceLock<Map<String, Value>>,
     file_version: u64,
     skipped: Vec<SkippedLine>,
     write: WriteOptions,
@@ -133,6 +136,9 @@ pub struct Session {
     index_generation: u64,
     /// Set while only the end of the file is held (see [`Session::open_cold`]).
     cold: Option<Box<super::leaf_context::BackReader>>,
+    /// Records held inside inert runs beyond one per run (`records_held() - 1` summed), so
+    /// that the record count needs no pass over the entries.
+    records_in_runs: usize,
 }
 
 #[derive(Debug, Clone)]
@@ -165,6 +171,7 @@ impl Clone for Session {
             context_cache: std::sync::Mutex::new(None),
             index_generation: self.index_generation,
             cold: self.cold.clone(),
+            records_in_runs: self.records_in_runs,
         }
     }
 }
@@ -535,7 +542,7 @@ impl Session {
             entries,
             index: IdIndex::default(),
             leaf: None,
-            labels: Map::new(),
+            labels: std::sync::OnceLock::new(),
             file_version,
             skipped,
             write,
@@ -550,6 +557,7 @@ impl Session {
             context_cache: std::sync::Mutex::new(None),
             index_generation: 0,
             cold: None,
+            records_in_runs: 0,
         };
         session.rebuild_index();
         session
@@ -559,8 +567,11 @@ impl Session {
     /// order, labels in file order (last wins; a falsy label clears).
     fn rebuild_index(&mut self) {
         self.index.clear();
-        self.labels.clear();
+        self.labels = std::sync::OnceLock::new();
         self.leaf = None;
+        self.records_in_runs = 0;
+        // Sized once: growing rehashes into a table twice as large while the old one is held.
+        self.index.reserve(&self.entries, self.entries.len());
         for i in 0..self.entries.len() {
             self.index_entry(i);
         }
@@ -568,25 +579,13 @@ impl Session {
 
     fn index_entry(&mut self, i: usize) {
         let entry = &self.entries[i];
-        if let Some(id) = &entry.id {
-            if self.index.insert(id.clone(), i).is_some() {
-                self.index_generation += 1;
-            }
+        self.records_in_runs += entry.records_held() - 1;
+        if self.index.insert(&self.entries, i, true) {
+            self.index_generation += 1;
         }
         self.leaf = Some(i);
-        if entry.is_type(types::LABEL) {
-            // Read without keeping the entry's parsed fields (one map per label otherwise).
-            if let Some(Value::String(target)) = entry.field_uncached("targetId") {
-                match entry.field_uncached("label") {
-                    Some(label) if is_truthy(&label) => {
-                        self.labels.shift_remove(&target);
-                        self.labels.insert(target, label);
-                    }
-                    _ => {
-                        self.labels.shift_remove(&target);
-                    }
-                }
-            }
+        if let Some(labels) = self.labels.get_mut() {
+            apply_label(labels, &self.entries[i]);
         }
     }
 
@@ -595,6 +594,11 @@ impl Session {
         let version = self.header.version();
         if version >= CURRENT_SESSION_VERSION {
             return;
+        }
+        // Migration gives every record an id (v1) and rewrites records one by one.
+        if self.records_in_runs > 0 {
+            self.entries = self.records().into_owned();
+            self.rebuild_index();
         }
         let mut header = self.header.fields.clone();
         let mut values: Vec<Option<Map<String, Value>>> = vec![None; self.entries.len()];
@@ -766,8 +770,46 @@ impl Session {
         self.file_version
     }
 
-    pub fn entries(&self) -> &[Entry] {
+    /// The entries as held: what [`Session::index_of`], [`Session::leaf_index`],
+    /// [`Session::path_to`], [`Session::children`] and [`Session::find_latest`] index. Inert
+    /// records on consecutive lines are held as one run entry ([`Entry::is_inert`]), which
+    /// none of those indices ever names; [`Session::records`] lists every record.
+    pub fn stored_entries(&self) -> &[Entry] {
         &self.entries
+    }
+
+    /// Every record (header excluded) in file order, as pi's `getEntries` lists them: the
+    /// held entries, with inert runs taken apart (borrowed when there are none).
+    pub fn records(&self) -> Cow<'_, [Entry]> {
+        if self.records_in_runs == 0 {
+            return Cow::Borrowed(&self.entries);
+        }
+        let mut records = Vec::with_capacity(self.record_count());
+        for entry in &self.entries {
+            match entry.records_held() {
+                1 => records.push(entry.clone()),
+                _ => records.extend(entry.held_records()),
+            }
+        }
+        Cow::Owned(records)
+    }
+
+    /// The number of records (header excluded), as [`Session::records`] lists them.
+    pub fn record_count(&self) -> usize {
+        self.entries.len() + self.records_in_runs
+    }
+
+    /// For each held entry, the position of its first record in [`Session::records`].
+    fn record_positions(&self) -> Vec<usize> {
+        let mut next = 0;
+        self.entries
+            .iter()
+            .map(|entry| {
+                let position = next;
+                next += entry.records_held();
+                position
+            })
+            .collect()
     }
 
     pub fn skipped_lines(&self) -> &[SkippedLine] {
@@ -821,7 +863,7 @@ impl Session {
                         .parent_id
                         .as_deref()
                         .filter(|p| !p.is_empty())
-                        .and_then(|p| self.index.get(p).copied());
+                        .and_then(|p| self.index.get(&self.entries, p));
                 }
                 None
             });
@@ -846,7 +888,7 @@ impl Session {
     }
 
     pub fn index_of(&self, id: &str) -> Option<usize> {
-        self.index.get(id).copied()
+        self.index.get(&self.entries, id)
     }
 
     pub fn get_entry(&self, id: &str) -> Option<&Entry> {
@@ -863,11 +905,17 @@ impl Session {
     }
 
     pub fn labels(&self) -> &Map<String, Value> {
-        &self.labels
+        self.labels.get_or_init(|| {
+            let mut labels = Map::new();
+            for entry in &self.entries {
+                apply_label(&mut labels, entry);
+            }
+            labels
+        })
     }
 
     pub fn label(&self, id: &str) -> Option<&Value> {
-        self.labels.get(id)
+        self.labels().get(id)
     }
 
     /// `getSessionName`: the name of the latest `session_info` entry with a truthy name.
@@ -895,7 +943,10 @@ impl Session {
             .enumerate()
             .filter(|(i, e)| {
                 e.parent_id.as_deref() == Some(id)
-                    && e.id.as_deref().and_then(|eid| self.index.get(eid)) == Some(i)
+                    && e.id
+                        .as_deref()
+                        .and_then(|eid| self.index.get(&self.entries, eid))
+                        == Some(*i)
             })
             .map(|(i, _)| i)
             .collect()
@@ -905,21 +956,24 @@ impl Session {
     /// entry's children sorted by timestamp (oldest first; unparsable timestamps first, ties
     /// in file order). Flat, so deep sessions cannot overflow a stack.
     pub fn tree(&self) -> Tree {
+        // Indices of the tree are positions in `records()`; parents resolve through the index
+        // of held entries, mapped to their records' positions.
+        let records = self.records();
+        let positions = self.record_positions();
         let mut roots = Vec::new();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); self.entries.len()];
-        for (i, entry) in self.entries.iter().enumerate() {
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
+        for (i, entry) in records.iter().enumerate() {
             let parent = match entry.parent_id.as_deref() {
                 None => None,
                 Some(p) if Some(p) == entry.id.as_deref() => None,
-                Some(p) => self.index.get(p).copied(),
+                Some(p) => self.index.get(&self.entries, p).map(|held| positions[held]),
             };
             match parent {
                 Some(p) => children[p].push(i),
                 None => roots.push(i),
             }
         }
-        let stamps: Vec<i64> = self
-            .entries
+        let stamps: Vec<i64> = records
             .iter()
             .map(|e| e.timestamp_ms().unwrap_or(i64::MIN))
             .collect();
@@ -1009,7 +1063,7 @@ impl Session {
         let chunk: Arc<[u8]> = Arc::from(chunk);
         let probe_source = Arc::clone(&chunk);
         let scan = scan_records(chunk, self.disk_lines + 1, true);
-        let before = self.entries.len();
+        let before = self.record_count();
         for entry in scan.records {
             if entry.is_type(types::SESSION) {
                 continue;
@@ -1017,8 +1071,8 @@ impl Session {
             let known = entry
                 .id
                 .as_deref()
-                .and_then(|id| self.index.get(id))
-                .is_some_and(|&i| self.entries[i].text == entry.text);
+                .and_then(|id| self.index.get(&self.entries, id))
+                .is_some_and(|i| self.entries[i].text == entry.text);
             if known {
                 continue;
             }
@@ -1030,7 +1084,7 @@ impl Session {
         let boundary = self.disk_lines;
         self.skipped.retain(|s| s.line <= boundary);
         self.skipped.extend(scan.skipped);
-        let appended = self.entries.len() - before;
+        let appended = self.record_count() - before;
         let complete = self.tail_start + scan.complete_len as u64;
         let probe = probe_before(&probe_source, scan.complete_len);
         self.disk_len = len;
@@ -1070,7 +1124,7 @@ impl Session {
             ..self.open_options.clone()
         };
         let fresh = Session::open(&path, &options, ids, now_ms)?;
-        let appended = fresh.entries.len();
+        let appended = fresh.record_count();
         let write = self.write;
         *self = fresh;
         self.write = write;
@@ -1093,7 +1147,7 @@ impl Session {
 
     /// A fresh entry id not used in this session, drawn from `ids` (`generateId`).
     pub fn next_entry_id(&self, ids: &mut dyn IdSource) -> String {
-        generate_entry_id(ids, |c| self.index.contains_key(c))
+        generate_entry_id(ids, |c| self.index.contains(&self.entries, c))
     }
 
     /// Appends an entry as a child of the leaf and moves the leaf to it. The line is written
@@ -1121,10 +1175,10 @@ impl Session {
             } => Some(from.as_str()),
             _ => None,
         };
-        if target.is_some_and(|t| !self.index.contains_key(t)) {
+        if target.is_some_and(|t| !self.index.contains(&self.entries, t)) {
             self.load_past()?;
         }
-        if self.index.contains_key(id.as_str()) || id.is_empty() {
+        if self.index.contains(&self.entries, id.as_str()) || id.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "entry id {id:?} is empty or already used"
             )));
@@ -1134,13 +1188,15 @@ impl Session {
             _ => self.leaf_id().map(str::to_owned),
         };
         match &entry {
-            NewEntry::Label { target_id, .. } if !self.index.contains_key(target_id.as_str()) => {
+            NewEntry::Label { target_id, .. }
+                if !self.index.contains(&self.entries, target_id.as_str()) =>
+            {
                 return Err(Error::EntryNotFound(target_id.clone()));
             }
             NewEntry::BranchSummary {
                 branch_from: Some(from),
                 ..
-            } if !self.index.contains_key(from.as_str()) => {
+            } if !self.index.contains(&self.entries, from.as_str()) => {
                 return Err(Error::EntryNotFound(from.clone()));
             }
             NewEntry::Message(message) => validate_message(message)?,
@@ -1202,7 +1258,7 @@ impl Session {
     /// parent); [`Session::leaf_context`], [`Session::find_entry`] and
     /// [`Session::find_latest`] read further back only as far as they need, and
     /// [`Session::load_past`] (called by anything that needs every entry) opens the file in
-    /// full. While cold, [`Session::entries`], the index, labels, tree, skipped lines and
+    /// full. While cold, [`Session::records`], the index, labels, tree, skipped lines and
     /// line numbers cover only the part held.
     ///
     /// Files a full open must handle (migration, a header that is missing, invalid, damaged or
@@ -1348,7 +1404,7 @@ impl Session {
             if self.cold.is_none() {
                 return Ok(self.context(selector));
             }
-            if leaf_id.is_some_and(|id| !id.is_empty() && !self.index.contains_key(id)) {
+            if leaf_id.is_some_and(|id| !id.is_empty() && !self.index.contains(&self.entries, id)) {
                 self.load_past()?;
                 continue;
             }
@@ -1418,8 +1474,26 @@ impl Session {
     }
 }
 
+/// A label entry's effect on the labels (`_buildIndex`): its target gets the label, moved to
+/// the end of the order; a falsy label clears the target's.
+fn apply_label(labels: &mut Map<String, Value>, entry: &Entry) {
+    if !entry.is_type(types::LABEL) {
+        return;
+    }
+    // Read without keeping the entry's parsed fields (one map per label otherwise).
+    if let Some(Value::String(target)) = entry.field_uncached("targetId") {
+        labels.shift_remove(&target);
+        match entry.field_uncached("label") {
+            Some(label) if is_truthy(&label) => {
+                labels.insert(target, label);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn describe_bad_header(entry: &Entry) -> String {
-    match entry.entry_type.as_deref() {
+    match entry.entry_type().as_deref() {
         Some(types::SESSION) => "session header has no string \"id\"".to_owned(),
         Some(t) => format!("first record is a {t:?} entry, not a session header"),
         None => "first record has no \"type\"; expected a session header".to_owned(),

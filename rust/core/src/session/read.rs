@@ -176,8 +176,11 @@ const PARALLEL_SCAN_MIN_BYTES: usize = 4 << 20;
 /// `tail_pending`, an unterminated last line that does not parse is left alone (a writer is
 /// probably still writing it; it is read once complete) instead of being salvaged.
 pub(crate) fn scan_records(bytes: Arc<[u8]>, first_line: usize, tail_pending: bool) -> Scan {
+    // Eight chunks per thread: the chunks' records are moved into the first chunk's vector one
+    // chunk at a time, so at the peak the records exist once plus one chunk's worth (with one
+    // chunk per thread, half of them twice).
     let parts = if bytes.len() >= PARALLEL_SCAN_MIN_BYTES {
-        rayon::current_num_threads()
+        rayon::current_num_threads() * 8
     } else {
         1
     };
@@ -220,8 +223,10 @@ fn scan_records_in_parts(
                 scan_lines(&buf, range, 1, tail_pending && k == last, &HashMap::new())
             })
             .collect();
+        let total: usize = parts.iter().map(|part| part.records.len()).sum();
         let mut parts = parts.into_iter();
         let mut scan = parts.next().expect("at least one chunk");
+        scan.records.reserve_exact(total - scan.records.len());
         scan.renumber(first_line - 1);
         for part in parts {
             scan.append(part);
@@ -312,7 +317,16 @@ fn scan_lines(
             if let Some(entry) =
                 Entry::parse(JsonText::slice(buf, start..start + text.len()), line.number)
             {
-                scan.records.push(entry);
+                // Inert records on consecutive lines are held as one run (never the first
+                // record, which may be the header the caller checks).
+                let absorbed = scan.records.len() >= 2
+                    && scan
+                        .records
+                        .last_mut()
+                        .is_some_and(|last| last.absorb_inert(&entry));
+                if !absorbed {
+                    scan.records.push(entry);
+                }
                 continue;
             }
         }
@@ -340,6 +354,10 @@ fn scan_lines(
                 .into_iter()
                 .filter_map(|r| Entry::parse(JsonText::owned(r), line.number)),
         );
+    }
+    // The last record stays on its own: it may become the leaf, which callers read as an entry.
+    if let Some(last) = scan.records.last_mut().and_then(Entry::split_last_record) {
+        scan.records.push(last);
     }
     scan
 }
@@ -410,6 +428,7 @@ mod tests {
         let records = scan
             .records
             .iter()
+            .flat_map(Entry::held_records)
             .map(|e| (e.line, e.text.as_str().to_owned()))
             .collect();
         let counts = [scan.lines, scan.complete_len, scan.complete_lines];
@@ -427,6 +446,9 @@ mod tests {
             r#"{"type":"message","id":"torn","message":{"role":"assi"#,
             "\0\0\0\0{\"type\":\"label\",\"id\":\"c3\",\"parentId\":\"b2\"}",
             r#"{"type":"custom","id":"d4"}{"type":"custom","id":"e5"}"#,
+            "{}",
+            " {\"x\":1}\r",
+            r#"{"type":"future"}"#,
         ];
         let mut state = 0x2545_F491_4F6C_DD1Du64;
         let mut next = move || {
@@ -505,5 +527,77 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The records a scan holds, taken apart, equal one parse per line; inert records on
+    /// consecutive lines are held as runs, never the first or the last record.
+    #[test]
+    fn inert_records_on_consecutive_lines_are_held_as_runs() {
+        let kinds = [
+            "{}",
+            "  {} \r",
+            r#"{"x":[1,2]}"#,
+            r#"{"type":"future_thing"}"#,
+            r#"{"type":"label","targetId":"a","label":"l"}"#,
+            r#"{"id":"i1"}"#,
+            r#"{"parentId":"i1"}"#,
+            r#"{"timestamp":"2026-01-01T00:00:00.000Z"}"#,
+            "",
+            "not json",
+            "{}{}",
+        ];
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for round in 0..200 {
+            let lines = (next() % 60) as usize;
+            let mut text = String::new();
+            for _ in 0..lines {
+                // Mostly inert lines, so that runs of every length occur.
+                let k = if next() % 3 == 0 {
+                    (next() % kinds.len() as u64) as usize
+                } else {
+                    (next() % 4) as usize
+                };
+                text.push_str(kinds[k]);
+                text.push(if next() % 5 == 0 { '\r' } else { ' ' });
+                text.push('\n');
+            }
+            let scan = scan_records(Arc::from(text.as_bytes()), 1, false);
+            let expected: Vec<(usize, String)> = split_lines(text.as_bytes())
+                .flat_map(|line| {
+                    let number = line.number;
+                    match clean_text(line.bytes)
+                        .and_then(|t| Entry::parse(JsonText::owned(t.to_owned()), number))
+                    {
+                        Some(e) => vec![(number, e.text.as_str().to_owned())],
+                        None => salvage_line(line.bytes)
+                            .records
+                            .into_iter()
+                            .filter_map(|r| Entry::parse(JsonText::owned(r), number))
+                            .map(|e| (number, e.text.as_str().to_owned()))
+                            .collect(),
+                    }
+                })
+                .collect();
+            assert_eq!(summary(&scan).0, expected, "round {round}: {text:?}");
+            if let (Some(first), Some(last)) = (scan.records.first(), scan.records.last()) {
+                assert_eq!((first.records_held(), last.records_held()), (1, 1));
+            }
+            for run in scan.records.iter().filter(|e| e.records_held() > 1) {
+                assert!(run.held_records().iter().all(Entry::is_inert));
+                assert_eq!(run.entry_type(), None);
+                assert_eq!(run.id, None);
+            }
+        }
+        // A million `{}` lines are a handful of entries.
+        let text = "{\"type\":\"session\",\"id\":\"s\"}\n".to_owned() + &"{}\n".repeat(1_000_000);
+        let scan = scan_records(Arc::from(text.as_bytes()), 1, false);
+        assert_eq!(scan.records.len(), 3, "header, one run, the last record");
+        assert_eq!(scan.records[1].records_held(), 999_999);
     }
 }

@@ -15,7 +15,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use rayon::prelude::*;
 
 use super::context::{build_session_context, LeafSelector};
-use super::entry::types;
+use super::entry::{types, Entry};
 use super::manager::{OpenOptions, Session};
 use crate::base::{iso_to_ms, RandomIds, Result};
 use crate::foreign::{detect_format, import_bytes, Format, ImportedTranscript};
@@ -161,7 +161,9 @@ pub fn source_facts(session: &Session) -> SourceFacts {
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned)
     };
-    let entries = session.entries();
+    // Held entries: inert runs have no parent, no id, no type and no timestamp, so they count
+    // only as records and as branch ends (nothing can be their child).
+    let entries = session.stored_entries();
     let mut has_child = vec![false; entries.len()];
     for entry in entries {
         let parent = entry
@@ -188,7 +190,7 @@ pub fn source_facts(session: &Session) -> SourceFacts {
     let last_activity = entries
         .iter()
         .rev()
-        .find_map(|e| e.timestamp.as_deref().map(str::to_owned))
+        .find_map(Entry::timestamp)
         .or_else(|| text("timestamp"));
     SourceFacts {
         format: PI_FORMAT.to_owned(),
@@ -198,14 +200,19 @@ pub fn source_facts(session: &Session) -> SourceFacts {
         name: session.session_name(),
         file_version: session.file_version(),
         migration_needed: session.needs_migration_rewrite(),
-        entries: entries.len(),
+        entries: session.record_count(),
         messages: entries.iter().filter(|e| e.is_type(types::MESSAGE)).count(),
         damaged_lines: session.skipped_lines().len(),
         compactions: entries
             .iter()
             .filter(|e| e.is_type(types::COMPACTION))
             .count(),
-        branches: has_child.iter().filter(|has| !**has).count(),
+        branches: entries
+            .iter()
+            .zip(&has_child)
+            .filter(|(_, has)| !**has)
+            .map(|(entry, _)| entry.records_held())
+            .sum(),
         leaf_id: session.leaf_id().map(str::to_owned),
         model,
         last_activity,
@@ -271,7 +278,7 @@ fn summarize_opened(path: PathBuf, size_bytes: u64, opened: Result<Session>) -> 
     let selector = session
         .leaf_index()
         .map_or(LeafSelector::Null, LeafSelector::Index);
-    let context = build_session_context(session.entries(), session.id_index(), selector);
+    let context = build_session_context(session.stored_entries(), session.id_index(), selector);
     summarize_transcript(path, size_bytes, source_facts(&session), &context.messages)
 }
 
