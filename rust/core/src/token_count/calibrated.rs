@@ -399,21 +399,21 @@ fn full_block_masks_avx512(block: &[u8; 64]) -> Masks {
     m
 }
 
-/// [`block_masks`] of a full block with AVX2: the SSE2 compares on 32 bytes at a time, ranges
-/// as one signed compare of the byte moved so that the range starts at -128.
+/// The base masks of a group of four blocks with AVX2, for [`features_avx2`]: per mask (the
+/// `GROUP_*` indices), the byte masks of the eight 32-byte halves, so that the words read as
+/// 64-bit lanes are the masks of the four blocks. Ranges are one signed compare of the byte
+/// moved so that the range starts at -128.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn full_block_masks_avx2(block: &[u8; 64]) -> Masks {
+#[inline]
+fn group_masks_avx2(group: &[u8; 256], words: &mut [[u32; 8]; GROUP_MASKS]) {
     use std::arch::x86_64::{
         __m256i, _mm256_add_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
         _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
     };
-    let mut m = Masks::default();
-    let mut plus_slash = 0u64;
-    for half in 0..2 {
-        // SAFETY: the load reads 32 bytes of `block`.
-        let v = unsafe { _mm256_loadu_si256(block.as_ptr().add(half * 32).cast::<__m256i>()) };
-        let bits = |x: __m256i| u64::from(_mm256_movemask_epi8(x) as u32) << (half * 32);
+    for half in 0..8 {
+        // SAFETY: the load reads 32 bytes of `group`.
+        let v = unsafe { _mm256_loadu_si256(group.as_ptr().add(half * 32).cast::<__m256i>()) };
         let eq = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
         // `lo..=hi`: `byte + 128 - lo` (wrapping) is below `hi - lo + 1 - 128`.
         let range = |lo: u8, hi: u8| {
@@ -423,25 +423,44 @@ fn full_block_masks_avx2(block: &[u8; 64]) -> Masks {
                 moved,
             )
         };
-        m.upper |= bits(range(b'A', b'Z'));
-        m.lower |= bits(range(b'a', b'z'));
-        m.digit |= bits(range(b'0', b'9'));
-        m.space |= bits(eq(b' '));
-        m.tab |= bits(range(0x09, 0x0C)) & !bits(eq(b'\n'));
-        m.newline |= bits(_mm256_or_si256(eq(b'\n'), eq(b'\r')));
-        m.high |= bits(v);
+        let mut set = |k: usize, x: __m256i| words[k][half] = _mm256_movemask_epi8(x) as u32;
+        set(GROUP_UPPER, range(b'A', b'Z'));
+        set(GROUP_LOWER, range(b'a', b'z'));
+        set(GROUP_DIGIT, range(b'0', b'9'));
+        set(GROUP_SPACE, eq(b' '));
+        set(GROUP_TAB, _mm256_or_si256(eq(b'\t'), range(0x0B, 0x0C)));
+        set(GROUP_NEWLINE, _mm256_or_si256(eq(b'\n'), eq(b'\r')));
+        set(GROUP_HIGH, v);
         // Signed bytes below -64: 0x80..=0xBF.
-        m.cont |= bits(_mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v));
-        m.backslash |= bits(eq(b'\\'));
-        plus_slash |= bits(_mm256_or_si256(eq(b'+'), eq(b'/')));
+        set(GROUP_CONT, _mm256_cmpgt_epi8(_mm256_set1_epi8(-64), v));
+        set(GROUP_BACKSLASH, eq(b'\\'));
+        set(GROUP_PLUS_SLASH, _mm256_or_si256(eq(b'+'), eq(b'/')));
     }
-    m.letter = m.upper | m.lower;
-    m.blank = m.space | m.tab;
-    m.white = m.blank | m.newline;
-    m.punct = !(m.letter | m.digit | m.white | m.high);
-    m.b64 = m.letter | m.digit | plus_slash;
-    m
 }
+
+/// The masks of [`group_masks_avx2`] (the others are derived from them).
+#[cfg(target_arch = "x86_64")]
+const GROUP_UPPER: usize = 0;
+#[cfg(target_arch = "x86_64")]
+const GROUP_LOWER: usize = 1;
+#[cfg(target_arch = "x86_64")]
+const GROUP_DIGIT: usize = 2;
+#[cfg(target_arch = "x86_64")]
+const GROUP_SPACE: usize = 3;
+#[cfg(target_arch = "x86_64")]
+const GROUP_TAB: usize = 4;
+#[cfg(target_arch = "x86_64")]
+const GROUP_NEWLINE: usize = 5;
+#[cfg(target_arch = "x86_64")]
+const GROUP_HIGH: usize = 6;
+#[cfg(target_arch = "x86_64")]
+const GROUP_CONT: usize = 7;
+#[cfg(target_arch = "x86_64")]
+const GROUP_BACKSLASH: usize = 8;
+#[cfg(target_arch = "x86_64")]
+const GROUP_PLUS_SLASH: usize = 9;
+#[cfg(target_arch = "x86_64")]
+const GROUP_MASKS: usize = 10;
 
 /// [`block_masks`] of a full block, byte by byte.
 #[cfg(not(target_arch = "x86_64"))]
@@ -932,6 +951,7 @@ unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     let bytes = text.as_bytes();
     let mut chars = NonAscii::new(CjkTables::get(encoding));
     let mut vector_counts = Avx2Counts::new();
+    let mut words = [[0u32; 8]; GROUP_MASKS];
     for (group_index, group) in bytes.chunks(256).enumerate() {
         if group_index % BYTE_COUNT_GROUPS == BYTE_COUNT_GROUPS - 1 {
             for (sums, counts) in acc.iter_mut().zip(bytes_acc.iter_mut()) {
@@ -950,30 +970,27 @@ unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
             padded = buffer;
             &padded
         };
-        let mut ms = [Masks::default(); 4];
-        let mut valid = [0u64; 4];
-        for (j, m) in ms.iter_mut().enumerate() {
-            let block: &[u8; 64] = data[64 * j..64 * j + 64].try_into().expect("64 bytes");
-            *m = full_block_masks_avx2(block);
-            valid[j] = valid_mask(group.len().saturating_sub(64 * j));
-            m.punct &= valid[j];
-        }
-        // (A macro: closures taking the field as a function are not inlined here.)
+        group_masks_avx2(data.try_into().expect("256 bytes"), &mut words);
+        let valid: [u64; 4] =
+            std::array::from_fn(|j| valid_mask(group.len().saturating_sub(64 * j)));
         macro_rules! lanes {
-            ($field:ident) => {
-                _mm256_setr_epi64x(
-                    ms[0].$field as i64,
-                    ms[1].$field as i64,
-                    ms[2].$field as i64,
-                    ms[3].$field as i64,
-                )
+            ($k:expr) => {
+                // SAFETY: reads the eight words of `words[$k]`.
+                unsafe { _mm256_loadu_si256(words[$k].as_ptr().cast::<__m256i>()) }
             };
         }
-        let (upper, lower, letter) = (lanes!(upper), lanes!(lower), lanes!(letter));
-        let (digit, space, tab) = (lanes!(digit), lanes!(space), lanes!(tab));
-        let (newline, blank, white) = (lanes!(newline), lanes!(blank), lanes!(white));
-        let (punct, high, cont_bytes) = (lanes!(punct), lanes!(high), lanes!(cont));
-        let (backslash, b64) = (lanes!(backslash), lanes!(b64));
+        let (upper, lower, digit) = (
+            lanes!(GROUP_UPPER),
+            lanes!(GROUP_LOWER),
+            lanes!(GROUP_DIGIT),
+        );
+        let (space, tab, newline) = (
+            lanes!(GROUP_SPACE),
+            lanes!(GROUP_TAB),
+            lanes!(GROUP_NEWLINE),
+        );
+        let (high, cont_bytes) = (lanes!(GROUP_HIGH), lanes!(GROUP_CONT));
+        let (backslash, plus_slash) = (lanes!(GROUP_BACKSLASH), lanes!(GROUP_PLUS_SLASH));
         // SAFETY: reads the four words of `valid`.
         let valid_v = unsafe { _mm256_loadu_si256(valid.as_ptr().cast::<__m256i>()) };
         // `x` of each lane's previous block, shifted by `K` bits: the look-back of the
@@ -1016,6 +1033,12 @@ unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
                 bytes_acc[$k] = _mm256_add_epi8(bytes_acc[$k], _mm256_add_epi8(low, high));
             }};
         }
+        let letter = or!(upper, lower);
+        let blank = or!(space, tab);
+        let white = or!(blank, newline);
+        // (Padding bytes are NUL, which only the punctuation mask would hold.)
+        let punct = but!(valid_v, or!(or!(letter, digit), or!(white, high)));
+        let b64 = or!(or!(letter, digit), plus_slash);
         let prev_letter = p!(letter, carry.letter, 1);
         let camel = and!(upper, p!(lower, carry.lower, 1));
         let starts = or!(but!(letter, prev_letter), camel);
@@ -1121,8 +1144,10 @@ unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
             w4,
             w8,
         };
-        for (j, m) in ms.iter().enumerate() {
-            let leads = m.high & !m.cont;
+        for j in 0..4 {
+            let mask =
+                |k: usize| u64::from(words[k][2 * j]) | (u64::from(words[k][2 * j + 1]) << 32);
+            let leads = mask(GROUP_HIGH) & !mask(GROUP_CONT);
             if leads == 0 {
                 continue;
             }
@@ -2091,8 +2116,35 @@ mod tests {
             eprintln!("skipped: this CPU lacks AVX2");
             return;
         }
-        // SAFETY: checked just above.
-        assert_masks_match_the_table(|block| unsafe { full_block_masks_avx2(block) });
+        let mut rng = Rng(11);
+        for _ in 0..500 {
+            let mut group = [0u8; 256];
+            group.iter_mut().for_each(|b| *b = rng.next() as u8);
+            // SAFETY: checked above.
+            let mut words = [[0u32; 8]; GROUP_MASKS];
+            unsafe { group_masks_avx2(&group, &mut words) };
+            for j in 0..4 {
+                let m = portable_block_masks(group[64 * j..64 * j + 64].try_into().unwrap());
+                let mask =
+                    |k: usize| u64::from(words[k][2 * j]) | (u64::from(words[k][2 * j + 1]) << 32);
+                let plus_slash = m.b64 & !(m.letter | m.digit);
+                assert_eq!(
+                    [
+                        m.upper,
+                        m.lower,
+                        m.digit,
+                        m.space,
+                        m.tab,
+                        m.newline,
+                        m.high,
+                        m.cont,
+                        m.backslash,
+                        plus_slash
+                    ],
+                    std::array::from_fn::<u64, GROUP_MASKS, _>(mask)
+                );
+            }
+        }
     }
 
     #[cfg(target_arch = "x86_64")]
