@@ -411,9 +411,9 @@ fn group_masks_avx2(group: &[u8; 256], words: &mut [[u32; 8]; GROUP_MASKS]) {
         __m256i, _mm256_add_epi8, _mm256_cmpeq_epi8, _mm256_cmpgt_epi8, _mm256_loadu_si256,
         _mm256_movemask_epi8, _mm256_or_si256, _mm256_set1_epi8,
     };
-    for half in 0..8 {
-        // SAFETY: the load reads 32 bytes of `group`.
-        let v = unsafe { _mm256_loadu_si256(group.as_ptr().add(half * 32).cast::<__m256i>()) };
+    for (half, bytes) in group.chunks_exact(32).enumerate() {
+        // SAFETY: the load reads the 32 bytes of `bytes`.
+        let v = unsafe { _mm256_loadu_si256(bytes.as_ptr().cast::<__m256i>()) };
         let eq = |c: u8| _mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8));
         // `lo..=hi`: `byte + 128 - lo` (wrapping) is below `hi - lo + 1 - 128`.
         let range = |lo: u8, hi: u8| {
