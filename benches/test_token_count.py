@@ -10,7 +10,9 @@ whitespace). Smoke size by default (64 KB); ``CLAWCTX_BENCH_FULL=1`` adds 512 KB
 
 ``python benches/test_token_count.py fit`` fits the estimator's weights on the training split
 and prints them as the Rust constants of ``rust/core/src/token_count/calibrated.rs``;
-``python benches/test_token_count.py accuracy`` prints the accuracy table of benches/README.md.
+``python benches/test_token_count.py accuracy`` prints the accuracy table of benches/README.md;
+``python benches/test_token_count.py callgrind KINDS SIZES IMPLS`` counts the benchmark texts
+between markers for instruction counts under callgrind (see the README).
 """
 
 from __future__ import annotations
@@ -311,6 +313,21 @@ def main(argv: list[str]) -> None:
         print_weights()
     elif command == "accuracy":
         print("\n".join(accuracy_table()))
+    elif command == "callgrind":
+        # Instruction counts (benches/README.md): run under `valgrind --tool=callgrind
+        # --dump-before=getppid`; each count is warmed up, then measured between two calls of
+        # os.getppid, so every second dump holds exactly one count. Prints the order.
+        kinds, sizes = argv[2].split(","), [int(size) for size in argv[3].split(",")]
+        impls = {"exact": "clawctx exact", "calibrated": "clawctx calibrated"}
+        texts = {(kind, size): bench_text(kind, size) for kind in kinds for size in sizes}
+        for impl in argv[4].split(","):
+            count = _counter(impls.get(impl, impl))
+            for (kind, size), text in texts.items():
+                count(text)
+                os.getppid()
+                count(text)
+                os.getppid()
+                print(kind, size, impl)
     elif command == "linear":
         # Quick linearity check without pytest: time per MB at growing sizes.
         for kind in ("base64", "minified-json"):
