@@ -424,6 +424,16 @@ mod tests {
     /// the skipped lines, the line and byte counts, whether there was content.
     type Summary = (Vec<(usize, String)>, Vec<SkippedLine>, [usize; 3], bool);
 
+    /// A small deterministic random source for the generated files.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
     fn summary(scan: &Scan) -> Summary {
         let records = scan
             .records
@@ -450,13 +460,7 @@ mod tests {
             " {\"x\":1}\r",
             r#"{"type":"future"}"#,
         ];
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x2545_F491_4F6C_DD1Du64);
         for round in 0..60 {
             let lines = (next() % 200) as usize;
             let mut text = String::new();
@@ -546,13 +550,7 @@ mod tests {
             "not json",
             "{}{}",
         ];
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = xorshift(0x9E37_79B9_7F4A_7C15u64);
         for round in 0..200 {
             let lines = (next() % 60) as usize;
             let mut text = String::new();
