@@ -556,13 +556,13 @@ mod tests {
             let mut text = String::new();
             for _ in 0..lines {
                 // Mostly inert lines, so that runs of every length occur.
-                let k = if next() % 3 == 0 {
+                let k = if next().is_multiple_of(3) {
                     (next() % kinds.len() as u64) as usize
                 } else {
                     (next() % 4) as usize
                 };
                 text.push_str(kinds[k]);
-                text.push(if next() % 5 == 0 { '\r' } else { ' ' });
+                text.push(if next().is_multiple_of(5) { '\r' } else { ' ' });
                 text.push('\n');
             }
             let scan = scan_records(Arc::from(text.as_bytes()), 1, false);
