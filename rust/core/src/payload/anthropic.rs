@@ -663,17 +663,7 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
             BlockKind::ToolCall => {
                 sep(out);
                 out.raw(r#"{"type":"tool_use""#);
-                match (&block.new_id, f.id) {
-                    (Some(id), _) => {
-                        out.raw(r#","id":"#);
-                        out.str(id);
-                    }
-                    (None, Some(id)) => {
-                        out.raw(r#","id":"#);
-                        out.copy(id);
-                    }
-                    (None, None) => {}
-                }
+                write_id(out, r#","id":"#, block.new_id.as_deref(), f.id);
                 out.raw(r#","name":"#);
                 let name = text_raw(f.name)?;
                 if oauth {
@@ -700,6 +690,22 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
     Some(true)
 }
 
+/// `key` and an id: the normalised one when the replay layer gave one, else the stored text
+/// copied as it is; nothing when there is neither.
+fn write_id(out: &mut Out, key: &str, new_id: Option<&str>, stored: Option<&str>) {
+    match (new_id, stored) {
+        (Some(id), _) => {
+            out.raw(key);
+            out.str(id);
+        }
+        (None, Some(id)) => {
+            out.raw(key);
+            out.copy(id);
+        }
+        (None, None) => {}
+    }
+}
+
 /// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content).
 fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
     out.raw(r#"{"type":"tool_result""#);
@@ -711,17 +717,12 @@ fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
             return Some(());
         }
         Replayed::ToolResult { fields, new_id } => {
-            match (new_id, fields.tool_call_id) {
-                (Some(id), _) => {
-                    out.raw(r#","tool_use_id":"#);
-                    out.str(id);
-                }
-                (None, Some(id)) => {
-                    out.raw(r#","tool_use_id":"#);
-                    out.copy(id);
-                }
-                (None, None) => {}
-            }
+            write_id(
+                out,
+                r#","tool_use_id":"#,
+                new_id.as_deref(),
+                fields.tool_call_id,
+            );
             fields
         }
         _ => return None,
