@@ -189,10 +189,11 @@ pub(super) fn build(
         };
         params.insert("tool_choice".to_owned(), choice);
     }
-    Ok(Payload {
-        body: Value::Object(params),
+    Ok(Payload::spliced(
+        Value::Object(params),
+        &["messages"],
         messages_json,
-    })
+    ))
 }
 
 fn image_block(block: &Value) -> Value {
