@@ -537,12 +537,11 @@ fn write_user(
             let start = out.len();
             out.raw(r#"{"role":"user","content":["#);
             let mut any = false;
-            for item in raw::array_items(content)? {
-                let block = BlockFields::parse(item)?;
+            fields.for_each_block(|block| {
                 if block.is("text")? {
                     let text = text_raw(block.text)?;
                     if text.as_ref().is_none_or(RawStr::is_blank) {
-                        continue;
+                        return Some(());
                     }
                     if any {
                         out.raw(",");
@@ -556,10 +555,11 @@ fn write_user(
                     }
                     write_image(out, &block);
                 } else {
-                    continue;
+                    return Some(());
                 }
                 any = true;
-            }
+                Some(())
+            })?;
             if !any {
                 out.buf.truncate(start);
                 return Some(None);
@@ -728,38 +728,34 @@ fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
         }
         _ => return None,
     };
-    let items = match fields.content {
-        Some(c) if c.starts_with('[') => raw::array_items(c)?,
-        _ => Vec::new(),
-    };
-    let mut blocks = Vec::with_capacity(items.len());
     let mut has_image = false;
     let mut has_text = false;
-    for item in items {
-        let block = BlockFields::parse(item)?;
+    fields.for_each_block(|block| {
         has_image |= block.is("image")?;
         has_text |= block.is("text")?;
-        blocks.push(block);
-    }
+        Some(())
+    })?;
     out.raw(r#","content":"#);
+    let mut first = true;
     if !has_image {
         out.raw("\"");
-        for (n, block) in blocks.iter().enumerate() {
-            if n > 0 {
+        fields.for_each_block(|block| {
+            if !std::mem::take(&mut first) {
                 out.raw("\\n");
             }
             if let Some(text) = text_raw(block.text)? {
                 text.write_inner(out);
             }
-        }
+            Some(())
+        })?;
         out.raw("\"");
     } else {
         out.raw("[");
         if !has_text {
             out.raw(r#"{"type":"text","text":"(see attached image)"},"#);
         }
-        for (n, block) in blocks.iter().enumerate() {
-            if n > 0 {
+        fields.for_each_block(|block| {
+            if !std::mem::take(&mut first) {
                 out.raw(",");
             }
             if block.is("text")? {
@@ -767,9 +763,10 @@ fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
                 write_opt_str(out, text_raw(block.text)?.as_ref());
                 out.raw("}");
             } else {
-                write_image(out, block);
+                write_image(out, &block);
             }
-        }
+            Some(())
+        })?;
         out.raw("]");
     }
     if let Some(e) = fields.is_error {

@@ -216,7 +216,13 @@ mod tests {
     use super::*;
     use crate::base::parse_value;
 
-    fn both_paths(model: &Value, messages: &Transcript, options: Map<String, Value>, simple: bool) {
+    /// Builds with both paths, checks they agree, and says whether the bytes path was taken.
+    fn both_paths(
+        model: &Value,
+        messages: &Transcript,
+        options: Map<String, Value>,
+        simple: bool,
+    ) -> bool {
         let request = PayloadRequest {
             model: model.clone(),
             system_prompt: Some("sys".to_owned()),
@@ -235,8 +241,12 @@ mod tests {
                     String::from_utf8_lossy(&slow.to_json()),
                     "model {model}"
                 );
+                fast.spliced.is_some()
             }
-            (Err(fast), Err(slow)) => assert_eq!(fast.to_string(), slow.to_string()),
+            (Err(fast), Err(slow)) => {
+                assert_eq!(fast.to_string(), slow.to_string());
+                false
+            }
             (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
         }
     }
@@ -288,6 +298,89 @@ mod tests {
                 let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
                 both_paths(&model_here, &prefix, Map::new(), true);
             }
+        }
+    }
+
+    /// Pending tool calls across turns (synthetic results for the unanswered, errored turns,
+    /// an id reused by a same-model call after another model's remapped one, results before
+    /// their call): the bytes path's single pass gives what the value path gives.
+    #[test]
+    fn pairing_edge_cases_match_the_value_path() {
+        let other = r#""api":"openai-responses","provider":"openai","model":"gpt-5""#;
+        let same = r#""api":"anthropic-messages","provider":"anthropic","model":"claude-x""#;
+        let call = |id: &str| {
+            format!(r#"{{"type":"toolCall","id":"{id}","name":"bash","arguments":{{}}}}"#)
+        };
+        let assistant = |origin: &str, calls: &[&str], stop: &str| {
+            let blocks: Vec<String> = calls.iter().map(|c| call(c)).collect();
+            format!(
+                r#"{{"role":"assistant","content":[{}],{origin},"stopReason":"{stop}"}}"#,
+                blocks.join(",")
+            )
+        };
+        let result = |id: &str| {
+            format!(
+                r#"{{"role":"toolResult","toolCallId":"{id}","content":[{{"type":"text","text":"ok"}}],"isError":false}}"#
+            )
+        };
+        let user = r#"{"role":"user","content":"next"}"#.to_owned();
+        let sequences: Vec<Vec<String>> = vec![
+            vec![
+                assistant(other, &["a|1", "b|2"], "toolUse"),
+                result("a|1"),
+                user.clone(),
+            ],
+            vec![
+                assistant(other, &["a|1"], "toolUse"),
+                assistant(other, &["c|3"], "toolUse"),
+                result("c|3"),
+            ],
+            vec![
+                assistant(other, &["a|1"], "error"),
+                result("a|1"),
+                user.clone(),
+            ],
+            vec![
+                assistant(other, &["x|1"], "toolUse"),
+                result("x|1"),
+                assistant(same, &["x|1"], "toolUse"),
+                result("x|1"),
+                user.clone(),
+            ],
+            vec![
+                result("z|9"),
+                assistant(other, &["z|9"], "toolUse"),
+                user.clone(),
+            ],
+            vec![
+                assistant(same, &["s1", "s2"], "toolUse"),
+                result("s2"),
+                result("s1"),
+                user.clone(),
+            ],
+            vec![
+                assistant(other, &["|"], "toolUse"),
+                result("|"),
+                user.clone(),
+            ],
+            vec![
+                assistant(other, &["a|1", "a|1"], "toolUse"),
+                result("a|1"),
+                user.clone(),
+            ],
+        ];
+        let model = anthropic_model("anthropic", "anthropic-messages", "claude-x");
+        for lines in sequences {
+            let transcript = Transcript::new(
+                lines
+                    .iter()
+                    .map(|l| crate::base::JsonText::owned(l.clone()))
+                    .collect(),
+            );
+            assert!(
+                both_paths(&model, &transcript, Map::new(), false),
+                "{lines:?}"
+            );
         }
     }
 

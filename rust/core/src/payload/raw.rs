@@ -9,12 +9,12 @@
 
 use std::borrow::Cow;
 
-use rustc_hash::{FxHashMap, FxHashSet};
+use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::model::Model;
 use crate::base::{is_js_whitespace, parse_value, write_js};
-use crate::transcript::Transcript;
+use crate::transcript::{skip_ws, string_end, value_end, ContentItem, Message, Transcript};
 
 /// The output buffer of a body.
 #[derive(Default)]
@@ -166,7 +166,7 @@ fn canonical_is_blank(inner: &str) -> bool {
 /// characters. Any other escape (`\/`, `\u00e9`, a surrogate) is written differently.
 fn canonical_escapes(inner: &[u8]) -> bool {
     let mut i = 0;
-    while let Some(pos) = memchr::memchr(b'\\', &inner[i..]) {
+    while let Some(pos) = find_backslash(&inner[i..]) {
         let at = i + pos;
         match inner.get(at + 1) {
             Some(b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't') => i = at + 2,
@@ -325,74 +325,6 @@ pub fn raw_truthy(text: &str) -> bool {
     }
 }
 
-/// Where the JSON value starting at `b[i]` ends. The stored texts are valid JSON (every
-/// transcript message is validated when stored), so containers are skipped by counting
-/// brackets outside strings; out-of-range reads answer `None`, never a panic.
-fn value_end(b: &[u8], i: usize) -> Option<usize> {
-    match *b.get(i)? {
-        b'"' => string_end(b, i),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut j = i;
-            while j < b.len() {
-                match b[j] {
-                    b'"' => {
-                        j = string_end(b, j)?;
-                        continue;
-                    }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(j + 1);
-                        }
-                    }
-                    _ => {}
-                }
-                j += 1;
-            }
-            None
-        }
-        _ => {
-            let mut j = i;
-            while j < b.len() && !matches!(b[j], b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r')
-            {
-                j += 1;
-            }
-            (j > i).then_some(j)
-        }
-    }
-}
-
-/// Where the string starting at `b[i]` (a quote) ends, past its closing quote. Short strings
-/// (keys, ids, types) are scanned byte by byte: a vector search costs more to start than
-/// they take to read.
-fn string_end(b: &[u8], i: usize) -> Option<usize> {
-    let mut j = i + 1;
-    let short = (j + 24).min(b.len());
-    while j < short {
-        match b[j] {
-            b'"' => return Some(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
-    }
-    loop {
-        j += memchr::memchr2(b'"', b'\\', b.get(j..)?)?;
-        if b[j] == b'"' {
-            return Some(j + 1);
-        }
-        j += 2;
-    }
-}
-
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while matches!(b.get(i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-        i += 1;
-    }
-    i
-}
-
 /// Calls `field(key, raw value)` for each field of the object `text`, in order. `None` when
 /// `text` is not an object or a key holds an escape (compared as written, it could differ
 /// from the key it stands for).
@@ -458,13 +390,28 @@ pub fn array_items(text: &str) -> Option<Vec<&str>> {
 /// A field read as a plain string: `Some(None)` when absent or `null` (what the value-tree
 /// path reads as no string), `Some(Some(s))` for a string without escapes, `None` (not
 /// handled here) otherwise.
+#[inline]
 fn plain(raw: Option<&str>) -> Option<Option<&str>> {
     match raw {
         None | Some("null") => Some(None),
-        Some(r) if r.len() >= 2 && r.starts_with('"') && !r.contains('\\') => {
-            Some(Some(&r[1..r.len() - 1]))
+        Some(r) if r.len() >= 2 && r.starts_with('"') => {
+            let inner = &r[1..r.len() - 1];
+            find_backslash(inner.as_bytes())
+                .is_none()
+                .then_some(Some(inner))
         }
         Some(_) => None,
+    }
+}
+
+/// The first backslash of `b`. Short strings (roles, types, ids) are read byte by byte: a
+/// vector search costs more to start than they take to read.
+#[inline]
+fn find_backslash(b: &[u8]) -> Option<usize> {
+    if b.len() < 32 {
+        b.iter().position(|&c| c == b'\\')
+    } else {
+        memchr::memchr(b'\\', b)
     }
 }
 
@@ -479,29 +426,56 @@ pub struct MsgFields<'a> {
     pub model: Option<&'a str>,
     pub stop_reason: Option<&'a str>,
     pub tool_call_id: Option<&'a str>,
+    #[allow(dead_code)] // read by the builders of other APIs
     pub tool_name: Option<&'a str>,
     pub is_error: Option<&'a str>,
+    /// The stored message these were read from, when known: its cached layout then gives
+    /// the content blocks without scanning the text again.
+    pub message: Option<&'a Message>,
 }
 
 impl<'a> MsgFields<'a> {
-    pub fn parse(text: &'a str) -> Option<MsgFields<'a>> {
-        let mut f = MsgFields::default();
-        for_each_field(text, |key, value| {
-            let slot = match key {
-                "role" => &mut f.role,
-                "content" => &mut f.content,
-                "provider" => &mut f.provider,
-                "api" => &mut f.api,
-                "model" => &mut f.model,
-                "stopReason" => &mut f.stop_reason,
-                "toolCallId" => &mut f.tool_call_id,
-                "toolName" => &mut f.tool_name,
-                "isError" => &mut f.is_error,
-                _ => return,
-            };
-            *slot = Some(value);
-        })?;
-        Some(f)
+    /// The fields of a stored message, from its cached layout.
+    pub fn of(message: &'a Message) -> Option<MsgFields<'a>> {
+        // In the order of `MESSAGE_KEYS`.
+        let [role, content, provider, api, model, stop_reason, tool_call_id, tool_name, is_error, _] =
+            message.layout().message_fields(message.as_str())?;
+        Some(MsgFields {
+            role,
+            content,
+            provider,
+            api,
+            model,
+            stop_reason,
+            tool_call_id,
+            tool_name,
+            is_error,
+            message: Some(message),
+        })
+    }
+
+    /// Calls `visit` with each block of an array `content` (`None` from `visit`, or a block
+    /// that is not an object of plain keys, stops with `None`); nothing when `content` is
+    /// not an array.
+    pub fn for_each_block(
+        &self,
+        mut visit: impl FnMut(BlockFields<'a>) -> Option<()>,
+    ) -> Option<()> {
+        let Some(content) = self.content.filter(|c| c.starts_with('[')) else {
+            return Some(());
+        };
+        if let Some(message) = self.message {
+            if let Some(items) = message.layout().content_items(message.as_str()) {
+                for item in items {
+                    visit(BlockFields::of(&item)?)?;
+                }
+                return Some(());
+            }
+        }
+        for item in array_items(content)? {
+            visit(BlockFields::parse(item)?)?;
+        }
+        Some(())
     }
 }
 
@@ -521,9 +495,35 @@ pub struct BlockFields<'a> {
 }
 
 impl<'a> BlockFields<'a> {
+    /// The fields of a content block, from its message's cached layout.
+    #[inline]
+    pub fn of(item: &ContentItem<'a>) -> Option<BlockFields<'a>> {
+        // In the order of `BLOCK_KEYS`.
+        let [kind, text, thinking, thinking_signature, redacted, id, name, arguments, mime_type, data, _, _] =
+            item.fields()?;
+        Some(BlockFields {
+            kind,
+            text,
+            thinking,
+            thinking_signature,
+            redacted,
+            id,
+            name,
+            arguments,
+            mime_type,
+            data,
+        })
+    }
+
     pub fn parse(text: &'a str) -> Option<BlockFields<'a>> {
+        BlockFields::read(|field| for_each_field(text, field))
+    }
+
+    fn read(
+        fields: impl FnOnce(&mut dyn FnMut(&'a str, &'a str)) -> Option<()>,
+    ) -> Option<BlockFields<'a>> {
         let mut f = BlockFields::default();
-        for_each_field(text, |key, value| {
+        fields(&mut |key, value| {
             let slot = match key {
                 "type" => &mut f.kind,
                 "text" => &mut f.text,
@@ -573,6 +573,7 @@ pub enum BlockKind {
 pub enum Replayed<'a> {
     User(MsgFields<'a>),
     /// Its blocks are `blocks[range]` of [`Replay`].
+    #[allow(dead_code)] // read by the builders of other APIs
     Assistant(MsgFields<'a>, std::ops::Range<usize>),
     ToolResult {
         fields: MsgFields<'a>,
@@ -599,87 +600,80 @@ pub fn replay<'a>(
     model: &Model,
     normalize: &dyn Fn(&str) -> String,
 ) -> Option<Replay<'a>> {
-    let mut id_map: FxHashMap<String, String> = FxHashMap::default();
+    // A remapped id's stored text -> the block holding its new id (the last one wins).
+    let mut id_map: FxHashMap<&'a str, u32> = FxHashMap::default();
     let mut blocks: Vec<Block<'a>> = Vec::with_capacity(messages.len());
-    let mut transformed: Vec<Replayed<'a>> = Vec::with_capacity(messages.len());
-    for message in messages.messages() {
-        let fields = MsgFields::parse(message.as_str())?;
-        let replayed = match plain(fields.role)? {
-            Some("user") => Replayed::User(fields),
-            Some("assistant") => {
-                let start = blocks.len();
-                replay_assistant(&fields, model, normalize, &mut id_map, &mut blocks)?;
-                Replayed::Assistant(fields, start..blocks.len())
-            }
-            Some("toolResult") => {
-                let id = plain(fields.tool_call_id)?;
-                let new_id = id
-                    .and_then(|id| id_map.get(id))
-                    .filter(|n| !n.is_empty())
-                    .cloned();
-                Replayed::ToolResult { fields, new_id }
-            }
-            // Other roles reach no builder's output; keep the pass simple.
-            _ => return None,
-        };
-        transformed.push(replayed);
-    }
-
-    let mut result = Vec::with_capacity(transformed.len());
-    let mut pending: Vec<String> = Vec::new();
-    let mut answered: FxHashSet<String> = FxHashSet::default();
-    let flush = |pending: &mut Vec<String>,
-                 answered: &mut FxHashSet<String>,
-                 result: &mut Vec<Replayed<'a>>| {
-        for id in pending.drain(..) {
-            if !answered.contains(id.as_str()) {
-                result.push(Replayed::Synthetic { id });
+    let mut result: Vec<Replayed<'a>> = Vec::with_capacity(messages.len() + 8);
+    // The tool calls of the last assistant turn still waiting for results (block indices),
+    // and the results seen since (their stored id and remapping block).
+    let mut pending: Vec<u32> = Vec::new();
+    let mut answered: Vec<(&'a str, Option<u32>)> = Vec::new();
+    // Synthetic results for the pending calls no result answered (transform-messages.ts).
+    let flush = |pending: &mut Vec<u32>,
+                 answered: &mut Vec<(&'a str, Option<u32>)>,
+                 blocks: &[Block<'a>],
+                 result: &mut Vec<Replayed<'a>>|
+     -> Option<()> {
+        for at in pending.drain(..) {
+            let call = blocks[at as usize].new_id.as_deref();
+            let stored = plain(blocks[at as usize].fields.id)?.unwrap_or_default();
+            let id = call.unwrap_or(stored);
+            let is_answered = answered.iter().any(|&(result_id, remapped)| {
+                let new = remapped.and_then(|r| blocks[r as usize].new_id.as_deref());
+                match new.filter(|n| !n.is_empty()) {
+                    Some(new) => new == id,
+                    None => result_id == id,
+                }
+            });
+            if !is_answered {
+                result.push(Replayed::Synthetic { id: id.to_owned() });
             }
         }
         answered.clear();
+        Some(())
     };
-    for msg in transformed {
-        match &msg {
-            Replayed::Assistant(fields, range) => {
+    for message in messages.messages() {
+        let fields = MsgFields::of(message)?;
+        match plain(fields.role)? {
+            Some("user") => {
                 if !pending.is_empty() {
-                    flush(&mut pending, &mut answered, &mut result);
+                    flush(&mut pending, &mut answered, &blocks, &mut result)?;
                 }
+                result.push(Replayed::User(fields));
+            }
+            Some("assistant") => {
+                let start = blocks.len();
+                replay_assistant(&fields, model, normalize, &mut id_map, &mut blocks)?;
+                if !pending.is_empty() {
+                    flush(&mut pending, &mut answered, &blocks, &mut result)?;
+                }
+                // An errored or aborted turn is dropped, its calls included.
                 if matches!(plain(fields.stop_reason)?, Some("error" | "aborted")) {
                     continue;
                 }
-                let mut calls = Vec::new();
-                for b in blocks[range.clone()]
-                    .iter()
-                    .filter(|b| b.kind == BlockKind::ToolCall)
-                {
-                    let id = match &b.new_id {
-                        Some(id) => id.clone(),
-                        None => plain(b.fields.id)?.unwrap_or_default().to_owned(),
-                    };
-                    calls.push(id);
-                }
-                if !calls.is_empty() {
-                    pending = calls;
+                let calls =
+                    (start..blocks.len()).filter(|&i| blocks[i].kind == BlockKind::ToolCall);
+                let before = pending.len();
+                pending.extend(calls.map(|i| i as u32));
+                if pending.len() > before {
                     answered.clear();
                 }
+                result.push(Replayed::Assistant(fields, start..blocks.len()));
             }
-            Replayed::ToolResult { fields, new_id } => {
-                let id = match new_id {
-                    Some(id) => Some(id.clone()),
-                    None => plain(fields.tool_call_id)?.map(str::to_owned),
-                };
-                if let Some(id) = id {
-                    answered.insert(id);
+            Some("toolResult") => {
+                let id = plain(fields.tool_call_id)?;
+                let remapped = id.and_then(|id| id_map.get(id).copied());
+                let new_id = remapped
+                    .and_then(|at| blocks[at as usize].new_id.clone())
+                    .filter(|n| !n.is_empty());
+                if let Some(stored) = id {
+                    answered.push((stored, remapped));
                 }
+                result.push(Replayed::ToolResult { fields, new_id });
             }
-            Replayed::User(_) => {
-                if !pending.is_empty() {
-                    flush(&mut pending, &mut answered, &mut result);
-                }
-            }
-            Replayed::Synthetic { .. } => {}
+            // Other roles reach no builder's output; keep the pass simple.
+            _ => return None,
         }
-        result.push(msg);
     }
     Some(Replay {
         messages: result,
@@ -691,15 +685,16 @@ fn replay_assistant<'a>(
     fields: &MsgFields<'a>,
     model: &Model,
     normalize: &dyn Fn(&str) -> String,
-    id_map: &mut FxHashMap<String, String>,
+    id_map: &mut FxHashMap<&'a str, u32>,
     out: &mut Vec<Block<'a>>,
 ) -> Option<()> {
     let same_model = plain(fields.provider)? == Some(model.provider.as_str())
         && plain(fields.api)? == Some(model.api.as_str())
         && plain(fields.model)? == Some(model.id.as_str());
-    let items = array_items(fields.content?)?;
-    for item in items {
-        let block = BlockFields::parse(item)?;
+    if !fields.content?.starts_with('[') {
+        return None;
+    }
+    fields.for_each_block(|block| {
         let keep = |kind| Block {
             kind,
             fields: block,
@@ -719,18 +714,18 @@ fn replay_assistant<'a>(
                     if same_model {
                         out.push(keep(BlockKind::Thinking));
                     }
-                    continue;
+                    return Some(());
                 }
                 let signed = plain(block.thinking_signature)?.is_some_and(|s| !s.is_empty());
                 if same_model && signed {
                     out.push(keep(BlockKind::Thinking));
-                    continue;
+                    return Some(());
                 }
                 let Some(thinking) = block.thinking else {
-                    continue;
+                    return Some(());
                 };
                 if RawStr::of(thinking)?.is_blank() {
-                    continue;
+                    return Some(());
                 }
                 if same_model {
                     out.push(keep(BlockKind::Thinking));
@@ -748,14 +743,14 @@ fn replay_assistant<'a>(
             Some("toolCall") => {
                 if same_model {
                     out.push(keep(BlockKind::ToolCall));
-                    continue;
+                    return Some(());
                 }
                 let id = plain(block.id)?.unwrap_or_default();
                 let new_id = normalize(id);
                 let new_id = if new_id == id {
                     None
                 } else {
-                    id_map.insert(id.to_owned(), new_id.clone());
+                    id_map.insert(id, u32::try_from(out.len()).ok()?);
                     Some(new_id)
                 };
                 out.push(Block {
@@ -766,8 +761,8 @@ fn replay_assistant<'a>(
             }
             _ => out.push(keep(BlockKind::Other)),
         }
-    }
-    Some(())
+        Some(())
+    })
 }
 
 #[cfg(test)]

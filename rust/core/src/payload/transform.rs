@@ -35,7 +35,10 @@ impl Normalizer {
 
 /// anthropic.ts `normalizeToolCallId`.
 pub fn anthropic_tool_call_id(id: &str) -> String {
-    ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
+    let mut out = sanitize_id_chars(id);
+    let keep = ascii_prefix(&out, 64).len();
+    out.truncate(keep);
+    out
 }
 
 const MISTRAL_TOOL_CALL_ID_LENGTH: usize = 9;

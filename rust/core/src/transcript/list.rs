@@ -8,6 +8,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use super::facts::MessageFacts;
+use super::layout::MessageLayout;
 use crate::base::{to_js_string, JsonText, RawObject};
 
 /// The soft-trim settings of context pruning ([`prune_context`](super::prune_context)):
@@ -32,6 +33,9 @@ struct MessageInner {
     /// with: a session's tool results are trimmed again on every request, and the trim parses
     /// and rewrites the whole result.
     soft_trim: OnceLock<Box<(SoftTrim, Option<Message>)>>,
+    /// Where its fields are, for the readers that copy stored bytes (request payloads are
+    /// built from the same messages on every request).
+    layout: OnceLock<Box<MessageLayout>>,
 }
 
 impl Message {
@@ -40,6 +44,7 @@ impl Message {
             text,
             facts: OnceLock::new(),
             soft_trim: OnceLock::new(),
+            layout: OnceLock::new(),
         }))
     }
 
@@ -77,6 +82,13 @@ impl Message {
     /// Whether both are the same message (not merely equal text).
     pub fn is_same(&self, other: &Message) -> bool {
         Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Where the message's fields are (one pass over its text, then cached).
+    pub fn layout(&self) -> &MessageLayout {
+        self.0
+            .layout
+            .get_or_init(|| Box::new(MessageLayout::scan(self.0.text.as_str())))
     }
 
     /// The message's facts (one pass over its text, then cached).
