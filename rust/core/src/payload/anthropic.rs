@@ -6,11 +6,15 @@ use serde_json::{json, Map, Value};
 use super::model::{
     adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
 };
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr};
 use super::transform::{anthropic_tool_call_id, transform};
 use super::{Payload, PayloadError};
 use crate::base::{is_truthy, js_trim};
-use crate::transcript::Transcript;
+use crate::transcript::{Message, Transcript};
 
 /// Claude Code 2.x tool names in their canonical casing (anthropic.ts `claudeCodeTools`): the
 /// OAuth path renames tools that match one case-insensitively.
@@ -438,8 +442,75 @@ fn convert_tools(tools: &[Value], oauth: bool) -> Value {
     )
 }
 
+/// A message as [`write_messages_raw`] wrote it, cached with the message (see
+/// [`Message::derived`]): a session's messages are sent again on every request, and the
+/// output of each depends only on its own text and on what the key fields record.
+struct Written {
+    key: WrittenKey,
+    bytes: Box<[u8]>,
+    /// User messages: nothing written (0), an array content (1), or a string content whose
+    /// string starts `n - 2` bytes into `bytes` (`n`). Assistant turns: written (1) or not.
+    shape: u32,
+    /// An assistant turn's tool calls.
+    calls: Box<[CachedCall]>,
+}
+
+/// A tool call of a cached assistant turn: its stored id's span in the message text, and the
+/// id the replay layer gave it when that differs.
+type CachedCall = ((u32, u32), Option<Arc<str>>);
+
+#[derive(PartialEq)]
+enum WrittenKey {
+    User { accepts_images: bool },
+    Assistant { same_model: bool, oauth: bool },
+    ToolResult { new_id: Option<Arc<str>> },
+}
+
+/// A tool-call id after the replay layer: as stored, or as normalised.
+#[derive(Clone)]
+enum CallId<'a> {
+    Stored(&'a str),
+    New(Arc<str>),
+}
+
+impl CallId<'_> {
+    fn as_str(&self) -> &str {
+        match self {
+            CallId::Stored(s) => s,
+            CallId::New(s) => s,
+        }
+    }
+}
+
+/// Writes `message` under `key`: the cached bytes when they were written under the same key,
+/// else `write` (then cached when the message has nothing cached yet).
+fn write_cached<'m>(
+    out: &mut Out,
+    message: &'m Message,
+    key: WrittenKey,
+    write: impl FnOnce(&mut Out) -> Option<(u32, Vec<CachedCall>)>,
+) -> Option<(u32, std::borrow::Cow<'m, [CachedCall]>)> {
+    if let Some(written) = message.derived::<Written>() {
+        if written.key == key {
+            out.buf.extend_from_slice(&written.bytes);
+            return Some((written.shape, std::borrow::Cow::Borrowed(&written.calls)));
+        }
+    }
+    let start = out.len();
+    let (shape, calls) = write(out)?;
+    message.set_derived(Written {
+        key,
+        bytes: out.buf[start..].into(),
+        shape,
+        calls: calls.clone().into(),
+    });
+    Some((shape, std::borrow::Cow::Owned(calls)))
+}
+
 /// [`convert_messages`] written straight from the stored messages: unmodified text, tool
-/// arguments, results and image data are copied from the stored bytes. `None` when a message
+/// arguments, results and image data are copied from the stored bytes, and each message's
+/// output is cached with it for the next request (the replay layer of `raw::replay`, run
+/// here one message at a time so a cached message is not read again). `None` when a message
 /// has a shape only the value-tree path handles (the caller then runs that).
 fn write_messages_raw(
     messages: &Transcript,
@@ -447,48 +518,190 @@ fn write_messages_raw(
     oauth: bool,
     cache_control: Option<&Value>,
 ) -> Option<Vec<u8>> {
-    let replay = raw::replay(messages, model, &anthropic_tool_call_id)?;
-    let replayed = &replay.messages;
     let total: usize = messages.messages().iter().map(|m| m.len()).sum();
     let mut out = Out::with_capacity(total + 64);
     out.raw("[");
     // Of the last message written: whether it is a user message, and (for a string content)
     // where its string starts. The cache breakpoint edits it at the end.
     let mut last: Option<(bool, Option<usize>)> = None;
-    let mut i = 0;
-    while i < replayed.len() {
-        let start = out.len();
-        if last.is_some() {
+    // Consecutive tool results share one user message (needed by z.ai's endpoint): whether
+    // one is open.
+    let mut results_open = false;
+    // A remapped id's stored text -> its new id (the last one wins).
+    let mut id_map: FxHashMap<&str, Arc<str>> = FxHashMap::default();
+    // The calls of the last assistant turn waiting for results, and the results seen since.
+    let mut pending: Vec<CallId<'_>> = Vec::new();
+    let mut answered: Vec<CallId<'_>> = Vec::new();
+
+    let open_result = |out: &mut Out, results_open: &mut bool, last: &mut Option<_>| {
+        if *results_open {
             out.raw(",");
-        }
-        let wrote = match &replayed[i] {
-            Replayed::User(fields) => write_user(&mut out, fields, model)?,
-            Replayed::Assistant(_, range) => {
-                write_assistant(&mut out, &replay.blocks[range.clone()], oauth)?
-                    .then_some((false, None))
+        } else {
+            if last.is_some() {
+                out.raw(",");
             }
-            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
-                // Consecutive tool results share one user message (needed by z.ai's endpoint).
-                out.raw(r#"{"role":"user","content":["#);
-                write_tool_result(&mut out, &replayed[i])?;
-                while matches!(
-                    replayed.get(i + 1),
-                    Some(Replayed::ToolResult { .. } | Replayed::Synthetic { .. })
-                ) {
-                    i += 1;
-                    out.raw(",");
-                    write_tool_result(&mut out, &replayed[i])?;
+            out.raw(r#"{"role":"user","content":["#);
+            *results_open = true;
+            *last = Some((true, None));
+        }
+    };
+    let close_results = |out: &mut Out, results_open: &mut bool| {
+        if std::mem::take(results_open) {
+            out.raw("]}");
+        }
+    };
+    // Synthetic results for the pending calls no result answered (transform-messages.ts).
+    let flush = |out: &mut Out,
+                 results_open: &mut bool,
+                 last: &mut Option<_>,
+                 pending: &mut Vec<CallId<'_>>,
+                 answered: &mut Vec<CallId<'_>>| {
+        for call in pending.drain(..) {
+            if answered.iter().any(|a| a.as_str() == call.as_str()) {
+                continue;
+            }
+            open_result(out, results_open, last);
+            out.raw(r#"{"type":"tool_result","tool_use_id":"#);
+            out.str(call.as_str());
+            out.raw(r#","content":"No result provided","is_error":true}"#);
+        }
+        answered.clear();
+    };
+
+    for message in messages.messages() {
+        let fields = MsgFields::of(message)?;
+        match raw::plain(fields.role)? {
+            Some("user") => {
+                if !pending.is_empty() {
+                    flush(
+                        &mut out,
+                        &mut results_open,
+                        &mut last,
+                        &mut pending,
+                        &mut answered,
+                    );
                 }
-                out.raw("]}");
-                Some((true, None))
+                close_results(&mut out, &mut results_open);
+                let start = out.len();
+                if last.is_some() {
+                    out.raw(",");
+                }
+                let at = out.len();
+                let key = WrittenKey::User {
+                    accepts_images: model.accepts_images,
+                };
+                let (shape, _) = write_cached(&mut out, message, key, |out| {
+                    let start = out.len();
+                    let shape = match write_user(out, &fields, model)? {
+                        None => 0,
+                        Some((_, None)) => 1,
+                        Some((_, Some(string_at))) => u32::try_from(string_at - start + 2).ok()?,
+                    };
+                    Some((shape, Vec::new()))
+                })?;
+                match shape {
+                    0 => out.buf.truncate(start),
+                    1 => last = Some((true, None)),
+                    n => last = Some((true, Some(at + n as usize - 2))),
+                }
             }
-        };
-        match wrote {
-            Some(w) => last = Some(w),
-            None => out.buf.truncate(start),
+            Some("assistant") => {
+                let same_model = raw::is_same_model(&fields, model)?;
+                // The replay layer runs first for every turn: an errored turn's calls are
+                // remapped too (transform-messages.ts maps before it filters).
+                let start = out.len();
+                let key = WrittenKey::Assistant { same_model, oauth };
+                let text_start = message.as_str().as_ptr() as usize;
+                let (wrote, calls) = write_cached(&mut out, message, key, |out| {
+                    let mut blocks = Vec::new();
+                    let mut local_map = FxHashMap::default();
+                    raw::replay_assistant(
+                        &fields,
+                        model,
+                        &anthropic_tool_call_id,
+                        &mut local_map,
+                        &mut blocks,
+                    )?;
+                    let mut calls = Vec::new();
+                    for block in blocks.iter().filter(|b| b.kind == BlockKind::ToolCall) {
+                        let stored = raw::plain(block.fields.id)?.unwrap_or_default();
+                        let offset = (stored.as_ptr() as usize).checked_sub(text_start)?;
+                        let span = (
+                            u32::try_from(offset).ok()?,
+                            u32::try_from(offset + stored.len()).ok()?,
+                        );
+                        calls.push((span, block.new_id.as_deref().map(Arc::from)));
+                    }
+                    let wrote = write_assistant(out, &blocks, oauth)?;
+                    Some((u32::from(wrote), calls))
+                })?;
+                // The bytes go after a separator, unless the turn is dropped below.
+                let written = out.buf.split_off(start);
+                let text = message.as_str();
+                let stored_id = |span: (u32, u32)| text.get(span.0 as usize..span.1 as usize);
+                for (span, new_id) in calls.iter() {
+                    if let Some(new_id) = new_id {
+                        id_map.insert(stored_id(*span)?, Arc::clone(new_id));
+                    }
+                }
+                if !pending.is_empty() {
+                    flush(
+                        &mut out,
+                        &mut results_open,
+                        &mut last,
+                        &mut pending,
+                        &mut answered,
+                    );
+                }
+                // An errored or aborted turn is dropped, its calls included.
+                if matches!(raw::plain(fields.stop_reason)?, Some("error" | "aborted")) {
+                    continue;
+                }
+                close_results(&mut out, &mut results_open);
+                let before = pending.len();
+                for (span, new_id) in calls.iter() {
+                    pending.push(match new_id {
+                        Some(id) => CallId::New(Arc::clone(id)),
+                        None => CallId::Stored(stored_id(*span)?),
+                    });
+                }
+                if pending.len() > before {
+                    answered.clear();
+                }
+                if wrote == 1 {
+                    if last.is_some() {
+                        out.raw(",");
+                    }
+                    out.buf.extend_from_slice(&written);
+                    last = Some((false, None));
+                }
+            }
+            Some("toolResult") => {
+                let id = raw::plain(fields.tool_call_id)?;
+                let new_id = id
+                    .and_then(|id| id_map.get(id))
+                    .filter(|n| !n.is_empty())
+                    .cloned();
+                if let Some(id) = id {
+                    answered.push(match &new_id {
+                        Some(n) => CallId::New(Arc::clone(n)),
+                        None => CallId::Stored(id),
+                    });
+                }
+                open_result(&mut out, &mut results_open, &mut last);
+                let key = WrittenKey::ToolResult {
+                    new_id: new_id.clone(),
+                };
+                write_cached(&mut out, message, key, |out| {
+                    write_tool_result(out, &fields, new_id.as_deref())?;
+                    Some((0, Vec::new()))
+                })?;
+            }
+            // Other roles reach no builder's output; the value path handles them.
+            _ => return None,
         }
-        i += 1;
     }
+    close_results(&mut out, &mut results_open);
     if let (Some(cc), Some((true, string_at))) = (cache_control, last) {
         match string_at {
             // `{"role":"user","content":"..."}`: the content becomes
@@ -707,27 +920,11 @@ fn write_id(out: &mut Out, key: &str, new_id: Option<&str>, stored: Option<&str>
     }
 }
 
-/// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content).
-fn write_tool_result(out: &mut Out, msg: &Replayed<'_>) -> Option<()> {
+/// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content); `new_id`
+/// is the id the replay layer gave its call, when it changed.
+fn write_tool_result(out: &mut Out, fields: &MsgFields<'_>, new_id: Option<&str>) -> Option<()> {
     out.raw(r#"{"type":"tool_result""#);
-    let fields = match msg {
-        Replayed::Synthetic { id } => {
-            out.raw(r#","tool_use_id":"#);
-            out.str(id);
-            out.raw(r#","content":"No result provided","is_error":true}"#);
-            return Some(());
-        }
-        Replayed::ToolResult { fields, new_id } => {
-            write_id(
-                out,
-                r#","tool_use_id":"#,
-                new_id.as_deref(),
-                fields.tool_call_id,
-            );
-            fields
-        }
-        _ => return None,
-    };
+    write_id(out, r#","tool_use_id":"#, new_id, fields.tool_call_id);
     let mut has_image = false;
     let mut has_text = false;
     fields.for_each_block(|block| {

@@ -231,8 +231,15 @@ mod tests {
             simple,
             now_ms: 7,
         };
+        // Twice: the second build reads what the first cached with each message.
         let fast = build_payload_with(&request, messages, true);
+        let again = build_payload_with(&request, messages, true);
         let slow = build_payload_with(&request, messages, false);
+        match (&fast, &again) {
+            (Ok(a), Ok(b)) => assert_eq!(a.to_json(), b.to_json(), "model {model}"),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!("the second build disagrees with the first"),
+        }
         match (fast, slow) {
             (Ok(fast), Ok(slow)) => {
                 assert!(slow.spliced.is_none());
@@ -381,6 +388,15 @@ mod tests {
                 both_paths(&model, &transcript, Map::new(), false),
                 "{lines:?}"
             );
+            // The same messages (and what they cached) in other places: a result whose call
+            // is missing keeps its stored id, a turn last gets the cache breakpoint.
+            let all = transcript.messages();
+            for n in 0..all.len() {
+                for part in [&all[n..], &all[..n]] {
+                    let part = Transcript::from_messages(part.to_vec());
+                    both_paths(&model, &part, Map::new(), false);
+                }
+            }
         }
     }
 
@@ -446,6 +462,17 @@ mod tests {
                 let api = input["model"]["api"].as_str().unwrap_or("").to_owned();
                 let fast = build_payload_with(&request, &messages, true);
                 let slow = build_payload_with(&request, &messages, false);
+                // Again, from what the first build cached with each message.
+                if let (Ok(fast), Ok(again)) =
+                    (&fast, &build_payload_with(&request, &messages, true))
+                {
+                    assert_eq!(
+                        without_request_id(&fast.to_json()),
+                        without_request_id(&again.to_json()),
+                        "{} (second build)",
+                        case["id"]
+                    );
+                }
                 match (fast, slow) {
                     (Ok(fast), Ok(slow)) => {
                         *raw_taken.entry(api).or_default() += usize::from(fast.spliced.is_some());

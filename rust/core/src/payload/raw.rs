@@ -391,7 +391,7 @@ pub fn array_items(text: &str) -> Option<Vec<&str>> {
 /// path reads as no string), `Some(Some(s))` for a string without escapes, `None` (not
 /// handled here) otherwise.
 #[inline]
-fn plain(raw: Option<&str>) -> Option<Option<&str>> {
+pub fn plain(raw: Option<&str>) -> Option<Option<&str>> {
     match raw {
         None | Some("null") => Some(None),
         Some(r) if r.len() >= 2 && r.starts_with('"') => {
@@ -570,6 +570,7 @@ pub enum BlockKind {
 }
 
 /// One message after the replay layer.
+#[allow(dead_code)] // the builders of other APIs read these
 pub enum Replayed<'a> {
     User(MsgFields<'a>),
     /// Its blocks are `blocks[range]` of [`Replay`].
@@ -587,6 +588,7 @@ pub enum Replayed<'a> {
 }
 
 /// The replayed messages and the blocks of their assistant turns.
+#[allow(dead_code)]
 pub struct Replay<'a> {
     pub messages: Vec<Replayed<'a>>,
     pub blocks: Vec<Block<'a>>,
@@ -595,6 +597,7 @@ pub struct Replay<'a> {
 /// `transformMessages` (see `transform.rs`) over the stored messages; `normalize` maps a
 /// tool-call id of another model. `None` when a message has a shape handled only by the
 /// value-tree path.
+#[allow(dead_code)]
 pub fn replay<'a>(
     messages: &'a Transcript,
     model: &Model,
@@ -681,16 +684,26 @@ pub fn replay<'a>(
     })
 }
 
-fn replay_assistant<'a>(
+/// Whether an assistant turn was written by `model` (transform-messages.ts `isSameModel`);
+/// `None` when a field is not a plain string.
+pub fn is_same_model(fields: &MsgFields<'_>, model: &Model) -> Option<bool> {
+    Some(
+        plain(fields.provider)? == Some(model.provider.as_str())
+            && plain(fields.api)? == Some(model.api.as_str())
+            && plain(fields.model)? == Some(model.id.as_str()),
+    )
+}
+
+/// The blocks of one assistant turn after the replay layer, appended to `out`; the ids of
+/// another model's calls that `normalize` changed are mapped (stored id -> block index).
+pub fn replay_assistant<'a>(
     fields: &MsgFields<'a>,
     model: &Model,
     normalize: &dyn Fn(&str) -> String,
     id_map: &mut FxHashMap<&'a str, u32>,
     out: &mut Vec<Block<'a>>,
 ) -> Option<()> {
-    let same_model = plain(fields.provider)? == Some(model.provider.as_str())
-        && plain(fields.api)? == Some(model.api.as_str())
-        && plain(fields.model)? == Some(model.id.as_str());
+    let same_model = is_same_model(fields, model)?;
     if !fields.content?.starts_with('[') {
         return None;
     }

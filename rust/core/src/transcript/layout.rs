@@ -138,7 +138,7 @@ impl MessageLayout {
         text: &'a str,
     ) -> Option<[Option<&'a str>; MESSAGE_KEYS.len()]> {
         let fields = self.fields.as_ref()?;
-        Some(fields.map(|span| span.get(text)))
+        Some(std::array::from_fn(|i| fields[i].get(text)))
     }
 
     /// The elements of `content` when it is an array.
@@ -177,7 +177,8 @@ impl<'a> ContentItem<'a> {
     #[inline]
     pub fn fields(&self) -> Option<[Option<&'a str>; BLOCK_KEYS.len()]> {
         let source = self.source;
-        Some(self.fields?.map(|span| span.get(source)))
+        let fields = self.fields?;
+        Some(std::array::from_fn(|i| fields[i].get(source)))
     }
 }
 

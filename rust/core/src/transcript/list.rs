@@ -2,6 +2,7 @@
 //! file are slices of the file buffer, so serializing an unmodified transcript writes the
 //! original bytes.
 
+use std::any::Any;
 use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
@@ -36,6 +37,9 @@ struct MessageInner {
     /// Where its fields are, for the readers that copy stored bytes (request payloads are
     /// built from the same messages on every request).
     layout: OnceLock<Box<MessageLayout>>,
+    /// A value a later stage derived from the message (the request payloads keep the message
+    /// as their writer wrote it), for the first one set; see [`Message::derived`].
+    derived: OnceLock<Box<dyn Any + Send + Sync>>,
 }
 
 impl Message {
@@ -45,6 +49,7 @@ impl Message {
             facts: OnceLock::new(),
             soft_trim: OnceLock::new(),
             layout: OnceLock::new(),
+            derived: OnceLock::new(),
         }))
     }
 
@@ -89,6 +94,19 @@ impl Message {
         self.0
             .layout
             .get_or_init(|| Box::new(MessageLayout::scan(self.0.text.as_str())))
+    }
+
+    /// The value a later stage derived from this message and cached with it, when one of type
+    /// `T` is set. One value is kept (the first set): a stage that derives several (one per
+    /// target model, say) finds the others absent and computes them again, which is slower,
+    /// never wrong, as long as the value records what it was derived under.
+    pub fn derived<T: Any>(&self) -> Option<&T> {
+        self.0.derived.get()?.downcast_ref::<T>()
+    }
+
+    /// Caches `value` as [`Message::derived`] unless a value is cached already.
+    pub fn set_derived<T: Any + Send + Sync>(&self, value: T) {
+        let _ = self.0.derived.set(Box::new(value));
     }
 
     /// The message's facts (one pass over its text, then cached).
