@@ -458,7 +458,7 @@ pub fn array_items(text: &str) -> Option<Vec<&str>> {
 /// A field read as a plain string: `Some(None)` when absent or `null` (what the value-tree
 /// path reads as no string), `Some(Some(s))` for a string without escapes, `None` (not
 /// handled here) otherwise.
-fn plain(raw: Option<&str>) -> Option<Option<&str>> {
+pub fn plain(raw: Option<&str>) -> Option<Option<&str>> {
     match raw {
         None | Some("null") => Some(None),
         Some(r) if r.len() >= 2 && r.starts_with('"') && !r.contains('\\') => {
@@ -518,6 +518,8 @@ pub struct BlockFields<'a> {
     pub arguments: Option<&'a str>,
     pub mime_type: Option<&'a str>,
     pub data: Option<&'a str>,
+    pub text_signature: Option<&'a str>,
+    pub thought_signature: Option<&'a str>,
 }
 
 impl<'a> BlockFields<'a> {
@@ -535,6 +537,8 @@ impl<'a> BlockFields<'a> {
                 "arguments" => &mut f.arguments,
                 "mimeType" => &mut f.mime_type,
                 "data" => &mut f.data,
+                "textSignature" => &mut f.text_signature,
+                "thoughtSignature" => &mut f.thought_signature,
                 _ => return,
             };
             *slot = Some(value);
