@@ -1162,6 +1162,68 @@ mod tests {
         assert!(!both_paths(&model, &lines));
     }
 
+    /// The body's bytes (built and written) of a 5,000-message transcript shaped as
+    /// `benches/test_payload.py`'s `make_messages` (user, assistant turn of OpenAI Responses
+    /// with thinking, text and a call, tool result), for gemini-2.5-pro. Kept out of line so
+    /// callgrind can count it: see the `measure_*` tests.
+    #[inline(never)]
+    fn body_of_5000_messages(raw: bool) -> Vec<u8> {
+        let mut lines = Vec::new();
+        for i in 0..1667 {
+            let id = format!("call_{i}|fc_{i:08x}+/=");
+            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
+            lines.push(json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
+                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
+                {"type": "toolCall", "id": id, "name": "bash",
+                 "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
+                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
+                "stopReason": "toolUse", "timestamp": i}));
+            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
+                "isError": false, "timestamp": i}));
+        }
+        lines.truncate(5000);
+        let transcript = Transcript::from_values(&lines);
+        let request = super::super::PayloadRequest {
+            model: google_model("google-generative-ai", "google", "gemini-2.5-pro", true),
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: true,
+            now_ms: 7,
+        };
+        let body = measured(&request, &transcript, raw);
+        assert!(body.len() > 500_000, "{} bytes", body.len());
+        body
+    }
+
+    #[inline(never)]
+    fn measured(
+        request: &super::super::PayloadRequest,
+        messages: &Transcript,
+        raw: bool,
+    ) -> Vec<u8> {
+        super::super::build_payload_with(request, messages, raw)
+            .unwrap()
+            .to_json()
+    }
+
+    /// Instruction counts of both paths (by hand, see the README of the benches):
+    /// `valgrind --tool=callgrind --toggle-collect='*google*tests*measured*' <test binary>
+    /// --ignored --exact payload::google::tests::measure_bytes_path`.
+    #[test]
+    #[ignore = "measurement driver, run under callgrind by hand"]
+    fn measure_bytes_path() {
+        body_of_5000_messages(true);
+    }
+
+    #[test]
+    #[ignore = "measurement driver, run under callgrind by hand"]
+    fn measure_value_path() {
+        body_of_5000_messages(false);
+    }
+
     #[test]
     fn signatures_must_be_padded_base64() {
         assert_eq!(valid_signature(Some("abcd")), Some("abcd"));
