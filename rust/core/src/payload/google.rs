@@ -10,9 +10,11 @@ use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
     Context, Model, Options,
 };
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
-use super::PayloadError;
+use super::{Payload, PayloadError};
 use crate::base::js_trim;
+use crate::transcript::Transcript;
 
 /// google-shared.ts `SKIP_THOUGHT_SIGNATURE`: sent for unsigned calls to gemini-3.
 const SKIP_THOUGHT_SIGNATURE: &str = "skip_thought_signature_validator";
@@ -196,11 +198,11 @@ pub(super) fn build(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     if model.api == "google-gemini-cli" {
         return build_cli(model, context, options, now_ms);
     }
-    let contents = convert_messages(model, context, now_ms)?;
+    let (contents, contents_json) = contents(model, context, now_ms)?;
     let mut config = Map::new();
     if let Some(t) = options.get("temperature") {
         config.insert("temperature".to_owned(), t.clone());
@@ -225,7 +227,30 @@ pub(super) fn build(
     if thinking.enabled && model.reasoning {
         config.insert("thinkingConfig".to_owned(), thinking_config(&thinking));
     }
-    Ok(json!({"model": model.id, "contents": contents, "config": config}))
+    Ok(Payload::spliced(
+        json!({"model": model.id, "contents": contents, "config": config}),
+        &["contents"],
+        contents_json,
+    ))
+}
+
+/// The `contents` array: written straight from the stored messages when every message has a
+/// shape that path reads (then `Value::Null`, the placeholder the JSON text replaces), else
+/// converted through value trees.
+fn contents(
+    model: &Model,
+    context: &Context<'_>,
+    now_ms: i64,
+) -> Result<(Value, Option<Vec<u8>>), PayloadError> {
+    let json = context
+        .raw
+        .then(|| write_contents_raw(context.llm, model))
+        .flatten();
+    let value = match json {
+        Some(_) => Value::Null,
+        None => Value::Array(convert_messages(model, context, now_ms)?),
+    };
+    Ok((value, json))
 }
 
 fn thinking_config(thinking: &Thinking) -> Value {
@@ -259,7 +284,7 @@ fn build_cli(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     let Some(raw_key) = options.truthy("apiKey").and_then(Value::as_str) else {
         return Err(PayloadError::Upstream(
             "Google Cloud Code Assist requires OAuth authentication. Use /login to authenticate."
@@ -281,7 +306,7 @@ fn build_cli(
         ));
     };
     let antigravity = model.provider == "google-antigravity";
-    let contents = convert_messages(model, context, now_ms)?;
+    let (contents, contents_json) = contents(model, context, now_ms)?;
     let mut generation = Map::new();
     if let Some(t) = options.get("temperature") {
         generation.insert("temperature".to_owned(), t.clone());
@@ -294,7 +319,7 @@ fn build_cli(
         generation.insert("thinkingConfig".to_owned(), thinking_config(&thinking));
     }
     let mut request = Map::new();
-    request.insert("contents".to_owned(), Value::Array(contents));
+    request.insert("contents".to_owned(), contents);
     if let Some(session) = options.get("sessionId") {
         request.insert("sessionId".to_owned(), session.clone());
     }
@@ -350,7 +375,11 @@ fn build_cli(
         "requestId".to_owned(),
         json!(format!("{prefix}-{now_ms}-{}", random_suffix())),
     );
-    Ok(Value::Object(body))
+    Ok(Payload::spliced(
+        Value::Object(body),
+        &["request", "contents"],
+        contents_json,
+    ))
 }
 
 fn convert_tools(tools: &[Value], use_parameters: bool) -> Value {
@@ -577,6 +606,414 @@ fn convert_messages(
     Ok(contents)
 }
 
+/// [`convert_messages`] (google-shared.ts `convertMessages`) written straight from the stored
+/// messages: unmodified text, thought signatures, call arguments, results and image data are
+/// copied from the stored bytes; ids pi-ai rewrites are written fresh. `None` when a message
+/// has a shape only the value-tree path handles (the caller then runs that).
+fn write_contents_raw(messages: &Transcript, model: &Model) -> Option<Vec<u8>> {
+    let needs_id = requires_tool_call_id(&model.id);
+    let normalize = |id: &str| -> String {
+        if needs_id {
+            ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
+        } else {
+            id.to_owned()
+        }
+    };
+    let replay = raw::replay(messages, model, &normalize)?;
+    let turn = Turn {
+        model,
+        needs_id,
+        gemini3: model.id.to_lowercase().contains("gemini-3"),
+        // google-shared.ts `supportsMultimodalFunctionResponse` (case-sensitive there).
+        multimodal_response: model.id.contains("gemini-3"),
+    };
+    let total: usize = messages.messages().iter().map(|m| m.len()).sum();
+    let mut out = Out::with_capacity(total + 64);
+    out.raw("[");
+    // Whether a turn has been written, and whether the last one is a user turn of function
+    // responses still open (`...,"parts":[...` without its `]}`): the next tool result joins
+    // it, as upstream pushes onto the previous turn's parts.
+    let mut any = false;
+    let mut open = false;
+    // The blocks of the last assistant turn replayed: the calls a synthetic result answers.
+    let mut last_calls: &[Block<'_>] = &[];
+    for msg in &replay.messages {
+        match msg {
+            Replayed::User(_) | Replayed::Assistant(..) => {
+                let start = out.len();
+                if open {
+                    out.raw("]}");
+                }
+                if any {
+                    out.raw(",");
+                }
+                let wrote = match msg {
+                    Replayed::User(fields) => turn.user(&mut out, fields)?,
+                    Replayed::Assistant(fields, range) => {
+                        last_calls = &replay.blocks[range.clone()];
+                        turn.model_turn(&mut out, fields, last_calls)?
+                    }
+                    _ => false,
+                };
+                if wrote {
+                    any = true;
+                    open = false;
+                } else {
+                    // Nothing to send: the turn is skipped (an open one stays open).
+                    out.buf.truncate(start);
+                }
+            }
+            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
+                if open {
+                    out.raw(",");
+                } else {
+                    if any {
+                        out.raw(",");
+                    }
+                    out.raw(r#"{"role":"user","parts":["#);
+                }
+                let images = turn.function_response(&mut out, msg, last_calls)?;
+                any = true;
+                open = true;
+                // Models without multimodal function responses get the images in a user turn
+                // of their own, right after.
+                if !images.is_empty() {
+                    out.raw(r#"]},{"role":"user","parts":[{"text":"Tool result image:"}"#);
+                    for image in &images {
+                        out.raw(",");
+                        write_inline_data(&mut out, image);
+                    }
+                    out.raw("]}");
+                    open = false;
+                }
+            }
+        }
+    }
+    if open {
+        out.raw("]}");
+    }
+    out.raw("]");
+    Some(out.buf)
+}
+
+/// What the turns of one request depend on.
+struct Turn<'m> {
+    model: &'m Model,
+    /// `requiresToolCallId`: calls and responses carry their `id`.
+    needs_id: bool,
+    /// Unsigned calls are sent with [`SKIP_THOUGHT_SIGNATURE`].
+    gemini3: bool,
+    multimodal_response: bool,
+}
+
+impl Turn<'_> {
+    /// A user message; `false` when it has no part to send (the caller drops what was
+    /// written).
+    fn user(&self, out: &mut Out, fields: &MsgFields<'_>) -> Option<bool> {
+        let Some(content) = fields.content else {
+            return Some(false);
+        };
+        match content.as_bytes().first() {
+            // A string is sent even when blank.
+            Some(b'"') => {
+                let text = RawStr::of(content)?;
+                out.raw(r#"{"role":"user","parts":[{"text":"#);
+                out.copy_str(&text);
+                out.raw("}]}");
+                Some(true)
+            }
+            Some(b'[') => {
+                out.raw(r#"{"role":"user","parts":["#);
+                let mut any = false;
+                for item in raw::array_items(content)? {
+                    let block = BlockFields::parse(item)?;
+                    if block.is("text")? {
+                        // `{text: item.text}`: an absent text is dropped, any other value kept.
+                        let Some(text) = block.text else {
+                            continue;
+                        };
+                        sep(out, &mut any);
+                        out.raw(r#"{"text":"#);
+                        out.copy(text);
+                        out.raw("}");
+                    } else if self.model.accepts_images {
+                        sep(out, &mut any);
+                        write_inline_data(out, &block);
+                    }
+                }
+                out.raw("]}");
+                Some(any)
+            }
+            _ => Some(false),
+        }
+    }
+
+    /// An assistant message as a `model` turn; `false` when it has no part to send.
+    fn model_turn(
+        &self,
+        out: &mut Out,
+        fields: &MsgFields<'_>,
+        blocks: &[Block<'_>],
+    ) -> Option<bool> {
+        // transformMessages' own test (provider, api and model): only then do the kept blocks
+        // still hold their signatures (it strips a call's `thoughtSignature` otherwise).
+        let same_model = raw::plain(fields.provider)? == Some(self.model.provider.as_str())
+            && raw::plain(fields.api)? == Some(self.model.api.as_str())
+            && raw::plain(fields.model)? == Some(self.model.id.as_str());
+        out.raw(r#"{"role":"model","parts":["#);
+        let mut any = false;
+        for block in blocks {
+            let f = &block.fields;
+            match block.kind {
+                BlockKind::Text | BlockKind::ConvertedText => {
+                    let Some(text) = string_field(f.text)? else {
+                        continue;
+                    };
+                    if text.is_blank() {
+                        continue;
+                    }
+                    sep(out, &mut any);
+                    out.raw(r#"{"text":"#);
+                    out.copy_str(&text);
+                    // A text of another model was rebuilt without its signature.
+                    if block.kind == BlockKind::Text {
+                        write_signature(out, f.text_signature)?;
+                    }
+                    out.raw("}");
+                }
+                // Kept only for the same model (else converted to text by the replay layer).
+                BlockKind::Thinking => {
+                    let Some(thinking) = string_field(f.thinking)? else {
+                        continue;
+                    };
+                    if thinking.is_blank() {
+                        continue;
+                    }
+                    sep(out, &mut any);
+                    out.raw(r#"{"thought":true,"text":"#);
+                    out.copy_str(&thinking);
+                    write_signature(out, f.thinking_signature)?;
+                    out.raw("}");
+                }
+                BlockKind::ToolCall => {
+                    sep(out, &mut any);
+                    out.raw(r#"{"functionCall":{"name":"#);
+                    match f.name {
+                        Some(name) => out.copy(name),
+                        None => out.raw("null"),
+                    }
+                    out.raw(r#","args":"#);
+                    match f.arguments {
+                        Some(args) if args != "null" => out.copy(args),
+                        _ => out.raw("{}"),
+                    }
+                    if self.needs_id {
+                        write_id(out, block.new_id.as_deref(), f.id);
+                    }
+                    out.raw("}");
+                    let signed = same_model && write_signature(out, f.thought_signature)?;
+                    if !signed && self.gemini3 {
+                        out.raw(r#","thoughtSignature":""#);
+                        out.raw(SKIP_THOUGHT_SIGNATURE);
+                        out.raw("\"");
+                    }
+                    out.raw("}");
+                }
+                BlockKind::Other => {}
+            }
+        }
+        out.raw("]}");
+        Some(any)
+    }
+
+    /// One `functionResponse` part; the images still to send in a turn of their own (models
+    /// without multimodal function responses).
+    fn function_response<'a>(
+        &self,
+        out: &mut Out,
+        msg: &Replayed<'a>,
+        last_calls: &[Block<'_>],
+    ) -> Option<Vec<BlockFields<'a>>> {
+        out.raw(r#"{"functionResponse":{"#);
+        let (fields, new_id) = match msg {
+            Replayed::Synthetic { id } => {
+                if let Some(name) = synthetic_name(last_calls, id)? {
+                    out.raw(r#""name":"#);
+                    out.copy(name);
+                    out.raw(",");
+                }
+                out.raw(r#""response":{"error":"No result provided"}"#);
+                if self.needs_id {
+                    out.raw(r#","id":"#);
+                    out.str(id);
+                }
+                out.raw("}}");
+                return Some(Vec::new());
+            }
+            Replayed::ToolResult { fields, new_id } => (fields, new_id),
+            _ => return None,
+        };
+        let items = match fields.content {
+            Some(c) if c.starts_with('[') => raw::array_items(c)?,
+            _ => Vec::new(),
+        };
+        let mut texts = Vec::new();
+        let mut images = Vec::new();
+        for item in items {
+            let block = BlockFields::parse(item)?;
+            if block.is("text")? {
+                texts.push(string_field(block.text)?);
+            } else if self.model.accepts_images && block.is("image")? {
+                images.push(block);
+            }
+        }
+        if let Some(name) = fields.tool_name {
+            out.raw(r#""name":"#);
+            out.copy(name);
+            out.raw(",");
+        }
+        let is_error = fields.is_error.is_some_and(raw::raw_truthy);
+        out.raw(if is_error {
+            r#""response":{"error":"#
+        } else {
+            r#""response":{"output":"#
+        });
+        // The texts joined by newlines; when that is empty, a word for the images.
+        let joined_empty = match texts.as_slice() {
+            [] => true,
+            [one] => one.as_ref().is_none_or(raw_str_is_empty),
+            _ => false,
+        };
+        if !joined_empty {
+            out.raw("\"");
+            for (n, text) in texts.iter().enumerate() {
+                if n > 0 {
+                    out.raw("\\n");
+                }
+                if let Some(text) = text {
+                    text.write_inner(out);
+                }
+            }
+            out.raw("\"");
+        } else if !images.is_empty() {
+            out.raw(r#""(see attached image)""#);
+        } else {
+            out.raw(r#""""#);
+        }
+        out.raw("}");
+        if self.multimodal_response && !images.is_empty() {
+            out.raw(r#","parts":["#);
+            for (n, image) in images.iter().enumerate() {
+                if n > 0 {
+                    out.raw(",");
+                }
+                write_inline_data(out, image);
+            }
+            out.raw("]");
+            images.clear();
+        }
+        if self.needs_id {
+            write_id(out, new_id.as_deref(), fields.tool_call_id);
+        }
+        out.raw("}}");
+        Some(images)
+    }
+}
+
+/// A comma before every part but the first.
+fn sep(out: &mut Out, any: &mut bool) {
+    if *any {
+        out.raw(",");
+    }
+    *any = true;
+}
+
+/// A field read as `str_of` reads it: `Some(None)` when it is not a string (read as `""`),
+/// `None` when the string cannot be read.
+#[allow(clippy::option_option)]
+fn string_field(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match raw {
+        Some(r) if r.starts_with('"') => RawStr::of(r).map(Some),
+        _ => Some(None),
+    }
+}
+
+fn raw_str_is_empty(s: &RawStr<'_>) -> bool {
+    match s {
+        RawStr::Canonical(inner) => inner.is_empty(),
+        RawStr::Parsed(s) => s.is_empty(),
+    }
+}
+
+/// `,"thoughtSignature":...` when the stored signature passes [`valid_signature`]; whether
+/// it was written.
+fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
+    let Some(signature) = string_field(raw)? else {
+        return Some(false);
+    };
+    let text = signature.text();
+    let Some(valid) = valid_signature(Some(&text)) else {
+        return Some(false);
+    };
+    out.raw(r#","thoughtSignature":"#);
+    out.str(valid);
+    Some(true)
+}
+
+/// `,"id":` and the id: the normalised one when the replay layer gave one, else the stored
+/// value copied; nothing when there is neither.
+fn write_id(out: &mut Out, new_id: Option<&str>, stored: Option<&str>) {
+    match (new_id, stored) {
+        (Some(id), _) => {
+            out.raw(r#","id":"#);
+            out.str(id);
+        }
+        (None, Some(id)) => {
+            out.raw(r#","id":"#);
+            out.copy(id);
+        }
+        (None, None) => {}
+    }
+}
+
+/// `{inlineData: {mimeType, data}}` of an image block (the fields it has).
+fn write_inline_data(out: &mut Out, block: &BlockFields<'_>) {
+    out.raw(r#"{"inlineData":{"#);
+    if let Some(mime) = block.mime_type {
+        out.raw(r#""mimeType":"#);
+        out.copy(mime);
+        if block.data.is_some() {
+            out.raw(",");
+        }
+    }
+    if let Some(data) = block.data {
+        out.raw(r#""data":"#);
+        out.copy(data);
+    }
+    out.raw("}}");
+}
+
+/// The `toolName` of the synthetic result transform-messages.ts adds for the unanswered call
+/// `id` of the last assistant turn: that call's name (`Some(None)` when it has none). `None`
+/// when the id is not that of exactly one call there (left to the value path).
+#[allow(clippy::option_option)]
+fn synthetic_name<'a>(calls: &[Block<'a>], id: &str) -> Option<Option<&'a str>> {
+    let mut found = None;
+    for call in calls.iter().filter(|b| b.kind == BlockKind::ToolCall) {
+        let call_id = match &call.new_id {
+            Some(new_id) => new_id.as_str(),
+            None => raw::plain(call.fields.id)?.unwrap_or_default(),
+        };
+        if call_id == id {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(call.fields.name.filter(|n| *n != "null"));
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -587,6 +1024,204 @@ mod tests {
         assert!(gemini3_kind("gemini-3.5-flash", true) == Some(Gemini3::Flash));
         assert!(gemini3_kind("gemini-3.5-flash", false).is_none());
         assert!(gemini3_kind("gemini-2.5-pro", true).is_none());
+    }
+
+    fn google_model(api: &str, provider: &str, id: &str, images: bool) -> Value {
+        let input = if images {
+            json!(["text", "image"])
+        } else {
+            json!(["text"])
+        };
+        json!({"id": id, "name": id, "api": api, "provider": provider,
+            "baseUrl": "https://example.invalid", "reasoning": true, "input": input,
+            "maxTokens": 8192})
+    }
+
+    /// Both paths over every prefix of `lines` for `model` (bytes equal, the gemini-cli
+    /// `requestId` tail aside); whether the whole transcript took the bytes path.
+    fn both_paths(model: &Value, lines: &[&str]) -> bool {
+        let transcript = Transcript::new(
+            lines
+                .iter()
+                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
+                .collect(),
+        );
+        let mut options = Map::new();
+        options.insert(
+            "apiKey".to_owned(),
+            json!(r#"{"token":"t","projectId":"p"}"#),
+        );
+        options.insert("reasoning".to_owned(), json!("high"));
+        let request = super::super::PayloadRequest {
+            model: model.clone(),
+            system_prompt: Some("sys".to_owned()),
+            tools: None,
+            options,
+            simple: true,
+            now_ms: 7,
+        };
+        // gemini-cli's `requestId` (the last key) ends in a random tail.
+        let masked = |payload: &Payload| {
+            let text = String::from_utf8(payload.to_json()).unwrap();
+            match text.find(r#","requestId":""#) {
+                Some(at) => text[..at].to_owned(),
+                None => text,
+            }
+        };
+        let mut taken = false;
+        for n in 0..=lines.len() {
+            let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+            let fast = super::super::build_payload_with(&request, &prefix, true).unwrap();
+            let slow = super::super::build_payload_with(&request, &prefix, false).unwrap();
+            assert!(slow.spliced.is_none());
+            assert_eq!(masked(&fast), masked(&slow), "{model} over {n} messages");
+            let text = masked(&fast);
+            assert!(
+                text.contains(r#""contents":["#),
+                "no contents array: {text}"
+            );
+            taken = fast.spliced.is_some();
+        }
+        taken
+    }
+
+    /// Gemini's own shapes: signatures of the same model (valid or not), of the same model
+    /// through another API, `thought` parts, unsigned gemini-3 calls, call ids for Claude and
+    /// gpt-oss, tool results grouped into one user turn (also across a skipped user message),
+    /// images inline or in a turn of their own, synthetic results with their call's name.
+    #[test]
+    fn gemini_turns_take_the_bytes_path_and_match_the_value_path() {
+        let sig = "Ei1BcqbonxrzPc5S+/==";
+        let same = |api: &str, model: &str| {
+            format!(r#""api":"{api}","provider":"google","model":"{model}","stopReason":"toolUse""#)
+        };
+        for (api, provider, id, images) in [
+            (
+                "google-generative-ai",
+                "google",
+                "gemini-3-pro-preview",
+                true,
+            ),
+            ("google-vertex", "google", "gemini-2.5-pro", true),
+            ("google-generative-ai", "google", "gemini-2.5-pro", false),
+            (
+                "google-gemini-cli",
+                "google-antigravity",
+                "claude-sonnet-4-5",
+                true,
+            ),
+            (
+                "google-gemini-cli",
+                "google-gemini-cli",
+                "gemini-3-flash",
+                true,
+            ),
+        ] {
+            let here = same(api, id).replace("\"google\"", &format!("\"{provider}\""));
+            let lines = [
+                r#"{"role":"user","content":"  ","timestamp":1}"#.to_owned(),
+                r#"{"role":"user","content":[{"type":"text"},{"type":"text","text":null},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"odd"},{"type":"text","text":"caf\u00e9 \/ ok"}]}"#.to_owned(),
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"plan","thinkingSignature":"{sig}"}},{{"type":"thinking","thinking":"bad sig","thinkingSignature":"abc"}},{{"type":"thinking","thinking":" \n"}},{{"type":"text","text":"said","textSignature":"ab=="}},{{"type":"text","text":"unsigned"}},{{"type":"toolCall","id":"c1","name":"read","arguments":{{"path":"a"}},"thoughtSignature":"{sig}"}},{{"type":"toolCall","id":"c|2","name":"bash","arguments":null}},{{"type":"toolCall","id":"c3","name":"ls","arguments":{{}}}},{{"type":"toolCall","id":"c4","arguments":{{}}}}],{here}}}"#
+                ),
+                r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"line
+"},{"type":"image","data":"AAAA","mimeType":"image/jpeg"}],"isError":false}"#.to_owned(),
+                r#"{"role":"user","content":[]}"#.to_owned(),
+                r#"{"role":"toolResult","toolCallId":"c|2","toolName":null,"content":[{"type":"image","data":"BBBB","mimeType":"image/png"}],"isError":true}"#.to_owned(),
+                r#"{"role":"user","content":"next"}"#.to_owned(),
+                r#"{"role":"assistant","content":[{"type":"thinking","thinking":"other","thinkingSignature":"c2ln"},{"type":"text","text":"txt","textSignature":"c2ln"},{"type":"toolCall","id":"call|x/y","name":"grep","arguments":{"q":1},"thoughtSignature":"c2ln"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-x","stopReason":"toolUse"}"#.to_owned(),
+                r#"{"role":"toolResult","toolCallId":"call|x/y","toolName":"grep","content":[{"type":"text","text":""},{"type":"text","text":""}],"isError":false}"#.to_owned(),
+                r#"{"role":"toolResult","toolCallId":"nobody","toolName":"grep","content":[{"type":"text","text":""}]}"#.to_owned(),
+                r#"{"role":"assistant","content":[{"type":"text","text":"broken"}],"api":"x","provider":"y","model":"z","stopReason":"error"}"#.to_owned(),
+                format!(
+                    r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"via vertex","thinkingSignature":"{sig}"}},{{"type":"toolCall","id":"v1","name":"read","arguments":{{}},"thoughtSignature":"{sig}"}}],"api":"other-api","provider":"{provider}","model":"{id}","stopReason":"toolUse"}}"#
+                ),
+                r#"{"role":"toolResult","toolCallId":"v1","toolName":"read","content":"not blocks","isError":false}"#.to_owned(),
+                r#"{"role":"user","content":"last"}"#.to_owned(),
+            ];
+            let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+            let model = google_model(api, provider, id, images);
+            assert!(both_paths(&model, &lines), "{model}: bytes path not taken");
+        }
+    }
+
+    /// Two unanswered calls with one id: their synthetic results are left to the value path.
+    #[test]
+    fn synthetic_results_of_a_shared_id_match_through_the_value_path() {
+        let lines = [
+            r#"{"role":"user","content":"go"}"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"d","name":"a","arguments":{}},{"type":"toolCall","id":"d","name":"b","arguments":{}}],"api":"x","provider":"y","model":"z","stopReason":"toolUse"}"#,
+            r#"{"role":"user","content":"again"}"#,
+        ];
+        let model = google_model(
+            "google-gemini-cli",
+            "google-antigravity",
+            "claude-sonnet-4-5",
+            true,
+        );
+        assert!(!both_paths(&model, &lines));
+    }
+
+    /// The body's bytes (built and written) of a 5,000-message transcript shaped as
+    /// `benches/test_payload.py`'s `make_messages` (user, assistant turn of OpenAI Responses
+    /// with thinking, text and a call, tool result), for gemini-2.5-pro. Kept out of line so
+    /// callgrind can count it: see the `measure_*` tests.
+    #[inline(never)]
+    fn body_of_5000_messages(raw: bool) -> Vec<u8> {
+        let mut lines = Vec::new();
+        for i in 0..1667 {
+            let id = format!("call_{i}|fc_{i:08x}+/=");
+            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
+            lines.push(json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
+                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
+                {"type": "toolCall", "id": id, "name": "bash",
+                 "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
+                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
+                "stopReason": "toolUse", "timestamp": i}));
+            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
+                "isError": false, "timestamp": i}));
+        }
+        lines.truncate(5000);
+        let transcript = Transcript::from_values(&lines);
+        let request = super::super::PayloadRequest {
+            model: google_model("google-generative-ai", "google", "gemini-2.5-pro", true),
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: true,
+            now_ms: 7,
+        };
+        let body = measured(&request, &transcript, raw);
+        assert!(body.len() > 500_000, "{} bytes", body.len());
+        body
+    }
+
+    #[inline(never)]
+    fn measured(
+        request: &super::super::PayloadRequest,
+        messages: &Transcript,
+        raw: bool,
+    ) -> Vec<u8> {
+        super::super::build_payload_with(request, messages, raw)
+            .unwrap()
+            .to_json()
+    }
+
+    /// Instruction counts of both paths (by hand, see the README of the benches):
+    /// `valgrind --tool=callgrind --toggle-collect='*google*tests*measured*' <test binary>
+    /// --ignored --exact payload::google::tests::measure_bytes_path`.
+    #[test]
+    #[ignore = "measurement driver, run under callgrind by hand"]
+    fn measure_bytes_path() {
+        body_of_5000_messages(true);
+    }
+
+    #[test]
+    #[ignore = "measurement driver, run under callgrind by hand"]
+    fn measure_value_path() {
+        body_of_5000_messages(false);
     }
 
     #[test]

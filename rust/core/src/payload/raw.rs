@@ -492,6 +492,8 @@ pub struct BlockFields<'a> {
     pub arguments: Option<&'a str>,
     pub mime_type: Option<&'a str>,
     pub data: Option<&'a str>,
+    pub text_signature: Option<&'a str>,
+    pub thought_signature: Option<&'a str>,
 }
 
 impl<'a> BlockFields<'a> {
@@ -499,7 +501,7 @@ impl<'a> BlockFields<'a> {
     #[inline]
     pub fn of(item: &ContentItem<'a>) -> Option<BlockFields<'a>> {
         // In the order of `BLOCK_KEYS`.
-        let [kind, text, thinking, thinking_signature, redacted, id, name, arguments, mime_type, data, _, _] =
+        let [kind, text, thinking, thinking_signature, redacted, id, name, arguments, mime_type, data, text_signature, thought_signature] =
             item.fields()?;
         Some(BlockFields {
             kind,
@@ -512,6 +514,8 @@ impl<'a> BlockFields<'a> {
             arguments,
             mime_type,
             data,
+            text_signature,
+            thought_signature,
         })
     }
 
@@ -535,6 +539,8 @@ impl<'a> BlockFields<'a> {
                 "arguments" => &mut f.arguments,
                 "mimeType" => &mut f.mime_type,
                 "data" => &mut f.data,
+                "textSignature" => &mut f.text_signature,
+                "thoughtSignature" => &mut f.thought_signature,
                 _ => return,
             };
             *slot = Some(value);
