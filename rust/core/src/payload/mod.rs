@@ -182,9 +182,10 @@ fn build_payload_with(
         fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
-        "openai-completions" => (openai_completions::simple_options, |m, c, o, n| {
-            openai_completions::build(m, c, o, n).map(Payload::from)
-        }),
+        "openai-completions" => (
+            openai_completions::simple_options,
+            openai_completions::build,
+        ),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
             (openai_responses::simple_options, |m, c, o, n| {
                 openai_responses::build(m, c, o, n).map(Payload::from)
@@ -273,27 +274,30 @@ mod tests {
             ("openai", "openai-responses", "gpt-5"),
         ] {
             let model = anthropic_model(provider, api, id);
-            let model_here = {
-                let mut m = model.clone();
-                m["api"] = Value::from("anthropic-messages");
-                m
-            };
-            both_paths(&model_here, &transcript, Map::new(), false);
-            let mut oauth = Map::new();
-            oauth.insert("apiKey".to_owned(), Value::from("sk-ant-oat-1"));
-            oauth.insert("cacheRetention".to_owned(), Value::from("long"));
-            both_paths(&model_here, &transcript, oauth, false);
-            // Every prefix, so each message kind ends the body once (cache breakpoint).
-            for n in 0..lines.len() {
-                let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
-                both_paths(&model_here, &prefix, Map::new(), true);
+            for api_here in ["anthropic-messages", "openai-completions"] {
+                let model_here = {
+                    let mut m = model.clone();
+                    m["api"] = Value::from(api_here);
+                    m
+                };
+                both_paths(&model_here, &transcript, Map::new(), false);
+                let mut oauth = Map::new();
+                oauth.insert("apiKey".to_owned(), Value::from("sk-ant-oat-1"));
+                oauth.insert("cacheRetention".to_owned(), Value::from("long"));
+                both_paths(&model_here, &transcript, oauth, false);
+                // Every prefix, so each message kind ends the body once (cache breakpoint).
+                for n in 0..lines.len() {
+                    let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+                    both_paths(&model_here, &prefix, Map::new(), true);
+                }
             }
         }
     }
 
     /// The APIs whose builder writes the messages from the stored bytes, and how many of their
     /// recorded cases must take that path (the others hold shapes only the value path reads).
-    const BYTES_PATH_APIS: [(&str, usize); 1] = [("anthropic-messages", 30)];
+    const BYTES_PATH_APIS: [(&str, usize); 2] =
+        [("anthropic-messages", 30), ("openai-completions", 39)];
 
     /// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.
     fn without_request_id(body: &[u8]) -> String {

@@ -516,6 +516,7 @@ pub struct BlockFields<'a> {
     pub id: Option<&'a str>,
     pub name: Option<&'a str>,
     pub arguments: Option<&'a str>,
+    pub thought_signature: Option<&'a str>,
     pub mime_type: Option<&'a str>,
     pub data: Option<&'a str>,
 }
@@ -533,6 +534,7 @@ impl<'a> BlockFields<'a> {
                 "id" => &mut f.id,
                 "name" => &mut f.name,
                 "arguments" => &mut f.arguments,
+                "thoughtSignature" => &mut f.thought_signature,
                 "mimeType" => &mut f.mime_type,
                 "data" => &mut f.data,
                 _ => return,
@@ -768,6 +770,16 @@ fn replay_assistant<'a>(
         }
     }
     Some(())
+}
+
+/// Whether an assistant message is the model's own (transform-messages.ts `isSameModel`):
+/// same provider, API and model id. `None` when one of those is not a plain string.
+pub fn is_same_model(fields: &MsgFields<'_>, model: &Model) -> Option<bool> {
+    Some(
+        plain(fields.provider)? == Some(model.provider.as_str())
+            && plain(fields.api)? == Some(model.api.as_str())
+            && plain(fields.model)? == Some(model.id.as_str()),
+    )
 }
 
 #[cfg(test)]
