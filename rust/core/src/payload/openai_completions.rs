@@ -1169,6 +1169,58 @@ mod tests {
         assert!(both_paths(&as_text, &only_thought, None).iter().all(|t| *t));
     }
 
+    /// `benches/test_payload.py`'s `make_messages(n)`: user, assistant (thinking, text and a
+    /// call, from OpenAI Responses, so thinking becomes text and ids are normalised), result.
+    fn bench_transcript(n: usize) -> Transcript {
+        let mut lines = Vec::with_capacity(n);
+        let mut i = 0;
+        while lines.len() < n {
+            let id = format!("call_{i}|fc_{i:08x}+/=");
+            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
+            lines.push(json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
+                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
+                {"type": "toolCall", "id": id, "name": "bash",
+                    "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
+                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
+                "stopReason": "toolUse", "timestamp": i}));
+            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
+                "isError": false, "timestamp": i}));
+            i += 1;
+        }
+        lines.truncate(n);
+        Transcript::from_values(&lines)
+    }
+
+    /// Builds and writes one body; the unit callgrind counts (`--toggle-collect`).
+    #[inline(never)]
+    fn measured_body(request: &PayloadRequest, transcript: &Transcript, raw: bool) -> usize {
+        let body = build_payload_with(request, transcript, raw).unwrap();
+        body.to_json().len()
+    }
+
+    /// Instruction counts of a 5,000-message body, bytes path (`CLAWCTX_PATH=raw`) or value
+    /// path (`value`): run under `valgrind --tool=callgrind --toggle-collect='*measured_body*'`.
+    #[test]
+    #[ignore = "a measurement, run by hand under callgrind"]
+    fn measure_body() {
+        let raw = std::env::var("CLAWCTX_PATH").map_or(true, |p| p != "value");
+        let transcript = bench_transcript(5_000);
+        let request = PayloadRequest {
+            model: model("openai", "gpt-4.1", true, Value::Null),
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 7,
+        };
+        let fast = build_payload_with(&request, &transcript, true).unwrap();
+        assert!(fast.spliced.is_some());
+        let len = measured_body(&request, &transcript, raw);
+        assert_eq!(len, fast.to_json().len());
+    }
+
     #[test]
     fn an_errored_turn_still_counts_as_tool_history() {
         let m = model("p", "m", true, Value::Null);
