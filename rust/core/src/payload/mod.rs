@@ -196,9 +196,7 @@ fn build_payload_with(
                 google::build(m, c, o, n).map(Payload::from)
             })
         }
-        "mistral-conversations" => (mistral::simple_options, |m, c, o, n| {
-            mistral::build(m, c, o, n).map(Payload::from)
-        }),
+        "mistral-conversations" => (mistral::simple_options, mistral::build),
         other => return Err(PayloadError::UnsupportedApi(other.to_owned())),
     };
     let given = model::Options::new(&request.options);
@@ -274,7 +272,11 @@ mod tests {
             ("openai", "openai-responses", "gpt-5"),
         ] {
             let model = anthropic_model(provider, api, id);
-            for api_here in ["anthropic-messages", "openai-completions"] {
+            for api_here in [
+                "anthropic-messages",
+                "openai-completions",
+                "mistral-conversations",
+            ] {
                 let model_here = {
                     let mut m = model.clone();
                     m["api"] = Value::from(api_here);
@@ -296,8 +298,11 @@ mod tests {
 
     /// The APIs whose builder writes the messages from the stored bytes, and how many of their
     /// recorded cases must take that path (the others hold shapes only the value path reads).
-    const BYTES_PATH_APIS: [(&str, usize); 2] =
-        [("anthropic-messages", 30), ("openai-completions", 39)];
+    const BYTES_PATH_APIS: [(&str, usize); 3] = [
+        ("anthropic-messages", 30),
+        ("openai-completions", 39),
+        ("mistral-conversations", 29),
+    ];
 
     /// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.
     fn without_request_id(body: &[u8]) -> String {

@@ -712,7 +712,7 @@ fn write_messages_raw(
 /// A `text` field when it is a string (`Some(None)` for any other value, which `str_of` reads
 /// as `""`); `None` when the string cannot be read.
 #[allow(clippy::option_option)]
-fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
+pub(super) fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
     match text {
         Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
         _ => Some(None),
@@ -948,19 +948,25 @@ fn write_tool_call(out: &mut Out, call: &Block<'_>) {
     }
     if let Some(args) = f.arguments {
         out.raw(r#","arguments":"#);
-        let text = if raw::is_canonical(args) {
-            Cow::Borrowed(args)
-        } else {
-            Cow::Owned(js_stringify(&parse_value(args).unwrap_or(Value::Null)))
-        };
-        out.str(&text);
+        write_stringified(out, args);
     }
     out.raw("}}");
 }
 
+/// `JSON.stringify` of a stored value, as a string literal: the stored text itself when it is
+/// already in that form.
+pub(super) fn write_stringified(out: &mut Out, stored: &str) {
+    let text = if raw::is_canonical(stored) {
+        Cow::Borrowed(stored)
+    } else {
+        Cow::Owned(js_stringify(&parse_value(stored).unwrap_or(Value::Null)))
+    };
+    out.str(&text);
+}
+
 /// The call (and its place in `blocks`) a synthetic result with this id answers: the next
 /// tool call from `from` with that id (after normalisation).
-fn synthetic_call<'b, 'a>(
+pub(super) fn synthetic_call<'b, 'a>(
     blocks: &'b [Block<'a>],
     from: usize,
     id: &str,
