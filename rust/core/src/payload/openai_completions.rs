@@ -1207,14 +1207,20 @@ mod tests {
     }
 
     /// Instruction counts of a 5,000-message body, bytes path (`CLAWCTX_PATH=raw`) or value
-    /// path (`value`): run under `valgrind --tool=callgrind --toggle-collect='*measured_body*'`.
+    /// path (`value`), for openai-completions or the API named by `CLAWCTX_API` (e.g.
+    /// `mistral-conversations`): run under
+    /// `valgrind --tool=callgrind --toggle-collect='*measured_body*'`.
     #[test]
     #[ignore = "a measurement, run by hand under callgrind"]
     fn measure_body() {
         let raw = std::env::var("CLAWCTX_PATH").map_or(true, |p| p != "value");
+        let mut m = model("openai", "gpt-4.1", true, Value::Null);
+        if let Ok(api) = std::env::var("CLAWCTX_API") {
+            m["api"] = Value::from(api);
+        }
         let transcript = bench_transcript(5_000);
         let request = PayloadRequest {
-            model: model("openai", "gpt-4.1", true, Value::Null),
+            model: m,
             system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
             tools: None,
             options: Map::new(),
