@@ -7,9 +7,11 @@ use serde_json::{json, Map, Value};
 use super::model::{
     base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
 };
+use super::openai_completions::{synthetic_call, text_raw, write_stringified};
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
-use super::PayloadError;
-use crate::base::{is_truthy, js_trim};
+use super::{Payload, PayloadError};
+use crate::base::{is_js_whitespace, is_truthy, js_trim};
 
 const NO_IMAGES: &str = "(image omitted: model does not support images)";
 
@@ -30,11 +32,20 @@ pub(super) fn build(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
-    let ids = MistralIds::default();
-    let normalize = |id: &str, _: &Value| ids.normalize(id);
-    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
-    let mut chat = to_chat_messages(&messages, model.accepts_images);
+) -> Result<Payload, PayloadError> {
+    // The messages straight from the stored bytes when every message has a shape that path
+    // reads, else through value trees.
+    let messages_json = context
+        .raw
+        .then(|| write_messages_raw(model, context))
+        .flatten();
+    let mut chat = Vec::new();
+    if messages_json.is_none() {
+        let ids = MistralIds::default();
+        let normalize = |id: &str, _: &Value| ids.normalize(id);
+        let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
+        chat = to_chat_messages(&messages, model.accepts_images);
+    }
     let mut payload = Map::new();
     payload.insert("model".to_owned(), json!(model.id));
     payload.insert("stream".to_owned(), Value::Bool(true));
@@ -72,10 +83,15 @@ pub(super) fn build(
     if let Some(mode) = options.truthy("promptMode") {
         payload.insert("promptMode".to_owned(), mode.clone());
     }
-    if let Some(prompt) = context.system() {
-        chat.insert(0, json!({"role": "system", "content": prompt}));
+    if messages_json.is_some() {
+        // Written in place of this placeholder by `Payload`.
+        payload.insert("messages".to_owned(), Value::Null);
+    } else {
+        if let Some(prompt) = context.system() {
+            chat.insert(0, json!({"role": "system", "content": prompt}));
+        }
+        payload.insert("messages".to_owned(), Value::Array(chat));
     }
-    payload.insert("messages".to_owned(), Value::Array(chat));
     // Key order as the SDK object is built (messages second).
     let mut ordered = Map::new();
     for key in ["model", "stream", "messages"] {
@@ -84,7 +100,11 @@ pub(super) fn build(
         }
     }
     ordered.extend(payload);
-    Ok(Value::Object(ordered))
+    Ok(Payload::spliced(
+        Value::Object(ordered),
+        &["messages"],
+        messages_json,
+    ))
 }
 
 fn image_url(block: &Value) -> Value {
@@ -230,4 +250,464 @@ fn to_chat_messages(messages: &[Value], supports_images: bool) -> Vec<Value> {
         }
     }
     out
+}
+
+/// [`to_chat_messages`] (with the system message first) written straight from the stored
+/// messages: unmodified text, tool arguments and image data are copied from the stored bytes.
+/// `None` when a message has a shape only the value-tree path handles (the caller then runs
+/// that).
+fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
+    let ids = MistralIds::default();
+    let normalize = |id: &str| ids.normalize(id);
+    let replay = raw::replay(context.llm, model, &normalize)?;
+    let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
+    let mut out = Out::with_capacity(total + 256);
+    out.raw("[");
+    let mut any = false;
+    if let Some(prompt) = context.system() {
+        out.raw(r#"{"role":"system","content":"#);
+        out.str(prompt);
+        out.raw("}");
+        any = true;
+    }
+    // The calls of the last assistant turn sent, and how many of them the synthetic results
+    // written so far passed: those results answer its unanswered calls, in order.
+    let mut calls: &[Block<'_>] = &[];
+    let mut next_call = 0;
+    for msg in &replay.messages {
+        let start = out.len();
+        if any {
+            out.raw(",");
+        }
+        let wrote = match msg {
+            Replayed::User(fields) => write_user(&mut out, fields, model.accepts_images)?,
+            Replayed::Assistant(_, range) => {
+                let blocks = &replay.blocks[range.clone()];
+                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
+                    calls = blocks;
+                    next_call = 0;
+                }
+                write_assistant(&mut out, blocks)?
+            }
+            Replayed::ToolResult { fields, new_id } => {
+                write_tool_result(&mut out, fields, new_id.as_deref(), model.accepts_images)?;
+                true
+            }
+            Replayed::Synthetic { id } => {
+                let (at, call) = synthetic_call(calls, next_call, id)?;
+                next_call = at + 1;
+                out.raw(r#"{"role":"tool","toolCallId":"#);
+                out.str(id);
+                if let Some(name) = call.fields.name.filter(|n| *n != "null") {
+                    out.raw(r#","name":"#);
+                    out.copy(name);
+                }
+                out.raw(
+                    r#","content":[{"type":"text","text":"[tool error] No result provided"}]}"#,
+                );
+                true
+            }
+        };
+        if wrote {
+            any = true;
+        } else {
+            out.buf.truncate(start);
+        }
+    }
+    out.raw("]");
+    Some(out.buf)
+}
+
+/// An `image_url` part: `data:` URL of the block's `mimeType` and `data` (`""` for a field
+/// that is not a string, as `str_of`).
+fn write_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+    out.raw(r#"{"type":"image_url","imageUrl":"data:"#);
+    if let Some(mime) = text_raw(block.mime_type)? {
+        mime.write_inner(out);
+    }
+    out.raw(";base64,");
+    if let Some(data) = text_raw(block.data)? {
+        data.write_inner(out);
+    }
+    out.raw(r#""}"#);
+    Some(())
+}
+
+/// A user message; `false` when it has nothing to send (nothing written then).
+fn write_user(out: &mut Out, fields: &MsgFields<'_>, supports_images: bool) -> Option<bool> {
+    let Some(content) = fields.content else {
+        return Some(false);
+    };
+    match content.as_bytes().first() {
+        Some(b'"') => {
+            out.raw(r#"{"role":"user","content":"#);
+            out.copy_str(&RawStr::of(content)?);
+            out.raw("}");
+            Some(true)
+        }
+        Some(b'[') => {
+            let start = out.len();
+            out.raw(r#"{"role":"user","content":["#);
+            let mut any = false;
+            let mut had_images = false;
+            for item in raw::array_items(content)? {
+                let block = BlockFields::parse(item)?;
+                had_images |= block.is("image")?;
+                let is_text = block.is("text")?;
+                if !is_text && !supports_images {
+                    continue;
+                }
+                if any {
+                    out.raw(",");
+                }
+                any = true;
+                if is_text {
+                    out.raw(r#"{"type":"text","text":"#);
+                    match text_raw(block.text)? {
+                        Some(text) => out.copy_str(&text),
+                        None => out.raw(r#""""#),
+                    }
+                    out.raw("}");
+                } else {
+                    write_image(out, &block)?;
+                }
+            }
+            if any {
+                out.raw("]}");
+            } else if had_images && !supports_images {
+                out.buf.truncate(start);
+                out.raw(r#"{"role":"user","content":"#);
+                out.str(NO_IMAGES);
+                out.raw("}");
+            } else {
+                return Some(false);
+            }
+            Some(true)
+        }
+        _ => Some(false),
+    }
+}
+
+/// An assistant message; `false` when it has nothing to send (nothing written then). Every
+/// block that is neither text nor thinking is sent as a tool call, as upstream.
+fn write_assistant(out: &mut Out, blocks: &[Block<'_>]) -> Option<bool> {
+    let start = out.len();
+    out.raw(r#"{"role":"assistant""#);
+    let mut parts = 0;
+    for block in blocks {
+        let f = &block.fields;
+        let (text, thinking) = match block.kind {
+            BlockKind::Text | BlockKind::ConvertedText => (f.text, false),
+            BlockKind::Thinking => (f.thinking, true),
+            BlockKind::ToolCall | BlockKind::Other => continue,
+        };
+        let Some(text) = text_raw(text)?.filter(|t| !t.is_blank()) else {
+            continue;
+        };
+        out.raw(if parts == 0 { r#","content":["# } else { "," });
+        parts += 1;
+        if thinking {
+            out.raw(r#"{"type":"thinking","thinking":[{"type":"text","text":"#);
+            out.copy_str(&text);
+            out.raw("}]}");
+        } else {
+            out.raw(r#"{"type":"text","text":"#);
+            out.copy_str(&text);
+            out.raw("}");
+        }
+    }
+    if parts > 0 {
+        out.raw("]");
+    }
+    let mut calls = 0;
+    for block in blocks
+        .iter()
+        .filter(|b| matches!(b.kind, BlockKind::ToolCall | BlockKind::Other))
+    {
+        let f = &block.fields;
+        out.raw(if calls == 0 { r#","toolCalls":["# } else { "," });
+        calls += 1;
+        out.raw("{");
+        match (&block.new_id, f.id) {
+            (Some(id), _) => {
+                out.raw(r#""id":"#);
+                out.str(id);
+                out.raw(",");
+            }
+            (None, Some(id)) => {
+                out.raw(r#""id":"#);
+                out.copy(id);
+                out.raw(",");
+            }
+            (None, None) => {}
+        }
+        out.raw(r#""type":"function","function":{"name":"#);
+        match f.name {
+            Some(name) => out.copy(name),
+            None => out.raw("null"),
+        }
+        out.raw(r#","arguments":"#);
+        match f.arguments.filter(|a| raw::raw_truthy(a)) {
+            Some(args) => write_stringified(out, args),
+            None => out.raw(r#""{}""#),
+        }
+        out.raw("}}");
+    }
+    if calls > 0 {
+        out.raw("]");
+    }
+    if parts == 0 && calls == 0 {
+        out.buf.truncate(start);
+        return Some(false);
+    }
+    out.raw("}");
+    Some(true)
+}
+
+/// Whether a canonical string's inner text (see [`RawStr`]) starts or ends with JavaScript
+/// whitespace, or is empty: then `js_trim` would change it.
+fn trim_changes(inner: &str) -> bool {
+    let b = inner.as_bytes();
+    let (Some(&first), Some(&last)) = (b.first(), b.last()) else {
+        return true;
+    };
+    let ws_escape = |c: u8| matches!(c, b'n' | b't' | b'r' | b'f');
+    let leading = match first {
+        b'\\' => match b.get(1) {
+            Some(&c) if ws_escape(c) => true,
+            Some(b'u') => b.get(2..6) == Some(b"000b"),
+            _ => false,
+        },
+        c if c < 0x80 => c == b' ',
+        _ => inner.chars().next().is_some_and(is_js_whitespace),
+    };
+    if leading {
+        return true;
+    }
+    // Backslashes just before the last byte: an odd run makes it an escape's letter.
+    let run = |end: usize| b[..end].iter().rev().take_while(|&&c| c == b'\\').count();
+    match last {
+        // The second half of `\\`.
+        b'\\' => false,
+        c if c < 0x80 => {
+            if run(b.len() - 1) % 2 == 1 {
+                ws_escape(c)
+            } else if b.len() >= 6
+                && &b[b.len() - 6..b.len() - 4] == b"\\u"
+                && run(b.len() - 6) % 2 == 0
+            {
+                &b[b.len() - 4..] == b"000b"
+            } else {
+                c == b' '
+            }
+        }
+        _ => inner.chars().next_back().is_some_and(is_js_whitespace),
+    }
+}
+
+/// A tool result ([`tool_result_text`] and its images).
+fn write_tool_result(
+    out: &mut Out,
+    fields: &MsgFields<'_>,
+    new_id: Option<&str>,
+    supports_images: bool,
+) -> Option<()> {
+    let items = match fields.content {
+        Some(c) if c.starts_with('[') => raw::array_items(c)?,
+        _ => Vec::new(),
+    };
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for item in items {
+        let block = BlockFields::parse(item)?;
+        if block.is("text")? {
+            texts.push(text_raw(block.text)?);
+        } else if block.is("image")? {
+            images.push(block);
+        }
+    }
+    out.raw(r#"{"role":"tool""#);
+    match (new_id, fields.tool_call_id) {
+        (Some(id), _) => {
+            out.raw(r#","toolCallId":"#);
+            out.str(id);
+        }
+        (None, Some(id)) => {
+            out.raw(r#","toolCallId":"#);
+            out.copy(id);
+        }
+        (None, None) => {}
+    }
+    if let Some(name) = fields.tool_name {
+        out.raw(r#","name":"#);
+        out.copy(name);
+    }
+    out.raw(r#","content":[{"type":"text","text":""#);
+    if fields.is_error.is_some_and(raw::raw_truthy) {
+        out.raw("[tool error] ");
+    }
+    let has_images = !images.is_empty();
+    // The texts joined by newlines, trimmed: one text that needs no trim is copied.
+    let single = match texts.as_slice() {
+        [Some(RawStr::Canonical(inner))] if !trim_changes(inner) => Some(*inner),
+        _ => None,
+    };
+    let wrote_text = if let Some(inner) = single {
+        out.raw(inner);
+        true
+    } else {
+        let joined: Vec<String> = texts
+            .iter()
+            .map(|t| {
+                t.as_ref()
+                    .map(|t| t.text().into_owned())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let joined = joined.join("\n");
+        let trimmed = js_trim(&joined);
+        if trimmed.is_empty() {
+            false
+        } else {
+            RawStr::Parsed(trimmed.to_owned()).write_inner(out);
+            true
+        }
+    };
+    if wrote_text {
+        if has_images && !supports_images {
+            out.raw("\\n[tool image omitted: model does not support images]");
+        }
+    } else if has_images {
+        out.raw(if supports_images {
+            "(see attached image)"
+        } else {
+            NO_IMAGES
+        });
+    } else {
+        out.raw("(no tool output)");
+    }
+    out.raw(r#""}"#);
+    if supports_images {
+        for image in &images {
+            out.raw(",");
+            write_image(out, image)?;
+        }
+    }
+    out.raw("]}");
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value};
+
+    use super::super::{build_payload_with, PayloadRequest};
+    use super::trim_changes;
+    use crate::base::{js_trim, parse_value, JsonText};
+    use crate::transcript::Transcript;
+
+    /// Both paths on `lines` and each prefix: the same bytes, and whether the bytes path was
+    /// taken each time.
+    fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
+        (0..=lines.len())
+            .map(|n| {
+                let transcript = Transcript::new(
+                    lines[..n]
+                        .iter()
+                        .map(|l| JsonText::owned((*l).to_owned()))
+                        .collect(),
+                );
+                let request = PayloadRequest {
+                    model: model.clone(),
+                    system_prompt: system.map(str::to_owned),
+                    tools: None,
+                    options: Map::new(),
+                    simple: false,
+                    now_ms: 7,
+                };
+                let fast = build_payload_with(&request, &transcript, true).unwrap();
+                let slow = build_payload_with(&request, &transcript, false).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&fast.to_json()),
+                    String::from_utf8_lossy(&slow.to_json()),
+                    "model {model}, {n} messages"
+                );
+                fast.spliced.is_some()
+            })
+            .collect()
+    }
+
+    /// Stored texts in forms `JSON.stringify` would not write, tool outputs that need a trim
+    /// (escaped or literal whitespace at either end, a literal backslash before an `n`),
+    /// blocks of other types sent as tool calls, falsy arguments, unanswered calls (one
+    /// without a name), ids of another model, images the model does or does not take.
+    const LINES: [&str; 14] = [
+        r#"{"role":"user","content":"hi \u00e9\/ x\n"}"#,
+        r#"{"role":"user","content":[{"type":"text","text":"  "},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":5},{"type":"image","data":"AA\u0041"}]}"#,
+        r#"{"role":"user","content":[{"type":"image","data":"QQ==","mimeType":"image/png"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"plan \u00e9","thinkingSignature":"s"},{"type":"text","text":" "},{"type":"text","text":"a\/b"},{"type":"image","data":"x"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"x": 1.50,"x":2}},{"type":"toolCall","id":"c2","name":null,"arguments":""},{"type":"toolCall","id":"c3","arguments":0}],"api":"mistral-conversations","provider":"mistral","model":"m","stopReason":"toolUse"}"#,
+        r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"  out\n"},{"type":"image","data":"R0l","mimeType":"image/gif"}],"isError":false}"#,
+        r#"{"role":"user","content":"next"}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"other think","thinkingSignature":"sig"},{"type":"text","text":"other text"},{"type":"toolCall","id":"call_1|fc_2","name":"bash","arguments":{}},{"type":"toolCall","id":"call-1|fc_3","name":"read","arguments":{"p":1}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse"}"#,
+        r#"{"role":"toolResult","toolCallId":"call_1|fc_2","toolName":null,"content":[{"type":"text","text":"ends \\n"}],"isError":true}"#,
+        r#"{"role":"toolResult","toolCallId":"call-1|fc_3","content":[{"type":"text","text":"a"},{"type":"text","text":"b\u000b"}],"isError":1}"#,
+        r#"{"role":"toolResult","toolCallId":"zz","toolName":"t","content":[{"type":"text","text":"\u00a0tab\t"}]}"#,
+        r#"{"role":"toolResult","toolCallId":"zz","toolName":"t","content":[{"type":"text","text":"  "},{"type":"image","data":"R0l","mimeType":"image/gif"}]}"#,
+        r#"{"role":"toolResult","content":"not blocks"}"#,
+        r#"{"role":"assistant","content":[{"type":"text","text":"err"}],"api":"x","provider":"y","model":"z","stopReason":"error"}"#,
+        r#"{"role":"user","content":[{"type":"text","text":"last"}]}"#,
+    ];
+
+    fn model(images: bool) -> Value {
+        let input = if images {
+            json!(["text", "image"])
+        } else {
+            json!(["text"])
+        };
+        json!({"id": "m", "name": "m", "api": "mistral-conversations", "provider": "mistral",
+            "baseUrl": "https://api.mistral.ai", "reasoning": true, "input": input,
+            "maxTokens": 8192})
+    }
+
+    #[test]
+    fn stored_bytes_path_writes_what_the_value_path_writes() {
+        for (m, system) in [(model(true), Some("sys")), (model(false), None)] {
+            let taken = both_paths(&m, &LINES, system);
+            assert!(taken.iter().all(|t| *t), "{m}: {taken:?}");
+        }
+    }
+
+    #[test]
+    fn trim_changes_follows_js_trim() {
+        for text in [
+            "",
+            " ",
+            "a",
+            " a",
+            "a ",
+            "a\n",
+            "\na",
+            "a\\n",
+            "a\\",
+            "\\",
+            "a\u{b}",
+            "\u{b}a",
+            "a\u{1}",
+            "\u{a0}a",
+            "a\u{3000}",
+            "a\u{feff}",
+            "é",
+            "a\"",
+            "a\\\\n",
+            "\u{85}",
+        ] {
+            let stored = serde_json::to_string(text).unwrap();
+            let inner = &stored[1..stored.len() - 1];
+            let Ok(Value::String(read)) = parse_value(&stored) else {
+                panic!("{stored}");
+            };
+            let expected = read.is_empty() || js_trim(&read).len() != read.len();
+            assert_eq!(trim_changes(inner), expected, "{stored}");
+        }
+    }
 }

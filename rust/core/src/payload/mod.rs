@@ -182,9 +182,10 @@ fn build_payload_with(
         fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
-        "openai-completions" => (openai_completions::simple_options, |m, c, o, n| {
-            openai_completions::build(m, c, o, n).map(Payload::from)
-        }),
+        "openai-completions" => (
+            openai_completions::simple_options,
+            openai_completions::build,
+        ),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
             (openai_responses::simple_options, |m, c, o, n| {
                 openai_responses::build(m, c, o, n).map(Payload::from)
@@ -193,9 +194,7 @@ fn build_payload_with(
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
             (google::simple_options, google::build)
         }
-        "mistral-conversations" => (mistral::simple_options, |m, c, o, n| {
-            mistral::build(m, c, o, n).map(Payload::from)
-        }),
+        "mistral-conversations" => (mistral::simple_options, mistral::build),
         other => return Err(PayloadError::UnsupportedApi(other.to_owned())),
     };
     let given = model::Options::new(&request.options);
@@ -292,20 +291,26 @@ mod tests {
             ("openai", "openai-responses", "gpt-5"),
         ] {
             let model = anthropic_model(provider, api, id);
-            let model_here = {
-                let mut m = model.clone();
-                m["api"] = Value::from("anthropic-messages");
-                m
-            };
-            both_paths(&model_here, &transcript, Map::new(), false);
-            let mut oauth = Map::new();
-            oauth.insert("apiKey".to_owned(), Value::from("sk-ant-oat-1"));
-            oauth.insert("cacheRetention".to_owned(), Value::from("long"));
-            both_paths(&model_here, &transcript, oauth, false);
-            // Every prefix, so each message kind ends the body once (cache breakpoint).
-            for n in 0..lines.len() {
-                let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
-                both_paths(&model_here, &prefix, Map::new(), true);
+            for api_here in [
+                "anthropic-messages",
+                "openai-completions",
+                "mistral-conversations",
+            ] {
+                let model_here = {
+                    let mut m = model.clone();
+                    m["api"] = Value::from(api_here);
+                    m
+                };
+                both_paths(&model_here, &transcript, Map::new(), false);
+                let mut oauth = Map::new();
+                oauth.insert("apiKey".to_owned(), Value::from("sk-ant-oat-1"));
+                oauth.insert("cacheRetention".to_owned(), Value::from("long"));
+                both_paths(&model_here, &transcript, oauth, false);
+                // Every prefix, so each message kind ends the body once (cache breakpoint).
+                for n in 0..lines.len() {
+                    let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+                    both_paths(&model_here, &prefix, Map::new(), true);
+                }
             }
             // The Google APIs (gemini-cli needs its OAuth key), over the same turns: "claude-x"
             // sends call ids, "gpt-5" does not.
@@ -419,8 +424,10 @@ mod tests {
 
     /// The APIs whose builder writes the messages from the stored bytes, and how many of their
     /// recorded cases must take that path (the others hold shapes only the value path reads).
-    const BYTES_PATH_APIS: [(&str, usize); 4] = [
+    const BYTES_PATH_APIS: [(&str, usize); 6] = [
         ("anthropic-messages", 30),
+        ("openai-completions", 39),
+        ("mistral-conversations", 29),
         ("google-generative-ai", 38),
         ("google-vertex", 30),
         ("google-gemini-cli", 28),

@@ -4,13 +4,16 @@
 
 use serde_json::{json, Map, Value};
 
+use std::borrow::Cow;
+
 use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars,
     str_of, Context, Model, Options,
 };
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
-use super::PayloadError;
-use crate::base::{is_truthy, js_trim};
+use super::{Payload, PayloadError};
+use crate::base::{is_truthy, js_trim, parse_value};
 
 /// `Required<OpenAICompletionsCompat>` as `getCompat` resolves it.
 struct Compat {
@@ -108,18 +111,31 @@ pub(super) fn build(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     let compat = compat_of(model);
-    // Of the messages as given, before the replay layer (openai-completions.ts).
-    let given = context.take_messages()?;
-    let tool_history = has_tool_history(&given);
-    context.put_back(given);
-    let mut messages = convert_messages(model, context, &compat, now_ms)?;
-    add_openrouter_anthropic_cache_control(model, &mut messages);
+    // The messages straight from the stored bytes when every message has a shape that path
+    // reads, else through value trees.
+    let written = context
+        .raw
+        .then(|| write_messages_raw(model, context, &compat))
+        .flatten();
+    let (messages, tool_history, messages_json) = match written {
+        // Written in place of this placeholder by `Payload`.
+        Some((json, tool_history)) => (Value::Null, tool_history, Some(json)),
+        None => {
+            // Of the messages as given, before the replay layer (openai-completions.ts).
+            let given = context.take_messages()?;
+            let tool_history = has_tool_history(&given);
+            context.put_back(given);
+            let mut messages = convert_messages(model, context, &compat, now_ms)?;
+            add_openrouter_anthropic_cache_control(model, &mut messages);
+            (Value::Array(messages), tool_history, None)
+        }
+    };
 
     let mut params = Map::new();
     params.insert("model".to_owned(), json!(model.id));
-    params.insert("messages".to_owned(), Value::Array(messages));
+    params.insert("messages".to_owned(), messages);
     params.insert("stream".to_owned(), Value::Bool(true));
     if compat.supports_usage_in_streaming {
         params.insert("stream_options".to_owned(), json!({"include_usage": true}));
@@ -186,12 +202,22 @@ pub(super) fn build(
             }
         }
     }
-    Ok(Value::Object(params))
+    Ok(Payload::spliced(
+        Value::Object(params),
+        &["messages"],
+        messages_json,
+    ))
+}
+
+/// OpenRouter's Anthropic models get a cache breakpoint (openai-completions.ts
+/// `maybeAddOpenRouterAnthropicCacheControl`).
+fn openrouter_anthropic(model: &Model) -> bool {
+    model.provider == "openrouter" && model.id.starts_with("anthropic/")
 }
 
 /// openai-completions.ts `maybeAddOpenRouterAnthropicCacheControl`.
 fn add_openrouter_anthropic_cache_control(model: &Model, messages: &mut [Value]) {
-    if model.provider != "openrouter" || !model.id.starts_with("anthropic/") {
+    if !openrouter_anthropic(model) {
         return;
     }
     for msg in messages.iter_mut().rev() {
@@ -249,16 +275,7 @@ fn convert_messages(
     compat: &Compat,
     now_ms: i64,
 ) -> Result<Vec<Value>, PayloadError> {
-    let normalize = |id: &str, _: &Value| -> String {
-        if id.contains('|') {
-            let call_id = id.split('|').next().unwrap_or_default();
-            return ascii_prefix(&sanitize_id_chars(call_id), 40).to_owned();
-        }
-        if model.provider == "openai" {
-            return js_utf16_prefix(id, 40);
-        }
-        id.to_owned()
-    };
+    let normalize = |id: &str, _: &Value| normalize_tool_call_id(model, id);
     let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let mut params = Vec::with_capacity(messages.len() + 1);
     if let Some(prompt) = context.system() {
@@ -369,6 +386,20 @@ fn convert_messages(
         i += 1;
     }
     Ok(params)
+}
+
+/// The tool-call id normaliser `convertMessages` hands `transformMessages`: an OpenAI
+/// Responses id (`call|item`) keeps its call part, sanitised, at most 40 characters; OpenAI
+/// itself takes at most 40.
+fn normalize_tool_call_id(model: &Model, id: &str) -> String {
+    if id.contains('|') {
+        let call_id = id.split('|').next().unwrap_or_default();
+        return ascii_prefix(&sanitize_id_chars(call_id), 40).to_owned();
+    }
+    if model.provider == "openai" {
+        return js_utf16_prefix(id, 40);
+    }
+    id.to_owned()
 }
 
 /// `id.slice(0, n)` in UTF-16 units (a cut inside a surrogate pair drops the half).
@@ -492,4 +523,737 @@ fn convert_tools(tools: &[Value], compat: &Compat) -> Value {
             })
             .collect(),
     )
+}
+
+/// Where the OpenRouter Anthropic cache breakpoint goes in a written message: its string
+/// content (the bytes `at..end` of the body), or the closing brace of its last text part.
+#[derive(Clone, Copy)]
+enum CacheSpot {
+    Str { at: usize, end: usize },
+    Part { close: usize },
+}
+
+/// What writing one message did.
+enum Wrote {
+    /// A message was written (with where a cache breakpoint would go in it).
+    Message(Option<CacheSpot>),
+    /// Nothing, and `convertMessages` still records its role as the last one.
+    NothingRoleKept,
+    /// Nothing, and the last role stays the one before (a `continue` upstream).
+    Nothing,
+}
+
+/// The written messages array: the body bytes and the separator state.
+struct Messages {
+    out: Out,
+    count: usize,
+}
+
+impl Messages {
+    /// Starts a message; returns where it starts, for [`Messages::undo`].
+    fn begin(&mut self) -> usize {
+        let start = self.out.len();
+        if self.count > 0 {
+            self.out.raw(",");
+        }
+        self.count += 1;
+        start
+    }
+
+    /// Drops the message begun at `start`.
+    fn undo(&mut self, start: usize) {
+        self.out.buf.truncate(start);
+        self.count -= 1;
+    }
+
+    fn bridge(&mut self) -> CacheSpot {
+        self.begin();
+        self.out.raw(r#"{"role":"assistant","content":"#);
+        let at = self.out.len();
+        self.out.raw(r#""I have processed the tool results.""#);
+        let end = self.out.len();
+        self.out.raw("}");
+        CacheSpot::Str { at, end }
+    }
+}
+
+/// [`convert_messages`] (and the OpenRouter Anthropic breakpoint) written straight from the
+/// stored messages: unmodified text, tool arguments, results and image data are copied from
+/// the stored bytes. Also whether the messages as given hold a tool call or result (before the
+/// replay layer drops errored turns, as `hasToolHistory`). `None` when a message has a shape
+/// only the value-tree path handles (the caller then runs that).
+fn write_messages_raw(
+    model: &Model,
+    context: &Context<'_>,
+    compat: &Compat,
+) -> Option<(Vec<u8>, bool)> {
+    let normalize = |id: &str| normalize_tool_call_id(model, id);
+    let replay = raw::replay(context.llm, model, &normalize)?;
+    // The blocks of errored and aborted turns stay in `replay.blocks`; a synthetic result
+    // answers a call, so the calls already count.
+    let tool_history = replay.blocks.iter().any(|b| b.kind == BlockKind::ToolCall)
+        || replay
+            .messages
+            .iter()
+            .any(|m| matches!(m, Replayed::ToolResult { .. }));
+    let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
+    let mut w = Messages {
+        out: Out::with_capacity(total + 256),
+        count: 0,
+    };
+    w.out.raw("[");
+    if let Some(prompt) = context.system() {
+        w.begin();
+        let role = if model.reasoning && compat.supports_developer_role {
+            r#"{"role":"developer","content":"#
+        } else {
+            r#"{"role":"system","content":"#
+        };
+        w.out.raw(role);
+        w.out.str(prompt);
+        w.out.raw("}");
+    }
+    let replayed = &replay.messages;
+    // The last user or assistant message with a string content or a text part: where the
+    // OpenRouter Anthropic breakpoint goes.
+    let mut spot: Option<CacheSpot> = None;
+    let mut after_tool_result = false;
+    // The calls of the last assistant turn sent, and how many of them the synthetic results
+    // written so far passed: those results answer its unanswered calls, in order.
+    let mut calls: &[Block<'_>] = &[];
+    let mut next_call = 0;
+    let mut i = 0;
+    while i < replayed.len() {
+        match &replayed[i] {
+            Replayed::User(fields) => {
+                if compat.requires_assistant_after_tool_result && after_tool_result {
+                    spot = Some(w.bridge());
+                }
+                match write_user(&mut w, fields, model)? {
+                    Wrote::Message(s) => {
+                        spot = s.or(spot);
+                        after_tool_result = false;
+                    }
+                    Wrote::NothingRoleKept => after_tool_result = false,
+                    Wrote::Nothing => {}
+                }
+            }
+            Replayed::Assistant(fields, range) => {
+                let same_model = raw::is_same_model(fields, model)?;
+                let blocks = &replay.blocks[range.clone()];
+                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
+                    calls = blocks;
+                    next_call = 0;
+                }
+                if let Wrote::Message(s) = write_assistant(&mut w, blocks, same_model, compat)? {
+                    spot = s.or(spot);
+                    after_tool_result = false;
+                }
+            }
+            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
+                // A run of tool results; their images follow in one user message.
+                let mut images = Out::default();
+                while let Some(msg @ (Replayed::ToolResult { .. } | Replayed::Synthetic { .. })) =
+                    replayed.get(i)
+                {
+                    let name = match msg {
+                        Replayed::Synthetic { id } if compat.requires_tool_result_name => {
+                            let (at, call) = synthetic_call(calls, next_call, id)?;
+                            next_call = at + 1;
+                            call.fields.name
+                        }
+                        _ => None,
+                    };
+                    write_tool_result(&mut w, &mut images, msg, name, model, compat)?;
+                    i += 1;
+                }
+                if images.buf.is_empty() {
+                    after_tool_result = true;
+                } else {
+                    if compat.requires_assistant_after_tool_result {
+                        w.bridge();
+                    }
+                    w.begin();
+                    w.out
+                        .raw(r#"{"role":"user","content":[{"type":"text","text":"Attached image(s) from tool result:""#);
+                    let close = w.out.len();
+                    w.out.raw("}");
+                    w.out.buf.extend_from_slice(&images.buf);
+                    w.out.raw("]}");
+                    spot = Some(CacheSpot::Part { close });
+                    after_tool_result = false;
+                }
+                continue;
+            }
+        }
+        i += 1;
+    }
+    w.out.raw("]");
+    let mut buf = w.out.buf;
+    if openrouter_anthropic(model) {
+        const CC: &[u8] = br#","cache_control":{"type":"ephemeral"}"#;
+        match spot {
+            Some(CacheSpot::Str { at, end }) => {
+                // The string content becomes `[{"type":"text","text":...,"cache_control":...}]`.
+                let mut tail = CC.to_vec();
+                tail.extend_from_slice(b"}]");
+                buf.splice(end..end, tail);
+                buf.splice(at..at, br#"[{"type":"text","text":"#.iter().copied());
+            }
+            Some(CacheSpot::Part { close }) => {
+                buf.splice(close..close, CC.iter().copied());
+            }
+            None => {}
+        }
+    }
+    Some((buf, tool_history))
+}
+
+/// A `text` field when it is a string (`Some(None)` for any other value, which `str_of` reads
+/// as `""`); `None` when the string cannot be read.
+#[allow(clippy::option_option)]
+pub(super) fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match text {
+        Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
+        _ => Some(None),
+    }
+}
+
+/// A template-literal part of an image URL: the string's inner text, `undefined` when absent;
+/// `None` (not handled here) for any other value.
+fn write_url_part(out: &mut Out, field: Option<&str>) -> Option<()> {
+    match field {
+        None => out.raw("undefined"),
+        Some(raw) if raw.starts_with('"') => RawStr::of(raw)?.write_inner(out),
+        Some(_) => return None,
+    }
+    Some(())
+}
+
+/// An `image_url` part with the block's data URL.
+fn write_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+    out.raw(r#"{"type":"image_url","image_url":{"url":"data:"#);
+    write_url_part(out, block.mime_type)?;
+    out.raw(";base64,");
+    write_url_part(out, block.data)?;
+    out.raw(r#""}}"#);
+    Some(())
+}
+
+fn write_user(w: &mut Messages, fields: &MsgFields<'_>, model: &Model) -> Option<Wrote> {
+    let Some(content) = fields.content else {
+        return Some(Wrote::NothingRoleKept);
+    };
+    match content.as_bytes().first() {
+        Some(b'"') => {
+            let s = RawStr::of(content)?;
+            w.begin();
+            w.out.raw(r#"{"role":"user","content":"#);
+            let at = w.out.len();
+            w.out.copy_str(&s);
+            let end = w.out.len();
+            w.out.raw("}");
+            Some(Wrote::Message(Some(CacheSpot::Str { at, end })))
+        }
+        Some(b'[') => {
+            let start = w.begin();
+            w.out.raw(r#"{"role":"user","content":["#);
+            let mut any = false;
+            let mut last_text = None;
+            for item in raw::array_items(content)? {
+                let block = BlockFields::parse(item)?;
+                let is_text = block.is("text")?;
+                if !is_text && !model.accepts_images {
+                    continue;
+                }
+                if any {
+                    w.out.raw(",");
+                }
+                any = true;
+                if is_text {
+                    w.out.raw(r#"{"type":"text","text":"#);
+                    match text_raw(block.text)? {
+                        Some(text) => w.out.copy_str(&text),
+                        None => w.out.raw(r#""""#),
+                    }
+                    last_text = Some(CacheSpot::Part { close: w.out.len() });
+                    w.out.raw("}");
+                } else {
+                    write_image(&mut w.out, &block)?;
+                }
+            }
+            if !any {
+                w.undo(start);
+                return Some(Wrote::Nothing);
+            }
+            w.out.raw("]}");
+            Some(Wrote::Message(last_text))
+        }
+        _ => Some(Wrote::NothingRoleKept),
+    }
+}
+
+/// Strings written one after another inside one string literal, `sep` between them.
+fn write_joined(out: &mut Out, parts: &[RawStr<'_>], sep: &str) {
+    out.raw("\"");
+    for (n, part) in parts.iter().enumerate() {
+        if n > 0 {
+            out.raw(sep);
+        }
+        part.write_inner(out);
+    }
+    out.raw("\"");
+}
+
+/// An assistant message ([`convert_assistant`]).
+fn write_assistant(
+    w: &mut Messages,
+    blocks: &[Block<'_>],
+    same_model: bool,
+    compat: &Compat,
+) -> Option<Wrote> {
+    let mut texts = Vec::new();
+    let mut thinking = Vec::new();
+    // The `thinkingSignature` of the first thinking block sent.
+    let mut first_signature = None;
+    let mut calls = Vec::new();
+    for block in blocks {
+        let f = &block.fields;
+        match block.kind {
+            BlockKind::Text | BlockKind::ConvertedText => {
+                if let Some(text) = text_raw(f.text)?.filter(|t| !t.is_blank()) {
+                    texts.push(text);
+                }
+            }
+            BlockKind::Thinking => {
+                if let Some(text) = text_raw(f.thinking)?.filter(|t| !t.is_blank()) {
+                    if thinking.is_empty() {
+                        first_signature = f.thinking_signature;
+                    }
+                    thinking.push(text);
+                }
+            }
+            BlockKind::ToolCall => calls.push(block),
+            BlockKind::Other => {}
+        }
+    }
+    // Upstream calls `unshift` on the joined text string and throws: the value path says so.
+    let thinking_as_text = !thinking.is_empty() && compat.requires_thinking_as_text;
+    if thinking_as_text && !texts.is_empty() {
+        return None;
+    }
+    // The thinking under the key its signature names (e.g. `reasoning_content`).
+    let mut signature_key = None;
+    if !thinking.is_empty() && !compat.requires_thinking_as_text {
+        if let Some(sig) = text_raw(first_signature)? {
+            let key = sig.text().into_owned();
+            if matches!(
+                key.as_str(),
+                "role" | "content" | "tool_calls" | "reasoning_details"
+            ) {
+                // A key the message already has: its place would move.
+                return None;
+            }
+            if !key.is_empty() {
+                signature_key = Some(key);
+            }
+        }
+    }
+    // `""` (the content of a message after a tool result on some servers) is no content.
+    let has_content = !texts.is_empty() || thinking_as_text;
+    if !has_content && calls.is_empty() {
+        return Some(Wrote::Nothing);
+    }
+
+    w.begin();
+    let out = &mut w.out;
+    out.raw(r#"{"role":"assistant","content":"#);
+    let spot = if thinking_as_text {
+        out.raw(r#"[{"type":"text","text":"#);
+        write_joined(out, &thinking, "\\n\\n");
+        let close = out.len();
+        out.raw("}]");
+        Some(CacheSpot::Part { close })
+    } else if !texts.is_empty() || compat.requires_assistant_after_tool_result {
+        let at = out.len();
+        write_joined(out, &texts, "");
+        Some(CacheSpot::Str { at, end: out.len() })
+    } else {
+        out.raw("null");
+        None
+    };
+    if let Some(key) = signature_key {
+        out.raw(",");
+        out.str(&key);
+        out.raw(":");
+        write_joined(out, &thinking, "\\n");
+    }
+    if !calls.is_empty() {
+        out.raw(r#","tool_calls":["#);
+        for (n, call) in calls.iter().enumerate() {
+            if n > 0 {
+                out.raw(",");
+            }
+            write_tool_call(out, call);
+        }
+        out.raw("]");
+        // Signatures of other models were dropped by the replay layer.
+        if same_model {
+            let mut details = Vec::new();
+            for call in &calls {
+                let Some(sig) = text_raw(call.fields.thought_signature)? else {
+                    continue;
+                };
+                let sig = sig.text();
+                if sig.is_empty() {
+                    continue;
+                }
+                if let Ok(v) = serde_json::from_str::<Value>(&sig) {
+                    if is_truthy(&v) {
+                        details.push(v);
+                    }
+                }
+            }
+            if !details.is_empty() {
+                out.raw(r#","reasoning_details":"#);
+                out.value(&Value::Array(details));
+            }
+        }
+    }
+    out.raw("}");
+    Some(Wrote::Message(spot))
+}
+
+/// One `tool_calls` entry: arguments as the `JSON.stringify` text of the stored value.
+fn write_tool_call(out: &mut Out, call: &Block<'_>) {
+    let f = &call.fields;
+    out.raw("{");
+    match (&call.new_id, f.id) {
+        (Some(id), _) => {
+            out.raw(r#""id":"#);
+            out.str(id);
+            out.raw(",");
+        }
+        (None, Some(id)) => {
+            out.raw(r#""id":"#);
+            out.copy(id);
+            out.raw(",");
+        }
+        (None, None) => {}
+    }
+    out.raw(r#""type":"function","function":{"name":"#);
+    match f.name {
+        Some(name) => out.copy(name),
+        None => out.raw("null"),
+    }
+    if let Some(args) = f.arguments {
+        out.raw(r#","arguments":"#);
+        write_stringified(out, args);
+    }
+    out.raw("}}");
+}
+
+/// `JSON.stringify` of a stored value, as a string literal: the stored text itself when it is
+/// already in that form.
+pub(super) fn write_stringified(out: &mut Out, stored: &str) {
+    let text = if raw::is_canonical(stored) {
+        Cow::Borrowed(stored)
+    } else {
+        Cow::Owned(js_stringify(&parse_value(stored).unwrap_or(Value::Null)))
+    };
+    out.str(&text);
+}
+
+/// The call (and its place in `blocks`) a synthetic result with this id answers: the next
+/// tool call from `from` with that id (after normalisation).
+pub(super) fn synthetic_call<'b, 'a>(
+    blocks: &'b [Block<'a>],
+    from: usize,
+    id: &str,
+) -> Option<(usize, &'b Block<'a>)> {
+    blocks.iter().enumerate().skip(from).find(|(_, b)| {
+        b.kind == BlockKind::ToolCall
+            && match &b.new_id {
+                Some(new_id) => new_id == id,
+                None => b
+                    .fields
+                    .id
+                    .and_then(RawStr::of)
+                    .is_some_and(|i| i.text() == id),
+            }
+    })
+}
+
+/// One `tool` message; its images (when the model takes them) go to `images`. A synthetic
+/// result's `toolName` is `call_name`, the name of the call it answers.
+fn write_tool_result(
+    w: &mut Messages,
+    images: &mut Out,
+    msg: &Replayed<'_>,
+    call_name: Option<&str>,
+    model: &Model,
+    compat: &Compat,
+) -> Option<()> {
+    let (fields, new_id) = match msg {
+        Replayed::ToolResult { fields, new_id } => (fields, new_id),
+        Replayed::Synthetic { id } => {
+            w.begin();
+            w.out
+                .raw(r#"{"role":"tool","content":"No result provided","tool_call_id":"#);
+            w.out.str(id);
+            if compat.requires_tool_result_name {
+                if let Some(name) = call_name.filter(|n| raw::raw_truthy(n)) {
+                    w.out.raw(r#","name":"#);
+                    w.out.copy(name);
+                }
+            }
+            w.out.raw("}");
+            return Some(());
+        }
+        _ => return None,
+    };
+    let items = match fields.content {
+        Some(c) if c.starts_with('[') => raw::array_items(c)?,
+        _ => Vec::new(),
+    };
+    let mut texts = Vec::new();
+    for item in items {
+        let block = BlockFields::parse(item)?;
+        if block.is("text")? {
+            texts.push(text_raw(block.text)?);
+        } else if block.is("image")? && model.accepts_images {
+            // After the text part of the user message they go to.
+            images.raw(",");
+            write_image(images, &block)?;
+        }
+    }
+    w.begin();
+    let out = &mut w.out;
+    out.raw(r#"{"role":"tool","content":"#);
+    let at = out.len();
+    out.raw("\"");
+    for (n, text) in texts.iter().enumerate() {
+        if n > 0 {
+            out.raw("\\n");
+        }
+        if let Some(text) = text {
+            text.write_inner(out);
+        }
+    }
+    if out.len() == at + 1 {
+        out.raw("(see attached image)");
+    }
+    out.raw("\"");
+    match (new_id, fields.tool_call_id) {
+        (Some(id), _) => {
+            out.raw(r#","tool_call_id":"#);
+            out.str(id);
+        }
+        (None, Some(id)) => {
+            out.raw(r#","tool_call_id":"#);
+            out.copy(id);
+        }
+        (None, None) => {}
+    }
+    if compat.requires_tool_result_name {
+        if let Some(name) = fields.tool_name.filter(|n| raw::raw_truthy(n)) {
+            out.raw(r#","name":"#);
+            out.copy(name);
+        }
+    }
+    out.raw("}");
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Map, Value};
+
+    use super::super::{build_payload_with, PayloadRequest};
+    use crate::base::JsonText;
+    use crate::transcript::Transcript;
+
+    /// Both paths on `lines` (each prefix too); whether the bytes path was taken each time.
+    fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
+        let mut taken = Vec::new();
+        for n in 0..=lines.len() {
+            let transcript = Transcript::new(
+                lines[..n]
+                    .iter()
+                    .map(|l| JsonText::owned((*l).to_owned()))
+                    .collect(),
+            );
+            let request = PayloadRequest {
+                model: model.clone(),
+                system_prompt: system.map(str::to_owned),
+                tools: None,
+                options: Map::new(),
+                simple: false,
+                now_ms: 7,
+            };
+            let fast = build_payload_with(&request, &transcript, true);
+            let slow = build_payload_with(&request, &transcript, false);
+            match (fast, slow) {
+                (Ok(fast), Ok(slow)) => {
+                    assert_eq!(
+                        String::from_utf8_lossy(&fast.to_json()),
+                        String::from_utf8_lossy(&slow.to_json()),
+                        "model {model}, {n} messages"
+                    );
+                    taken.push(fast.spliced.is_some());
+                }
+                (Err(fast), Err(slow)) => {
+                    assert_eq!(fast.to_string(), slow.to_string());
+                    taken.push(false);
+                }
+                (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
+            }
+        }
+        taken
+    }
+
+    fn model(provider: &str, id: &str, images: bool, compat: Value) -> Value {
+        let input = if images {
+            json!(["text", "image"])
+        } else {
+            json!(["text"])
+        };
+        json!({"id": id, "name": id, "api": "openai-completions", "provider": provider,
+            "baseUrl": "https://example.test/v1", "reasoning": true, "input": input,
+            "maxTokens": 8192, "compat": compat})
+    }
+
+    /// Stored texts in forms `JSON.stringify` would not write, and the shapes the Chat
+    /// converter treats apart: thinking under its signature's key, reasoning details from
+    /// thought signatures, turns of another model, images in tool results, unanswered calls,
+    /// empty user turns, an errored turn holding the only tool call.
+    const LINES: [&str; 12] = [
+        r#"{"role":"user","content":"hi \u00e9\/ x\n"}"#,
+        r#"{"role":"user","content":[{"type":"text","text":"  "},{"type":"image","data":"QQ==","mimeType":"image/png"},{"type":"text","text":5},{"type":"image","data":"AA\u0041"}]}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"plan \u00e9","thinkingSignature":"reasoning_content"},{"type":"thinking","thinking":"more"},{"type":"text","text":" "},{"type":"text","text":"a\/b"},{"type":"text","text":"c"},{"type":"toolCall","id":"c1","name":"bash","arguments":{"x": 1.50,"x":2},"thoughtSignature":"{\"type\":\"reasoning.encrypted\",\"data\":\"e\"}"},{"type":"toolCall","id":"c2","name":"read","arguments":{"p":"a"},"thoughtSignature":"%%bad"}],"api":"openai-completions","provider":"p","model":"m","stopReason":"toolUse"}"#,
+        r#"{"role":"toolResult","toolCallId":"c1","toolName":"bash","content":[{"type":"text","text":"out"},{"type":"image","data":"R0l","mimeType":"image/gif"},{"type":"text","text":"more\n"}],"isError":false}"#,
+        r#"{"role":"user","content":"next"}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"other think","thinkingSignature":"sig"},{"type":"text","text":"other text"},{"type":"toolCall","id":"call_1|fc_2","name":"bash","arguments":{},"thoughtSignature":"{\"a\":1}"}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse"}"#,
+        r#"{"role":"toolResult","toolCallId":"call_1|fc_2","toolName":"bash","content":[{"type":"text","text":""}],"isError":true}"#,
+        r#"{"role":"assistant","content":[{"type":"toolCall","id":"e1","name":"x","arguments":{}}],"api":"openai-completions","provider":"p","model":"m","stopReason":"error"}"#,
+        r#"{"role":"user","content":[]}"#,
+        r#"{"role":"user","content":null}"#,
+        r#"{"role":"assistant","content":[{"type":"thinking","thinking":"only thought"}],"api":"openai-completions","provider":"p","model":"m","stopReason":"stop"}"#,
+        r#"{"role":"user","content":"last"}"#,
+    ];
+
+    #[test]
+    fn stored_bytes_path_writes_what_the_value_path_writes() {
+        let mistral_like = json!({"requiresToolResultName": true,
+            "requiresAssistantAfterToolResult": true, "supportsDeveloperRole": false});
+        for (m, system) in [
+            (model("p", "m", true, Value::Null), Some("sys")),
+            (model("p", "m", false, Value::Null), None),
+            (
+                model("openai", "m", true, mistral_like.clone()),
+                Some("sys"),
+            ),
+            (model("p", "m", true, mistral_like), None),
+            (
+                model("openrouter", "anthropic/claude", true, Value::Null),
+                None,
+            ),
+            (
+                model("openrouter", "anthropic/claude", false, Value::Null),
+                None,
+            ),
+        ] {
+            let taken = both_paths(&m, &LINES, system);
+            assert!(taken.iter().all(|t| *t), "{m}: {taken:?}");
+        }
+        // Thinking beside text throws upstream (the value path says so); before that message
+        // the bytes path writes thinking as text.
+        let as_text = model("p", "m", true, json!({"requiresThinkingAsText": true}));
+        let taken = both_paths(&as_text, &LINES, Some("sys"));
+        assert!(taken[..3].iter().all(|t| *t), "{taken:?}");
+        let only_thought = [LINES[0], LINES[10], LINES[11]];
+        assert!(both_paths(&as_text, &only_thought, None).iter().all(|t| *t));
+    }
+
+    /// `benches/test_payload.py`'s `make_messages(n)`: user, assistant (thinking, text and a
+    /// call, from OpenAI Responses, so thinking becomes text and ids are normalised), result.
+    fn bench_transcript(n: usize) -> Transcript {
+        let mut lines = Vec::with_capacity(n);
+        let mut i = 0;
+        while lines.len() < n {
+            let id = format!("call_{i}|fc_{i:08x}+/=");
+            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
+            lines.push(json!({"role": "assistant", "content": [
+                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
+                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
+                {"type": "toolCall", "id": id, "name": "bash",
+                    "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
+                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
+                "stopReason": "toolUse", "timestamp": i}));
+            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
+                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
+                "isError": false, "timestamp": i}));
+            i += 1;
+        }
+        lines.truncate(n);
+        Transcript::from_values(&lines)
+    }
+
+    /// Builds and writes one body; the unit callgrind counts (`--toggle-collect`).
+    #[inline(never)]
+    fn measured_body(request: &PayloadRequest, transcript: &Transcript, raw: bool) -> usize {
+        let body = build_payload_with(request, transcript, raw).unwrap();
+        body.to_json().len()
+    }
+
+    /// Instruction counts of a 5,000-message body, bytes path (`CLAWCTX_PATH=raw`) or value
+    /// path (`value`), for openai-completions or the API named by `CLAWCTX_API` (e.g.
+    /// `mistral-conversations`): run under
+    /// `valgrind --tool=callgrind --toggle-collect='*measured_body*'`.
+    #[test]
+    #[ignore = "a measurement, run by hand under callgrind"]
+    fn measure_body() {
+        let raw = std::env::var("CLAWCTX_PATH").map_or(true, |p| p != "value");
+        let mut m = model("openai", "gpt-4.1", true, Value::Null);
+        if let Ok(api) = std::env::var("CLAWCTX_API") {
+            m["api"] = Value::from(api);
+        }
+        let transcript = bench_transcript(5_000);
+        let request = PayloadRequest {
+            model: m,
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 7,
+        };
+        let fast = build_payload_with(&request, &transcript, true).unwrap();
+        assert!(fast.spliced.is_some());
+        let len = measured_body(&request, &transcript, raw);
+        assert_eq!(len, fast.to_json().len());
+    }
+
+    #[test]
+    fn an_errored_turn_still_counts_as_tool_history() {
+        let m = model("p", "m", true, Value::Null);
+        let lines = [LINES[0], LINES[7], LINES[11]];
+        assert!(both_paths(&m, &lines, None).iter().all(|t| *t));
+        let transcript = Transcript::new(
+            lines
+                .iter()
+                .map(|l| JsonText::owned((*l).to_owned()))
+                .collect(),
+        );
+        let request = PayloadRequest {
+            model: m,
+            system_prompt: None,
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 7,
+        };
+        let body = build_payload_with(&request, &transcript, true).unwrap();
+        let text = String::from_utf8(body.to_json()).unwrap();
+        assert!(text.contains(r#""tools":[]"#), "{text}");
+    }
 }
