@@ -186,9 +186,7 @@ fn build_payload_with(
             openai_completions::build(m, c, o, n).map(Payload::from)
         }),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            (openai_responses::simple_options, |m, c, o, n| {
-                openai_responses::build(m, c, o, n).map(Payload::from)
-            })
+            (openai_responses::simple_options, openai_responses::build)
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
             (google::simple_options, |m, c, o, n| {
@@ -271,8 +269,17 @@ mod tests {
         for (provider, api, id) in [
             ("anthropic", "anthropic-messages", "claude-x"),
             ("openai", "openai-responses", "gpt-5"),
+            ("openai", "openai-responses", "gpt-4o"),
+            ("azure-openai-responses", "azure-openai-responses", "gpt-5"),
+            ("openai-codex", "openai-codex-responses", "gpt-5.2-codex"),
         ] {
             let model = anthropic_model(provider, api, id);
+            // The model's own API, for the builders with a bytes path of their own.
+            both_paths(&model, &transcript, Map::new(), false);
+            for n in 0..lines.len() {
+                let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+                both_paths(&model, &prefix, Map::new(), true);
+            }
             let model_here = {
                 let mut m = model.clone();
                 m["api"] = Value::from("anthropic-messages");
@@ -293,7 +300,13 @@ mod tests {
 
     /// The APIs whose builder writes the messages from the stored bytes, and how many of their
     /// recorded cases must take that path (the others hold shapes only the value path reads).
-    const BYTES_PATH_APIS: [(&str, usize); 1] = [("anthropic-messages", 30)];
+    const BYTES_PATH_APIS: [(&str, usize); 4] = [
+        ("anthropic-messages", 30),
+        // One recorded case is pi-ai's error on a signature that is not JSON.
+        ("openai-responses", 39),
+        ("azure-openai-responses", 30),
+        ("openai-codex-responses", 30),
+    ];
 
     /// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.
     fn without_request_id(body: &[u8]) -> String {

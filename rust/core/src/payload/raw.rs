@@ -518,6 +518,8 @@ pub struct BlockFields<'a> {
     pub arguments: Option<&'a str>,
     pub mime_type: Option<&'a str>,
     pub data: Option<&'a str>,
+    /// A Responses text block's message item id (openai-responses-shared.ts).
+    pub text_signature: Option<&'a str>,
 }
 
 impl<'a> BlockFields<'a> {
@@ -535,6 +537,7 @@ impl<'a> BlockFields<'a> {
                 "arguments" => &mut f.arguments,
                 "mimeType" => &mut f.mime_type,
                 "data" => &mut f.data,
+                "textSignature" => &mut f.text_signature,
                 _ => return,
             };
             *slot = Some(value);
@@ -721,7 +724,11 @@ fn replay_assistant<'a>(
                     }
                     continue;
                 }
-                let signed = plain(block.thinking_signature)?.is_some_and(|s| !s.is_empty());
+                // A non-empty string; escapes are fine (a Responses signature is a serialised
+                // reasoning item).
+                let signed = block
+                    .thinking_signature
+                    .is_some_and(|s| s.starts_with('"') && s.len() > 2);
                 if same_model && signed {
                     out.push(keep(BlockKind::Thinking));
                     continue;
