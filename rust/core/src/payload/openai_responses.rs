@@ -3,6 +3,8 @@
 //! (`buildParams` / `buildRequestBody`), over `openai-responses-shared.ts`
 //! (`convertResponsesMessages`, `convertResponsesTools`).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::model::{
@@ -218,6 +220,10 @@ fn codex_clamp_effort<'e>(model_id: &str, effort: &'e str) -> &'e str {
 
 /// `parseTextSignature`: `(id, phase)` from a legacy id or `{"v":1,"id",phase?}` JSON.
 fn parse_text_signature(signature: &str) -> (String, Option<&'static str>) {
+    plain_text_signature(signature).unwrap_or_else(|| parse_text_signature_json(signature))
+}
+
+fn parse_text_signature_json(signature: &str) -> (String, Option<&'static str>) {
     if signature.starts_with('{') {
         let stripped = strip_lone_surrogate_escapes(signature);
         let text = stripped.as_deref().unwrap_or(signature);
@@ -235,6 +241,30 @@ fn parse_text_signature(signature: &str) -> (String, Option<&'static str>) {
         }
     }
     (signature.to_owned(), None)
+}
+
+/// [`parse_text_signature`] of the form pi-ai writes, `{"v":1,"id":"…"}` with an optional
+/// `"phase"`, when its strings hold no escape or control character (read without a parser);
+/// `None` for any other text.
+fn plain_text_signature(signature: &str) -> Option<(String, Option<&'static str>)> {
+    let plain = |s: &str| !s.bytes().any(|b| b < 0x20 || b == b'\\');
+    let rest = signature.strip_prefix(r#"{"v":1,"id":""#)?;
+    let (id, rest) = rest.split_once('"')?;
+    let phase = match rest {
+        "}" => None,
+        _ => {
+            let phase = rest.strip_prefix(r#","phase":""#)?.strip_suffix(r#""}"#)?;
+            if phase.contains('"') || !plain(phase) {
+                return None;
+            }
+            match phase {
+                "commentary" => Some("commentary"),
+                "final_answer" => Some("final_answer"),
+                _ => None,
+            }
+        }
+    };
+    plain(id).then(|| (id.to_owned(), phase))
 }
 
 /// The `fc_`-prefixed, sanitised `call|item` id (`convertResponsesMessages`'s normalizer).
@@ -596,6 +626,46 @@ fn str_field(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
     }
 }
 
+/// The string a stored string stands for. A canonical text's escapes are only the short ones
+/// and `\u00XX` control characters, so it is decoded here without a parser.
+fn decoded<'s>(s: &'s RawStr<'_>) -> Cow<'s, str> {
+    let RawStr::Canonical(inner) = s else {
+        return s.text();
+    };
+    let b = inner.as_bytes();
+    let Some(first) = memchr::memchr(b'\\', b) else {
+        return Cow::Borrowed(inner);
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let mut at = first;
+    loop {
+        out.extend_from_slice(&b[i..at]);
+        let (byte, len) = match b.get(at + 1) {
+            Some(b'"') => (b'"', 2),
+            Some(b'\\') => (b'\\', 2),
+            Some(b'b') => (0x08, 2),
+            Some(b'f') => (0x0c, 2),
+            Some(b'n') => (b'\n', 2),
+            Some(b'r') => (b'\r', 2),
+            Some(b't') => (b'\t', 2),
+            Some(b'u') => match inner.get(at + 4..at + 6).map(|h| u8::from_str_radix(h, 16)) {
+                Some(Ok(byte)) if byte < 0x20 => (byte, 6),
+                _ => return s.text(),
+            },
+            _ => return s.text(),
+        };
+        out.push(byte);
+        i = at + len;
+        match memchr::memchr(b'\\', &b[i..]) {
+            Some(pos) => at = i + pos,
+            None => break,
+        }
+    }
+    out.extend_from_slice(&b[i..]);
+    String::from_utf8(out).map_or_else(|_| s.text(), Cow::Owned)
+}
+
 fn write_str_or_empty(out: &mut Out, s: Option<&RawStr<'_>>) {
     match s {
         Some(s) => out.copy_str(s),
@@ -688,7 +758,7 @@ fn write_assistant(
     // A call's `fc_` item id is only valid for the model that made it.
     let is = |raw: Option<&str>, want: &str| -> Option<bool> {
         let text = str_field(raw)?;
-        Some(text.as_ref().map(RawStr::text).unwrap_or_default() == want)
+        Some(text.as_ref().map(decoded).unwrap_or_default() == want)
     };
     let different_model = !is(fields.model, &model.id)?
         && is(fields.provider, &model.provider)?
@@ -701,7 +771,7 @@ fn write_assistant(
                 let Some(signature) = str_field(f.thinking_signature)? else {
                     continue;
                 };
-                let signature = signature.text();
+                let signature = decoded(&signature);
                 if signature.is_empty() {
                     continue;
                 }
@@ -710,7 +780,7 @@ fn write_assistant(
             }
             BlockKind::Text | BlockKind::ConvertedText => {
                 let signature = str_field(f.text_signature)?;
-                let signature = signature.as_ref().map(RawStr::text);
+                let signature = signature.as_ref().map(decoded);
                 let (id, phase) = message_item_id(signature.as_deref().unwrap_or_default(), index);
                 w.open();
                 w.out.raw(
@@ -729,9 +799,9 @@ fn write_assistant(
             BlockKind::ToolCall => {
                 let stored = str_field(f.id)?;
                 let id = match (&block.new_id, &stored) {
-                    (Some(id), _) => std::borrow::Cow::Borrowed(id.as_str()),
-                    (None, Some(id)) => id.text(),
-                    (None, None) => std::borrow::Cow::Borrowed(""),
+                    (Some(id), _) => Cow::Borrowed(id.as_str()),
+                    (None, Some(id)) => decoded(id),
+                    (None, None) => Cow::Borrowed(""),
                 };
                 let mut parts = id.split('|');
                 let call_id = parts.next().unwrap_or_default();
@@ -795,9 +865,9 @@ fn write_tool_result(
 ) -> Option<()> {
     let stored = str_field(fields.tool_call_id)?;
     let id = match (new_id, &stored) {
-        (Some(id), _) => std::borrow::Cow::Borrowed(id),
-        (None, Some(id)) => id.text(),
-        (None, None) => std::borrow::Cow::Borrowed(""),
+        (Some(id), _) => Cow::Borrowed(id),
+        (None, Some(id)) => decoded(id),
+        (None, None) => Cow::Borrowed(""),
     };
     let items = match fields.content {
         Some(c) if c.starts_with('[') => raw::array_items(c)?,
@@ -1021,6 +1091,150 @@ mod tests {
                 "{signature}"
             );
             assert!(!both_paths(&gpt5, &messages, None));
+        }
+    }
+
+    /// `benches/test_payload.py`'s `make_messages(n)` (user, assistant from `gpt-5` with
+    /// thinking, text and a call, tool result), with reasoning items and message ids when
+    /// `signed`.
+    fn bench_messages(n: usize, signed: bool) -> crate::transcript::Transcript {
+        let mut lines = Vec::with_capacity(n);
+        let mut i = 0;
+        while lines.len() < n {
+            lines.push(format!(
+                r#"{{"role":"user","content":"Step {i}: run the tests in pkg{i}.","timestamp":{i}}}"#
+            ));
+            let call = format!("call_{i}|fc_{i:08x}+/=");
+            let (thinking_sig, text_sig) = if signed {
+                (
+                    format!(
+                        r#","thinkingSignature":"{{\"type\":\"reasoning\",\"id\":\"rs_{i:048x}\",\"summary\":[{{\"type\":\"summary_text\",\"text\":\"I should run pytest for pkg{i}.\"}}],\"encrypted_content\":\"gAAAAAB{}\"}}""#,
+                        "x".repeat(400)
+                    ),
+                    format!(
+                        r#","textSignature":"{{\"v\":1,\"id\":\"msg_{i:048x}\",\"phase\":\"commentary\"}}""#
+                    ),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            lines.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"I should run pytest for pkg{i}."{thinking_sig}}},{{"type":"text","text":"Running the tests of pkg{i} now."{text_sig}}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"pytest pkg{i} -q","timeout":120}}}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse","timestamp":{i}}}"#
+            ));
+            let output = format!("{i} passed in 0.{}s\\n", i % 10).repeat(4);
+            lines.push(format!(
+                r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"bash","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":{i}}}"#
+            ));
+            i += 1;
+        }
+        lines.truncate(n);
+        crate::transcript::Transcript::new(
+            lines
+                .into_iter()
+                .map(crate::base::JsonText::owned)
+                .collect(),
+        )
+    }
+
+    fn bench_request(id: &str) -> super::super::PayloadRequest {
+        super::super::PayloadRequest {
+            model: model("openai", "openai-responses", id, true, true),
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 0,
+        }
+    }
+
+    #[inline(never)]
+    fn measured_bytes_path(
+        request: &super::super::PayloadRequest,
+        t: &crate::transcript::Transcript,
+    ) -> Vec<u8> {
+        let payload = super::super::build_payload_with(request, t, true).unwrap();
+        assert!(payload.spliced.is_some());
+        payload.to_json()
+    }
+
+    #[inline(never)]
+    fn measured_value_path(
+        request: &super::super::PayloadRequest,
+        t: &crate::transcript::Transcript,
+    ) -> Vec<u8> {
+        super::super::build_payload_with(request, t, false)
+            .unwrap()
+            .to_json()
+    }
+
+    /// Both paths over 5,000 messages, for instruction counts (run under callgrind, toggling
+    /// collection on `measured_*`; the command is in the report of this change).
+    fn measure(id: &str, signed: bool) {
+        let t = bench_messages(5000, signed);
+        let request = bench_request(id);
+        // The transcript's cached message facts, as after its first use (not measured).
+        super::super::build_payload_with(&request, &t, true).unwrap();
+        let fast = measured_bytes_path(&request, &t);
+        let slow = measured_value_path(&request, &t);
+        assert!(fast == slow);
+    }
+
+    /// The model that made the turns (unsigned thinking is dropped).
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_same_model() {
+        measure("gpt-5", false);
+    }
+
+    /// The model that made the turns, replaying its reasoning items and message ids.
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_same_model_signed() {
+        measure("gpt-5", true);
+    }
+
+    /// Another model of the provider (thinking as text, ids normalised).
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_other_model() {
+        measure("gpt-4o", false);
+    }
+
+    /// The parser-free readers give what the parsers give, on the texts they accept.
+    #[test]
+    fn fast_readers_agree_with_the_parsers() {
+        for signature in [
+            r#"{"v":1,"id":"msg_1"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"commentary"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"final_answer"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"other"}"#,
+            r#"{"v":1,"id":"","phase":"commentary"}"#,
+            r#"{"v":1,"id":"é😀"}"#,
+            r#"{"v":1,"id":"a\"b"}"#,
+            r#"{"v":1,"id":"a\u0062"}"#,
+            "{\"v\":1,\"id\":\"a\nb\"}",
+            r#"{"v":1,"id":"a","phase":"x\"y"}"#,
+            r#"{"v":1,"id":"a","phase":"commentary"} "#,
+            r#"{"v":1,"id":"a"}x"#,
+            r#"{"v":1,"id":"a","other":1}"#,
+            "msg_legacy",
+        ] {
+            let json = parse_text_signature_json(signature);
+            if let Some(fast) = plain_text_signature(signature) {
+                assert_eq!(fast, json, "{signature}");
+            }
+            assert_eq!(parse_text_signature(signature), json, "{signature}");
+        }
+        assert!(plain_text_signature(r#"{"v":1,"id":"msg_1","phase":"commentary"}"#).is_some());
+        for text in [
+            r#""""#,
+            r#""plain é""#,
+            r#""a\"b\\c\n\t\r\b\f\u0001\u001f end""#,
+            r#""\\""#,
+            r#""\u00e9\/""#,
+        ] {
+            let s = RawStr::of(text).unwrap();
+            assert_eq!(decoded(&s), s.text(), "{text}");
         }
     }
 
