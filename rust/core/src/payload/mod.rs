@@ -187,9 +187,7 @@ fn build_payload_with(
             openai_completions::build,
         ),
         "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            (openai_responses::simple_options, |m, c, o, n| {
-                openai_responses::build(m, c, o, n).map(Payload::from)
-            })
+            (openai_responses::simple_options, openai_responses::build)
         }
         "google-generative-ai" | "google-vertex" | "google-gemini-cli" => {
             (google::simple_options, google::build)
@@ -289,8 +287,17 @@ mod tests {
         for (provider, api, id) in [
             ("anthropic", "anthropic-messages", "claude-x"),
             ("openai", "openai-responses", "gpt-5"),
+            ("openai", "openai-responses", "gpt-4o"),
+            ("azure-openai-responses", "azure-openai-responses", "gpt-5"),
+            ("openai-codex", "openai-codex-responses", "gpt-5.2-codex"),
         ] {
             let model = anthropic_model(provider, api, id);
+            // The model's own API, for the builders with a bytes path of their own.
+            both_paths(&model, &transcript, Map::new(), false);
+            for n in 0..lines.len() {
+                let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
+                both_paths(&model, &prefix, Map::new(), true);
+            }
             for api_here in [
                 "anthropic-messages",
                 "openai-completions",
@@ -424,13 +431,17 @@ mod tests {
 
     /// The APIs whose builder writes the messages from the stored bytes, and how many of their
     /// recorded cases must take that path (the others hold shapes only the value path reads).
-    const BYTES_PATH_APIS: [(&str, usize); 6] = [
+    const BYTES_PATH_APIS: [(&str, usize); 9] = [
         ("anthropic-messages", 30),
         ("openai-completions", 39),
         ("mistral-conversations", 29),
         ("google-generative-ai", 38),
         ("google-vertex", 30),
         ("google-gemini-cli", 28),
+        // One recorded case is pi-ai's error on a signature that is not JSON.
+        ("openai-responses", 39),
+        ("azure-openai-responses", 30),
+        ("openai-codex-responses", 30),
     ];
 
     /// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.

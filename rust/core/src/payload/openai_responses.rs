@@ -3,14 +3,18 @@
 //! (`buildParams` / `buildRequestBody`), over `openai-responses-shared.ts`
 //! (`convertResponsesMessages`, `convertResponsesTools`).
 
+use std::borrow::Cow;
+
 use serde_json::{json, Map, Value};
 
 use super::model::{
     base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
     strip_lone_surrogate_escapes, Context, Model, Options,
 };
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
-use super::PayloadError;
+use super::{Payload, PayloadError};
+use crate::base::{parse_value, to_js_string};
 
 /// Which of the three APIs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -39,7 +43,7 @@ pub(super) fn build(
     context: &Context<'_>,
     options: &Options<'_>,
     now_ms: i64,
-) -> Result<Value, PayloadError> {
+) -> Result<Payload, PayloadError> {
     let flavor = match model.api.as_str() {
         "azure-openai-responses" => Flavor::Azure,
         "openai-codex-responses" => Flavor::Codex,
@@ -54,7 +58,32 @@ pub(super) fn build(
         ],
         _ => &["openai", "openai-codex", "opencode"],
     };
-    let mut input = convert_messages(model, context, allowed, flavor != Flavor::Codex, now_ms)?;
+    let juice_wanted = flavor != Flavor::Codex
+        && model.reasoning
+        && options.truthy("reasoningEffort").is_none()
+        && options.truthy("reasoningSummary").is_none()
+        && match flavor {
+            // The built-in models are named `GPT-5…`: only custom lowercase names match.
+            Flavor::OpenAI => model.name.starts_with("gpt-5"),
+            _ => model.name.to_lowercase().starts_with("gpt-5"),
+        };
+    let input = Input {
+        model,
+        allowed,
+        include_system: flavor != Flavor::Codex,
+        juice: juice_wanted,
+    };
+    // The input items straight from the stored bytes when every message has a shape that path
+    // reads, else through value trees.
+    let input_json = context
+        .raw
+        .then(|| write_input_raw(&input, context))
+        .flatten();
+    let input = match input_json {
+        // Written in place of this placeholder by `Payload`.
+        Some(_) => Value::Null,
+        None => Value::Array(convert_input(&input, context, now_ms)?),
+    };
     let mut params = Map::new();
     if flavor == Flavor::Codex {
         params.insert("model".to_owned(), json!(model.id));
@@ -63,7 +92,7 @@ pub(super) fn build(
         if let Some(prompt) = context.system_prompt {
             params.insert("instructions".to_owned(), json!(prompt));
         }
-        params.insert("input".to_owned(), Value::Array(input));
+        params.insert("input".to_owned(), input);
         let verbosity = options
             .truthy("textVerbosity")
             .cloned()
@@ -95,30 +124,20 @@ pub(super) fn build(
                 json!({"effort": effort, "summary": summary}),
             );
         }
-        return Ok(Value::Object(params));
+        return Ok(Payload::spliced(
+            Value::Object(params),
+            &["input"],
+            input_json,
+        ));
     }
 
-    let juice_wanted = model.reasoning
-        && options.truthy("reasoningEffort").is_none()
-        && options.truthy("reasoningSummary").is_none()
-        && match flavor {
-            // The built-in models are named `GPT-5…`: only custom lowercase names match.
-            Flavor::OpenAI => model.name.starts_with("gpt-5"),
-            _ => model.name.to_lowercase().starts_with("gpt-5"),
-        };
-    if juice_wanted {
-        input.push(json!({
-            "role": "developer",
-            "content": [{"type": "input_text", "text": "# Juice: 0 !important"}],
-        }));
-    }
     if flavor == Flavor::Azure {
         let deployment = options
             .truthy("azureDeploymentName")
             .cloned()
             .unwrap_or_else(|| json!(model.id));
         params.insert("model".to_owned(), deployment);
-        params.insert("input".to_owned(), Value::Array(input));
+        params.insert("input".to_owned(), input);
         params.insert("stream".to_owned(), Value::Bool(true));
         if let Some(key) = options.get("sessionId") {
             params.insert("prompt_cache_key".to_owned(), key.clone());
@@ -130,7 +149,7 @@ pub(super) fn build(
             .and_then(Value::as_str)
             .unwrap_or("short");
         params.insert("model".to_owned(), json!(model.id));
-        params.insert("input".to_owned(), Value::Array(input));
+        params.insert("input".to_owned(), input);
         params.insert("stream".to_owned(), Value::Bool(true));
         if retention != "none" {
             if let Some(key) = options.get("sessionId") {
@@ -170,7 +189,11 @@ pub(super) fn build(
             params.insert("include".to_owned(), json!(["reasoning.encrypted_content"]));
         }
     }
-    Ok(Value::Object(params))
+    Ok(Payload::spliced(
+        Value::Object(params),
+        &["input"],
+        input_json,
+    ))
 }
 
 /// openai-codex-responses.ts `clampReasoningEffort`.
@@ -197,6 +220,10 @@ fn codex_clamp_effort<'e>(model_id: &str, effort: &'e str) -> &'e str {
 
 /// `parseTextSignature`: `(id, phase)` from a legacy id or `{"v":1,"id",phase?}` JSON.
 fn parse_text_signature(signature: &str) -> (String, Option<&'static str>) {
+    plain_text_signature(signature).unwrap_or_else(|| parse_text_signature_json(signature))
+}
+
+fn parse_text_signature_json(signature: &str) -> (String, Option<&'static str>) {
     if signature.starts_with('{') {
         let stripped = strip_lone_surrogate_escapes(signature);
         let text = stripped.as_deref().unwrap_or(signature);
@@ -216,6 +243,30 @@ fn parse_text_signature(signature: &str) -> (String, Option<&'static str>) {
     (signature.to_owned(), None)
 }
 
+/// [`parse_text_signature`] of the form pi-ai writes, `{"v":1,"id":"…"}` with an optional
+/// `"phase"`, when its strings hold no escape or control character (read without a parser);
+/// `None` for any other text.
+fn plain_text_signature(signature: &str) -> Option<(String, Option<&'static str>)> {
+    let plain = |s: &str| !s.bytes().any(|b| b < 0x20 || b == b'\\');
+    let rest = signature.strip_prefix(r#"{"v":1,"id":""#)?;
+    let (id, rest) = rest.split_once('"')?;
+    let phase = match rest {
+        "}" => None,
+        _ => {
+            let phase = rest.strip_prefix(r#","phase":""#)?.strip_suffix(r#""}"#)?;
+            if phase.contains('"') || !plain(phase) {
+                return None;
+            }
+            match phase {
+                "commentary" => Some("commentary"),
+                "final_answer" => Some("final_answer"),
+                _ => None,
+            }
+        }
+    };
+    plain(id).then(|| (id.to_owned(), phase))
+}
+
 /// The `fc_`-prefixed, sanitised `call|item` id (`convertResponsesMessages`'s normalizer).
 fn normalize_pair(id: &str) -> String {
     let mut parts = id.split('|');
@@ -226,6 +277,79 @@ fn normalize_pair(id: &str) -> String {
     }
     let cut = |s: &str| s[..s.len().min(64)].trim_end_matches('_').to_owned();
     format!("{}|{}", cut(&call), cut(&item))
+}
+
+/// The tool-call id normalizer `convertResponsesMessages` passes to `transformMessages`: only
+/// `call|item` ids of a provider that knows them are rewritten.
+fn normalize_id(model: &Model, allowed: &[&str], id: &str) -> String {
+    if !allowed.contains(&model.provider.as_str()) || !id.contains('|') {
+        return id.to_owned();
+    }
+    normalize_pair(id)
+}
+
+/// The id (and phase) of the message item of an assistant text block with this
+/// `textSignature` (`""` when it has none), the `index`th message of the context.
+fn message_item_id(signature: &str, index: usize) -> (String, Option<&'static str>) {
+    let (id, phase) = if signature.is_empty() {
+        (String::new(), None)
+    } else {
+        parse_text_signature(signature)
+    };
+    let id = if id.is_empty() {
+        format!("msg_{index}")
+    } else if id.encode_utf16().count() > 64 {
+        format!("msg_{}", short_hash(&id))
+    } else {
+        id
+    };
+    (id, phase)
+}
+
+/// The reasoning item a thinking block's `thinkingSignature` holds (`JSON.parse` of it).
+fn reasoning_item(signature: &str) -> Result<Value, PayloadError> {
+    // A lone surrogate escape parses in JS; drop it, as the deviation for replayed reasoning
+    // items says.
+    let stripped = strip_lone_surrogate_escapes(signature);
+    serde_json::from_str::<Value>(stripped.as_deref().unwrap_or(signature))
+        .map_err(|_| PayloadError::Upstream(json_parse_message(signature)))
+}
+
+/// How the `input` array is made, besides the messages.
+struct Input<'m> {
+    model: &'m Model,
+    /// The providers whose `call|item` tool-call ids are normalised.
+    allowed: &'m [&'m str],
+    /// The system prompt as the first item (not for Codex, which sends it as `instructions`).
+    include_system: bool,
+    /// The `# Juice: 0 !important` developer item at the end (openai-responses.ts and
+    /// azure-openai-responses.ts, for GPT-5 models without reasoning options).
+    juice: bool,
+}
+
+const JUICE_ITEM: &str =
+    r##"{"role":"developer","content":[{"type":"input_text","text":"# Juice: 0 !important"}]}"##;
+
+/// The `input` array through value trees.
+fn convert_input(
+    input: &Input<'_>,
+    context: &Context<'_>,
+    now_ms: i64,
+) -> Result<Vec<Value>, PayloadError> {
+    let mut items = convert_messages(
+        input.model,
+        context,
+        input.allowed,
+        input.include_system,
+        now_ms,
+    )?;
+    if input.juice {
+        items.push(json!({
+            "role": "developer",
+            "content": [{"type": "input_text", "text": "# Juice: 0 !important"}],
+        }));
+    }
+    Ok(items)
 }
 
 fn data_url(block: &Value) -> String {
@@ -243,12 +367,7 @@ fn convert_messages(
     include_system: bool,
     now_ms: i64,
 ) -> Result<Vec<Value>, PayloadError> {
-    let normalize = |id: &str, _: &Value| -> String {
-        if !allowed.contains(&model.provider.as_str()) || !id.contains('|') {
-            return id.to_owned();
-        }
-        normalize_pair(id)
-    };
+    let normalize = |id: &str, _: &Value| normalize_id(model, allowed, id);
     let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
     let mut out = Vec::with_capacity(messages.len() + 1);
     if include_system {
@@ -300,32 +419,12 @@ fn convert_messages(
                         Some("thinking") => {
                             let signature = str_of(block, "thinkingSignature");
                             if !signature.is_empty() {
-                                // A lone surrogate escape parses in JS; drop it, as the
-                                // deviation for replayed reasoning items says.
-                                let stripped = strip_lone_surrogate_escapes(signature);
-                                let item = serde_json::from_str::<Value>(
-                                    stripped.as_deref().unwrap_or(signature),
-                                )
-                                .map_err(|_| {
-                                    PayloadError::Upstream(json_parse_message(signature))
-                                })?;
-                                items.push(item);
+                                items.push(reasoning_item(signature)?);
                             }
                         }
                         Some("text") => {
-                            let signature = str_of(block, "textSignature");
-                            let (id, phase) = if signature.is_empty() {
-                                (String::new(), None)
-                            } else {
-                                parse_text_signature(signature)
-                            };
-                            let id = if id.is_empty() {
-                                format!("msg_{index}")
-                            } else if id.encode_utf16().count() > 64 {
-                                format!("msg_{}", short_hash(&id))
-                            } else {
-                                id
-                            };
+                            let (id, phase) =
+                                message_item_id(str_of(block, "textSignature"), index);
                             let mut item = Map::new();
                             item.insert("type".to_owned(), json!("message"));
                             item.insert("role".to_owned(), json!("assistant"));
@@ -436,6 +535,399 @@ fn convert_tools(tools: &[Value], strict: Value) -> Value {
     )
 }
 
+/// The `input` array ([`convert_input`]) written straight from the stored messages: unmodified
+/// text, tool arguments, results, image data and replayed reasoning items are copied from the
+/// stored bytes. `None` when a message has a shape only the value-tree path handles (the
+/// caller then runs that).
+fn write_input_raw(input: &Input<'_>, context: &Context<'_>) -> Option<Vec<u8>> {
+    let model = input.model;
+    let normalize = |id: &str| normalize_id(model, input.allowed, id);
+    let replay = raw::replay(context.llm, model, &normalize)?;
+    let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
+    let mut w = Items {
+        out: Out::with_capacity(total + 256),
+        any: false,
+    };
+    w.out.raw("[");
+    if input.include_system {
+        if let Some(prompt) = context.system() {
+            w.open();
+            w.out.raw(if model.reasoning {
+                r#"{"role":"developer","content":"#
+            } else {
+                r#"{"role":"system","content":"#
+            });
+            w.out.str(prompt);
+            w.out.raw("}");
+        }
+    }
+    // `msg_<index>` ids count the messages that were not skipped as empty.
+    let mut index = 0usize;
+    for msg in &replay.messages {
+        let counted = match msg {
+            Replayed::User(fields) => write_user(&mut w, fields, model)?,
+            Replayed::Assistant(fields, range) => {
+                write_assistant(&mut w, fields, &replay.blocks[range.clone()], model, index)?
+            }
+            Replayed::ToolResult { fields, new_id } => {
+                write_tool_result(&mut w, fields, new_id.as_deref(), model)?;
+                true
+            }
+            Replayed::Synthetic { id } => {
+                w.open();
+                w.out.raw(r#"{"type":"function_call_output","call_id":"#);
+                w.out.str(id.split('|').next().unwrap_or_default());
+                w.out.raw(r#","output":"No result provided"}"#);
+                true
+            }
+        };
+        index += usize::from(counted);
+    }
+    if input.juice {
+        w.open();
+        w.out.raw(JUICE_ITEM);
+    }
+    w.out.raw("]");
+    Some(w.out.buf)
+}
+
+/// The items of the `input` array being written.
+struct Items {
+    out: Out,
+    /// Whether an item was written (the next one needs a comma).
+    any: bool,
+}
+
+impl Items {
+    /// Before an item.
+    fn open(&mut self) {
+        if self.any {
+            self.out.raw(",");
+        }
+        self.any = true;
+    }
+
+    /// Where the items stand, to go back to with [`Items::reset`].
+    fn mark(&self) -> (usize, bool) {
+        (self.out.len(), self.any)
+    }
+
+    fn reset(&mut self, (len, any): (usize, bool)) {
+        self.out.buf.truncate(len);
+        self.any = any;
+    }
+}
+
+/// A stored string field as `str_of` reads it (`""` for a value that is not a string).
+fn str_field(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match raw {
+        Some(text) if text.starts_with('"') => RawStr::of(text).map(Some),
+        _ => Some(None),
+    }
+}
+
+/// The string a stored string stands for. A canonical text's escapes are only the short ones
+/// and `\u00XX` control characters, so it is decoded here without a parser.
+fn decoded<'s>(s: &'s RawStr<'_>) -> Cow<'s, str> {
+    let RawStr::Canonical(inner) = s else {
+        return s.text();
+    };
+    let b = inner.as_bytes();
+    let Some(first) = memchr::memchr(b'\\', b) else {
+        return Cow::Borrowed(inner);
+    };
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    let mut at = first;
+    loop {
+        out.extend_from_slice(&b[i..at]);
+        let (byte, len) = match b.get(at + 1) {
+            Some(b'"') => (b'"', 2),
+            Some(b'\\') => (b'\\', 2),
+            Some(b'b') => (0x08, 2),
+            Some(b'f') => (0x0c, 2),
+            Some(b'n') => (b'\n', 2),
+            Some(b'r') => (b'\r', 2),
+            Some(b't') => (b'\t', 2),
+            Some(b'u') => match inner.get(at + 4..at + 6).map(|h| u8::from_str_radix(h, 16)) {
+                Some(Ok(byte)) if byte < 0x20 => (byte, 6),
+                _ => return s.text(),
+            },
+            _ => return s.text(),
+        };
+        out.push(byte);
+        i = at + len;
+        match memchr::memchr(b'\\', &b[i..]) {
+            Some(pos) => at = i + pos,
+            None => break,
+        }
+    }
+    out.extend_from_slice(&b[i..]);
+    String::from_utf8(out).map_or_else(|_| s.text(), Cow::Owned)
+}
+
+fn write_str_or_empty(out: &mut Out, s: Option<&RawStr<'_>>) {
+    match s {
+        Some(s) => out.copy_str(s),
+        None => out.raw(r#""""#),
+    }
+}
+
+fn raw_str_is_empty(s: &RawStr<'_>) -> bool {
+    match s {
+        RawStr::Canonical(inner) => inner.is_empty(),
+        RawStr::Parsed(text) => text.is_empty(),
+    }
+}
+
+/// `{"type":"input_image","detail":"auto","image_url":"data:<mimeType>;base64,<data>"}`: the
+/// escaped inner texts of both strings make the escaped text of the URL.
+fn write_input_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+    out.raw(r#"{"type":"input_image","detail":"auto","image_url":"data:"#);
+    if let Some(mime) = str_field(block.mime_type)? {
+        mime.write_inner(out);
+    }
+    out.raw(";base64,");
+    if let Some(data) = str_field(block.data)? {
+        data.write_inner(out);
+    }
+    out.raw(r#""}"#);
+    Some(())
+}
+
+/// A user message; whether it counts as a message (`false` when its content had no part to
+/// send, nothing written then).
+fn write_user(w: &mut Items, fields: &MsgFields<'_>, model: &Model) -> Option<bool> {
+    let Some(content) = fields.content else {
+        return Some(true);
+    };
+    match content.as_bytes().first() {
+        Some(b'"') => {
+            let text = RawStr::of(content)?;
+            w.open();
+            w.out
+                .raw(r#"{"role":"user","content":[{"type":"input_text","text":"#);
+            w.out.copy_str(&text);
+            w.out.raw("}]}");
+            Some(true)
+        }
+        Some(b'[') => {
+            let mark = w.mark();
+            w.open();
+            w.out.raw(r#"{"role":"user","content":["#);
+            let mut parts = 0usize;
+            for item in raw::array_items(content)? {
+                let block = BlockFields::parse(item)?;
+                let is_text = block.is("text")?;
+                if !is_text && !model.accepts_images {
+                    continue;
+                }
+                if parts > 0 {
+                    w.out.raw(",");
+                }
+                parts += 1;
+                if is_text {
+                    w.out.raw(r#"{"type":"input_text","text":"#);
+                    write_str_or_empty(&mut w.out, str_field(block.text)?.as_ref());
+                    w.out.raw("}");
+                } else {
+                    write_input_image(&mut w.out, &block)?;
+                }
+            }
+            if parts == 0 {
+                w.reset(mark);
+                return Some(false);
+            }
+            w.out.raw("]}");
+            Some(true)
+        }
+        // Any other content sends nothing but still counts.
+        _ => Some(true),
+    }
+}
+
+/// An assistant message's items; whether it counts as a message (`false` when it had none).
+fn write_assistant(
+    w: &mut Items,
+    fields: &MsgFields<'_>,
+    blocks: &[Block<'_>],
+    model: &Model,
+    index: usize,
+) -> Option<bool> {
+    let mark = w.mark();
+    // A call's `fc_` item id is only valid for the model that made it.
+    let is = |raw: Option<&str>, want: &str| -> Option<bool> {
+        let text = str_field(raw)?;
+        Some(text.as_ref().map(decoded).unwrap_or_default() == want)
+    };
+    let different_model = !is(fields.model, &model.id)?
+        && is(fields.provider, &model.provider)?
+        && is(fields.api, &model.api)?;
+    let mut wrote = false;
+    for block in blocks {
+        let f = &block.fields;
+        match block.kind {
+            BlockKind::Thinking => {
+                let Some(signature) = str_field(f.thinking_signature)? else {
+                    continue;
+                };
+                let signature = decoded(&signature);
+                if signature.is_empty() {
+                    continue;
+                }
+                w.open();
+                write_reasoning_item(&mut w.out, &signature)?;
+            }
+            BlockKind::Text | BlockKind::ConvertedText => {
+                let signature = str_field(f.text_signature)?;
+                let signature = signature.as_ref().map(decoded);
+                let (id, phase) = message_item_id(signature.as_deref().unwrap_or_default(), index);
+                w.open();
+                w.out.raw(
+                    r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"#,
+                );
+                write_str_or_empty(&mut w.out, str_field(f.text)?.as_ref());
+                w.out
+                    .raw(r#","annotations":[]}],"status":"completed","id":"#);
+                w.out.str(&id);
+                if let Some(phase) = phase {
+                    w.out.raw(r#","phase":"#);
+                    w.out.str(phase);
+                }
+                w.out.raw("}");
+            }
+            BlockKind::ToolCall => {
+                let stored = str_field(f.id)?;
+                let id = match (&block.new_id, &stored) {
+                    (Some(id), _) => Cow::Borrowed(id.as_str()),
+                    (None, Some(id)) => decoded(id),
+                    (None, None) => Cow::Borrowed(""),
+                };
+                let mut parts = id.split('|');
+                let call_id = parts.next().unwrap_or_default();
+                let item_id = parts
+                    .next()
+                    .filter(|item| !(different_model && item.starts_with("fc_")));
+                w.open();
+                w.out.raw(r#"{"type":"function_call""#);
+                if let Some(item_id) = item_id {
+                    w.out.raw(r#","id":"#);
+                    w.out.str(item_id);
+                }
+                w.out.raw(r#","call_id":"#);
+                w.out.str(call_id);
+                w.out.raw(r#","name":"#);
+                match f.name {
+                    Some(name) => w.out.copy(name),
+                    None => w.out.raw("null"),
+                }
+                if let Some(arguments) = f.arguments {
+                    // `JSON.stringify(arguments)` as a string.
+                    w.out.raw(r#","arguments":"#);
+                    if raw::is_canonical(arguments) {
+                        w.out.str(arguments);
+                    } else {
+                        let value = parse_value(arguments).ok()?;
+                        w.out.str(&to_js_string(&value));
+                    }
+                }
+                w.out.raw("}");
+            }
+            BlockKind::Other => continue,
+        }
+        wrote = true;
+    }
+    if !wrote {
+        w.reset(mark);
+    }
+    Some(wrote)
+}
+
+/// A replayed reasoning item: the signature's text as it is when `JSON.stringify` would write
+/// it so, else parsed and written again; `None` when it is not JSON (the value-tree path then
+/// reports pi-ai's error).
+fn write_reasoning_item(out: &mut Out, signature: &str) -> Option<()> {
+    // A control character can only stand inside a string, where JSON does not allow it.
+    if raw::is_canonical(signature) && !signature.bytes().any(|b| b < 0x20) {
+        out.raw(signature);
+    } else {
+        out.value(&reasoning_item(signature).ok()?);
+    }
+    Some(())
+}
+
+/// A `function_call_output` item (openai-responses-shared.ts, tool results).
+fn write_tool_result(
+    w: &mut Items,
+    fields: &MsgFields<'_>,
+    new_id: Option<&str>,
+    model: &Model,
+) -> Option<()> {
+    let stored = str_field(fields.tool_call_id)?;
+    let id = match (new_id, &stored) {
+        (Some(id), _) => Cow::Borrowed(id),
+        (None, Some(id)) => decoded(id),
+        (None, None) => Cow::Borrowed(""),
+    };
+    let items = match fields.content {
+        Some(c) if c.starts_with('[') => raw::array_items(c)?,
+        _ => Vec::new(),
+    };
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for item in items {
+        let block = BlockFields::parse(item)?;
+        if block.is("text")? {
+            texts.push(str_field(block.text)?);
+        } else if block.is("image")? {
+            images.push(block);
+        }
+    }
+    // `texts.join("\n")` is empty only for no text or one empty text.
+    let text_empty = match texts.as_slice() {
+        [] => true,
+        [only] => only.as_ref().is_none_or(raw_str_is_empty),
+        _ => false,
+    };
+    let write_text = |out: &mut Out| {
+        out.raw("\"");
+        for (n, text) in texts.iter().enumerate() {
+            if n > 0 {
+                out.raw("\\n");
+            }
+            if let Some(text) = text {
+                text.write_inner(out);
+            }
+        }
+        out.raw("\"");
+    };
+    w.open();
+    w.out.raw(r#"{"type":"function_call_output","call_id":"#);
+    w.out.str(id.split('|').next().unwrap_or_default());
+    w.out.raw(r#","output":"#);
+    if !images.is_empty() && model.accepts_images {
+        w.out.raw("[");
+        if !text_empty {
+            w.out.raw(r#"{"type":"input_text","text":"#);
+            write_text(&mut w.out);
+            w.out.raw("},");
+        }
+        for (n, image) in images.iter().enumerate() {
+            if n > 0 {
+                w.out.raw(",");
+            }
+            write_input_image(&mut w.out, image)?;
+        }
+        w.out.raw("]");
+    } else if text_empty {
+        w.out.raw(r#""(see attached image)""#);
+    } else {
+        write_text(&mut w.out);
+    }
+    w.out.raw("}");
+    Some(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -451,6 +943,299 @@ mod tests {
         assert_eq!(codex_clamp_effort("openai/gpt-5.2-codex", "minimal"), "low");
         assert_eq!(codex_clamp_effort("gpt-5.1-codex-mini", "low"), "medium");
         assert_eq!(codex_clamp_effort("gpt-5.1", "xhigh"), "high");
+    }
+
+    fn model(provider: &str, api: &str, id: &str, reasoning: bool, images: bool) -> Value {
+        let input = if images {
+            json!(["text", "image"])
+        } else {
+            json!(["text"])
+        };
+        json!({"id": id, "name": id, "api": api, "provider": provider,
+            "baseUrl": "https://api.openai.com/v1", "reasoning": reasoning,
+            "input": input, "maxTokens": 128000})
+    }
+
+    fn transcript(lines: &[&str]) -> crate::transcript::Transcript {
+        crate::transcript::Transcript::new(
+            lines
+                .iter()
+                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
+                .collect(),
+        )
+    }
+
+    /// Both paths' bodies (they must be equal, or both fail alike); whether the bytes path
+    /// was taken.
+    fn both_paths(
+        model: &Value,
+        messages: &crate::transcript::Transcript,
+        system: Option<&str>,
+    ) -> bool {
+        let request = super::super::PayloadRequest {
+            model: model.clone(),
+            system_prompt: system.map(str::to_owned),
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 7,
+        };
+        let fast = super::super::build_payload_with(&request, messages, true);
+        let slow = super::super::build_payload_with(&request, messages, false);
+        match (fast, slow) {
+            (Ok(fast), Ok(slow)) => {
+                assert_eq!(
+                    String::from_utf8_lossy(&fast.to_json()),
+                    String::from_utf8_lossy(&slow.to_json()),
+                    "model {model}"
+                );
+                fast.spliced.is_some()
+            }
+            (Err(fast), Err(slow)) => {
+                assert_eq!(fast.to_string(), slow.to_string());
+                false
+            }
+            (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
+        }
+    }
+
+    /// Responses shapes in stored forms `JSON.stringify` would not write: reasoning items
+    /// replayed from `thinkingSignature` (whitespace, escapes, floats, lone surrogates, a
+    /// redacted one), message item ids from `textSignature` (v1 JSON with a phase, legacy,
+    /// longer than 64 units, escaped, not a string), `call|item` ids (escaped, another
+    /// model's `fc_` item, remapped), tool results with images, empty and odd contents,
+    /// skipped messages before a `msg_<index>` id, synthetic results. Every prefix, on each
+    /// flavour, with and without images and reasoning, with and without a system prompt.
+    #[test]
+    fn stored_bytes_path_writes_what_the_value_path_writes() {
+        let lines = [
+            r#"{"role":"user","content":"hi \u00e9\/ there\n"}"#,
+            r#"{"role":"user","content":[]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t","thinkingSignature":"{ \"type\": \"reasoning\", \"id\":\"rs_1\", \"summary\": [ ], \"n\": 1.50 }"},{"type":"thinking","thinking":"t2","thinkingSignature":"{\"type\":\"reasoning\",\"id\":\"rs_2\",\"summary\":[{\"type\":\"summary_text\",\"text\":\"caf\\u00e9 \\ud800 x\"}],\"encrypted_content\":\"gAA\/=\"}"},{"type":"thinking","thinking":"t3","thinkingSignature":"{\"type\":\"reasoning\",\"id\":\"rs_3\",\"summary\":[],\"encrypted_content\":\"gAAé\"}"},{"type":"thinking","thinking":"","redacted":true,"thinkingSignature":"{\"type\":\"reasoning\",\"id\":\"rs_4\"}"},{"type":"thinking","thinking":"unsigned","thinkingSignature":""},{"type":"thinking","thinking":"num","thinkingSignature":5},{"type":"text","text":"a\u0001","textSignature":"{\"v\":1,\"id\":\"msg_a\",\"phase\":\"final_answer\"}"},{"type":"text","text":"b","textSignature":"msg_legacy"},{"type":"text","text":" ","textSignature":"msg_0123456789012345678901234567890123456789012345678901234567890123456789"},{"type":"text","text":7,"textSignature":"{\"v\" : 1, \"id\" : \"msg_\\u0062\"}"},{"type":"text","textSignature":9},{"type":"toolCall","id":"call_1|fc_1","name":"bash","arguments":{"a": 1.50, "b":[1e2,-0,12345678901234567890],"a":"dup"}},{"type":"toolCall","id":"call_2|fc_2","name":"read","arguments":null},{"type":"toolCall","id":"call_3","arguments":{}},{"type":"toolCall","id":"call_4|fc_4","name":"x"}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"call_1|fc_1","toolName":"bash","content":[{"type":"text","text":"out\n"},{"type":"image","data":"AAAA","mimeType":"image/png"},{"type":"text","text":""}],"isError":false}"#,
+            r#"{"role":"toolResult","toolCallId":"call_2|fc_2","content":[{"type":"image","data":"QQ\u003d\u003d","mimeType":"image\/jpeg"}],"isError":true}"#,
+            r#"{"role":"toolResult","toolCallId":"call_3","content":[{"type":"text","text":""}]}"#,
+            r#"{"role":"toolResult","toolCallId":"call_4|fc_4","content":"not an array"}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"other model","textSignature":"msg_o"},{"type":"thinking","thinking":"their thoughts","thinkingSignature":"{}"},{"type":"toolCall","id":"call_5|fc_5","name":"bash","arguments":{"x":"y"}}],"api":"openai-responses","provider":"openai","model":"gpt-4o","stopReason":"toolUse"}"#,
+            r#"{ "role" : "user" , "content" : [ {"type":"text","text":"  "}, {"type":"image","data":"QQ==","mimeType":"image/jpeg"}, {"type":"text","text":"look"} ] }"#,
+            r#"{"role":"assistant","content":[{"type":"toolCall","id":"toolu_01+x/y","name":"bash","arguments":{"c":"ls"}},{"type":"toolCall","id":"a|b/c","name":"bash","arguments":{}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-x","stopReason":"toolUse"}"#,
+            r#"{"role":"toolResult","toolCallId":"a|b/c","content":[{"type":"text","text":"x"},{"type":"text","text":"y"}],"isError":false}"#,
+            r#"{"role":"assistant","content":[{"type":"other","x":1}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}"#,
+            r#"{"role":"user","content":null}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"err"}],"api":"x","provider":"y","model":"z","stopReason":"error"}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"after skips"}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}"#,
+            r#"{"role":"user","content":[{"type":"image","data":"QQ==","mimeType":"image/png"}]}"#,
+            r#"{"role":"user","content":"last"}"#,
+        ];
+        let all = transcript(&lines);
+        let models = [
+            model("openai", "openai-responses", "gpt-5", true, true),
+            model("openai", "openai-responses", "gpt-5", false, false),
+            model("openai", "openai-responses", "gpt-4o", true, true),
+            model("opencode", "openai-responses", "gpt-5", true, true),
+            model(
+                "azure-openai-responses",
+                "azure-openai-responses",
+                "gpt-5",
+                true,
+                true,
+            ),
+            model(
+                "openai-codex",
+                "openai-codex-responses",
+                "gpt-5",
+                true,
+                true,
+            ),
+        ];
+        for model in &models {
+            for system in [None, Some("sys \"prompt\"\n\u{1}é")] {
+                for n in 0..=lines.len() {
+                    let prefix =
+                        crate::transcript::Transcript::from_messages(all.messages()[..n].to_vec());
+                    // Every shape here is one the bytes path reads.
+                    assert!(both_paths(model, &prefix, system), "{n} messages, {model}");
+                }
+            }
+        }
+        // Shapes it hands over: a call id with an escape; the value path writes both.
+        let escaped_id = lines[2].replace("call_1|fc_1", r"call\u005f1|fc_1");
+        let mut odd = lines.to_vec();
+        odd[2] = &escaped_id;
+        for model in &models {
+            assert!(!both_paths(model, &transcript(&odd), Some("sys")));
+        }
+    }
+
+    /// A signature that is not JSON is pi-ai's error on both paths; one with a control
+    /// character in a string too (JSON does not allow it).
+    #[test]
+    fn unparsable_reasoning_items_fail_on_both_paths() {
+        let gpt5 = model("openai", "openai-responses", "gpt-5", true, true);
+        for signature in [r#""opaque""#, r#""{\"a\":\"x\ny\"}""#, r#""{\"a\":1} x""#] {
+            let line = format!(
+                r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"t","thinkingSignature":{signature}}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}}"#
+            );
+            let messages = transcript(&[line.as_str()]);
+            let request = super::super::PayloadRequest {
+                model: gpt5.clone(),
+                system_prompt: None,
+                tools: None,
+                options: Map::new(),
+                simple: false,
+                now_ms: 7,
+            };
+            let fast = super::super::build_payload_with(&request, &messages, true);
+            assert!(
+                matches!(fast, Err(PayloadError::Upstream(_))),
+                "{signature}"
+            );
+            assert!(!both_paths(&gpt5, &messages, None));
+        }
+    }
+
+    /// `benches/test_payload.py`'s `make_messages(n)` (user, assistant from `gpt-5` with
+    /// thinking, text and a call, tool result), with reasoning items and message ids when
+    /// `signed`.
+    fn bench_messages(n: usize, signed: bool) -> crate::transcript::Transcript {
+        let mut lines = Vec::with_capacity(n);
+        let mut i = 0;
+        while lines.len() < n {
+            lines.push(format!(
+                r#"{{"role":"user","content":"Step {i}: run the tests in pkg{i}.","timestamp":{i}}}"#
+            ));
+            let call = format!("call_{i}|fc_{i:08x}+/=");
+            let (thinking_sig, text_sig) = if signed {
+                (
+                    format!(
+                        r#","thinkingSignature":"{{\"type\":\"reasoning\",\"id\":\"rs_{i:048x}\",\"summary\":[{{\"type\":\"summary_text\",\"text\":\"I should run pytest for pkg{i}.\"}}],\"encrypted_content\":\"gAAAAAB{}\"}}""#,
+                        "x".repeat(400)
+                    ),
+                    format!(
+                        r#","textSignature":"{{\"v\":1,\"id\":\"msg_{i:048x}\",\"phase\":\"commentary\"}}""#
+                    ),
+                )
+            } else {
+                (String::new(), String::new())
+            };
+            lines.push(format!(
+                r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"I should run pytest for pkg{i}."{thinking_sig}}},{{"type":"text","text":"Running the tests of pkg{i} now."{text_sig}}},{{"type":"toolCall","id":"{call}","name":"bash","arguments":{{"command":"pytest pkg{i} -q","timeout":120}}}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"toolUse","timestamp":{i}}}"#
+            ));
+            let output = format!("{i} passed in 0.{}s\\n", i % 10).repeat(4);
+            lines.push(format!(
+                r#"{{"role":"toolResult","toolCallId":"{call}","toolName":"bash","content":[{{"type":"text","text":"{output}"}}],"isError":false,"timestamp":{i}}}"#
+            ));
+            i += 1;
+        }
+        lines.truncate(n);
+        crate::transcript::Transcript::new(
+            lines
+                .into_iter()
+                .map(crate::base::JsonText::owned)
+                .collect(),
+        )
+    }
+
+    fn bench_request(id: &str) -> super::super::PayloadRequest {
+        super::super::PayloadRequest {
+            model: model("openai", "openai-responses", id, true, true),
+            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
+            tools: None,
+            options: Map::new(),
+            simple: false,
+            now_ms: 0,
+        }
+    }
+
+    #[inline(never)]
+    fn measured_bytes_path(
+        request: &super::super::PayloadRequest,
+        t: &crate::transcript::Transcript,
+    ) -> Vec<u8> {
+        let payload = super::super::build_payload_with(request, t, true).unwrap();
+        assert!(payload.spliced.is_some());
+        payload.to_json()
+    }
+
+    #[inline(never)]
+    fn measured_value_path(
+        request: &super::super::PayloadRequest,
+        t: &crate::transcript::Transcript,
+    ) -> Vec<u8> {
+        super::super::build_payload_with(request, t, false)
+            .unwrap()
+            .to_json()
+    }
+
+    /// Both paths over 5,000 messages, for instruction counts (run under callgrind, toggling
+    /// collection on `measured_*`; the command is in the report of this change).
+    fn measure(id: &str, signed: bool) {
+        let t = bench_messages(5000, signed);
+        let request = bench_request(id);
+        // The transcript's cached message facts, as after its first use (not measured).
+        super::super::build_payload_with(&request, &t, true).unwrap();
+        let fast = measured_bytes_path(&request, &t);
+        let slow = measured_value_path(&request, &t);
+        assert!(fast == slow);
+    }
+
+    /// The model that made the turns (unsigned thinking is dropped).
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_same_model() {
+        measure("gpt-5", false);
+    }
+
+    /// The model that made the turns, replaying its reasoning items and message ids.
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_same_model_signed() {
+        measure("gpt-5", true);
+    }
+
+    /// Another model of the provider (thinking as text, ids normalised).
+    #[test]
+    #[ignore = "a measurement"]
+    fn measure_other_model() {
+        measure("gpt-4o", false);
+    }
+
+    /// The parser-free readers give what the parsers give, on the texts they accept.
+    #[test]
+    fn fast_readers_agree_with_the_parsers() {
+        for signature in [
+            r#"{"v":1,"id":"msg_1"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"commentary"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"final_answer"}"#,
+            r#"{"v":1,"id":"msg_1","phase":"other"}"#,
+            r#"{"v":1,"id":"","phase":"commentary"}"#,
+            r#"{"v":1,"id":"é😀"}"#,
+            r#"{"v":1,"id":"a\"b"}"#,
+            r#"{"v":1,"id":"a\u0062"}"#,
+            "{\"v\":1,\"id\":\"a\nb\"}",
+            r#"{"v":1,"id":"a","phase":"x\"y"}"#,
+            r#"{"v":1,"id":"a","phase":"commentary"} "#,
+            r#"{"v":1,"id":"a"}x"#,
+            r#"{"v":1,"id":"a","other":1}"#,
+            "msg_legacy",
+        ] {
+            let json = parse_text_signature_json(signature);
+            if let Some(fast) = plain_text_signature(signature) {
+                assert_eq!(fast, json, "{signature}");
+            }
+            assert_eq!(parse_text_signature(signature), json, "{signature}");
+        }
+        assert!(plain_text_signature(r#"{"v":1,"id":"msg_1","phase":"commentary"}"#).is_some());
+        for text in [
+            r#""""#,
+            r#""plain é""#,
+            r#""a\"b\\c\n\t\r\b\f\u0001\u001f end""#,
+            r#""\\""#,
+            r#""\u00e9\/""#,
+        ] {
+            let s = RawStr::of(text).unwrap();
+            assert_eq!(decoded(&s), s.text(), "{text}");
+        }
     }
 
     #[test]

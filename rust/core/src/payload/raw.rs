@@ -492,6 +492,7 @@ pub struct BlockFields<'a> {
     pub arguments: Option<&'a str>,
     pub mime_type: Option<&'a str>,
     pub data: Option<&'a str>,
+    /// A Responses text block's message item id (openai-responses-shared.ts).
     pub text_signature: Option<&'a str>,
     pub thought_signature: Option<&'a str>,
 }
@@ -735,7 +736,11 @@ pub fn replay_assistant<'a>(
                     }
                     return Some(());
                 }
-                let signed = plain(block.thinking_signature)?.is_some_and(|s| !s.is_empty());
+                // A non-empty string; escapes are fine (a Responses signature is a serialised
+                // reasoning item).
+                let signed = block
+                    .thinking_signature
+                    .is_some_and(|s| s.starts_with('"') && s.len() > 2);
                 if same_model && signed {
                     out.push(keep(BlockKind::Thinking));
                     return Some(());
