@@ -20,11 +20,16 @@ from clawctx.history import Transcript
 from clawctx.interop import (
     fit_to_budget,
     from_anthropic,
+    from_gemini,
     from_openai_chat,
+    from_openai_responses,
     openai_chat,
     pi_messages,
+    read,
     to_anthropic,
+    to_gemini,
     to_openai_chat,
+    to_openai_responses,
 )
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
@@ -126,9 +131,9 @@ def _search_result(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @st.composite
-def _server_turn(draw: st.DrawFn) -> list[dict[str, Any]]:
+def _server_turn(draw: st.DrawFn, n: int) -> list[dict[str, Any]]:
     """A server-tool call and its result, as one assistant message holds them."""
-    call_id = "srvtoolu_" + draw(_ids)
+    call_id = f"srvtoolu_{n}_" + draw(_ids)
     tool = draw(st.sampled_from(["web_search", "code_execution", "mcp"]))
     if tool == "web_search":
         return [
@@ -188,7 +193,7 @@ def anthropic_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     """Native Anthropic turns with documents, search results and server-tool turns mixed in."""
     out: list[dict[str, Any]] = []
     pending: list[dict[str, Any]] = []
-    for _ in range(draw(st.integers(1, 4))):
+    for n in range(draw(st.integers(1, 4))):
         user: list[dict[str, Any]] = list(pending)
         pending = []
         for _ in range(draw(st.integers(0, 2))):
@@ -199,10 +204,10 @@ def anthropic_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
         out.append({"role": "user", "content": user})
         blocks: list[dict[str, Any]] = []
         if draw(st.booleans()):
-            blocks += draw(_server_turn())
+            blocks += draw(_server_turn(n))
         blocks.append({"type": "text", "text": draw(_text)})
         if draw(st.booleans()):
-            call_id = "toolu_" + draw(_ids)
+            call_id = f"toolu_{n}_" + draw(_ids)
             blocks.append({"type": "tool_use", "id": call_id, "name": "read", "input": {}})
             inner = [draw(st.one_of(_document(), _search_result()))]
             pending.append({"type": "tool_result", "tool_use_id": call_id, "content": inner})
@@ -212,7 +217,7 @@ def anthropic_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=anthropic_histories())
 def test_anthropic_round_trip_carries_documents_and_server_tools(
     history: list[dict[str, Any]],
@@ -315,7 +320,7 @@ def chat_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
     return out
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=chat_histories())
 def test_openai_chat_round_trip_carries_files_audio_and_refusals(
     history: list[dict[str, Any]],
@@ -617,3 +622,333 @@ def test_the_transcript_estimate_gives_carried_blocks_nothing_which_is_why_fit_c
     expected = h.estimate_tokens({"role": "user", "content": [{"type": "text", "text": as_text}]})
     assert expected > 0
     assert fit_to_budget(transcript, 10_000).tokens == expected
+
+
+# ---- OpenAI Responses -----------------------------------------------------------------------
+
+
+def _validate_responses(items: list[dict[str, Any]]) -> None:
+    from openai.types.responses import ResponseInputParam
+
+    TypeAdapter(ResponseInputParam).validate_python(items)
+
+
+@st.composite
+def _responses_part(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["data", "url", "id", "text"]))
+    if kind == "data":
+        part: dict[str, Any] = {
+            "type": "input_file",
+            "file_data": "data:application/pdf;base64," + PDF,
+        }
+        if draw(st.booleans()):
+            part["filename"] = draw(_ids) + ".pdf"
+        return part
+    if kind == "url":
+        return {"type": "input_file", "file_url": "https://example.com/" + draw(_ids) + ".pdf"}
+    if kind == "id":
+        return {"type": "input_file", "file_id": "file-" + draw(_ids)}
+    return {"type": "input_text", "text": draw(_text)}
+
+
+@st.composite
+def responses_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for n in range(draw(st.integers(1, 4))):
+        parts = draw(st.lists(_responses_part(), min_size=1, max_size=3))
+        out.append({"role": "user", "content": parts})
+        if draw(st.booleans()):
+            content = [{"type": "refusal", "refusal": draw(_text)}]
+            if draw(st.booleans()):
+                content.insert(0, {"type": "output_text", "text": draw(_text), "annotations": []})
+            out.append(
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "id": f"msg_{n}",
+                    "status": "completed",
+                    "content": content,
+                }
+            )
+        else:
+            out.append(
+                {"type": "function_call", "call_id": f"call_{n}", "name": "read", "arguments": "{}"}
+            )
+            output: Any = draw(_text)
+            if draw(st.booleans()):
+                output = [
+                    {"type": "input_text", "text": output},
+                    {"type": "input_file", "file_data": "data:application/pdf;base64," + PDF},
+                ]
+            out.append({"type": "function_call_output", "call_id": f"call_{n}", "output": output})
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=responses_histories())
+def test_openai_responses_round_trip_carries_files_audio_and_refusals(
+    history: list[dict[str, Any]],
+) -> None:
+    _validate_responses(history)
+    transcript = from_openai_responses(history)
+    assert to_openai_responses(transcript) == history
+    _assert_passes_keep(transcript)
+
+
+def test_responses_input_file_and_chat_file_and_anthropic_document_are_one_pdf() -> None:
+    document = _anthropic_pdf(title="r.pdf")
+    items = to_openai_responses(from_anthropic([{"role": "user", "content": [document]}]))
+    assert items == [
+        {
+            "role": "user",
+            "content": [
+                {
+                    "type": "input_file",
+                    "file_data": "data:application/pdf;base64," + PDF,
+                    "filename": "r.pdf",
+                }
+            ],
+        }
+    ]
+    _validate_responses(items)
+    assert to_anthropic(from_openai_responses(items))[1][0]["content"] == [document]
+    chat = to_openai_chat(from_openai_responses(items))
+    assert chat[0]["content"][0]["file"]["file_data"] == items[0]["content"][0]["file_data"]
+    # An Anthropic PDF by URL is a Responses file_url.
+    by_url = {"type": "document", "source": {"type": "url", "url": "https://x/a.pdf"}}
+    items = to_openai_responses(from_anthropic([{"role": "user", "content": [by_url]}]))
+    assert items[0]["content"] == [{"type": "input_file", "file_url": "https://x/a.pdf"}]
+    assert to_anthropic(from_openai_responses(items))[1][0]["content"] == [by_url]
+
+
+def test_refusals_map_between_chat_and_responses() -> None:
+    chat = [
+        {"role": "user", "content": "help"},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "I can't"}]},
+    ]
+    items = to_openai_responses(from_openai_chat(chat))
+    assert items[1] == {
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "refusal", "refusal": "I can't"}],
+    }
+    assert to_openai_chat(from_openai_responses(items)) == chat
+
+
+def test_responses_audio_is_carried_but_other_audio_is_not_written_as_responses() -> None:
+    """openai 3.57 types Responses input content as text, image and file: an input_audio part
+    read is given back as it was, Chat audio is refused rather than guessed into that shape."""
+    audio = {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}}
+    items = [{"role": "user", "content": [{"type": "input_text", "text": "hear"}, audio]}]
+    assert to_openai_responses(from_openai_responses(items)) == items
+    chat = [{"role": "user", "content": [audio]}]
+    with pytest.raises(ValueError, match="openai_chat input_audio block in a user message has no"):
+        to_openai_responses(from_openai_chat(chat))
+
+
+def test_anthropic_server_tools_have_no_responses_form() -> None:
+    history = [
+        {"role": "user", "content": "news?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            ],
+        },
+    ]
+    with pytest.raises(ValueError, match="server_tool_use block in an assistant message has no"):
+        to_openai_responses(from_anthropic(history))
+
+
+# ---- Gemini ---------------------------------------------------------------------------------
+
+
+def _validate_gemini(contents: list[dict[str, Any]]) -> None:
+    from google.genai import types
+
+    for content in contents:
+        types.Content.model_validate(content)
+
+
+@st.composite
+def _gemini_user_part(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["pdf", "audio", "file_data", "text", "image"]))
+    if kind == "pdf":
+        return {"inline_data": {"mime_type": "application/pdf", "data": PDF}}
+    if kind == "audio":
+        return {"inline_data": {"mime_type": "audio/ogg", "data": draw(_b64)}}
+    if kind == "file_data":
+        uri = "https://generativelanguage.googleapis.com/v1beta/files/" + draw(_ids)
+        return {"file_data": {"file_uri": uri, "mime_type": "video/mp4"}}
+    if kind == "image":
+        return {"inline_data": {"mime_type": "image/png", "data": PDF}}
+    return {"text": draw(_text)}
+
+
+@st.composite
+def gemini_histories(draw: st.DrawFn) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    pending: list[dict[str, Any]] = []  # function responses open the next user content
+    for n in range(draw(st.integers(1, 4))):
+        parts = draw(st.lists(_gemini_user_part(), min_size=1, max_size=3))
+        out.append({"role": "user", "parts": pending + parts})
+        pending = []
+        model: list[dict[str, Any]] = [{"text": draw(_text)}]
+        if draw(st.booleans()):
+            model += [
+                {"executable_code": {"language": "PYTHON", "code": "print(1)"}},
+                {"code_execution_result": {"outcome": "OUTCOME_OK", "output": draw(_text)}},
+            ]
+        if draw(st.booleans()):
+            model.append({"function_call": {"id": f"c{n}", "name": "read", "args": {}}})
+            response = {"id": f"c{n}", "name": "read", "response": {"output": draw(_text)}}
+            pending = [{"function_response": response}]
+        out.append({"role": "model", "parts": model})
+    if pending:
+        out.append({"role": "user", "parts": pending})
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=gemini_histories())
+def test_gemini_round_trip_carries_files_audio_and_code_execution(
+    history: list[dict[str, Any]],
+) -> None:
+    _validate_gemini(history)
+    transcript = from_gemini(history)
+    assert to_gemini(transcript) == (None, history)
+    _assert_passes_keep(transcript)
+
+
+def test_gemini_content_objects_with_carried_parts_come_back_as_objects() -> None:
+    from google.genai import types
+
+    contents = [
+        types.Content(
+            role="user",
+            parts=[
+                types.Part(text="read"),
+                types.Part(inline_data=types.Blob(data=b"%PDF-1.4 x", mime_type="application/pdf")),
+            ],
+        ),
+        types.Content(
+            role="model",
+            parts=[
+                types.Part(
+                    executable_code=types.ExecutableCode(language="PYTHON", code="print(2)")
+                ),
+                types.Part(
+                    inline_data=types.Blob(data=b"\x89PNG\r\n", mime_type="image/png"),
+                ),
+            ],
+        ),
+    ]
+    converted = read(contents)
+    assert converted.transcript[0]["content"][1]["block"] == {
+        "inline_data": {
+            "data": base64.b64encode(b"%PDF-1.4 x").decode(),
+            "mime_type": "application/pdf",
+        }
+    }
+    assert converted.restore(converted.transcript) == contents
+
+
+def test_gemini_inline_pdf_and_audio_map_to_anthropic_chat_and_back() -> None:
+    contents = [
+        {"role": "user", "parts": [{"inline_data": {"mime_type": "application/pdf", "data": PDF}}]}
+    ]
+    assert to_anthropic(from_gemini(contents))[1][0]["content"] == [_anthropic_pdf()]
+    assert to_gemini(from_anthropic(to_anthropic(from_gemini(contents))[1])) == (None, contents)
+    wav = [{"role": "user", "parts": [{"inline_data": {"mime_type": "audio/wav", "data": WAV}}]}]
+    chat = to_openai_chat(from_gemini(wav))
+    assert chat[0]["content"] == [
+        {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}}
+    ]
+    assert to_gemini(from_openai_chat(chat)) == (None, wav)
+    # A plain-text file is an Anthropic text document.
+    text = base64.b64encode(b"hello").decode()
+    plain = [
+        {"role": "user", "parts": [{"inline_data": {"mime_type": "text/plain", "data": text}}]}
+    ]
+    assert to_anthropic(from_gemini(plain))[1][0]["content"] == [
+        {
+            "type": "document",
+            "source": {"type": "text", "media_type": "text/plain", "data": "hello"},
+        }
+    ]
+
+
+@pytest.mark.parametrize(
+    ("contents", "target", "match"),
+    [
+        (
+            [{"role": "user", "parts": [{"inline_data": {"mime_type": "audio/ogg", "data": WAV}}]}],
+            "anthropic",
+            "gemini inline_data block in a user message has no Anthropic",
+        ),
+        (
+            [{"role": "user", "parts": [{"inline_data": {"mime_type": "audio/ogg", "data": WAV}}]}],
+            "chat",
+            "gemini inline_data block in a user message has no OpenAI Chat",
+        ),
+        (
+            [
+                {"role": "user", "parts": [{"text": "run"}]},
+                {
+                    "role": "model",
+                    "parts": [{"executable_code": {"code": "1", "language": "PYTHON"}}],
+                },
+            ],
+            "chat",
+            "gemini executable_code block in an assistant message has no OpenAI Chat",
+        ),
+        (
+            [
+                {
+                    "role": "user",
+                    "parts": [{"file_data": {"file_uri": "gs://b/a", "mime_type": "a/b"}}],
+                }
+            ],
+            "responses",
+            "gemini file_data block in a user message has no OpenAI Responses",
+        ),
+    ],
+)
+def test_gemini_parts_without_an_equivalent_are_refused(
+    contents: list[dict[str, Any]], target: str, match: str
+) -> None:
+    transcript = from_gemini(contents)
+    write = {
+        "anthropic": to_anthropic,
+        "chat": to_openai_chat,
+        "responses": to_openai_responses,
+    }[target]
+    with pytest.raises(ValueError, match=match):
+        write(transcript)
+
+
+def test_anthropic_server_tools_and_search_results_have_no_gemini_form() -> None:
+    history = [
+        {"role": "user", "content": "news?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            ],
+        },
+    ]
+    with pytest.raises(
+        ValueError, match="server_tool_use block in an assistant message has no Gem"
+    ):
+        to_gemini(from_anthropic(history))
+    search = {"type": "search_result", "source": "s", "title": "t", "content": []}
+    with pytest.raises(ValueError, match="search_result block in a user message has no Gemini"):
+        to_gemini(from_anthropic([{"role": "user", "content": [search]}]))
+
+
+def test_a_gemini_part_mixing_a_call_with_other_fields_is_refused() -> None:
+    part = {"function_call": {"name": "f", "args": {}}, "executable_code": {"code": "1"}}
+    with pytest.raises(ValueError, match="element 0: part"):
+        from_gemini([{"role": "model", "parts": [part]}])

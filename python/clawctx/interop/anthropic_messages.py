@@ -214,7 +214,9 @@ def _document(block: Mapping[str, Any], where: str) -> c.JsonDict:
     return document
 
 
-def _write_blocks(blocks: Iterable[Mapping[str, Any]], where: str = "") -> list[c.JsonDict]:
+def _write_blocks(
+    blocks: Iterable[Mapping[str, Any]], where: str = "in a user message"
+) -> list[c.JsonDict]:
     out: list[c.JsonDict] = []
     for block in blocks:
         if _carried.is_carried(block):
