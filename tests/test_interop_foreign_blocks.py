@@ -21,6 +21,7 @@ from clawctx.interop import (
     fit_to_budget,
     from_anthropic,
     from_gemini,
+    from_langchain,
     from_openai_chat,
     from_openai_responses,
     openai_chat,
@@ -28,6 +29,7 @@ from clawctx.interop import (
     read,
     to_anthropic,
     to_gemini,
+    to_langchain,
     to_openai_chat,
     to_openai_responses,
 )
@@ -952,3 +954,141 @@ def test_a_gemini_part_mixing_a_call_with_other_fields_is_refused() -> None:
     part = {"function_call": {"name": "f", "args": {}}, "executable_code": {"code": "1"}}
     with pytest.raises(ValueError, match="element 0: part"):
         from_gemini([{"role": "model", "parts": [part]}])
+
+
+# ---- LangChain ------------------------------------------------------------------------------
+
+
+@st.composite
+def _langchain_block(draw: st.DrawFn) -> dict[str, Any]:
+    kind = draw(st.sampled_from(["pdf", "audio", "plain", "legacy", "text"]))
+    if kind == "pdf":
+        return {"type": "file", "base64": PDF, "mime_type": "application/pdf"}
+    if kind == "audio":
+        return {"type": "audio", "base64": draw(_b64), "mime_type": "audio/wav"}
+    if kind == "plain":
+        return {"type": "text-plain", "text": draw(_text), "mime_type": "text/plain"}
+    if kind == "legacy":
+        return {
+            "type": "file",
+            "source_type": "base64",
+            "data": PDF,
+            "mime_type": "application/pdf",
+        }
+    return {"type": "text", "text": draw(_text)}
+
+
+@st.composite
+def langchain_histories(draw: st.DrawFn) -> list[Any]:
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    out: list[Any] = []
+    for n in range(draw(st.integers(1, 3))):
+        out.append(HumanMessage(content=draw(st.lists(_langchain_block(), min_size=2, max_size=3))))
+        # A lone text is a string (what writing gives back for one text block).
+        content: Any = draw(_text)
+        if draw(st.booleans()):
+            content = [
+                {"type": "server_tool_call", "id": f"srv{n}", "name": "web_search", "args": {}},
+                {"type": "server_tool_result", "tool_call_id": f"srv{n}", "status": "success"},
+                {"type": "text", "text": content or "found"},
+            ]
+        calls = [{"name": "read", "args": {}, "id": f"c{n}", "type": "tool_call"}]
+        out.append(AIMessage(content=content, tool_calls=calls))
+        out.append(
+            ToolMessage(
+                content=[{"type": "file", "base64": PDF, "mime_type": "application/pdf"}],
+                tool_call_id=f"c{n}",
+            )
+        )
+    return out
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=langchain_histories())
+def test_langchain_round_trip_carries_files_audio_and_server_tools(history: list[Any]) -> None:
+    transcript = from_langchain(history)
+    assert to_langchain(transcript) == history
+    _assert_passes_keep(transcript)
+
+
+def test_anthropic_pdf_and_chat_audio_are_langchain_standard_blocks_and_back() -> None:
+    from langchain_core.messages import HumanMessage
+
+    history = [
+        {"role": "user", "content": [{"type": "text", "text": "x"}, _anthropic_pdf(title="r")]}
+    ]
+    messages = to_langchain(from_anthropic(history))
+    assert messages == [
+        HumanMessage(
+            content=[
+                {"type": "text", "text": "x"},
+                {
+                    "type": "file",
+                    "base64": PDF,
+                    "mime_type": "application/pdf",
+                    "extras": {"filename": "r"},
+                },
+            ]
+        )
+    ]
+    assert to_anthropic(from_langchain(messages)) == (None, history)
+    chat = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "hear"},
+                {"type": "input_audio", "input_audio": {"data": WAV, "format": "wav"}},
+            ],
+        }
+    ]
+    messages = to_langchain(from_openai_chat(chat))
+    assert messages[0].content[1] == {"type": "audio", "base64": WAV, "mime_type": "audio/wav"}
+    assert to_openai_chat(from_langchain(messages)) == chat
+
+
+def test_server_tool_turns_have_no_langchain_form() -> None:
+    history = [
+        {"role": "user", "content": "news?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}},
+                {"type": "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": []},
+            ],
+        },
+    ]
+    with pytest.raises(ValueError, match="anthropic server_tool_use block has no LangChain"):
+        to_langchain(from_anthropic(history))
+    # And a LangChain server tool call has none in Anthropic.
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    lc = [
+        HumanMessage("news?"),
+        AIMessage(content=[{"type": "server_tool_call", "id": "s", "name": "web", "args": {}}]),
+    ]
+    with pytest.raises(ValueError, match="langchain server_tool_call block in an assistant"):
+        to_anthropic(from_langchain(lc))
+
+
+def test_langchain_unknown_block_is_still_refused() -> None:
+    from langchain_core.messages import HumanMessage
+
+    with pytest.raises(ValueError, match="element 0: content block 'hologram' is not supported"):
+        from_langchain([HumanMessage(content=[{"type": "hologram"}])])
+
+
+def test_a_large_file_is_charged_and_trimmed_langchain() -> None:
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    big = {"type": "file", "base64": _big_pdf(400_000), "mime_type": "application/pdf"}
+    history = [
+        HumanMessage(content=[{"type": "text", "text": "read"}, big]),
+        AIMessage("read it"),
+        HumanMessage("next"),
+        AIMessage("ok"),
+    ]
+    fit = fit_to_budget(history, 100)
+    assert fit.messages == history[2:]
+    assert fit.dropped == history[:2]
+    assert fit_to_budget(history, 1_000_000).messages == history
