@@ -24,6 +24,7 @@ from clawctx.interop import (
     from_langchain,
     from_openai_chat,
     from_openai_responses,
+    from_pydantic_ai,
     openai_chat,
     pi_messages,
     read,
@@ -32,6 +33,7 @@ from clawctx.interop import (
     to_langchain,
     to_openai_chat,
     to_openai_responses,
+    to_pydantic_ai,
 )
 
 _text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=12)
@@ -1092,3 +1094,91 @@ def test_a_large_file_is_charged_and_trimmed_langchain() -> None:
     assert fit.messages == history[2:]
     assert fit.dropped == history[:2]
     assert fit_to_budget(history, 1_000_000).messages == history
+
+
+# ---- pydantic-ai ----------------------------------------------------------------------------
+
+
+def test_pydantic_ai_round_trip_carries_documents_audio_and_native_tools() -> None:
+    from pydantic_ai import messages as m
+
+    history = [
+        m.ModelRequest(
+            parts=[
+                m.UserPromptPart(
+                    [
+                        "read these",
+                        m.BinaryContent(data=b"%PDF-1.4 x", media_type="application/pdf"),
+                        m.BinaryContent(data=b"RIFF....WAVE", media_type="audio/wav"),
+                        m.DocumentUrl(url="https://example.com/a.pdf"),
+                        m.AudioUrl(url="https://example.com/a.mp3"),
+                    ]
+                )
+            ]
+        ),
+        m.ModelResponse(
+            parts=[
+                m.NativeToolCallPart(
+                    tool_name="web_search", args={"q": "x"}, tool_call_id="s1", provider_name="a"
+                ),
+                m.NativeToolReturnPart(
+                    tool_name="web_search", content=[{"url": "u"}], tool_call_id="s1"
+                ),
+                m.TextPart("found"),
+            ]
+        ),
+    ]
+    transcript = from_pydantic_ai(history)
+    assert [b["type"] for b in transcript[0]["content"]] == ["text", *["foreign"] * 4]
+    assert [b["type"] for b in transcript[1]["content"]] == ["foreign", "foreign", "text"]
+    back = to_pydantic_ai(transcript)
+    assert back[0].parts[0].content == history[0].parts[0].content
+    assert back[1].parts == history[1].parts
+    _assert_passes_keep(transcript)
+
+
+def test_pydantic_ai_binary_pdf_maps_to_anthropic_and_chat_and_back() -> None:
+    from pydantic_ai import messages as m
+
+    pdf = base64.b64decode(PDF)
+    history = [
+        m.ModelRequest(
+            parts=[m.UserPromptPart([m.BinaryContent(data=pdf, media_type="application/pdf")])]
+        )
+    ]
+    assert to_anthropic(from_pydantic_ai(history))[1][0]["content"] == [_anthropic_pdf()]
+    chat = to_openai_chat(from_pydantic_ai(history))
+    assert chat[0]["content"] == [
+        {"type": "file", "file": {"file_data": "data:application/pdf;base64," + PDF}}
+    ]
+    back = to_pydantic_ai(from_anthropic([{"role": "user", "content": [_anthropic_pdf()]}]))
+    item = back[0].parts[0].content[0]
+    assert isinstance(item, m.BinaryContent) and item.data == pdf
+    assert item.media_type == "application/pdf"
+
+
+def test_pydantic_ai_native_tools_and_audio_urls_are_refused_elsewhere() -> None:
+    from pydantic_ai import messages as m
+
+    call = m.NativeToolCallPart(tool_name="web_search", args={}, tool_call_id="s1")
+    history = [
+        m.ModelRequest(parts=[m.UserPromptPart("news?")]),
+        m.ModelResponse(parts=[call]),
+    ]
+    with pytest.raises(ValueError, match="pydantic_ai builtin-tool-call block in an assistant"):
+        to_anthropic(from_pydantic_ai(history))
+    audio = [m.ModelRequest(parts=[m.UserPromptPart([m.AudioUrl(url="https://x/a.mp3")])])]
+    with pytest.raises(ValueError, match="pydantic_ai audio-url block in a user message has no"):
+        to_openai_chat(from_pydantic_ai(audio))
+    # Server-tool turns of Anthropic have no pydantic-ai form either.
+    anthropic = [
+        {"role": "user", "content": "news?"},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "server_tool_use", "id": "srvtoolu_1", "name": "web_search", "input": {}}
+            ],
+        },
+    ]
+    with pytest.raises(ValueError, match="anthropic server_tool_use block in an assistant message"):
+        to_pydantic_ai(from_anthropic(anthropic))

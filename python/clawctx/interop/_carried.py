@@ -102,7 +102,12 @@ def kind(block: Mapping[str, Any]) -> str:
     inner = block.get("block")
     name: Any = None
     if isinstance(inner, Mapping):
-        name = inner.get("type") or next((k for k, v in inner.items() if v is not None), None)
+        name = (
+            inner.get("type")
+            or inner.get("part_kind")  # pydantic-ai
+            or inner.get("kind")
+            or next((k for k, v in inner.items() if v is not None), None)  # a Gemini part
+        )
     return f"{block.get('format')} {name or 'block'}"
 
 
@@ -201,7 +206,10 @@ def _pydantic_ai(part: Mapping[str, Any]) -> Media | None:
     mime = str(part.get("media_type") or "")
     if kind == "binary" and isinstance(part.get("data"), str):
         media_kind: Literal["file", "audio"] = "audio" if mime.startswith("audio/") else "file"
-        return Media(media_kind, mime, data=part["data"], name=part.get("identifier"))
+        # pydantic writes bytes as URL-safe base64; the other formats take the standard
+        # alphabet. Its identifier is a content hash by default, not a name to show.
+        data = base64.b64encode(base64.urlsafe_b64decode(part["data"])).decode("ascii")
+        return Media(media_kind, mime, data=data)
     if kind == "document-url" and isinstance(part.get("url"), str):
         return Media("file", mime or "application/pdf", url=part["url"])
     return None
