@@ -5,7 +5,17 @@ each ``tool_result`` block becomes a ``toolResult`` message (``is_error`` kept),
 one ``user`` message after them; writing joins them back into one user message. Assistant
 ``text``, ``thinking`` (with its signature), ``redacted_thinking`` and ``tool_use`` blocks map
 to pi's text, thinking, redacted thinking and toolCall blocks, in order. ``cache_control`` on a
-block is carried. Other block types (documents, server tools) are refused.
+block is carried.
+
+Blocks pi has no type for are carried in place (``clawctx.interop._carried``): ``document`` and
+``search_result`` blocks (also inside a ``tool_result``), ``container_upload``, and the
+server-tool blocks of an assistant turn (``server_tool_use`` with its ``*_tool_result``,
+``mcp_tool_use`` with ``mcp_tool_result``). A server-tool call and its result stay in the one
+assistant message they came in, so ``fit_to_budget`` keeps or drops them together, and pi's
+pairing repair (which pairs ``toolCall`` blocks with ``toolResult`` messages) never touches them.
+Written as Anthropic, a Chat ``file`` / Responses ``input_file`` / Gemini ``inline_data`` PDF or
+plain-text file becomes a ``document`` (in a user message or a tool result); other carried blocks
+of other formats (audio, refusals, server tools) are refused with ``ValueError``.
 """
 
 from __future__ import annotations
@@ -14,11 +24,27 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "anthropic"
-_USER_BLOCKS = ("text", "image", "tool_result")
-_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use")
+# Carried whole, in place (anthropic 2.14 `ContentBlockParam`, and the beta MCP blocks).
+_CARRIED = (
+    "document",
+    "search_result",
+    "container_upload",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "tool_search_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+)
+_USER_BLOCKS = ("text", "image", "tool_result", *_CARRIED)
+_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use", *_CARRIED)
 
 
 def claims(element: object) -> bool:
@@ -64,6 +90,8 @@ def _user_blocks(blocks: Iterable[Mapping[str, Any]], index: int) -> list[c.Json
             out.append(_cache(block, c.text_block(block["text"])))
         elif block.get("type") == "image":
             out.append(_image(block, index))
+        elif block.get("type") in _CARRIED:
+            out.append(_carried.carry(FORMAT, dict(block)))
         else:
             raise ValueError(f"element {index}: block {block.get('type')!r} is not supported here")
     return out
@@ -142,6 +170,8 @@ def read(
                         "redacted": True,
                     }
                 )
+            elif kind in _CARRIED:
+                blocks.append(_carried.carry(FORMAT, dict(block)))
             else:
                 c.check_keys(
                     block,
@@ -164,10 +194,35 @@ def _block_cache(pi: Mapping[str, Any], block: c.JsonDict) -> c.JsonDict:
     return block
 
 
-def _write_blocks(blocks: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
+def _document(block: Mapping[str, Any], where: str) -> c.JsonDict:
+    """A carried block of another format as a ``document``, where it is a PDF or text file."""
+    meaning = _carried.media(block)
+    source: c.JsonDict | None = None
+    if meaning is not None and meaning.kind == "file":
+        text = meaning.document_text()
+        if text is not None:
+            source = {"type": "text", "media_type": "text/plain", "data": text}
+        elif meaning.mime == "application/pdf" and meaning.data is not None:
+            source = {"type": "base64", "media_type": "application/pdf", "data": meaning.data}
+        elif meaning.mime == "application/pdf" and meaning.url is not None:
+            source = {"type": "url", "url": meaning.url}
+    if source is None or meaning is None:
+        raise _carried.refuse(block, "Anthropic", where)
+    document: c.JsonDict = {"type": "document", "source": source}
+    if meaning.name:
+        document["title"] = meaning.name
+    return document
+
+
+def _write_blocks(
+    blocks: Iterable[Mapping[str, Any]], where: str = "in a user message"
+) -> list[c.JsonDict]:
     out: list[c.JsonDict] = []
     for block in blocks:
-        if block.get("type") == "text":
+        if _carried.is_carried(block):
+            original = _carried.native(block, FORMAT)
+            out.append(original if original is not None else _document(block, where))
+        elif block.get("type") == "text":
             out.append(_block_cache(block, {"type": "text", "text": block["text"]}))
         elif block.get("type") == "image":
             if "url" in block:
@@ -200,7 +255,7 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[Any, list[c.JsonDict]]
             written: Any = (
                 inner[0]["text"]
                 if len(inner) == 1 and inner[0].get("type") == "text"
-                else _write_blocks(inner)
+                else _write_blocks(inner, "in a tool result")
             )
             block: c.JsonDict = {
                 "type": "tool_result",
@@ -246,6 +301,11 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[Any, list[c.JsonDict]]
                 if b.get("thinkingSignature") is not None:
                     thinking["signature"] = b["thinkingSignature"]
                 blocks.append(thinking)
+            elif _carried.is_carried(b):
+                original = _carried.native(b, FORMAT)
+                if original is None:
+                    raise _carried.refuse(b, "Anthropic", "in an assistant message")
+                blocks.append(original)
             elif kind == "toolCall":
                 arguments = b.get("arguments")
                 blocks.append(

@@ -9,6 +9,10 @@ follow it, or one other message. Units are taken from the newest while they fit;
 then starts on a user-side message (so no result is ever first, and Anthropic and Gemini get
 the user turn they need first). A history whose pairing needed no repair comes back as the
 caller's own elements (same objects); a repaired one is converted back into the caller's shape.
+
+Blocks pi has no type for (documents, files, audio, server-tool turns: ``_carried``) count by
+``_carried.charge_text`` with the counter in use (a text document by its text, anything else by
+its JSON, base64 included), so a large PDF is never free.
 """
 
 from __future__ import annotations
@@ -28,6 +32,8 @@ from clawctx._core import (
     estimate_tokens,
     repair_tool_pairing,
 )
+from clawctx.interop import _carried
+from clawctx.interop import _common as c
 from clawctx.interop.formats import Converted, read
 
 Counter = Literal["estimate", "o200k_base", "cl100k_base"] | Callable[[Any], int]
@@ -59,11 +65,38 @@ def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
         encoding: Literal["o200k_base", "cl100k_base"] = (
             "o200k_base" if counter == "o200k_base" else "cl100k_base"
         )
-        exact: np.ndarray = np.asarray(count_message_tokens(messages, encoding), dtype=np.int64)
+        exact: np.ndarray = np.array(count_message_tokens(messages, encoding), dtype=np.int64)
         return exact
     raise ValueError(
         f"counter must be 'estimate', 'o200k_base', 'cl100k_base' or a callable, not {counter!r}"
     )
+
+
+def _charge_carried(
+    messages: Transcript, counts: np.ndarray, counter: str, looked: bool | None
+) -> None:
+    """Adds the charge of carried blocks, which the Rust counts give nothing."""
+    if looked is False or (looked is None and b'"foreign"' not in messages.to_json()):
+        return
+    for index, message in enumerate(messages):
+        content = message.get("content")
+        if not isinstance(content, list):
+            continue
+        texts = [
+            c.text_block(_carried.charge_text(b))
+            for b in content
+            if isinstance(b, dict) and _carried.is_carried(b)
+        ]
+        if not texts:
+            continue
+        proxy = {"role": "user", "content": texts}
+        if counter == "estimate":
+            counts[index] += estimate_tokens(proxy)
+        else:
+            encoding: Literal["o200k_base", "cl100k_base"] = (
+                "o200k_base" if counter == "o200k_base" else "cl100k_base"
+            )
+            counts[index] += int(count_message_tokens(Transcript([proxy]), encoding)[0])
 
 
 def _system_estimates(messages: Transcript, counts: np.ndarray, units: np.ndarray) -> None:
@@ -165,6 +198,7 @@ def fit_to_budget(
         counts = _message_counts(transcript, counter)
         if counter == "estimate" and (units.kinds == _SYSTEM).any():
             _system_estimates(transcript, counts, units.bounds[:-1][units.kinds == _SYSTEM])
+        _charge_carried(transcript, counts, counter, converted.carried)
         costs = np.add.reduceat(counts, units.bounds[:-1]) if units.count else counts[:0]
 
     # The prelude: whole units.

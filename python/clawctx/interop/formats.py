@@ -16,8 +16,8 @@ from types import ModuleType
 from typing import Any
 
 from clawctx._core import Transcript, convert_to_llm
-from clawctx.interop import _common as c
 from clawctx.interop import (
+    _carried,
     anthropic_messages,
     gemini_contents,
     langchain_messages,
@@ -26,6 +26,7 @@ from clawctx.interop import (
     pi_messages,
     pydantic_ai_messages,
 )
+from clawctx.interop import _common as c
 
 # Ties go to the first: a message every dict format reads alike ({"role": "user",
 # "content": "hi"}) means the same thing in each.
@@ -92,6 +93,8 @@ class Converted:
     transcript: Transcript
     origins: tuple[int, ...]  # for each transcript message, the source element it came from
     source: Any
+    # Whether a message holds a carried block (`_carried`); None: not looked (a Transcript).
+    carried: bool | None = None
 
     def restore(self, messages: Transcript | Sequence[Mapping[str, Any]]) -> Any:
         """``messages`` in the shape of ``source``."""
@@ -138,7 +141,9 @@ def read(history: Any) -> Converted:
                 f"(and optional 'system'); got keys {sorted(history)}"
             )
         messages, origins = anthropic_messages.read(history["messages"], history.get("system"))
-        return Converted("anthropic", Transcript(messages), tuple(origins), history)
+        return Converted(
+            "anthropic", Transcript(messages), tuple(origins), history, _any_carried(messages)
+        )
     if isinstance(history, str | bytes) or not isinstance(history, Sequence):
         raise TypeError(
             f"a history is a Transcript, a list of messages or an Anthropic request mapping, "
@@ -146,7 +151,17 @@ def read(history: Any) -> Converted:
         )
     module = _detect(history)
     messages, origins = module.read(history)
-    return Converted(module.FORMAT, Transcript(messages), tuple(origins), history)
+    return Converted(
+        module.FORMAT, Transcript(messages), tuple(origins), history, _any_carried(messages)
+    )
+
+
+def _any_carried(messages: Sequence[Mapping[str, Any]]) -> bool:
+    return any(
+        isinstance(m.get("content"), list)
+        and any(isinstance(b, Mapping) and _carried.is_carried(b) for b in m["content"])
+        for m in messages
+    )
 
 
 def apply(operation: Callable[..., Any], history: Any, *args: Any, **kwargs: Any) -> Any:

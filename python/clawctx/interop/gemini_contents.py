@@ -8,6 +8,16 @@ A ``user`` content is split like pi stores it: each ``function_response`` a ``to
 response is kept as its JSON text), the text and ``inline_data`` parts one user message.
 Gemini calls may have no id: pi needs one, so such calls get ``gemini-<content>-<part>`` ids
 (marked, and left out again on writing) and responses are matched to calls by name, in order.
+
+Other parts (``inline_data`` that is not an image, ``file_data``, ``executable_code``,
+``code_execution_result``, any part of a model content that is not text, thought or call) have
+no pi type: they are carried whole, in place (``clawctx.interop._carried``; bytes as base64)
+and written back as they were. Written as Gemini, another format's base64 file or audio (an
+Anthropic PDF or text ``document``, a Chat ``file`` or ``input_audio``, a Responses
+``input_file`` or ``input_audio``) becomes an ``inline_data`` part of its MIME type in a user
+content; anything else (server-tool turns, refusals, URL or file-id references, a carried block
+in a tool result) raises ``ValueError``. A part that mixes a function call or response with
+other fields is refused.
 """
 
 from __future__ import annotations
@@ -18,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "gemini"
@@ -79,9 +90,10 @@ def read(
             )
         parts = content["parts"]
         for part in parts:
-            if not isinstance(part, Mapping) or set(
-                k for k, v in part.items() if v is not None
-            ) - set(_PART_KEYS):
+            if not isinstance(part, Mapping):
+                raise ValueError(f"element {index}: part {part!r} is not a mapping")
+            keys = set(k for k, v in part.items() if v is not None)
+            if keys & {"function_call", "function_response"} and keys - set(_PART_KEYS):
                 raise ValueError(f"element {index}: part {part!r} is not supported")
         if content.get("role", "user") == "model":
             blocks: list[c.JsonDict] = []
@@ -101,6 +113,9 @@ def read(
                         block["idGenerated"] = True
                     blocks.append(block)
                     open_calls.append(block)
+                elif _foreign(part) or part.get("inline_data") is not None:
+                    # pi's assistant message holds no image: a model's inline data is carried.
+                    blocks.append(_carried.carry(FORMAT, _carried.jsonable(dict(part))))
                 elif part.get("thought"):
                     thinking = {"type": "thinking", "thinking": part.get("text", "")}
                     if signature is not None:
@@ -142,6 +157,8 @@ def read(
                     result["idGenerated"] = True
                 out.append(result)
                 origins.append(index)
+            elif _foreign(part):
+                rest.append(_carried.carry(FORMAT, _carried.jsonable(dict(part))))
             elif part.get("inline_data") is not None:
                 blob = part["inline_data"]
                 data = blob.get("data", "")
@@ -159,10 +176,43 @@ def read(
     return out, origins
 
 
+def _foreign(part: Mapping[str, Any]) -> bool:
+    """A part pi has no type for: one with other fields than text, thought and signature, or
+    inline data that is not an image."""
+    keys = set(k for k, v in part.items() if v is not None)
+    if keys & {"function_call", "function_response"}:
+        return False
+    if keys - {"text", "thought", "thought_signature", "inline_data"}:
+        return True
+    blob = part.get("inline_data")
+    if blob is None:
+        return False
+    return not (
+        keys == {"inline_data"}
+        and set(k for k, v in blob.items() if v is not None) <= {"mime_type", "data"}
+        and str(blob.get("mime_type", "")).startswith("image/")
+    )
+
+
+def _carried_part(block: Mapping[str, Any]) -> c.JsonDict:
+    """A carried block in a user content: as it was, or another format's file or audio."""
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return dict(original)
+    meaning = _carried.media(block)
+    if meaning is not None and meaning.kind in ("file", "audio"):
+        data = meaning.base64_data()
+        if data is not None:
+            return {"inline_data": {"mime_type": meaning.mime, "data": data}}
+    raise _carried.refuse(block, "Gemini", "in a user message")
+
+
 def _user_parts(message: Mapping[str, Any]) -> list[c.JsonDict]:
     parts: list[c.JsonDict] = []
     for block in c.content_blocks(message):
-        if block.get("type") == "text":
+        if _carried.is_carried(block):
+            parts.append(_carried_part(block))
+        elif block.get("type") == "text":
             parts.append({"text": block["text"]})
         elif block.get("type") == "image" and "data" in block:
             parts.append(
@@ -181,6 +231,9 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[str | None, list[c.Jso
         if role in c.SYSTEM_ROLES:
             system.append(c.blocks_text(message.get("content")))
         elif role == "toolResult":
+            for block in c.content_blocks(message):
+                if _carried.is_carried(block):
+                    raise _carried.refuse(block, "Gemini", "in a tool result")
             text = c.blocks_text(message.get("content"))
             payload = {"error": text} if message.get("isError") else {"output": text}
             response: c.JsonDict = {"name": message.get("toolName"), "response": payload}
@@ -209,6 +262,12 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[str | None, list[c.Jso
                         call["id"] = block.get("id")
                     part = {"function_call": call}
                     signature = block.get("thoughtSignature")
+                elif _carried.is_carried(block):
+                    original = _carried.native(block, FORMAT)
+                    if original is None:
+                        raise _carried.refuse(block, "Gemini", "in an assistant message")
+                    parts.append(dict(original))
+                    continue
                 else:
                     continue
                 if signature is not None:

@@ -5,6 +5,15 @@
 blocks that repeat a ``tool_calls`` entry in the content are read once, from ``tool_calls``),
 ``ToolMessage`` -> ``toolResult`` (``status="error"`` is the error flag). Message ids and names
 are kept. Other message classes are refused.
+
+File, audio, video and plain-text blocks (``file``, ``audio``, ``video``, ``text-plain``, also
+the older ``source_type`` form), and the provider blocks LangChain keeps in a message's content
+(Anthropic ``document``, ``search_result`` and server-tool blocks, ``server_tool_call`` /
+``server_tool_result``, Chat ``input_audio``, ``refusal``) have no pi type: they are carried in
+place (``clawctx.interop._carried``) and written back as they were. Written as LangChain,
+another format's base64 file or audio becomes a standard ``file`` / ``audio`` block (a plain-text
+file a ``text-plain`` block, a URL a ``file`` block with ``url``); anything else (server-tool
+turns, refusals, file ids) raises ``ValueError``. Other block types are refused on reading.
 """
 
 from __future__ import annotations
@@ -13,9 +22,31 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "langchain"
+_CARRIED = (
+    "file",
+    "audio",
+    "video",
+    "text-plain",
+    "document",
+    "search_result",
+    "server_tool_call",
+    "server_tool_result",
+    "server_tool_use",
+    "web_search_tool_result",
+    "web_fetch_tool_result",
+    "code_execution_tool_result",
+    "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result",
+    "mcp_tool_use",
+    "mcp_tool_result",
+    "container_upload",
+    "input_audio",
+    "refusal",
+)
 
 
 def claims(element: object) -> bool:
@@ -51,6 +82,8 @@ def _blocks(content: Any, index: int, skip_ids: set[str]) -> list[c.JsonDict]:
             out.append({"type": "image", "url": block["url"]})
         elif kind in ("tool_use", "tool_call") and block.get("id") in skip_ids:
             continue
+        elif kind in _CARRIED:
+            out.append(_carried.carry(FORMAT, _carried.jsonable(dict(block))))
         else:
             raise ValueError(f"element {index}: content block {kind!r} is not supported")
     return out
@@ -117,7 +150,9 @@ def _content(message: Mapping[str, Any]) -> Any:
         return blocks[0]["text"]
     out: list[Any] = []
     for b in blocks:
-        if b.get("type") == "text":
+        if _carried.is_carried(b):
+            out.append(_carried_block(b))
+        elif b.get("type") == "text":
             out.append({"type": "text", "text": b["text"]})
         elif b.get("type") == "image":
             out.append({"type": "image_url", "image_url": {"url": c.image_to_url(b)}})
@@ -127,6 +162,27 @@ def _content(message: Mapping[str, Any]) -> Any:
                 thinking["signature"] = b["thinkingSignature"]
             out.append(thinking)
     return out if out else ""
+
+
+def _carried_block(block: Mapping[str, Any]) -> Any:
+    """A carried block: as it was, or another format's file or audio as a standard block."""
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return dict(original)
+    meaning = _carried.media(block)
+    if meaning is not None and meaning.kind in ("file", "audio"):
+        out: c.JsonDict | None = None
+        if meaning.text is not None:
+            out = {"type": "text-plain", "text": meaning.text, "mime_type": "text/plain"}
+        elif meaning.data is not None:
+            out = {"type": meaning.kind, "base64": meaning.data, "mime_type": meaning.mime}
+        elif meaning.url is not None:
+            out = {"type": "file", "url": meaning.url, "mime_type": meaning.mime}
+        if out is not None:
+            if meaning.name:
+                out["extras"] = {"filename": meaning.name}
+            return out
+    raise _carried.refuse(block, "LangChain")
 
 
 def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:

@@ -5,6 +5,16 @@ One Chat message is one pi message: ``system``/``developer`` keep their role, ``
 then one ``toolCall`` block per ``tool_calls`` entry), ``tool`` becomes ``toolResult`` (the
 tool name is the one of the call it answers). Chat cannot hold thinking blocks, images in tool
 results or the error flag of a result; writing drops those.
+
+User ``file`` parts (``file_data`` or ``file_id``) and ``input_audio`` parts, and ``refusal``
+parts of an assistant message, have no pi type: they are carried in place
+(``clawctx.interop._carried``) and written back as they were (an assistant message holding a
+refusal is written with list content). Written as Chat, another format's base64 file (an
+Anthropic PDF or text ``document``, a Responses ``input_file``, a Gemini ``inline_data``)
+becomes a ``file`` part with a ``data:`` URL, its wav/mp3 audio an ``input_audio`` part and a
+Responses refusal a ``refusal`` part; a carried block with no Chat form (a server-tool turn, a
+URL or file-id reference of another provider, any carried block in a tool result) raises
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -13,9 +23,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "openai_chat"
+_CARRIED_PARTS = ("file", "input_audio")
 _ROLES = ("system", "developer", "user", "assistant", "tool")
 _KEYS = {
     "system": ("role", "content", "name"),
@@ -41,7 +53,8 @@ def claims(element: object) -> bool:
         return all(isinstance(p, Mapping) and p.get("type") in ("text", "refusal") for p in content)
     if isinstance(content, list):
         return all(
-            isinstance(p, Mapping) and p.get("type") in ("text", "image_url") for p in content
+            isinstance(p, Mapping) and p.get("type") in ("text", "image_url", *_CARRIED_PARTS)
+            for p in content
         )
     return isinstance(content, str) or (role == "assistant" and content is None)
 
@@ -60,6 +73,21 @@ def _user_content(content: Any, index: int) -> Any:
             if part["image_url"].get("detail") is not None:
                 image["detail"] = part["image_url"]["detail"]
             blocks.append(image)
+        elif part.get("type") == "file":
+            c.check_keys(part, ("type", "file", "prompt_cache_breakpoint"), "a file part", index)
+            file = part.get("file")
+            if not isinstance(file, Mapping) or not (file.get("file_data") or file.get("file_id")):
+                raise ValueError(f"element {index}: a file part needs file.file_data or file_id")
+            c.check_keys(file, ("file_data", "file_id", "filename"), "a file part's file", index)
+            blocks.append(_carried.carry(FORMAT, dict(part)))
+        elif part.get("type") == "input_audio":
+            c.check_keys(
+                part, ("type", "input_audio", "prompt_cache_breakpoint"), "an audio part", index
+            )
+            audio = part.get("input_audio")
+            if not isinstance(audio, Mapping) or not audio.get("data") or not audio.get("format"):
+                raise ValueError(f"element {index}: an input_audio part needs data and format")
+            blocks.append(_carried.carry(FORMAT, dict(part)))
         else:
             raise ValueError(f"element {index}: content part {part.get('type')!r} is not supported")
     return blocks
@@ -99,7 +127,11 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
             elif isinstance(content, list):
                 for part in content:
                     if part.get("type") == "refusal":
-                        raise ValueError(f"element {index}: refusal parts are not supported")
+                        c.check_keys(part, ("type", "refusal"), "a refusal part", index)
+                        if not isinstance(part.get("refusal"), str):
+                            raise ValueError(f"element {index}: a refusal part needs its text")
+                        blocks.append(_carried.carry(FORMAT, dict(part)))
+                        continue
                     blocks.append(c.text_block(part["text"]))
             for call in message.get("tool_calls") or ():
                 if call.get("type", "function") != "function":
@@ -133,6 +165,8 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
             texts = [b["text"] for b in blocks if b.get("type") == "text"]
             item: c.JsonDict = {"role": "assistant"}
             item["content"] = None if message.get("textAbsent") and not texts else "".join(texts)
+            if any(_carried.is_carried(b) for b in blocks):
+                item["content"] = _assistant_parts(blocks)
             calls = [
                 {
                     "id": b.get("id"),
@@ -148,6 +182,9 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
                 item["name"] = message["name"]
             out.append(item)
         elif role == "toolResult":
+            for block in c.content_blocks(message):
+                if _carried.is_carried(block):
+                    raise _carried.refuse(block, "OpenAI Chat", "in a tool result")
             out.append(
                 {
                     "role": "tool",
@@ -170,11 +207,52 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
                         if block.get("detail") is not None:
                             image["detail"] = block["detail"]
                         parts.append({"type": "image_url", "image_url": image})
+                    elif _carried.is_carried(block):
+                        parts.append(_user_part(block))
                 user["content"] = parts
             if message.get("name"):
                 user["name"] = message["name"]
             out.append(user)
     return out
+
+
+def _assistant_parts(blocks: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
+    """Assistant content as parts: text, and refusals (carried, or a Responses refusal)."""
+    parts: list[c.JsonDict] = []
+    for block in blocks:
+        if block.get("type") == "text":
+            parts.append({"type": "text", "text": block["text"]})
+        elif _carried.is_carried(block):
+            original = _carried.native(block, FORMAT)
+            meaning = _carried.media(block)
+            if original is not None:
+                parts.append(original)
+            elif meaning is not None and meaning.kind == "refusal":
+                parts.append({"type": "refusal", "refusal": meaning.text or ""})
+            else:
+                raise _carried.refuse(block, "OpenAI Chat", "in an assistant message")
+    return parts
+
+
+def _user_part(block: Mapping[str, Any]) -> Any:
+    """A carried block in a user message: as it was, or another format's file or audio."""
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return original
+    meaning = _carried.media(block)
+    if meaning is not None and meaning.kind == "audio" and meaning.data is not None:
+        audio_format = meaning.audio_format()
+        if audio_format is not None:
+            audio = {"data": meaning.data, "format": audio_format}
+            return {"type": "input_audio", "input_audio": audio}
+    if meaning is not None and meaning.kind == "file":
+        data = meaning.base64_data()
+        if data is not None:
+            file: c.JsonDict = {"file_data": _carried.data_url(meaning.mime, data)}
+            if meaning.name:
+                file["filename"] = meaning.name
+            return {"type": "file", "file": file}
+    raise _carried.refuse(block, "OpenAI Chat", "in a user message")
 
 
 def from_openai_chat(messages: Sequence[Mapping[str, Any]]) -> Transcript:

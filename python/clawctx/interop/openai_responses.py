@@ -7,6 +7,15 @@ thinking block whose signature is the item's JSON (pi-mono 0.58.3
 replays), each output text a text block, each call a toolCall block. ``function_call_output``
 becomes ``toolResult``; user, system and developer messages keep their role. The item fields
 this format needs back (``id``, ``status``, ``type``) ride on the pi block or message.
+
+``input_file`` and ``input_audio`` parts (in a message or a ``function_call_output``) and
+``refusal`` parts of an assistant message have no pi type: they are carried in place
+(``clawctx.interop._carried``) and written back as they were. Written as Responses, another
+format's base64 file (an Anthropic PDF or text ``document``, a Chat ``file``, a Gemini
+``inline_data``) becomes an ``input_file`` with a ``data:`` URL, an Anthropic PDF URL an
+``input_file`` with ``file_url``, and a Chat refusal a ``refusal`` part; anything else (audio
+of another format included: the SDK's input content takes text, images and files only) raises
+``ValueError``.
 """
 
 from __future__ import annotations
@@ -16,11 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "openai_responses"
 _MODEL_ITEMS = ("reasoning", "function_call")
-_INPUT_PARTS = ("input_text", "input_image")
+_INPUT_PARTS = ("input_text", "input_image", "input_file", "input_audio")
+_FILE_KEYS = ("type", "file_data", "file_id", "file_url", "filename", "detail")
 
 
 def _is_message(element: Mapping[str, Any]) -> bool:
@@ -62,6 +73,21 @@ def _input_content(content: Any, index: int) -> Any:
         if part.get("type") == "input_text":
             c.check_keys(part, ("type", "text"), "an input_text part", index)
             blocks.append(c.text_block(part["text"]))
+        elif part.get("type") == "input_file":
+            c.check_keys(
+                part, (*_FILE_KEYS, "prompt_cache_breakpoint"), "an input_file part", index
+            )
+            if not (part.get("file_data") or part.get("file_id") or part.get("file_url")):
+                raise ValueError(
+                    f"element {index}: an input_file part needs file_data, file_id or file_url"
+                )
+            blocks.append(_carried.carry(FORMAT, dict(part)))
+        elif part.get("type") == "input_audio":
+            c.check_keys(part, ("type", "input_audio"), "an input_audio part", index)
+            audio = part.get("input_audio")
+            if not isinstance(audio, Mapping) or not audio.get("data") or not audio.get("format"):
+                raise ValueError(f"element {index}: an input_audio part needs data and format")
+            blocks.append(_carried.carry(FORMAT, dict(part)))
         else:
             c.check_keys(part, ("type", "image_url", "detail"), "an input_image part", index)
             if not part.get("image_url"):
@@ -135,8 +161,15 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                     else content
                 )
                 for position, part in enumerate(parts):
-                    if part.get("type") != "output_text":
-                        raise ValueError(f"element {index}: refusal parts are not supported")
+                    if part.get("type") == "refusal":
+                        c.check_keys(part, ("type", "refusal"), "a refusal part", index)
+                        if not isinstance(part.get("refusal"), str):
+                            raise ValueError(f"element {index}: a refusal part needs its text")
+                        carried = _carried.carry(FORMAT, dict(part))
+                        if position == 0:
+                            carried["responsesItem"] = _extras(item, ("content",))
+                        blocks.append(carried)
+                        continue
                     c.check_keys(
                         part,
                         ("type", "text", "annotations", "logprobs"),
@@ -195,12 +228,47 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     return out, origins
 
 
-def _write_input(content: Any) -> Any:
+def _carried_input(block: Mapping[str, Any], where: str) -> Any:
+    """A carried block in input content: as it was, or another format's file."""
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return original
+    meaning = _carried.media(block)
+    # Audio of another format is refused: openai 3.57's Responses input content is text, image
+    # and file only (`ResponseInputContentParam`), though an input_audio part read is carried.
+    if meaning is not None and meaning.kind == "file":
+        part: c.JsonDict = {"type": "input_file"}
+        data = meaning.base64_data()
+        if data is not None:
+            part["file_data"] = _carried.data_url(meaning.mime, data)
+        elif meaning.url is not None:
+            part["file_url"] = meaning.url
+        if meaning.name:
+            part["filename"] = meaning.name
+        if len(part) > 1:
+            return part
+    raise _carried.refuse(block, "OpenAI Responses", where)
+
+
+def _refusal_part(block: Mapping[str, Any]) -> c.JsonDict | None:
+    """A carried block as a Responses refusal part, if it is a refusal."""
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return dict(original)
+    meaning = _carried.media(block)
+    if meaning is not None and meaning.kind == "refusal":
+        return {"type": "refusal", "refusal": meaning.text or ""}
+    return None
+
+
+def _write_input(content: Any, where: str = "in a user message") -> Any:
     if isinstance(content, str):
         return content
     parts: list[c.JsonDict] = []
     for block in content:
-        if block.get("type") == "text":
+        if _carried.is_carried(block):
+            parts.append(_carried_input(block, where))
+        elif block.get("type") == "text":
             parts.append({"type": "input_text", "text": block["text"]})
         elif block.get("type") == "image":
             part: c.JsonDict = {"type": "input_image", "image_url": c.image_to_url(block)}
@@ -217,6 +285,11 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
             message_item: c.JsonDict | None = None
             for block in c.content_blocks(message):
                 kind = block.get("type")
+                refusal = _refusal_part(block) if _carried.is_carried(block) else None
+                if _carried.is_carried(block) and refusal is None:
+                    raise _carried.refuse(block, "OpenAI Responses", "in an assistant message")
+                if refusal is not None:
+                    kind = "text"
                 if kind != "text":
                     message_item = None
                 if kind == "thinking":
@@ -247,20 +320,23 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
                         )
                         message_item["content"] = []
                         out.append(message_item)
-                        if block.get("responsesText"):
+                        if block.get("responsesText") and refusal is None:
                             message_item["content"] = block["text"]
                             message_item = None
                             continue
                         if block.get("responsesEmpty"):
                             message_item = None
                             continue
+                    if refusal is not None:
+                        message_item["content"].append(refusal)
+                        continue
                     part: c.JsonDict = {"type": "output_text", "text": block["text"]}
                     part["annotations"] = block.get("annotations", [])
                     message_item["content"].append(part)
         elif role == "toolResult":
             content = c.content_blocks(message)
             output: Any = (
-                _write_input(content)
+                _write_input(content, "in a tool result")
                 if message.get("responsesParts") or any(b.get("type") != "text" for b in content)
                 else c.blocks_text(content)
             )

@@ -1,5 +1,6 @@
 """clawctx's own shape: a ``Transcript`` or a list of pi message dicts (pi-mono 0.58.3
-`packages/ai/src/types.ts`), read as it is."""
+`packages/ai/src/types.ts`), read as it is; blocks carried from another format
+(``"type": "foreign"``, see ``clawctx.interop._carried``) included."""
 
 from __future__ import annotations
 
@@ -9,7 +10,10 @@ from typing import Any
 from clawctx.interop import _common as c
 
 FORMAT = "pi"
-_BLOCKS = {"user": ("text", "image"), "assistant": ("text", "thinking", "toolCall")}
+_BLOCKS = {
+    "user": ("text", "image", "foreign"),
+    "assistant": ("text", "thinking", "toolCall", "foreign"),
+}
 
 
 def claims(element: object) -> bool:

@@ -8,15 +8,26 @@ call -> a ``user`` message carrying the part. A ``ModelResponse`` is one assista
 (``TextPart``, ``ThinkingPart`` with its signature, ``ToolCallPart``). Writing groups
 consecutive request-side messages into one ``ModelRequest``. Part timestamps are kept (pi's
 ``timestamp``, in ms).
+
+User content pi has no type for (``BinaryContent`` that is not an image, ``DocumentUrl``,
+``AudioUrl``, ``VideoUrl``) and response parts (``NativeToolCallPart`` and
+``NativeToolReturnPart`` of a provider's built-in tools, ``FilePart``) are carried in place as
+their pydantic-ai JSON, bytes as base64 (``clawctx.interop._carried``), and validated back into
+the same objects. Written as pydantic-ai, another format's base64 file or audio becomes a
+``BinaryContent`` (a plain-text file its UTF-8 bytes), a PDF URL a ``DocumentUrl``; anything else
+(server-tool turns of other providers, refusals, file ids) raises ``ValueError``. Other user
+content (``CachePoint``, ``TextContent``) and other parts are refused on reading.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from clawctx._core import Transcript
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "pydantic_ai"
@@ -50,9 +61,34 @@ def _text(content: Any) -> str:
     return content if isinstance(content, str) else str(content)
 
 
+def _adapters() -> tuple[Any, Any]:
+    """Type adapters of user content and response parts that write bytes as base64, as
+    pydantic-ai's own ``ModelMessagesTypeAdapter`` does."""
+    from pydantic import ConfigDict, TypeAdapter
+    from pydantic_ai import messages as m
+
+    config = ConfigDict(ser_json_bytes="base64", val_json_bytes="base64")
+    return (
+        TypeAdapter(m.UserContent, config=config),
+        TypeAdapter(m.ModelResponsePart, config=config),
+    )
+
+
+def _dump(adapter: Any, value: Any) -> Any:
+    return json.loads(adapter.dump_json(value))
+
+
+def _load(adapter: Any, block: Mapping[str, Any]) -> Any:
+    return adapter.validate_json(json.dumps(block))
+
+
 def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     from pydantic_ai import messages as m
     from pydantic_core import to_jsonable_python
+
+    user_adapter, part_adapter = _adapters()
+    carried_parts = (m.NativeToolCallPart, m.NativeToolReturnPart, m.FilePart)
+    carried_content = (m.BinaryContent, m.DocumentUrl, m.AudioUrl, m.VideoUrl)
 
     out: list[c.JsonDict] = []
     origins: list[int] = []
@@ -79,6 +115,8 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                             response_part.args or {},
                         )
                     )
+                elif isinstance(response_part, carried_parts):
+                    blocks.append(_carried.carry(FORMAT, _dump(part_adapter, response_part)))
                 else:
                     kind = type(response_part).__name__
                     raise ValueError(f"element {index}: response part {kind} is not supported")
@@ -106,6 +144,8 @@ def read(messages: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                             user.append(c.image_from_bytes(item.data, item.media_type))
                         elif isinstance(item, m.ImageUrl):
                             user.append({"type": "image", "url": item.url})
+                        elif isinstance(item, carried_content):
+                            user.append(_carried.carry(FORMAT, _dump(user_adapter, item)))
                         else:
                             kind = type(item).__name__
                             raise ValueError(
@@ -162,6 +202,7 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
     out: list[Any] = []
     parts: list[Any] = []
     instructions: str | None = None
+    user_adapter, part_adapter = _adapters()
 
     def stamp(message: Mapping[str, Any]) -> dict[str, Any]:
         when = _stamp(message.get("timestamp"))
@@ -199,6 +240,11 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
                             tool_call_id=str(block.get("id")),
                         )
                     )
+                elif _carried.is_carried(block):
+                    original = _carried.native(block, FORMAT)
+                    if original is None:
+                        raise _carried.refuse(block, "pydantic-ai", "in an assistant message")
+                    response_parts.append(_load(part_adapter, original))
             out.append(
                 m.ModelResponse(
                     parts=response_parts,
@@ -239,7 +285,9 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
                 continue
             items: list[Any] = []
             for block in c.content_blocks(message):
-                if block.get("type") == "text":
+                if _carried.is_carried(block):
+                    items.append(_user_item(block, user_adapter))
+                elif block.get("type") == "text":
                     items.append(block["text"])
                 elif block.get("type") == "image" and "url" in block:
                     items.append(m.ImageUrl(url=block["url"]))
@@ -253,6 +301,23 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[Any]:
             parts.append(m.UserPromptPart(content=items, **stamp(message)))
     flush()
     return out
+
+
+def _user_item(block: Mapping[str, Any], adapter: Any) -> Any:
+    """A carried block in user content: as it was, or another format's file or audio."""
+    from pydantic_ai import messages as m
+
+    original = _carried.native(block, FORMAT)
+    if original is not None:
+        return _load(adapter, original)
+    meaning = _carried.media(block)
+    if meaning is not None and meaning.kind in ("file", "audio"):
+        data = meaning.base64_data()
+        if data is not None:
+            return m.BinaryContent(data=c.decode_base64(data), media_type=meaning.mime)
+        if meaning.url is not None and meaning.kind == "file":
+            return m.DocumentUrl(url=meaning.url, media_type=meaning.mime)
+    raise _carried.refuse(block, "pydantic-ai", "in a user message")
 
 
 def from_pydantic_ai(messages: Sequence[Any]) -> Transcript:
