@@ -426,7 +426,6 @@ pub struct MsgFields<'a> {
     pub model: Option<&'a str>,
     pub stop_reason: Option<&'a str>,
     pub tool_call_id: Option<&'a str>,
-    #[allow(dead_code)] // read by the builders of other APIs
     pub tool_name: Option<&'a str>,
     pub is_error: Option<&'a str>,
     /// The stored message these were read from, when known: its cached layout then gives
@@ -577,11 +576,9 @@ pub enum BlockKind {
 }
 
 /// One message after the replay layer.
-#[allow(dead_code)] // the builders of other APIs read these
 pub enum Replayed<'a> {
     User(MsgFields<'a>),
     /// Its blocks are `blocks[range]` of [`Replay`].
-    #[allow(dead_code)] // read by the builders of other APIs
     Assistant(MsgFields<'a>, std::ops::Range<usize>),
     ToolResult {
         fields: MsgFields<'a>,
@@ -595,7 +592,6 @@ pub enum Replayed<'a> {
 }
 
 /// The replayed messages and the blocks of their assistant turns.
-#[allow(dead_code)]
 pub struct Replay<'a> {
     pub messages: Vec<Replayed<'a>>,
     pub blocks: Vec<Block<'a>>,
@@ -604,7 +600,6 @@ pub struct Replay<'a> {
 /// `transformMessages` (see `transform.rs`) over the stored messages; `normalize` maps a
 /// tool-call id of another model. `None` when a message has a shape handled only by the
 /// value-tree path.
-#[allow(dead_code)]
 pub fn replay<'a>(
     messages: &'a Transcript,
     model: &Model,
