@@ -1124,8 +1124,7 @@ mod tests {
                 format!(
                     r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"plan","thinkingSignature":"{sig}"}},{{"type":"thinking","thinking":"bad sig","thinkingSignature":"abc"}},{{"type":"thinking","thinking":" \n"}},{{"type":"text","text":"said","textSignature":"ab=="}},{{"type":"text","text":"unsigned"}},{{"type":"toolCall","id":"c1","name":"read","arguments":{{"path":"a"}},"thoughtSignature":"{sig}"}},{{"type":"toolCall","id":"c|2","name":"bash","arguments":null}},{{"type":"toolCall","id":"c3","name":"ls","arguments":{{}}}},{{"type":"toolCall","id":"c4","arguments":{{}}}}],{here}}}"#
                 ),
-                r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"line
-"},{"type":"image","data":"AAAA","mimeType":"image/jpeg"}],"isError":false}"#.to_owned(),
+                r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"line\n"},{"type":"image","data":"AAAA","mimeType":"image/jpeg"}],"isError":false}"#.to_owned(),
                 r#"{"role":"user","content":[]}"#.to_owned(),
                 r#"{"role":"toolResult","toolCallId":"c|2","toolName":null,"content":[{"type":"image","data":"BBBB","mimeType":"image/png"}],"isError":true}"#.to_owned(),
                 r#"{"role":"user","content":"next"}"#.to_owned(),

@@ -167,6 +167,13 @@ fn build_payload_with(
     raw: bool,
 ) -> Result<Payload, PayloadError> {
     let model = Model::from_value(&request.model)?;
+    if raw {
+        // The bytes path reads every message's layout; `convert_to_llm` then takes the
+        // roles from it instead of computing each message's facts.
+        for message in messages.messages() {
+            message.layout();
+        }
+    }
     let llm = convert_to_llm(messages);
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),

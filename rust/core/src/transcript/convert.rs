@@ -19,7 +19,7 @@ pub const COMPACTION_SUMMARY_SUFFIX: &str = "\n</summary>";
 pub fn convert_to_llm(messages: &Transcript) -> Transcript {
     let mut out: Vec<Message> = Vec::with_capacity(messages.len());
     for message in messages.messages() {
-        match message.facts().role.as_deref() {
+        match message.role() {
             Some("user" | "assistant" | "toolResult") => out.push(message.clone()),
             Some(role @ ("bashExecution" | "custom" | "branchSummary" | "compactionSummary")) => {
                 let Ok(value) = message.to_value() else {

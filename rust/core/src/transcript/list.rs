@@ -109,6 +109,27 @@ impl Message {
         let _ = self.0.derived.set(Box::new(value));
     }
 
+    /// The message's `role` when it is a string: read from the facts when they are computed,
+    /// else from the layout when that is (a plain string needs no parse), else from the facts.
+    pub fn role(&self) -> Option<&str> {
+        if self.has_facts() {
+            return self.facts().role.as_deref();
+        }
+        if let Some(layout) = self.0.layout.get() {
+            let text = self.0.text.as_str();
+            if let Some([Some(raw), ..]) = layout.message_fields(text) {
+                let inner = raw
+                    .strip_prefix('"')
+                    .and_then(|r| r.strip_suffix('"'))
+                    .filter(|r| !r.contains('\\'));
+                if let Some(inner) = inner {
+                    return Some(inner);
+                }
+            }
+        }
+        self.facts().role.as_deref()
+    }
+
     /// The message's facts (one pass over its text, then cached).
     pub fn facts(&self) -> &MessageFacts {
         self.0
@@ -343,6 +364,29 @@ impl Transcript {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The role read from a computed layout is the one the facts give, for every shape.
+    #[test]
+    fn role_from_the_layout_is_the_role_from_the_facts() {
+        for text in [
+            r#"{"role":"user","content":"x"}"#,
+            r#"{"role":"us\u0065r"}"#,
+            r#"{"role":"user","role":"assistant"}"#,
+            r#"{"role":5}"#,
+            r#"{"role":null}"#,
+            r#"{"content":[],"content":[],"role":"toolResult"}"#,
+            r#"{"content":"x"}"#,
+            r#"[1]"#,
+            r#"{ "role" : "custom" }"#,
+        ] {
+            let facts_first = Message::new(JsonText::owned(text.to_owned()));
+            let expected = facts_first.facts().role.clone();
+            let layout_first = Message::new(JsonText::owned(text.to_owned()));
+            layout_first.layout();
+            assert_eq!(layout_first.role(), expected.as_deref(), "{text}");
+            assert!(layout_first.has_facts() || expected.is_some(), "{text}");
+        }
+    }
 
     #[test]
     fn transcript_facts_computed_on_all_cores_equal_the_lazy_ones() {
