@@ -54,7 +54,17 @@ impl PyRequestPayload {
 
     /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
     fn to_json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        crate::errors::guard(|| Ok(PyBytes::new(py, &self.json_bytes(py))))
+        crate::errors::guard(|| {
+            // The messages' text goes straight into the bytes object: one copy, not two.
+            let payload = Arc::clone(&self.payload);
+            let (json, rest, at) = payload.json_parts();
+            PyBytes::new_with(py, json.len() + rest.len(), |buf| {
+                buf[..at].copy_from_slice(&rest[..at]);
+                buf[at..at + json.len()].copy_from_slice(json);
+                buf[at + json.len()..].copy_from_slice(&rest[at..]);
+                Ok(())
+            })
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -607,9 +607,25 @@ fn write_messages_raw(
             }
             Some("assistant") => {
                 let same_model = raw::is_same_model(&fields, model)?;
-                // The replay layer runs first for every turn: an errored turn's calls are
-                // remapped too (transform-messages.ts maps before it filters).
+                if !pending.is_empty() {
+                    flush(
+                        &mut out,
+                        &mut results_open,
+                        &mut last,
+                        &mut pending,
+                        &mut answered,
+                    );
+                }
+                // An errored or aborted turn is dropped, its calls included; the replay layer
+                // still remaps their ids (transform-messages.ts maps before it filters).
+                let errored = matches!(raw::plain(fields.stop_reason)?, Some("error" | "aborted"));
+                if !errored {
+                    close_results(&mut out, &mut results_open);
+                }
                 let start = out.len();
+                if !errored && last.is_some() {
+                    out.raw(",");
+                }
                 let key = WrittenKey::Assistant { same_model, oauth };
                 let text_start = message.as_str().as_ptr() as usize;
                 let (wrote, calls) = write_cached(&mut out, message, key, |out| {
@@ -635,8 +651,11 @@ fn write_messages_raw(
                     let wrote = write_assistant(out, &blocks, oauth)?;
                     Some((u32::from(wrote), calls))
                 })?;
-                // The bytes go after a separator, unless the turn is dropped below.
-                let written = out.buf.split_off(start);
+                if errored || wrote == 0 {
+                    out.buf.truncate(start);
+                } else {
+                    last = Some((false, None));
+                }
                 let text = message.as_str();
                 let stored_id = |span: (u32, u32)| text.get(span.0 as usize..span.1 as usize);
                 for (span, new_id) in calls.iter() {
@@ -644,20 +663,9 @@ fn write_messages_raw(
                         id_map.insert(stored_id(*span)?, Arc::clone(new_id));
                     }
                 }
-                if !pending.is_empty() {
-                    flush(
-                        &mut out,
-                        &mut results_open,
-                        &mut last,
-                        &mut pending,
-                        &mut answered,
-                    );
-                }
-                // An errored or aborted turn is dropped, its calls included.
-                if matches!(raw::plain(fields.stop_reason)?, Some("error" | "aborted")) {
+                if errored {
                     continue;
                 }
-                close_results(&mut out, &mut results_open);
                 let before = pending.len();
                 for (span, new_id) in calls.iter() {
                     pending.push(match new_id {
@@ -667,13 +675,6 @@ fn write_messages_raw(
                 }
                 if pending.len() > before {
                     answered.clear();
-                }
-                if wrote == 1 {
-                    if last.is_some() {
-                        out.raw(",");
-                    }
-                    out.buf.extend_from_slice(&written);
-                    last = Some((false, None));
                 }
             }
             Some("toolResult") => {

@@ -92,9 +92,32 @@ impl Payload {
     /// The body as `JSON.stringify` writes it.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match &self.spliced {
-            Some(s) => write_with_splice(out, &self.body, s.path, &s.json),
+            Some(s) => {
+                write_with_splice(out, &self.body, s.path, &s.json);
+            }
             None => {
                 let _ = write_js(&mut *out, &self.body);
+            }
+        }
+    }
+
+    /// The body as [`Payload::write_json`] writes it, in two parts: the JSON text of the
+    /// messages written from the stored bytes (empty when there is none) and the rest of the
+    /// body with the place where that text goes. Lets a caller write the body into its own
+    /// buffer without copying the messages twice.
+    pub fn json_parts(&self) -> (&[u8], Vec<u8>, usize) {
+        match &self.spliced {
+            Some(s) => {
+                let mut rest = Vec::with_capacity(4096);
+                let at = write_with_splice(&mut rest, &self.body, s.path, &[]);
+                let at = at.unwrap_or(rest.len());
+                (&s.json, rest, at)
+            }
+            None => {
+                let mut rest = Vec::with_capacity(4096);
+                self.write_json(&mut rest);
+                let at = rest.len();
+                (&[], rest, at)
             }
         }
     }
@@ -124,16 +147,24 @@ impl Payload {
     }
 }
 
-/// `value` as `JSON.stringify` writes it, with `json` in place of the value at `path`.
-fn write_with_splice(out: &mut Vec<u8>, value: &Value, path: &[&str], json: &[u8]) {
+/// `value` as `JSON.stringify` writes it, with `json` in place of the value at `path`; gives
+/// where `json` was written (`None` when `path` is not in `value`).
+fn write_with_splice(
+    out: &mut Vec<u8>,
+    value: &Value,
+    path: &[&str],
+    json: &[u8],
+) -> Option<usize> {
     let (Some((first, rest)), Value::Object(fields)) = (path.split_first(), value) else {
         if path.is_empty() {
+            let at = out.len();
             out.extend_from_slice(json);
-        } else {
-            let _ = write_js(&mut *out, value);
+            return Some(at);
         }
-        return;
+        let _ = write_js(&mut *out, value);
+        return None;
     };
+    let mut at = None;
     out.push(b'{');
     for (n, (key, field)) in fields.iter().enumerate() {
         if n > 0 {
@@ -142,12 +173,13 @@ fn write_with_splice(out: &mut Vec<u8>, value: &Value, path: &[&str], json: &[u8
         let _ = serde_json::to_writer(&mut *out, key);
         out.push(b':');
         if key == first {
-            write_with_splice(out, field, rest, json);
+            at = at.or(write_with_splice(out, field, rest, json));
         } else {
             let _ = write_js(&mut *out, field);
         }
     }
     out.push(b'}');
+    at
 }
 
 /// The request body for `request.model`'s API over `messages` (AgentMessages: `convertToLlm`
@@ -341,6 +373,38 @@ mod tests {
                     both_paths(&m, &prefix, options.clone(), true);
                 }
             }
+        }
+    }
+
+    /// The two parts a caller writes into its own buffer make the same body.
+    #[test]
+    fn json_parts_make_the_body() {
+        let lines = [
+            r#"{"role":"user","content":"hi"}"#,
+            r#"{"role":"user","content":"x"}"#,
+        ];
+        let transcript = Transcript::new(
+            lines
+                .iter()
+                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
+                .collect(),
+        );
+        for (api, raw) in [("anthropic-messages", true), ("anthropic-messages", false)] {
+            let request = PayloadRequest {
+                model: anthropic_model("anthropic", api, "claude-x"),
+                system_prompt: Some("sys".to_owned()),
+                tools: None,
+                options: Map::new(),
+                simple: false,
+                now_ms: 0,
+            };
+            let payload = build_payload_with(&request, &transcript, raw).unwrap();
+            let (json, rest, at) = payload.json_parts();
+            assert_eq!(json.is_empty(), !raw);
+            let mut joined = rest[..at].to_vec();
+            joined.extend_from_slice(json);
+            joined.extend_from_slice(&rest[at..]);
+            assert_eq!(joined, payload.to_json());
         }
     }
 

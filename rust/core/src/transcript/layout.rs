@@ -138,7 +138,17 @@ impl MessageLayout {
         text: &'a str,
     ) -> Option<[Option<&'a str>; MESSAGE_KEYS.len()]> {
         let fields = self.fields.as_ref()?;
-        Some(std::array::from_fn(|i| fields[i].get(text)))
+        let mut out = [None; MESSAGE_KEYS.len()];
+        for (slot, span) in out.iter_mut().zip(fields) {
+            *slot = span.get(text);
+        }
+        Some(out)
+    }
+
+    /// The raw `role` (see [`MessageLayout::message_fields`]).
+    #[inline]
+    pub fn role<'a>(&self, text: &'a str) -> Option<Option<&'a str>> {
+        Some(self.fields.as_ref()?[0].get(text))
     }
 
     /// The elements of `content` when it is an array.
@@ -177,8 +187,11 @@ impl<'a> ContentItem<'a> {
     #[inline]
     pub fn fields(&self) -> Option<[Option<&'a str>; BLOCK_KEYS.len()]> {
         let source = self.source;
-        let fields = self.fields?;
-        Some(std::array::from_fn(|i| fields[i].get(source)))
+        let mut out = [None; BLOCK_KEYS.len()];
+        for (slot, span) in out.iter_mut().zip(self.fields?) {
+            *slot = span.get(source);
+        }
+        Some(out)
     }
 }
 

@@ -117,7 +117,7 @@ impl Message {
         }
         if let Some(layout) = self.0.layout.get() {
             let text = self.0.text.as_str();
-            if let Some([Some(raw), ..]) = layout.message_fields(text) {
+            if let Some(Some(raw)) = layout.role(text) {
                 let inner = raw
                     .strip_prefix('"')
                     .and_then(|r| r.strip_suffix('"'))
