@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr};
+use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr};
 use super::transform::{anthropic_tool_call_id, transform};
 use super::{Payload, PayloadError};
 use crate::base::{is_truthy, js_trim};
@@ -785,16 +785,6 @@ fn write_user(
     }
 }
 
-/// A `text` field when it is a string (`Some(None)` for any other value, which `text_of`
-/// reads as `""`); `None` when the string cannot be read.
-#[allow(clippy::option_option)]
-fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
-    match text {
-        Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
-        _ => Some(None),
-    }
-}
-
 fn write_opt_str(out: &mut Out, s: Option<&RawStr<'_>>) {
     match s {
         Some(s) => out.copy_str(s),
@@ -878,7 +868,7 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
             BlockKind::ToolCall => {
                 sep(out);
                 out.raw(r#"{"type":"tool_use""#);
-                write_id(out, r#","id":"#, block.new_id.as_deref(), f.id);
+                out.id(r#","id":"#, block.new_id.as_deref(), f.id);
                 out.raw(r#","name":"#);
                 let name = text_raw(f.name)?;
                 if oauth {
@@ -905,27 +895,11 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
     Some(true)
 }
 
-/// `key` and an id: the normalised one when the replay layer gave one, else the stored text
-/// copied as it is; nothing when there is neither.
-fn write_id(out: &mut Out, key: &str, new_id: Option<&str>, stored: Option<&str>) {
-    match (new_id, stored) {
-        (Some(id), _) => {
-            out.raw(key);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(key);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
-}
-
 /// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content); `new_id`
 /// is the id the replay layer gave its call, when it changed.
 fn write_tool_result(out: &mut Out, fields: &MsgFields<'_>, new_id: Option<&str>) -> Option<()> {
     out.raw(r#"{"type":"tool_result""#);
-    write_id(out, r#","tool_use_id":"#, new_id, fields.tool_call_id);
+    out.id(r#","tool_use_id":"#, new_id, fields.tool_call_id);
     let mut has_image = false;
     let mut has_text = false;
     fields.for_each_block(|block| {

@@ -10,7 +10,7 @@ use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
     Context, Model, Options,
 };
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
 use super::{Payload, PayloadError};
 use crate::base::js_trim;
@@ -766,7 +766,7 @@ impl Turn<'_> {
             let f = &block.fields;
             match block.kind {
                 BlockKind::Text | BlockKind::ConvertedText => {
-                    let Some(text) = string_field(f.text)? else {
+                    let Some(text) = text_raw(f.text)? else {
                         continue;
                     };
                     if text.is_blank() {
@@ -783,7 +783,7 @@ impl Turn<'_> {
                 }
                 // Kept only for the same model (else converted to text by the replay layer).
                 BlockKind::Thinking => {
-                    let Some(thinking) = string_field(f.thinking)? else {
+                    let Some(thinking) = text_raw(f.thinking)? else {
                         continue;
                     };
                     if thinking.is_blank() {
@@ -853,20 +853,7 @@ impl Turn<'_> {
             Replayed::ToolResult { fields, new_id } => (fields, new_id),
             _ => return None,
         };
-        let items = match fields.content {
-            Some(c) if c.starts_with('[') => raw::array_items(c)?,
-            _ => Vec::new(),
-        };
-        let mut texts = Vec::new();
-        let mut images = Vec::new();
-        for item in items {
-            let block = BlockFields::parse(item)?;
-            if block.is("text")? {
-                texts.push(string_field(block.text)?);
-            } else if self.model.accepts_images && block.is("image")? {
-                images.push(block);
-            }
-        }
+        let (texts, mut images) = raw::result_parts(fields, self.model.accepts_images)?;
         if let Some(name) = fields.tool_name {
             out.raw(r#""name":"#);
             out.copy(name);
@@ -881,19 +868,12 @@ impl Turn<'_> {
         // The texts joined by newlines; when that is empty, a word for the images.
         let joined_empty = match texts.as_slice() {
             [] => true,
-            [one] => one.as_ref().is_none_or(raw_str_is_empty),
+            [one] => one.as_ref().is_none_or(RawStr::is_empty),
             _ => false,
         };
         if !joined_empty {
             out.raw("\"");
-            for (n, text) in texts.iter().enumerate() {
-                if n > 0 {
-                    out.raw("\\n");
-                }
-                if let Some(text) = text {
-                    text.write_inner(out);
-                }
-            }
+            raw::write_lines(out, &texts);
             out.raw("\"");
         } else if !images.is_empty() {
             out.raw(r#""(see attached image)""#);
@@ -928,27 +908,10 @@ fn sep(out: &mut Out, any: &mut bool) {
     *any = true;
 }
 
-/// A field read as `str_of` reads it: `Some(None)` when it is not a string (read as `""`),
-/// `None` when the string cannot be read.
-#[allow(clippy::option_option)]
-fn string_field(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
-    match raw {
-        Some(r) if r.starts_with('"') => RawStr::of(r).map(Some),
-        _ => Some(None),
-    }
-}
-
-fn raw_str_is_empty(s: &RawStr<'_>) -> bool {
-    match s {
-        RawStr::Canonical(inner) => inner.is_empty(),
-        RawStr::Parsed(s) => s.is_empty(),
-    }
-}
-
 /// `,"thoughtSignature":...` when the stored signature passes [`valid_signature`]; whether
 /// it was written.
 fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
-    let Some(signature) = string_field(raw)? else {
+    let Some(signature) = text_raw(raw)? else {
         return Some(false);
     };
     let text = signature.text();

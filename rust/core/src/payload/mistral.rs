@@ -7,8 +7,8 @@ use serde_json::{json, Map, Value};
 use super::model::{
     base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
 };
-use super::openai_completions::{synthetic_call, text_raw, write_stringified};
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::openai_completions::{synthetic_call, write_stringified};
+use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
 use super::{Payload, PayloadError};
 use crate::base::{is_js_whitespace, is_truthy, js_trim};
@@ -321,14 +321,8 @@ fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
 /// An `image_url` part: `data:` URL of the block's `mimeType` and `data` (`""` for a field
 /// that is not a string, as `str_of`).
 fn write_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
-    out.raw(r#"{"type":"image_url","imageUrl":"data:"#);
-    if let Some(mime) = text_raw(block.mime_type)? {
-        mime.write_inner(out);
-    }
-    out.raw(";base64,");
-    if let Some(data) = text_raw(block.data)? {
-        data.write_inner(out);
-    }
+    out.raw(r#"{"type":"image_url","imageUrl":""#);
+    raw::write_data_url(out, block)?;
     out.raw(r#""}"#);
     Some(())
 }
@@ -428,18 +422,8 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>]) -> Option<bool> {
         out.raw(if calls == 0 { r#","toolCalls":["# } else { "," });
         calls += 1;
         out.raw("{");
-        match (&block.new_id, f.id) {
-            (Some(id), _) => {
-                out.raw(r#""id":"#);
-                out.str(id);
-                out.raw(",");
-            }
-            (None, Some(id)) => {
-                out.raw(r#""id":"#);
-                out.copy(id);
-                out.raw(",");
-            }
-            (None, None) => {}
+        if out.id(r#""id":"#, block.new_id.as_deref(), f.id) {
+            out.raw(",");
         }
         out.raw(r#""type":"function","function":{"name":"#);
         match f.name {
@@ -512,20 +496,7 @@ fn write_tool_result(
     new_id: Option<&str>,
     supports_images: bool,
 ) -> Option<()> {
-    let items = match fields.content {
-        Some(c) if c.starts_with('[') => raw::array_items(c)?,
-        _ => Vec::new(),
-    };
-    let mut texts = Vec::new();
-    let mut images = Vec::new();
-    for item in items {
-        let block = BlockFields::parse(item)?;
-        if block.is("text")? {
-            texts.push(text_raw(block.text)?);
-        } else if block.is("image")? {
-            images.push(block);
-        }
-    }
+    let (texts, images) = raw::result_parts(fields, true)?;
     out.raw(r#"{"role":"tool""#);
     match (new_id, fields.tool_call_id) {
         (Some(id), _) => {

@@ -10,7 +10,7 @@ use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars,
     str_of, Context, Model, Options,
 };
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
 use super::{Payload, PayloadError};
 use crate::base::{is_truthy, js_trim, parse_value};
@@ -709,16 +709,6 @@ fn write_messages_raw(
     Some((buf, tool_history))
 }
 
-/// A `text` field when it is a string (`Some(None)` for any other value, which `str_of` reads
-/// as `""`); `None` when the string cannot be read.
-#[allow(clippy::option_option)]
-pub(super) fn text_raw(text: Option<&str>) -> Option<Option<RawStr<'_>>> {
-    match text {
-        Some(raw) if raw.starts_with('"') => RawStr::of(raw).map(Some),
-        _ => Some(None),
-    }
-}
-
 /// A template-literal part of an image URL: the string's inner text, `undefined` when absent;
 /// `None` (not handled here) for any other value.
 fn write_url_part(out: &mut Out, field: Option<&str>) -> Option<()> {
@@ -928,18 +918,8 @@ fn write_assistant(
 fn write_tool_call(out: &mut Out, call: &Block<'_>) {
     let f = &call.fields;
     out.raw("{");
-    match (&call.new_id, f.id) {
-        (Some(id), _) => {
-            out.raw(r#""id":"#);
-            out.str(id);
-            out.raw(",");
-        }
-        (None, Some(id)) => {
-            out.raw(r#""id":"#);
-            out.copy(id);
-            out.raw(",");
-        }
-        (None, None) => {}
+    if out.id(r#""id":"#, call.new_id.as_deref(), f.id) {
+        out.raw(",");
     }
     out.raw(r#""type":"function","function":{"name":"#);
     match f.name {
@@ -1032,14 +1012,7 @@ fn write_tool_result(
     out.raw(r#"{"role":"tool","content":"#);
     let at = out.len();
     out.raw("\"");
-    for (n, text) in texts.iter().enumerate() {
-        if n > 0 {
-            out.raw("\\n");
-        }
-        if let Some(text) = text {
-            text.write_inner(out);
-        }
-    }
+    raw::write_lines(out, &texts);
     if out.len() == at + 1 {
         out.raw("(see attached image)");
     }

@@ -11,7 +11,7 @@ use super::model::{
     base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
     strip_lone_surrogate_escapes, Context, Model, Options,
 };
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
 use super::{Payload, PayloadError};
 use crate::base::{parse_value, to_js_string};
@@ -618,14 +618,6 @@ impl Items {
     }
 }
 
-/// A stored string field as `str_of` reads it (`""` for a value that is not a string).
-fn str_field(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
-    match raw {
-        Some(text) if text.starts_with('"') => RawStr::of(text).map(Some),
-        _ => Some(None),
-    }
-}
-
 /// The string a stored string stands for. A canonical text's escapes are only the short ones
 /// and `\u00XX` control characters, so it is decoded here without a parser.
 fn decoded<'s>(s: &'s RawStr<'_>) -> Cow<'s, str> {
@@ -673,24 +665,11 @@ fn write_str_or_empty(out: &mut Out, s: Option<&RawStr<'_>>) {
     }
 }
 
-fn raw_str_is_empty(s: &RawStr<'_>) -> bool {
-    match s {
-        RawStr::Canonical(inner) => inner.is_empty(),
-        RawStr::Parsed(text) => text.is_empty(),
-    }
-}
-
 /// `{"type":"input_image","detail":"auto","image_url":"data:<mimeType>;base64,<data>"}`: the
 /// escaped inner texts of both strings make the escaped text of the URL.
 fn write_input_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
-    out.raw(r#"{"type":"input_image","detail":"auto","image_url":"data:"#);
-    if let Some(mime) = str_field(block.mime_type)? {
-        mime.write_inner(out);
-    }
-    out.raw(";base64,");
-    if let Some(data) = str_field(block.data)? {
-        data.write_inner(out);
-    }
+    out.raw(r#"{"type":"input_image","detail":"auto","image_url":""#);
+    raw::write_data_url(out, block)?;
     out.raw(r#""}"#);
     Some(())
 }
@@ -728,7 +707,7 @@ fn write_user(w: &mut Items, fields: &MsgFields<'_>, model: &Model) -> Option<bo
                 parts += 1;
                 if is_text {
                     w.out.raw(r#"{"type":"input_text","text":"#);
-                    write_str_or_empty(&mut w.out, str_field(block.text)?.as_ref());
+                    write_str_or_empty(&mut w.out, text_raw(block.text)?.as_ref());
                     w.out.raw("}");
                 } else {
                     write_input_image(&mut w.out, &block)?;
@@ -757,7 +736,7 @@ fn write_assistant(
     let mark = w.mark();
     // A call's `fc_` item id is only valid for the model that made it.
     let is = |raw: Option<&str>, want: &str| -> Option<bool> {
-        let text = str_field(raw)?;
+        let text = text_raw(raw)?;
         Some(text.as_ref().map(decoded).unwrap_or_default() == want)
     };
     let different_model = !is(fields.model, &model.id)?
@@ -768,7 +747,7 @@ fn write_assistant(
         let f = &block.fields;
         match block.kind {
             BlockKind::Thinking => {
-                let Some(signature) = str_field(f.thinking_signature)? else {
+                let Some(signature) = text_raw(f.thinking_signature)? else {
                     continue;
                 };
                 let signature = decoded(&signature);
@@ -779,14 +758,14 @@ fn write_assistant(
                 write_reasoning_item(&mut w.out, &signature)?;
             }
             BlockKind::Text | BlockKind::ConvertedText => {
-                let signature = str_field(f.text_signature)?;
+                let signature = text_raw(f.text_signature)?;
                 let signature = signature.as_ref().map(decoded);
                 let (id, phase) = message_item_id(signature.as_deref().unwrap_or_default(), index);
                 w.open();
                 w.out.raw(
                     r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"#,
                 );
-                write_str_or_empty(&mut w.out, str_field(f.text)?.as_ref());
+                write_str_or_empty(&mut w.out, text_raw(f.text)?.as_ref());
                 w.out
                     .raw(r#","annotations":[]}],"status":"completed","id":"#);
                 w.out.str(&id);
@@ -797,7 +776,7 @@ fn write_assistant(
                 w.out.raw("}");
             }
             BlockKind::ToolCall => {
-                let stored = str_field(f.id)?;
+                let stored = text_raw(f.id)?;
                 let id = match (&block.new_id, &stored) {
                     (Some(id), _) => Cow::Borrowed(id.as_str()),
                     (None, Some(id)) => decoded(id),
@@ -863,42 +842,22 @@ fn write_tool_result(
     new_id: Option<&str>,
     model: &Model,
 ) -> Option<()> {
-    let stored = str_field(fields.tool_call_id)?;
+    let stored = text_raw(fields.tool_call_id)?;
     let id = match (new_id, &stored) {
         (Some(id), _) => Cow::Borrowed(id),
         (None, Some(id)) => decoded(id),
         (None, None) => Cow::Borrowed(""),
     };
-    let items = match fields.content {
-        Some(c) if c.starts_with('[') => raw::array_items(c)?,
-        _ => Vec::new(),
-    };
-    let mut texts = Vec::new();
-    let mut images = Vec::new();
-    for item in items {
-        let block = BlockFields::parse(item)?;
-        if block.is("text")? {
-            texts.push(str_field(block.text)?);
-        } else if block.is("image")? {
-            images.push(block);
-        }
-    }
+    let (texts, images) = raw::result_parts(fields, true)?;
     // `texts.join("\n")` is empty only for no text or one empty text.
     let text_empty = match texts.as_slice() {
         [] => true,
-        [only] => only.as_ref().is_none_or(raw_str_is_empty),
+        [only] => only.as_ref().is_none_or(RawStr::is_empty),
         _ => false,
     };
     let write_text = |out: &mut Out| {
         out.raw("\"");
-        for (n, text) in texts.iter().enumerate() {
-            if n > 0 {
-                out.raw("\\n");
-            }
-            if let Some(text) = text {
-                text.write_inner(out);
-            }
-        }
+        raw::write_lines(out, &texts);
         out.raw("\"");
     };
     w.open();

@@ -72,6 +72,81 @@ impl Out {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
+
+    /// `key` and an id: the one the replay layer gave (written fresh) when there is one, else
+    /// the stored text copied; nothing when there is neither. Says whether it wrote.
+    pub fn id(&mut self, key: &str, new_id: Option<&str>, stored: Option<&str>) -> bool {
+        match (new_id, stored) {
+            (Some(id), _) => {
+                self.raw(key);
+                self.str(id);
+            }
+            (None, Some(id)) => {
+                self.raw(key);
+                self.copy(id);
+            }
+            (None, None) => return false,
+        }
+        true
+    }
+}
+
+/// A field read as pi-ai reads a string it expects (`str_of`, `text_of`): `Some(None)` when it
+/// is not a string (read as `""`), `None` when the string cannot be read.
+#[allow(clippy::option_option)]
+pub fn text_raw(raw: Option<&str>) -> Option<Option<RawStr<'_>>> {
+    match raw {
+        Some(r) if r.starts_with('"') => RawStr::of(r).map(Some),
+        _ => Some(None),
+    }
+}
+
+/// The inner texts of `texts` joined by `\n` (JSON-escaped, without quotes; a text that is
+/// not a string is empty), as `texts.join("\n")` of a tool result's texts.
+pub fn write_lines(out: &mut Out, texts: &[Option<RawStr<'_>>]) {
+    for (n, text) in texts.iter().enumerate() {
+        if n > 0 {
+            out.raw("\\n");
+        }
+        if let Some(text) = text {
+            text.write_inner(out);
+        }
+    }
+}
+
+/// `data:{mimeType};base64,{data}` of an image block, JSON-escaped without quotes (a field
+/// that is not a string is empty, as `str_of` reads it).
+pub fn write_data_url(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+    out.raw("data:");
+    if let Some(mime) = text_raw(block.mime_type)? {
+        mime.write_inner(out);
+    }
+    out.raw(";base64,");
+    if let Some(data) = text_raw(block.data)? {
+        data.write_inner(out);
+    }
+    Some(())
+}
+
+/// The parts of a tool result the builders send: its text blocks (as [`text_raw`] reads
+/// them) and, when `images`, its image blocks, each in order; `None` when a block cannot be
+/// read.
+#[allow(clippy::type_complexity)]
+pub fn result_parts<'a>(
+    fields: &MsgFields<'a>,
+    images: bool,
+) -> Option<(Vec<Option<RawStr<'a>>>, Vec<BlockFields<'a>>)> {
+    let mut texts = Vec::new();
+    let mut found = Vec::new();
+    fields.for_each_block(|block| {
+        if block.is("text")? {
+            texts.push(text_raw(block.text)?);
+        } else if images && block.is("image")? {
+            found.push(block);
+        }
+        Some(())
+    })?;
+    Some((texts, found))
 }
 
 /// A stored string: its inner text when that is already escaped as `JSON.stringify` escapes
@@ -94,6 +169,14 @@ impl<'a> RawStr<'a> {
         match parse_value(text) {
             Ok(Value::String(s)) => Some(RawStr::Parsed(s)),
             _ => None,
+        }
+    }
+
+    /// Whether the string it holds is empty.
+    pub fn is_empty(&self) -> bool {
+        match self {
+            RawStr::Canonical(inner) => inner.is_empty(),
+            RawStr::Parsed(s) => s.is_empty(),
         }
     }
 
