@@ -29,6 +29,7 @@ PYTHON_LAYERS = {
     "_core": 0,
     "_js": 0,
     "_deprecation": 0,
+    "_compat": 0,
     "history": 1,
     "wire": 2,
     "interop": 3,

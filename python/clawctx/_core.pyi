@@ -78,6 +78,7 @@ __all__ = [
     "filter_heartbeat_pairs",
     "find_cut_point",
     "find_image_blocks",
+    "guard_request",
     "history_limit_for_session_key",
     "image_tokens",
     "is_tool_prunable",
@@ -99,6 +100,7 @@ __all__ = [
     "repair_tool_call_inputs",
     "repair_tool_pairing",
     "replace_content_blocks",
+    "request_issues",
     "resolve_transcript_policy",
     "sanitize_google_turn_ordering",
     "sanitize_message_blocks",
@@ -671,6 +673,32 @@ def validate_for_provider(
     messages: _Messages, *, provider: str | None = None, model_api: str | None = None
 ) -> list[Violation]: ...
 def provider_family(*, provider: str | None = None, model_api: str | None = None) -> str: ...
+def guard_request(
+    messages: _Messages,
+    *,
+    provider: str | None = None,
+    model_api: str | None = None,
+    model_id: str | None = None,
+    followed_by_user: bool = False,
+    now_ms: _Clock = None,
+) -> tuple[Transcript, list[tuple[str, int]]]:
+    """The request guard, clawctx's safe default: ``messages`` unchanged (the same Transcript)
+    when a request built from them is valid for the target, else repaired into the shape every
+    provider accepts (repeated ids made unique, results moved up to their call, orphaned and
+    second results dropped, aborted turns left out, synthetic results for unanswered calls, a
+    user turn before an assistant-first history), with what changed as ``(kind, count)``
+    pairs. ``followed_by_user``: a user message (the prompt) comes after these."""
+
+def request_issues(
+    messages: _Messages,
+    *,
+    provider: str | None = None,
+    model_api: str | None = None,
+    model_id: str | None = None,
+    followed_by_user: bool = False,
+) -> list[Violation]:
+    """Why a request built from ``messages`` for the target would be rejected, as the request
+    guard checks it; empty when it is valid."""
 
 @final
 class ImageBlockRef:
@@ -1080,6 +1108,10 @@ class _RequestPayload:
 
     @property
     def api(self) -> str: ...
+    @property
+    def guard_changes(self) -> list[tuple[str, int]]:
+        """What the request guard changed in the messages, as ``(kind, count)`` pairs."""
+
     def to_dict(self) -> dict[str, Any]: ...
     def to_json(self) -> bytes: ...
 
@@ -1089,6 +1121,7 @@ def _build_request_payload(
     *,
     simple: bool = False,
     now_ms: int = 0,
+    guard: bool = True,
 ) -> _RequestPayload: ...
 def _transform_messages(
     model_json: str,
@@ -1096,4 +1129,5 @@ def _transform_messages(
     normalizer: str = "none",
     *,
     now_ms: int = 0,
+    guard: bool = True,
 ) -> str: ...

@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+import clawctx
 from clawctx.history import convert_to_llm
 from clawctx.wire import PayloadError, build_request_payload, transform_messages
 from tests.conformance.deviations import deviating_case_ids
@@ -134,6 +136,15 @@ def _run_transform(case: dict[str, Any]) -> None:
     assert json_equal(expected["messages"], actual), (
         f"expected {json.dumps(expected['messages'])[:3000]}\nactual   {json.dumps(actual)[:3000]}"
     )
+
+
+@pytest.fixture(autouse=True)
+def _recorded_release() -> Iterator[None]:
+    """The recorded cases are the recorded release's output, invalid requests included: they
+    run under ``clawctx.compat`` (the safe default's agreement with them is
+    ``test_safe_default_agrees.py``)."""
+    with clawctx.compat("openclaw-2026.3.13"):
+        yield
 
 
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])

@@ -148,7 +148,8 @@ def test_replayed_lone_surrogates_are_dropped_so_the_body_is_utf8() -> None:
 
     sonnet_turn = _assistant([thinking, {"type": "text", "text": "done"}], SONNET)
     sonnet_turn["stopReason"] = "stop"
-    out = transform_messages([sonnet_turn], SONNET)
+    # safe=False: a lone assistant turn would get a user turn in front by default.
+    out = transform_messages([sonnet_turn], SONNET, safe=False)
     assert out[0]["content"][0]["thinking"] == " leading low"
     json.dumps(out, ensure_ascii=False).encode("utf-8")  # raises if a surrogate survived
 

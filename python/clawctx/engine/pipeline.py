@@ -38,7 +38,9 @@ async entry points run those stages in a worker thread, so an event loop stays r
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+import difflib
 import math
 import os
 import platform
@@ -49,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from clawctx import _core
+from clawctx import _compat, _core
 from clawctx.engine.context_engine import (
     ContextEngine,
     LegacyContextEngine,
@@ -114,6 +116,7 @@ from clawctx.prompt.workspace import (
     load_workspace_bootstrap_files,
 )
 from clawctx.wire import build_request_payload
+from clawctx.wire.payload import KNOWN_APIS
 
 __all__ = [
     "ContextPipeline",
@@ -124,6 +127,38 @@ __all__ = [
 ]
 
 _T = TypeVar("_T")
+
+#: Providers OpenClaw and pi-ai name (pi-ai ``KnownProvider``, OpenClaw's transcript policy):
+#: a provider outside this list is accepted (an OpenAI-compatible endpoint of your own), unless
+#: it looks like a misspelling of one of them.
+KNOWN_PROVIDERS = (
+    "amazon-bedrock",
+    "anthropic",
+    "azure-openai-responses",
+    "cerebras",
+    "deepseek",
+    "github-copilot",
+    "google",
+    "google-antigravity",
+    "google-gemini-cli",
+    "google-vertex",
+    "groq",
+    "huggingface",
+    "kimi-coding",
+    "minimax",
+    "minimax-cn",
+    "mistral",
+    "moonshot",
+    "ollama",
+    "openai",
+    "openai-codex",
+    "opencode",
+    "openrouter",
+    "together",
+    "vercel-ai-gateway",
+    "xai",
+    "zai",
+)
 
 
 @dataclass(frozen=True)
@@ -139,6 +174,23 @@ class ModelSpec:
     input: tuple[str, ...] = ("text",)
     context_window: int | None = None
     supports_xhigh: bool = False
+
+    def __post_init__(self) -> None:
+        """Refuses an unknown model API (listing the known ones) and a provider that looks
+        like a misspelt known one (``"antropic"``): a silent typo would drop the provider's
+        rules."""
+        if self.api not in KNOWN_APIS:
+            known = ", ".join(KNOWN_APIS)
+            raise ValueError(f"unknown model API {self.api!r}; known APIs: {known}")
+        provider = self.provider.strip().lower()
+        if provider not in KNOWN_PROVIDERS:
+            close = difflib.get_close_matches(provider, KNOWN_PROVIDERS, n=1, cutoff=0.8)
+            if close:
+                raise ValueError(
+                    f"unknown provider {self.provider!r}: did you mean {close[0]!r}? "
+                    f"known providers: {', '.join(KNOWN_PROVIDERS)} (another name is taken "
+                    "as an OpenAI-compatible endpoint of your own)"
+                )
 
     @property
     def ref(self) -> str:
@@ -234,6 +286,13 @@ class PreparedRequest:
     bootstrap_prompt_warning: BootstrapPromptWarning | None = None
     #: The pipeline's model (what :meth:`request_payload` builds the body for).
     model: ModelSpec | None = None
+    #: The upstream release reproduced exactly (:func:`clawctx.compat`), ``None`` for the safe
+    #: default under which :meth:`request_payload` and :meth:`llm_messages` are valid for the
+    #: provider.
+    compat: str | None = None
+
+    def _safe(self) -> bool:
+        return False if self.compat is not None else _compat.resolve_safe(None)
 
     def request_payload(
         self,
@@ -259,12 +318,25 @@ class PreparedRequest:
             "messages": self.llm_messages(),
             "tools": None if tools is None else list(tools),
         }
-        return build_request_payload(target, context, simple, simple=True).to_dict()
+        return build_request_payload(
+            target, context, simple, simple=True, safe=self._safe()
+        ).to_dict()
 
     def llm_messages(self) -> _core.Transcript:
         """History plus the prompt message, converted for the model (pi's ``convertToLlm``,
-        `packages/coding-agent/src/core/messages.ts`)."""
-        return _core.convert_to_llm(self.messages + [self.prompt_message])
+        `packages/coding-agent/src/core/messages.ts`); by default (no :attr:`compat`) passed
+        through the request guard, so they are valid for the pipeline's model."""
+        converted = _core.convert_to_llm(self.messages + [self.prompt_message])
+        if not self._safe() or self.model is None:
+            return converted
+        guarded, _changes = _core.guard_request(
+            converted,
+            provider=self.model.provider,
+            model_api=self.model.api,
+            model_id=self.model.id,
+            now_ms=self.prompt_message.get("timestamp"),
+        )
+        return guarded
 
     def report(self) -> list[dict[str, str]]:
         """The changes as plain dicts (``stage``, ``detail``)."""
@@ -362,7 +434,12 @@ class ContextPipeline:
         agent_id: str | None = None,
         now_ms: Callable[[], int] | None = None,
         bootstrap_prompt_truncation_warning: BootstrapPromptWarningMode | None = None,
+        compat: str | None = None,
     ) -> None:
+        #: The upstream release this pipeline reproduces exactly (:func:`clawctx.compat`);
+        #: ``None`` follows the caller's context (the safe default unless a compat block is in
+        #: force).
+        self.compat = _compat.check_release(compat)
         self.model = model
         self.workspace_dir = os.fspath(workspace_dir)
         self.system_prompt_params = system_prompt or SystemPromptParams(
@@ -430,8 +507,22 @@ class ContextPipeline:
         """Runs the pipeline for one request (module doc, steps 1-10) and returns the model
         call's inputs with a report. A path is repaired (backup kept) and opened; an open
         session is refreshed. The session file is written only by the orphaned-user repair
-        (a leaf move) and the model snapshot (google.ts, ``appendModelSnapshot``)."""
+        (a leaf move) and the model snapshot (google.ts, ``appendModelSnapshot``).
+
+        Safe by default: unless the pipeline (``compat=``) or the caller
+        (:func:`clawctx.compat`) asks for the recorded release, the history is checked by the
+        request guard after every stage that can change it and repaired where the provider
+        would reject it (``changes`` names each repair: stage ``request_guard``); a context
+        estimated over the model's window is flagged there too (stage ``budget``)."""
+        scope = _compat.compat(self.compat) if self.compat is not None else contextlib.nullcontext()
+        with scope:
+            return await self._aprepare(session, request)
+
+    async def _aprepare(
+        self, session: _core.Session | str | os.PathLike[str], request: PromptRequest
+    ) -> PreparedRequest:
         run = _Run(request, request.inbound_context())
+        safe = _compat.resolve_safe(None)
         body = self._build_prompt_body(run)
         if body.drained_events:
             run.note("system_events", f"{len(body.drained_events)} event(s) drained")
@@ -483,6 +574,9 @@ class ContextPipeline:
             self._prompt_images, prompt_text, history, request, run
         )
         prompt_message = self._final_prompt_message(prompt_message, prompt_text, images)
+        if safe:
+            # The engine, the orphan check and the images may have changed the history.
+            history = self._guard(history, run)
 
         persist = not should_suppress_prompt_persistence(
             input_provenance=provenance, internal_events=list(request.internal_events)
@@ -494,6 +588,13 @@ class ContextPipeline:
             )
         estimate = _core.estimate_messages_tokens(history + [prompt_message])
         estimate += math.ceil(len(system_prompt) / 4)
+        window = self.model.context_window
+        if window is not None and estimate > window:
+            run.note(
+                "budget",
+                f"estimated {estimate:,} tokens exceed the model's {window:,}-token context "
+                "window: the provider will reject the request; compact or prune the session",
+            )
         return PreparedRequest(
             should_run=True,
             reply_text=None,
@@ -519,6 +620,7 @@ class ContextPipeline:
             provider_override=None if hook_result is None else hook_result.provider_override,
             bootstrap_prompt_warning=run.bootstrap_warning,
             model=self.model,
+            compat=_compat.current_compat(),
         )
 
     async def arecord_turn(
@@ -653,6 +755,52 @@ class ContextPipeline:
         # The messages only: on a lazy session the thinking level could mean reading all of it.
         context = session.context_messages()
         run.note("context", f"{len(context)} messages on the branch of leaf {session.leaf_id}")
+        history = self._history_passes(context, session, run, session_writes, provider_safe=False)
+        if not _compat.resolve_safe(None) or not self._issues(history):
+            return history
+        # The recorded release leaves this history invalid: the passes again with clawctx's
+        # safety passes (per-occurrence pairing, as later OpenClaw releases), then the guard.
+        redo = _Run(run.request, run.inbound)
+        history = self._history_passes(context, session, redo, [], provider_safe=True)
+        run.note("request_guard", "history passes run again with provider_safe")
+        return self._guard(history, run)
+
+    def _issues(self, history: _core.Transcript) -> list[_core.Violation]:
+        model = self.model
+        return _core.request_issues(
+            history,
+            provider=model.provider,
+            model_api=model.api,
+            model_id=model.id,
+            followed_by_user=True,
+        )
+
+    def _guard(self, history: _core.Transcript, run: _Run) -> _core.Transcript:
+        """The request guard over the history (the prompt follows it), each repair noted."""
+        model = self.model
+        guarded, changes = _core.guard_request(
+            history,
+            provider=model.provider,
+            model_api=model.api,
+            model_id=model.id,
+            followed_by_user=True,
+            now_ms=self._now_ms,
+        )
+        for kind, count in changes:
+            run.note("request_guard", f"{kind.replace('_', ' ')}: {count}")
+        return guarded
+
+    def _history_passes(
+        self,
+        context: _core.Transcript,
+        session: _core.Session,
+        run: _Run,
+        session_writes: list[Callable[[], None]],
+        *,
+        provider_safe: bool,
+    ) -> _core.Transcript:
+        """Steps 4 of the module doc, as the recorded release runs them (``provider_safe``
+        adds clawctx's safety passes)."""
         model = self.model
         policy = _core.resolve_transcript_policy(
             provider=model.provider, model_api=model.api, model_id=model.id
@@ -663,12 +811,14 @@ class ContextPipeline:
             provider=model.provider,
             model_api=model.api,
             model_id=model.id,
-            session=None if session.path is None or self.read_only else session,
+            session=None if session.path is None or self.read_only or provider_safe else session,
             now_ms=self._now_ms,
             image_max_dimension_px=self.image_max_dimension_px,
             errored_assistant_result_policy=self.errored_assistant_result_policy,
             validate_turns=False,
             pending_writes=session_writes,
+            provider_safe=provider_safe,
+            safe=False,
         )
         _note_transcript_change(run, "sanitize", context, history)
         validated = history

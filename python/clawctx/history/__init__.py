@@ -14,6 +14,7 @@ Layer: the bottom of the package (it imports only ``clawctx._core`` and ``clawct
 
 from __future__ import annotations
 
+from clawctx._compat import KNOWN_RELEASES, compat, current_compat
 from clawctx._core import (
     CURRENT_SESSION_VERSION,
     ClawctxError,
@@ -66,6 +67,7 @@ from clawctx._core import (
     filter_heartbeat_pairs,
     find_cut_point,
     find_image_blocks,
+    guard_request,
     history_limit_for_session_key,
     image_tokens,
     is_tool_prunable,
@@ -87,6 +89,7 @@ from clawctx._core import (
     repair_tool_call_inputs,
     repair_tool_pairing,
     replace_content_blocks,
+    request_issues,
     resolve_transcript_policy,
     sanitize_google_turn_ordering,
     sanitize_message_blocks,
@@ -105,7 +108,6 @@ from clawctx._core import (
     summarize_session_bytes,
     usage_tokens,
     validate_anthropic_turns,
-    validate_for_provider,
     validate_gemini_turns,
     zero_stale_usage,
 )
@@ -143,6 +145,7 @@ from clawctx.history.hygiene import (
     apply_google_turn_ordering_fix,
     detach_orphaned_trailing_user,
     sanitize_session_history,
+    validate_for_provider,
 )
 from clawctx.history.images import (
     DEFAULT_IMAGE_MAX_BYTES,
@@ -172,6 +175,7 @@ __all__ = [
     "HEARTBEAT_TASK_PROMPT_PREFIX",
     "HEARTBEAT_TOKEN",
     "HEARTBEAT_TRANSCRIPT_PROMPT",
+    "KNOWN_RELEASES",
     "NO_PRIOR_HISTORY",
     "SUMMARIZATION_PROMPT",
     "SUMMARIZATION_SYSTEM_PROMPT",
@@ -221,9 +225,11 @@ __all__ = [
     "build_compaction_prompt",
     "build_session_context",
     "compact_session",
+    "compat",
     "convert_to_llm",
     "count_message_tokens",
     "count_tokens",
+    "current_compat",
     "decode_image_base64",
     "dedupe_tool_call_ids",
     "detach_orphaned_trailing_user",
@@ -242,6 +248,7 @@ __all__ = [
     "filter_heartbeat_pairs",
     "find_cut_point",
     "find_image_blocks",
+    "guard_request",
     "history_limit_for_session_key",
     "image_limits_from_config",
     "image_tokens",
@@ -270,6 +277,7 @@ __all__ = [
     "repair_tool_call_inputs",
     "repair_tool_pairing",
     "replace_content_blocks",
+    "request_issues",
     "resolve_transcript_policy",
     "sanitize_google_turn_ordering",
     "sanitize_image_block",

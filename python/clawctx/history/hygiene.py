@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from clawctx import _core
+from clawctx import _compat, _core
 from clawctx.history import images
 from clawctx.history.images import DEFAULT_IMAGE_LABEL
 
@@ -147,6 +147,7 @@ def sanitize_session_history(
     validate_turns: bool = False,
     provider_safe: bool = False,
     pending_writes: list[Callable[[], None]] | None = None,
+    safe: bool | None = None,
 ) -> _core.Transcript:
     """Make stored history safe to send to a provider: ``sanitizeSessionHistory`` of OpenClaw
     2026.3.13 `src/agents/pi-embedded-runner/google.ts`, pass by pass.
@@ -167,6 +168,14 @@ def sanitize_session_history(
     11. when the policy applies Google turn ordering: :func:`apply_google_turn_ordering_fix`
     for the Google APIs (warning and marker, with ``session``), the bootstrap user turn alone
     for the other (strict OpenAI-compatible) providers.
+
+    **Safe by default.** Unless ``safe=False`` or a :func:`clawctx.compat` release is in force,
+    the result is also a history the provider accepts (:func:`validate_for_provider` finds
+    nothing): when the recorded release's passes above leave it invalid (a repeated tool-call
+    id, an orphaned, missing, late or second result, an aborted turn with calls, an assistant
+    first), the passes run again with ``provider_safe`` and the request guard
+    (``clawctx._core.guard_request``) repairs what is left, as later OpenClaw releases do. A
+    history the recorded release already makes valid is returned exactly as it returns it.
 
     ``validate_turns`` adds the runner's next step (run/attempt.ts): Gemini and Anthropic turn
     validation (pi-embedded-helpers/turns.ts) as the policy says. ``provider_safe`` adds
@@ -189,6 +198,59 @@ def sanitize_session_history(
             provider=provider, model_api=model_api, model_id=model_id
         )
     now = _now_ms(now_ms)
+    options: dict[str, Any] = {
+        "policy": policy,
+        "provider": provider,
+        "model_api": model_api,
+        "model_id": model_id,
+        "allowed_tool_names": allowed_tool_names,
+        "session_id": session_id,
+        "image_max_dimension_px": image_max_dimension_px,
+        "image_max_bytes": image_max_bytes,
+        "errored_assistant_result_policy": errored_assistant_result_policy,
+        "validate_turns": validate_turns,
+    }
+    transcript = _sanitize_passes(
+        messages,
+        now=now,
+        provider_safe=provider_safe,
+        session=session,
+        pending_writes=pending_writes,
+        **options,
+    )
+    if not _compat.resolve_safe(safe):
+        return transcript
+    target = {"provider": provider, "model_api": model_api, "model_id": model_id}
+    if not _core.request_issues(transcript, **target):
+        return transcript
+    if not provider_safe:
+        # The session writes were made (or queued) by the first run.
+        transcript = _sanitize_passes(
+            messages, now=now, provider_safe=True, session=None, pending_writes=None, **options
+        )
+    guarded, _changes = _core.guard_request(transcript, **target, now_ms=now)
+    return guarded
+
+
+def _sanitize_passes(
+    messages: _Messages,
+    *,
+    policy: _core.TranscriptPolicy,
+    provider: str | None,
+    model_api: str | None,
+    model_id: str | None,
+    allowed_tool_names: Sequence[str] | None,
+    session: _core.Session | None,
+    session_id: str | None,
+    now: int,
+    image_max_dimension_px: int | None,
+    image_max_bytes: int | None,
+    errored_assistant_result_policy: str | None,
+    validate_turns: bool,
+    provider_safe: bool,
+    pending_writes: list[Callable[[], None]] | None,
+) -> _core.Transcript:
+    """The passes of :func:`sanitize_session_history` in order (its steps 2-11)."""
     transcript = _core.annotate_inter_session_messages(messages)
     if provider_safe and (provider == "anthropic" or model_api == "anthropic-messages"):
         transcript = _core.drop_delivery_mirror_messages(transcript)
@@ -256,6 +318,41 @@ def sanitize_session_history(
                 transcript = _core.strip_dangling_tool_calls(transcript)
             transcript = _core.validate_anthropic_turns(transcript)
     return transcript
+
+
+def validate_for_provider(
+    messages: _Messages,
+    *,
+    provider: str | None = None,
+    model_api: str | None = None,
+    model_id: str | None = None,
+    followed_by_user: bool = False,
+) -> list[_core.Violation]:
+    """The provider's request rules a request built from ``messages`` (AgentMessages or pi
+    Messages) would break; an empty list means the provider accepts it.
+
+    Sending is modelled as pi-ai does it (pi-mono 0.58.3
+    `packages/ai/src/providers/transform-messages.ts`): assistant turns that ended in ``error``
+    or ``aborted`` are skipped, a call still unanswered when the next user or assistant message
+    arrives gets a synthetic result, another model's tool-call ids are normalised for
+    Anthropic. The rules (each a ``Violation.rule``): ``result-without-call`` (a tool result
+    that does not directly follow the turn that made its call), ``duplicate-result``,
+    ``empty-call-id``, ``invalid-call-id`` (Anthropic and Bedrock: ``^[a-zA-Z0-9_-]+$``),
+    ``duplicate-call-id`` (ids are unique per request; OpenAI Responses ``call_id``),
+    ``duplicate-item-id`` (Responses item ids), ``call-without-result`` (unanswered at the end,
+    unless ``followed_by_user``: a prompt comes after), ``first-turn-not-user`` (Anthropic,
+    Bedrock, Gemini). ``model_id`` names the target model (a turn of another model has its ids
+    normalised). The request bodies themselves are checked by
+    :func:`clawctx.wire.validate_request_body`.
+    """
+    _core.provider_family(provider=provider, model_api=model_api)
+    return _core.request_issues(
+        messages,
+        provider=provider,
+        model_api=model_api,
+        model_id=model_id,
+        followed_by_user=followed_by_user,
+    )
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from clawctx import _compat
 from clawctx._core import ClawctxError, Transcript, _RequestPayload
 from clawctx._core import _build_request_payload as _build
 from clawctx._core import _transform_messages as _transform
@@ -26,6 +27,10 @@ SUPPORTED_APIS = (
     "google-gemini-cli",
     "mistral-conversations",
 )
+
+#: Every model API pi-ai 0.58.3 knows (``KnownApi``): the payload APIs and Bedrock's Converse
+#: stream, whose body the AWS SDK builds.
+KNOWN_APIS = (*SUPPORTED_APIS, "bedrock-converse-stream")
 
 #: pi-ai ``Model`` fields and the attribute names a model object (such as
 #: :class:`clawctx.engine.ModelSpec`) may carry them under.
@@ -97,8 +102,10 @@ def build_request_payload(
     *,
     simple: bool = False,
     now_ms: int | None = None,
+    safe: bool | None = None,
 ) -> RequestPayload:
-    """The request body pi-ai sends for ``model["api"]``.
+    """The request body pi-ai sends for ``model["api"]``, and by default one the provider
+    accepts.
 
     ``model`` is a pi-ai ``Model`` mapping (``id``, ``name``, ``api``, ``provider``,
     ``baseUrl``, ``reasoning``, ``input``, ``maxTokens``, optional ``compat``) or an object with
@@ -108,6 +115,13 @@ def build_request_payload(
     first). ``options`` are the provider's own stream options, or with ``simple=True`` pi-ai's
     ``SimpleStreamOptions`` (``reasoning`` mapped per provider). ``now_ms`` stamps synthetic
     tool results (default: now). Raises :class:`PayloadError` where pi-ai throws.
+
+    **Safe by default**: unless ``safe=False`` or a :func:`clawctx.compat` release is in force,
+    the messages first pass the request guard, which leaves valid messages as they are (the
+    body is then exactly pi-ai's) and otherwise repairs them so the provider accepts the body:
+    repeated tool-call ids made unique, results moved up to their call, orphaned and second
+    results dropped, aborted turns left out, a synthetic result for a call without one, a user
+    turn before an assistant-first history. ``RequestPayload.guard_changes`` says what changed.
     """
     model_dict = _model_dict(model)
     request: dict[str, Any] = {"model": model_dict, "options": dict(options or {})}
@@ -120,7 +134,13 @@ def build_request_payload(
     messages = _messages_arg(_context_field(context, "messages"))
     clock = int(time.time() * 1000) if now_ms is None else now_ms
     try:
-        return _build(json.dumps(request, allow_nan=False), messages, simple=simple, now_ms=clock)
+        return _build(
+            json.dumps(request, allow_nan=False),
+            messages,
+            simple=simple,
+            now_ms=clock,
+            guard=_compat.resolve_safe(safe),
+        )
     except ValueError as e:
         raise PayloadError(str(e)) from e
 
@@ -131,18 +151,22 @@ def transform_messages(
     normalizer: str = "none",
     *,
     now_ms: int | None = None,
+    safe: bool | None = None,
 ) -> list[dict[str, Any]]:
     """pi-ai's ``transformMessages``: replays ``messages`` for ``model`` (thinking of other
     models as text, tool-call ids normalised by ``normalizer`` -- ``none``, ``anthropic`` or
     ``bedrock`` --, errored/aborted turns dropped, synthetic results for orphaned calls stamped
-    ``now_ms``)."""
+    ``now_ms``). Unless ``safe=False`` or a :func:`clawctx.compat` release is in force, the
+    messages first pass the request guard (see :func:`build_request_payload`)."""
     clock = int(time.time() * 1000) if now_ms is None else now_ms
+    model_fields = _model_dict(model)
     try:
         out = _transform(
-            json.dumps(_model_dict(model)),
+            json.dumps(model_fields),
             json.dumps(list(messages), allow_nan=False),
             normalizer,
             now_ms=clock,
+            guard=_compat.resolve_safe(safe),
         )
     except ValueError as e:
         raise PayloadError(str(e)) from e

@@ -15,6 +15,7 @@ mod convert;
 mod errors;
 mod foreign_import;
 mod hygiene;
+mod hygiene_guard;
 mod hygiene_heartbeat;
 mod hygiene_images;
 mod payload;
@@ -101,6 +102,8 @@ mod _core {
         provider_family, validate_for_provider, PyViolation,
     };
 
+    #[pymodule_export]
+    use crate::hygiene_guard::{guard_request, request_issues};
     #[pymodule_export]
     use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, PyStripResult};
     #[pymodule_export]

@@ -10,6 +10,7 @@ use clawctx_core::payload::{
     build_payload, strip_lone_surrogate_escapes, transform_messages as core_transform, Model,
     Normalizer, Payload, PayloadError, PayloadRequest,
 };
+use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -50,6 +51,14 @@ impl PyRequestPayload {
             let loads = py.import("json")?.getattr("loads")?;
             Ok(loads.call1((bytes,))?.unbind())
         })
+    }
+
+    /// What the request guard changed in the messages to make the body valid, as
+    /// `(kind, count)` pairs (empty when the messages were valid as given, or the guard was
+    /// off).
+    #[getter]
+    fn guard_changes(&self) -> Vec<(&'static str, usize)> {
+        self.payload.guard.counts()
     }
 
     /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
@@ -111,13 +120,14 @@ fn messages_arg(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Arc<Tra
 /// The request body for `request["model"]["api"]`. `request_json` is the JSON text of
 /// `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array text.
 #[pyfunction]
-#[pyo3(signature = (request_json, messages, *, simple = false, now_ms = 0))]
+#[pyo3(signature = (request_json, messages, *, simple = false, now_ms = 0, guard = true))]
 pub fn _build_request_payload(
     py: Python<'_>,
     request_json: &str,
     messages: &Bound<'_, PyAny>,
     simple: bool,
     now_ms: i64,
+    guard: bool,
 ) -> PyResult<PyRequestPayload> {
     crate::errors::guard(|| {
         let mut request = parse_sanitized(request_json, "request")?;
@@ -149,6 +159,7 @@ pub fn _build_request_payload(
             options,
             simple,
             now_ms,
+            guard,
         };
         let payload = py
             .detach(move || build_payload(&request, &transcript))
@@ -163,13 +174,14 @@ pub fn _build_request_payload(
 /// pi-ai's `transformMessages` over a JSON array text of messages; returns the JSON text of
 /// the result. `normalizer` is `none`, `anthropic` or `bedrock`.
 #[pyfunction]
-#[pyo3(signature = (model_json, messages_json, normalizer = "none", *, now_ms = 0))]
+#[pyo3(signature = (model_json, messages_json, normalizer = "none", *, now_ms = 0, guard = true))]
 pub fn _transform_messages(
     py: Python<'_>,
     model_json: &str,
     messages_json: &str,
     normalizer: &str,
     now_ms: i64,
+    guard: bool,
 ) -> PyResult<String> {
     crate::errors::guard(|| {
         let Some(normalizer) = Normalizer::from_name(normalizer) else {
@@ -183,7 +195,30 @@ pub fn _transform_messages(
             Value::Array(items) => items,
             _ => return Err(PyTypeError::new_err("messages must be a JSON array")),
         };
-        let out = py.detach(move || core_transform(messages, &model, normalizer, now_ms));
+        let out = py.detach(move || {
+            let messages = if guard {
+                // The request guard first (clawctx's safe default), as the payload builders do.
+                let target = GuardTarget {
+                    provider: Some(&model.provider),
+                    api: Some(&model.api),
+                    model_id: Some(&model.id),
+                };
+                let given = Transcript::from_values(&messages);
+                let (guarded, report) = guard_request(&given, target, false, now_ms);
+                if report.changed() {
+                    guarded
+                        .messages()
+                        .iter()
+                        .map(|m| m.text().to_value().unwrap_or(Value::Null))
+                        .collect()
+                } else {
+                    messages
+                }
+            } else {
+                messages
+            };
+            core_transform(messages, &model, normalizer, now_ms)
+        });
         Ok(to_js_string(&Value::Array(out)))
     })
 }

@@ -10,6 +10,7 @@
 mod heartbeat;
 mod images;
 mod policy;
+mod request_guard;
 mod sanitize;
 mod tool_call_ids;
 mod validate;
@@ -28,6 +29,10 @@ pub use images::{
 pub use policy::{
     resolve_transcript_policy, SanitizeMode, ThoughtSignatureOptions, ToolCallIdMode,
     TranscriptPolicy,
+};
+pub use request_guard::{
+    anthropic_tool_call_id, guard_request, request_issues, GuardIssue, GuardReport, GuardTarget,
+    ABORTED_RESULT_TEXT, PI_AI_SYNTHETIC_RESULT_TEXT,
 };
 pub use sanitize::{
     annotate_inter_session_messages, downgrade_openai_function_call_pairs,

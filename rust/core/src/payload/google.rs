@@ -1016,6 +1016,7 @@ mod tests {
         );
         options.insert("reasoning".to_owned(), json!("high"));
         let request = super::super::PayloadRequest {
+            guard: false,
             model: model.clone(),
             system_prompt: Some("sys".to_owned()),
             tools: None,
@@ -1148,6 +1149,7 @@ mod tests {
         lines.truncate(5000);
         let transcript = Transcript::from_values(&lines);
         let request = super::super::PayloadRequest {
+            guard: false,
             model: google_model("google-generative-ai", "google", "gemini-2.5-pro", true),
             system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
             tools: None,

@@ -589,6 +589,7 @@ mod tests {
                         .collect(),
                 );
                 let request = PayloadRequest {
+                    guard: false,
                     model: model.clone(),
                     system_prompt: system.map(str::to_owned),
                     tools: None,

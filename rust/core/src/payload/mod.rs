@@ -18,6 +18,7 @@ mod transform;
 use serde_json::{Map, Value};
 
 use crate::base::write_js;
+use crate::hygiene::{guard_request, GuardReport, GuardTarget};
 use crate::transcript::{convert_to_llm, Transcript};
 
 pub use model::{strip_lone_surrogate_escapes, Model};
@@ -47,6 +48,9 @@ pub struct PayloadRequest {
     pub simple: bool,
     /// The clock of synthetic tool results (`Date.now()` upstream).
     pub now_ms: i64,
+    /// Run the request guard first (`hygiene::guard_request`): clawctx's safe default. Off
+    /// reproduces pi-ai exactly, invalid requests included.
+    pub guard: bool,
 }
 
 /// A request body. Builders that write the messages straight from the stored bytes keep them
@@ -57,6 +61,8 @@ pub struct Payload {
     /// The body; the value at `spliced.path` is a placeholder when `spliced` is set.
     body: Value,
     spliced: Option<Spliced>,
+    /// What the request guard changed in the messages (nothing when they were valid).
+    pub guard: GuardReport,
 }
 
 /// JSON text written in place of the body's value at `path` (object keys from the top).
@@ -71,6 +77,7 @@ impl From<Value> for Payload {
         Payload {
             body,
             spliced: None,
+            guard: GuardReport::default(),
         }
     }
 }
@@ -86,6 +93,7 @@ impl Payload {
         Payload {
             body,
             spliced: json.map(|json| Spliced { path, json }),
+            guard: GuardReport::default(),
         }
     }
 
@@ -207,6 +215,16 @@ fn build_payload_with(
         }
     }
     let llm = convert_to_llm(messages);
+    let (llm, guard) = if request.guard {
+        let target = GuardTarget {
+            provider: Some(&model.provider),
+            api: Some(&model.api),
+            model_id: Some(&model.id),
+        };
+        guard_request(&llm, target, false, request.now_ms)
+    } else {
+        (llm, GuardReport::default())
+    };
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),
         llm: &llm,
@@ -242,7 +260,9 @@ fn build_payload_with(
     } else {
         given
     };
-    build(&model, &context, &options, request.now_ms)
+    let mut payload = build(&model, &context, &options, request.now_ms)?;
+    payload.guard = guard;
+    Ok(payload)
 }
 
 #[cfg(test)]
@@ -258,6 +278,7 @@ mod tests {
         simple: bool,
     ) -> bool {
         let request = PayloadRequest {
+            guard: false,
             model: model.clone(),
             system_prompt: Some("sys".to_owned()),
             tools: None,
@@ -391,6 +412,7 @@ mod tests {
         );
         for (api, raw) in [("anthropic-messages", true), ("anthropic-messages", false)] {
             let request = PayloadRequest {
+                guard: false,
                 model: anthropic_model("anthropic", api, "claude-x"),
                 system_prompt: Some("sys".to_owned()),
                 tools: None,
@@ -560,6 +582,7 @@ mod tests {
                         .unwrap_or(&Vec::new()),
                 );
                 let request = PayloadRequest {
+                    guard: false,
                     model: input["model"].clone(),
                     system_prompt: input["context"]["systemPrompt"].as_str().map(str::to_owned),
                     tools: input["context"].get("tools").cloned(),

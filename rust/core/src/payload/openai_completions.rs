@@ -1057,6 +1057,7 @@ mod tests {
                     .collect(),
             );
             let request = PayloadRequest {
+                guard: false,
                 model: model.clone(),
                 system_prompt: system.map(str::to_owned),
                 tools: None,
@@ -1193,6 +1194,7 @@ mod tests {
         }
         let transcript = bench_transcript(5_000);
         let request = PayloadRequest {
+            guard: false,
             model: m,
             system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
             tools: None,
@@ -1218,6 +1220,7 @@ mod tests {
                 .collect(),
         );
         let request = PayloadRequest {
+            guard: false,
             model: m,
             system_prompt: None,
             tools: None,

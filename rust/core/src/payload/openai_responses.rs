@@ -932,6 +932,7 @@ mod tests {
         system: Option<&str>,
     ) -> bool {
         let request = super::super::PayloadRequest {
+            guard: false,
             model: model.clone(),
             system_prompt: system.map(str::to_owned),
             tools: None,
@@ -1037,6 +1038,7 @@ mod tests {
             );
             let messages = transcript(&[line.as_str()]);
             let request = super::super::PayloadRequest {
+                guard: false,
                 model: gpt5.clone(),
                 system_prompt: None,
                 tools: None,
@@ -1097,6 +1099,7 @@ mod tests {
 
     fn bench_request(id: &str) -> super::super::PayloadRequest {
         super::super::PayloadRequest {
+            guard: false,
             model: model("openai", "openai-responses", id, true, true),
             system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
             tools: None,

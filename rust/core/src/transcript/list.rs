@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::facts::MessageFacts;
 use super::layout::MessageLayout;
+use super::send_shape::SendShape;
 use crate::base::{to_js_string, JsonText, RawObject};
 
 /// The soft-trim settings of context pruning ([`prune_context`](super::prune_context)):
@@ -40,6 +41,8 @@ struct MessageInner {
     /// A value a later stage derived from the message (the request payloads keep the message
     /// as their writer wrote it), for the first one set; see [`Message::derived`].
     derived: OnceLock<Box<dyn Any + Send + Sync>>,
+    /// What the request guard reads of it (hygiene/request_guard.rs), checked on every request.
+    send_shape: OnceLock<Box<SendShape>>,
 }
 
 impl Message {
@@ -50,6 +53,7 @@ impl Message {
             soft_trim: OnceLock::new(),
             layout: OnceLock::new(),
             derived: OnceLock::new(),
+            send_shape: OnceLock::new(),
         }))
     }
 
@@ -128,6 +132,19 @@ impl Message {
             }
         }
         self.facts().role.as_deref()
+    }
+
+    /// What the request guard reads of the message (one parse of its text, then cached).
+    pub fn send_shape(&self) -> &SendShape {
+        self.0.send_shape.get_or_init(|| {
+            Box::new(
+                self.0
+                    .text
+                    .to_value()
+                    .map(|v| SendShape::of_value(&v))
+                    .unwrap_or_default(),
+            )
+        })
     }
 
     /// The message's facts (one pass over its text, then cached).

@@ -20,6 +20,7 @@ mod list;
 mod message;
 mod pairing;
 mod pruning;
+mod send_shape;
 mod tool_call_inputs;
 
 pub use budget::{budget_units, UnitStart};
@@ -53,6 +54,7 @@ pub use pruning::{
     parse_duration_ms, prune_context, soft_trimmed_text, HardClear, PruningSettings, ToolMatcher,
     CHARS_PER_TOKEN_ESTIMATE, DEFAULT_PLACEHOLDER, UNSERIALIZABLE_ARGUMENT_CHARS,
 };
+pub use send_shape::{CallShape, ContentShape, SendShape};
 pub use tool_call_inputs::{
     normalize_allowed_tool_names, repair_tool_call_inputs, ToolCallInputsReport,
     REDACTED_ATTACHMENT_CONTENT, TOOL_CALL_NAME_MAX_CHARS,

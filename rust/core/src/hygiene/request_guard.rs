@@ -1,0 +1,684 @@
+//! The request guard: clawctx's safe default. Given the messages a request is built from and
+//! the model it goes to, it tells whether the body pi-ai would build from them is one the
+//! provider accepts, and when it is not, rewrites them into the canonical shape every provider
+//! accepts. Valid messages are returned as they are, so wherever the recorded release's output
+//! is already valid the default sends exactly that.
+//!
+//! The check models what reaches the provider (pi-mono 0.58.3
+//! `packages/ai/src/providers/transform-messages.ts`): assistant turns that ended in `error` or
+//! `aborted` are skipped; a call still unanswered when the next user or assistant message
+//! arrives gets a synthetic result; tool-call ids of another model's turns are normalised for
+//! Anthropic. What the providers then reject (their request rules; the validators of
+//! `wire/validate.py` check the bodies themselves):
+//! - a tool result that does not directly follow the assistant turn that made the call (an
+//!   orphan: after a user message, after a skipped turn, before any call) or answers it twice;
+//! - a tool-call id used twice in one request (Anthropic `tool_use` ids, OpenAI `call_id`s and
+//!   Responses item ids), empty, or outside `^[a-zA-Z0-9_-]+$` for Anthropic;
+//! - a call left unanswered at the end of the request;
+//! - an assistant turn first, for Anthropic, Bedrock and Gemini.
+//!
+//! The repair follows what later OpenClaw releases fixed (`docs/reference/transcript-hygiene.md`
+//! after 2026.3.13): pairing by call *occurrence*, repeated ids made unique, results moved up to
+//! their call, orphans and second results dropped, skipped turns left out, and a synthetic result
+//! (Codex-style "aborted" on OpenAI routes) for a call that has none.
+
+use rustc_hash::{FxHashMap, FxHashSet, FxHasher};
+use serde_json::{json, Value};
+use std::hash::Hasher;
+
+use super::sanitize::GOOGLE_BOOTSTRAP_TEXT;
+use super::validate::ProviderFamily;
+use crate::base::{to_js_string, JsonText};
+use crate::transcript::{Message, SendShape, Transcript};
+
+/// pi-ai's synthetic result text (transform-messages.ts).
+pub const PI_AI_SYNTHETIC_RESULT_TEXT: &str = "No result provided";
+/// The output later OpenClaw releases give an unanswered call on OpenAI routes (as Codex does).
+pub const ABORTED_RESULT_TEXT: &str = "aborted";
+
+/// Where a request goes: the model's provider, API and id (what decides a turn is the target
+/// model's own, and so whether pi-ai normalises its tool-call ids).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GuardTarget<'a> {
+    pub provider: Option<&'a str>,
+    pub api: Option<&'a str>,
+    pub model_id: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum IdRule {
+    /// Anthropic Messages and Bedrock: other models' ids normalised, `^[a-zA-Z0-9_-]+$`.
+    Anthropic,
+    /// OpenAI Responses: `call_id|item_id`; both parts must be unique.
+    Responses,
+    Plain,
+}
+
+impl GuardTarget<'_> {
+    fn family(&self) -> ProviderFamily {
+        ProviderFamily::resolve(self.provider, self.api)
+    }
+
+    fn id_rule(&self) -> IdRule {
+        match self.api.map(str::trim) {
+            Some("openai-responses" | "azure-openai-responses" | "openai-codex-responses") => {
+                IdRule::Responses
+            }
+            _ if self.family() == ProviderFamily::Anthropic => IdRule::Anthropic,
+            _ => IdRule::Plain,
+        }
+    }
+
+    fn needs_user_first(&self) -> bool {
+        matches!(
+            self.family(),
+            ProviderFamily::Anthropic | ProviderFamily::Gemini
+        )
+    }
+
+    /// Whether the turn is the target model's own (transform-messages.ts `isSameModel`).
+    fn is_same_model(&self, shape: &SendShape) -> bool {
+        shape.provider.as_deref() == self.provider
+            && shape.api.as_deref() == self.api
+            && self
+                .model_id
+                .is_none_or(|id| shape.model.as_deref() == Some(id))
+    }
+
+    fn synthetic_text(&self) -> &'static str {
+        if self.family() == ProviderFamily::OpenAi {
+            ABORTED_RESULT_TEXT
+        } else {
+            PI_AI_SYNTHETIC_RESULT_TEXT
+        }
+    }
+}
+
+/// anthropic.ts `normalizeToolCallId`: `[^a-zA-Z0-9_-]` → `_` (per UTF-16 unit), 64 at most.
+pub fn anthropic_tool_call_id(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                out.push('_');
+            }
+        }
+    }
+    out.truncate(64);
+    out
+}
+
+fn is_anthropic_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// One thing that makes the request invalid: the message index and a rule name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GuardIssue {
+    pub index: usize,
+    pub rule: &'static str,
+    pub detail: String,
+}
+
+/// How a call's id reaches the provider, and its Responses item id.
+fn sent_ids(id: &str, rule: IdRule, same_model: bool) -> (String, Option<String>) {
+    match rule {
+        IdRule::Anthropic if !same_model => (anthropic_tool_call_id(id), None),
+        IdRule::Responses => {
+            let mut parts = id.splitn(2, '|');
+            let call = parts.next().unwrap_or_default().to_owned();
+            (call, parts.next().map(str::to_owned))
+        }
+        _ => (id.to_owned(), None),
+    }
+}
+
+/// Roles `convertToLlm` sends on the user side (AgentMessages included).
+fn is_user_side(role: Option<&str>) -> bool {
+    matches!(
+        role,
+        Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
+    )
+}
+
+/// An assistant turn a converter sends at all (one with only blank text or nothing is left
+/// out by every converter).
+fn assistant_is_sent(shape: &SendShape) -> bool {
+    !shape.calls.is_empty()
+        || matches!(shape.content, crate::transcript::ContentShape::Blocks { not_blank, .. } if not_blank > 0)
+}
+
+/// Why a request built from `messages` for `target` would be rejected (empty: it is valid).
+/// `followed_by_user`: a user message comes after these (the prompt), which flushes the last
+/// turn's unanswered calls into synthetic results.
+pub fn request_issues(
+    messages: &Transcript,
+    target: GuardTarget<'_>,
+    followed_by_user: bool,
+) -> Vec<GuardIssue> {
+    let rule = target.id_rule();
+    let mut issues = Vec::new();
+    let mut used: FxHashSet<String> = FxHashSet::default();
+    let mut used_items: FxHashSet<String> = FxHashSet::default();
+    // transform-messages.ts: result ids follow their call's normalised id.
+    let mut id_map: FxHashMap<String, String> = FxHashMap::default();
+    let mut pending: Vec<String> = Vec::new();
+    let mut pending_at = 0usize;
+    let mut answered: FxHashSet<String> = FxHashSet::default();
+    let mut run_open = false;
+    let mut first_is_assistant: Option<(bool, usize)> = None;
+    for (i, message) in messages.messages().iter().enumerate() {
+        let shape = message.send_shape();
+        let role = shape.role.as_deref();
+        if role == Some("assistant") {
+            run_open = false;
+            pending.clear();
+            answered.clear();
+            if shape.is_failed_assistant() {
+                continue;
+            }
+            if assistant_is_sent(shape) && first_is_assistant.is_none() {
+                first_is_assistant = Some((true, i));
+            }
+            let same = target.is_same_model(shape);
+            for call in &shape.calls {
+                let (key, item) = sent_ids(&call.id, rule, same);
+                if call.id.is_empty() || key.is_empty() {
+                    issues.push(issue(i, "empty-call-id", "a tool call has no id".into()));
+                } else if rule == IdRule::Anthropic && !is_anthropic_id(&key) {
+                    issues.push(issue(
+                        i,
+                        "invalid-call-id",
+                        format!("tool call id {key:?} has characters outside [a-zA-Z0-9_-]"),
+                    ));
+                }
+                if !used.insert(key.clone()) {
+                    issues.push(issue(
+                        i,
+                        "duplicate-call-id",
+                        format!("tool call id {key} is used twice"),
+                    ));
+                }
+                if let Some(item) = item.filter(|s| !s.is_empty()) {
+                    if !used_items.insert(item.clone()) {
+                        issues.push(issue(
+                            i,
+                            "duplicate-item-id",
+                            format!("function call item id {item} is used twice"),
+                        ));
+                    }
+                }
+                if rule == IdRule::Anthropic && key != call.id {
+                    id_map.insert(call.id.clone(), key.clone());
+                }
+                pending.push(key);
+            }
+            run_open = !pending.is_empty();
+            pending_at = i;
+        } else if role == Some("toolResult") {
+            let raw = shape.result_id.as_deref().unwrap_or_default();
+            let key = match rule {
+                IdRule::Anthropic => id_map.get(raw).cloned().unwrap_or_else(|| raw.to_owned()),
+                IdRule::Responses => raw.split('|').next().unwrap_or_default().to_owned(),
+                IdRule::Plain => raw.to_owned(),
+            };
+            if !run_open || !pending.contains(&key) {
+                issues.push(issue(
+                    i,
+                    "result-without-call",
+                    format!("tool result {raw:?} does not directly follow its call"),
+                ));
+            } else if !answered.insert(key) {
+                issues.push(issue(
+                    i,
+                    "duplicate-result",
+                    format!("tool call {raw:?} is answered twice"),
+                ));
+            }
+            if first_is_assistant.is_none() {
+                first_is_assistant = Some((false, i));
+            }
+        } else if is_user_side(role) {
+            // transformMessages flushes the unanswered calls as synthetic results here.
+            run_open = false;
+            pending.clear();
+            answered.clear();
+            if first_is_assistant.is_none() {
+                first_is_assistant = Some((false, i));
+            }
+        }
+    }
+    if run_open && !followed_by_user {
+        for key in pending.iter().filter(|k| !answered.contains(*k)) {
+            issues.push(issue(
+                pending_at,
+                "call-without-result",
+                format!("tool call {key} is never answered"),
+            ));
+        }
+    }
+    if let Some((true, i)) = first_is_assistant {
+        if target.needs_user_first() {
+            issues.push(issue(
+                i,
+                "first-turn-not-user",
+                "the first turn sent must be a user turn".into(),
+            ));
+        }
+    }
+    issues
+}
+
+fn issue(index: usize, rule: &'static str, detail: String) -> GuardIssue {
+    GuardIssue {
+        index,
+        rule,
+        detail,
+    }
+}
+
+/// What [`guard_request`] changed, by kind (all zero when the messages were valid).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GuardReport {
+    /// Tool-call ids replaced (repeated, empty or not sendable), with their results.
+    pub renamed_call_ids: usize,
+    /// Assistant turns that ended in an error or abort, left out (pi-ai skips them too).
+    pub dropped_failed_turns: usize,
+    /// Results that answer no call of the turn before them.
+    pub dropped_orphan_results: usize,
+    /// Second results for one call.
+    pub dropped_duplicate_results: usize,
+    /// Results moved up to directly after their call (past a user message).
+    pub moved_results: usize,
+    /// Synthetic results for calls that had none.
+    pub synthetic_results: usize,
+    /// A user turn put in front of an assistant-first history.
+    pub prepended_user_turn: bool,
+}
+
+impl GuardReport {
+    pub fn changed(&self) -> bool {
+        *self != GuardReport::default()
+    }
+
+    /// The non-zero counts as `(kind, count)`.
+    pub fn counts(&self) -> Vec<(&'static str, usize)> {
+        [
+            ("renamed_call_ids", self.renamed_call_ids),
+            ("dropped_failed_turns", self.dropped_failed_turns),
+            ("dropped_orphan_results", self.dropped_orphan_results),
+            ("dropped_duplicate_results", self.dropped_duplicate_results),
+            ("moved_results", self.moved_results),
+            ("synthetic_results", self.synthetic_results),
+            ("prepended_user_turn", usize::from(self.prepended_user_turn)),
+        ]
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .collect()
+    }
+}
+
+/// A fresh call id for the `k`-th call of `message`: derived from the message's own text, so
+/// the same history gives the same ids on every request (the prompt cache keeps its prefix);
+/// letters, digits and `_` only, so every provider's normaliser keeps it as it is.
+fn fresh_id(message: &Message, k: usize, used: &FxHashSet<String>) -> String {
+    let mut attempt = 0u64;
+    loop {
+        let mut hasher = FxHasher::default();
+        hasher.write(message.text().as_str().as_bytes());
+        hasher.write_usize(k);
+        hasher.write_u64(attempt);
+        let id = format!("call_{:016x}", hasher.finish());
+        if !used.contains(&id) {
+            return id;
+        }
+        attempt += 1;
+    }
+}
+
+fn message_of(value: &Value) -> Message {
+    Message::new(JsonText::owned(to_js_string(value)))
+}
+
+/// `message` with the `toolCall` blocks' ids replaced as `renames` says (`k`-th call → id).
+fn rename_calls(message: &Message, renames: &[(usize, String)]) -> Message {
+    let Ok(mut value) = message.text().to_value() else {
+        return message.clone();
+    };
+    if let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) {
+        let mut k = 0usize;
+        for block in blocks.iter_mut() {
+            if block.get("type").and_then(Value::as_str) != Some("toolCall") {
+                continue;
+            }
+            if let Some((_, id)) = renames.iter().find(|(at, _)| *at == k) {
+                if let Some(obj) = block.as_object_mut() {
+                    obj.insert("id".to_owned(), Value::String(id.clone()));
+                }
+            }
+            k += 1;
+        }
+    }
+    message_of(&value)
+}
+
+fn with_result_id(message: &Message, id: &str) -> Message {
+    let Ok(mut value) = message.text().to_value() else {
+        return message.clone();
+    };
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("toolCallId".to_owned(), Value::String(id.to_owned()));
+    }
+    message_of(&value)
+}
+
+fn synthetic_result(id: &str, name: Option<&str>, text: &str, now_ms: i64) -> Message {
+    let mut value = json!({"role": "toolResult", "toolCallId": id});
+    if let (Some(name), Some(obj)) = (name, value.as_object_mut()) {
+        obj.insert("toolName".to_owned(), Value::String(name.to_owned()));
+    }
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("content".to_owned(), json!([{"type": "text", "text": text}]));
+        obj.insert("isError".to_owned(), Value::Bool(true));
+        obj.insert("timestamp".to_owned(), Value::from(now_ms));
+    }
+    message_of(&value)
+}
+
+/// The messages as the provider accepts them: `messages` itself when
+/// [`request_issues`] finds nothing, else the canonical repair (see the module doc).
+pub fn guard_request(
+    messages: &Transcript,
+    target: GuardTarget<'_>,
+    followed_by_user: bool,
+    now_ms: i64,
+) -> (Transcript, GuardReport) {
+    if request_issues(messages, target, followed_by_user).is_empty() {
+        return (messages.clone(), GuardReport::default());
+    }
+    let (out, report) = repair(messages, target, now_ms);
+    debug_assert!(
+        request_issues(&out, target, followed_by_user).is_empty(),
+        "the guard's repair must be valid: {:?}",
+        request_issues(&out, target, followed_by_user)
+    );
+    (out, report)
+}
+
+struct Call {
+    original: String,
+    id: String,
+    name: Option<String>,
+}
+
+fn repair(messages: &Transcript, target: GuardTarget<'_>, now_ms: i64) -> (Transcript, GuardReport) {
+    let rule = target.id_rule();
+    let input = messages.messages();
+    let mut report = GuardReport::default();
+    let mut out: Vec<Message> = Vec::with_capacity(input.len() + 4);
+    let mut used: FxHashSet<String> = FxHashSet::default();
+    let mut used_items: FxHashSet<String> = FxHashSet::default();
+    let mut i = 0;
+    while i < input.len() {
+        let message = &input[i];
+        let shape = message.send_shape();
+        if shape.is_failed_assistant() {
+            report.dropped_failed_turns += 1;
+            i += 1;
+            continue;
+        }
+        if shape.is_role("toolResult") {
+            report.dropped_orphan_results += 1;
+            i += 1;
+            continue;
+        }
+        if !shape.is_role("assistant") {
+            out.push(message.clone());
+            i += 1;
+            continue;
+        }
+        // An assistant turn: its calls with sendable, unique ids.
+        let same = target.is_same_model(shape);
+        let mut calls: Vec<Call> = Vec::with_capacity(shape.calls.len());
+        let mut renames: Vec<(usize, String)> = Vec::new();
+        for (k, call) in shape.calls.iter().enumerate() {
+            let (key, item) = sent_ids(&call.id, rule, same);
+            let item = item.filter(|s| !s.is_empty());
+            let bad = call.id.is_empty()
+                || key.is_empty()
+                || (rule == IdRule::Anthropic && !is_anthropic_id(&key))
+                || used.contains(&key)
+                || item.as_ref().is_some_and(|it| used_items.contains(it));
+            let id = if bad {
+                let id = fresh_id(message, k, &used);
+                renames.push((k, id.clone()));
+                report.renamed_call_ids += 1;
+                used.insert(id.clone());
+                id
+            } else {
+                used.insert(key);
+                if let Some(item) = item {
+                    used_items.insert(item);
+                }
+                call.id.clone()
+            };
+            calls.push(Call {
+                original: call.id.clone(),
+                id,
+                name: call.name.clone(),
+            });
+        }
+        // Its results: the first unanswered occurrence of each call id before the next turn
+        // that is sent; everything else there is kept after them, results not theirs dropped.
+        let mut results: Vec<Option<Message>> = vec![None; calls.len()];
+        let mut deferred: Vec<Message> = Vec::new();
+        let mut j = i + 1;
+        while j < input.len() {
+            let next = input[j].send_shape();
+            if next.is_role("assistant") && !next.is_failed_assistant() {
+                break;
+            }
+            if next.is_failed_assistant() {
+                report.dropped_failed_turns += 1;
+            } else if next.is_role("toolResult") {
+                let raw = next.result_id.as_deref().unwrap_or_default();
+                let slot = calls
+                    .iter()
+                    .enumerate()
+                    .position(|(k, c)| c.original == raw && results[k].is_none());
+                match slot {
+                    Some(k) => {
+                        let call = &calls[k];
+                        let result = if call.id == call.original {
+                            input[j].clone()
+                        } else {
+                            with_result_id(&input[j], &call.id)
+                        };
+                        if !deferred.is_empty() {
+                            report.moved_results += 1;
+                        }
+                        results[k] = Some(result);
+                    }
+                    None if calls.iter().any(|c| c.original == raw) => {
+                        report.dropped_duplicate_results += 1;
+                    }
+                    None => report.dropped_orphan_results += 1,
+                }
+            } else {
+                deferred.push(input[j].clone());
+            }
+            j += 1;
+        }
+        out.push(if renames.is_empty() {
+            message.clone()
+        } else {
+            rename_calls(message, &renames)
+        });
+        for (call, result) in calls.iter().zip(results) {
+            out.push(result.unwrap_or_else(|| {
+                report.synthetic_results += 1;
+                synthetic_result(
+                    &call.id,
+                    call.name.as_deref(),
+                    target.synthetic_text(),
+                    now_ms,
+                )
+            }));
+        }
+        out.extend(deferred);
+        i = j;
+    }
+    if target.needs_user_first() {
+        let first = out.iter().find(|m| {
+            let s = m.send_shape();
+            s.is_role("toolResult")
+                || is_user_side(s.role.as_deref())
+                || (s.is_role("assistant") && assistant_is_sent(s))
+        });
+        if first.is_some_and(|m| m.send_shape().is_role("assistant")) {
+            let bootstrap =
+                json!({"role": "user", "content": GOOGLE_BOOTSTRAP_TEXT, "timestamp": now_ms});
+            out.insert(0, message_of(&bootstrap));
+            report.prepended_user_turn = true;
+        }
+    }
+    (Transcript::from_messages(out), report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transcript(lines: &[&str]) -> Transcript {
+        Transcript::new(
+            lines
+                .iter()
+                .map(|l| JsonText::owned((*l).to_owned()))
+                .collect(),
+        )
+    }
+
+    const ANTHROPIC: GuardTarget<'static> = GuardTarget {
+        provider: Some("anthropic"),
+        api: Some("anthropic-messages"),
+        model_id: Some("claude-x"),
+    };
+
+    fn call(id: &str) -> String {
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"toolCall","id":"{id}","name":"read","arguments":{{}}}}],"provider":"anthropic","api":"anthropic-messages","model":"claude-x","stopReason":"toolUse"}}"#
+        )
+    }
+
+    fn result(id: &str) -> String {
+        format!(
+            r#"{{"role":"toolResult","toolCallId":"{id}","toolName":"read","content":[{{"type":"text","text":"ok"}}],"isError":false}}"#
+        )
+    }
+
+    const USER: &str = r#"{"role":"user","content":"hi"}"#;
+
+    #[test]
+    fn a_valid_history_is_returned_as_it_is() {
+        let lines = [USER.to_owned(), call("a"), result("a"), USER.to_owned()];
+        let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let (out, report) = guard_request(&t, ANTHROPIC, true, 5);
+        assert!(!report.changed());
+        assert!(out.messages()[1].is_same(&t.messages()[1]));
+    }
+
+    #[test]
+    fn a_repeated_id_is_renamed_with_its_own_result() {
+        let lines = [
+            USER.to_owned(),
+            call("a"),
+            result("a"),
+            call("a"),
+            result("a"),
+        ];
+        let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(
+            request_issues(&t, ANTHROPIC, true)[0].rule,
+            "duplicate-call-id"
+        );
+        let (out, report) = guard_request(&t, ANTHROPIC, true, 5);
+        assert_eq!(report.renamed_call_ids, 1);
+        assert_eq!(out.len(), 5);
+        let renamed = out.messages()[3].send_shape().calls[0].id.clone();
+        assert!(renamed.starts_with("call_"));
+        assert_eq!(
+            out.messages()[4].send_shape().result_id.as_deref(),
+            Some(renamed.as_str())
+        );
+        // Deterministic: the same history gives the same id.
+        let (again, _) = guard_request(&t, ANTHROPIC, true, 9);
+        assert_eq!(again.messages()[3].send_shape().calls[0].id, renamed);
+    }
+
+    #[test]
+    fn a_result_after_a_user_message_moves_up_and_orphans_go() {
+        let lines = [
+            result("z"),
+            USER.to_owned(),
+            call("a"),
+            USER.to_owned(),
+            result("a"),
+            result("a"),
+        ];
+        let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let (out, report) = guard_request(&t, ANTHROPIC, false, 5);
+        assert_eq!(report.dropped_orphan_results, 1);
+        assert_eq!(report.moved_results, 1);
+        assert_eq!(report.dropped_duplicate_results, 1);
+        let roles: Vec<_> = out
+            .messages()
+            .iter()
+            .map(|m| m.send_shape().role.clone().unwrap())
+            .collect();
+        assert_eq!(roles, ["user", "assistant", "toolResult", "user"]);
+    }
+
+    #[test]
+    fn failed_turns_go_and_unanswered_calls_get_a_result() {
+        let failed = r#"{"role":"assistant","content":[{"type":"toolCall","id":"b","name":"x","arguments":{}}],"stopReason":"aborted"}"#;
+        let lines = [call("a"), failed.to_owned(), result("b")];
+        let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        let issues = request_issues(&t, ANTHROPIC, false);
+        assert!(issues.iter().any(|i| i.rule == "first-turn-not-user"));
+        assert!(issues.iter().any(|i| i.rule == "result-without-call"));
+        let (out, report) = guard_request(&t, ANTHROPIC, false, 5);
+        assert!(report.prepended_user_turn);
+        assert_eq!(report.dropped_failed_turns, 1);
+        assert_eq!(report.synthetic_results, 1);
+        assert_eq!(report.dropped_orphan_results, 1);
+        assert_eq!(out.len(), 3);
+        assert!(request_issues(&out, ANTHROPIC, false).is_empty());
+    }
+
+    #[test]
+    fn responses_ids_are_unique_by_call_and_item() {
+        let target = GuardTarget {
+            provider: Some("openai"),
+            api: Some("openai-responses"),
+            model_id: Some("gpt-5"),
+        };
+        let lines = [
+            USER.to_owned(),
+            call("c1|fc_1"),
+            result("c1|fc_1"),
+            call("c1"),
+            result("c1"),
+        ];
+        let t = transcript(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        assert!(request_issues(&t, target, true)
+            .iter()
+            .any(|i| i.rule == "duplicate-call-id"));
+        let (out, _) = guard_request(&t, target, true, 5);
+        assert!(request_issues(&out, target, true).is_empty());
+    }
+}
