@@ -681,13 +681,15 @@ def guard_request(
     model_id: str | None = None,
     followed_by_user: bool = False,
     now_ms: _Clock = None,
+    verbatim_ids: bool = False,
 ) -> tuple[Transcript, list[tuple[str, int]]]:
     """The request guard, clawctx's safe default: ``messages`` unchanged (the same Transcript)
     when a request built from them is valid for the target, else repaired into the shape every
     provider accepts (repeated ids made unique, results moved up to their call, orphaned and
     second results dropped, aborted turns left out, synthetic results for unanswered calls, a
     user turn before an assistant-first history), with what changed as ``(kind, count)``
-    pairs. ``followed_by_user``: a user message (the prompt) comes after these."""
+    pairs. ``followed_by_user``: a user message (the prompt) comes after these.
+    ``verbatim_ids``: the writer sends ids as stored, without pi-ai's normalisation."""
 
 def request_issues(
     messages: _Messages,
@@ -696,6 +698,7 @@ def request_issues(
     model_api: str | None = None,
     model_id: str | None = None,
     followed_by_user: bool = False,
+    verbatim_ids: bool = False,
 ) -> list[Violation]:
     """Why a request built from ``messages`` for the target would be rejected, as the request
     guard checks it; empty when it is valid."""

@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from clawctx import _compat, _core
+
 JsonDict = dict[str, Any]
 
 SYSTEM_ROLES = ("system", "developer")
@@ -162,3 +164,22 @@ def content_blocks(message: Mapping[str, Any]) -> list[JsonDict]:
     if isinstance(content, list):
         return [b for b in content if isinstance(b, dict)]
     return []
+
+
+def sendable(
+    messages: _core.Transcript | Iterable[Mapping[str, Any]],
+    model_api: str | None,
+    safe: bool | None,
+) -> _core.Transcript | Iterable[Mapping[str, Any]]:
+    """``messages`` as a request to ``model_api`` accepts them (the request guard, clawctx's
+    safe default, with ids written as stored): unchanged when valid, when ``safe=False``, or
+    under :func:`clawctx.compat`. Calls of the last assistant turn left unanswered are the
+    caller's turn in flight (its results or the next prompt come after) and are kept as they
+    are."""
+    if not _compat.resolve_safe(safe):
+        return messages
+    given = messages if isinstance(messages, _core.Transcript) else _core.Transcript(messages)
+    guarded, _changes = _core.guard_request(
+        given, model_api=model_api, verbatim_ids=True, followed_by_user=True
+    )
+    return guarded

@@ -339,6 +339,11 @@ def from_anthropic(
 
 def to_anthropic(
     messages: Transcript | Iterable[Mapping[str, Any]],
+    *,
+    safe: bool | None = None,
 ) -> tuple[Any, list[c.JsonDict]]:
-    """``(system, messages)`` for the Anthropic Messages API; ``system`` is None when absent."""
-    return write(messages)
+    """``(system, messages)`` for the Anthropic Messages API; ``system`` is None when absent. By
+    default (unless ``safe=False`` or :func:`clawctx.compat`) the messages pass the request
+    guard first, so the result is valid for a request to ``anthropic-messages``: repeated ids
+    made unique, results paired with their calls, aborted turns left out."""
+    return write(c.sendable(messages, "anthropic-messages", safe))

@@ -24,17 +24,19 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     import numpy as np
 
+from clawctx._compat import resolve_safe
 from clawctx._core import (
     Transcript,
     _budget_units,
     count_message_tokens,
     drop_duplicate_tool_results,
     estimate_tokens,
+    guard_request,
     repair_tool_pairing,
 )
 from clawctx.interop import _carried
 from clawctx.interop import _common as c
-from clawctx.interop.formats import Converted, read
+from clawctx.interop.formats import FORMAT_APIS, Converted, read
 
 Counter = Literal["estimate", "o200k_base", "cl100k_base"] | Callable[[Any], int]
 
@@ -153,6 +155,7 @@ def fit_to_budget(
     keep_first: int | Literal["system"] = "system",
     strategy: Literal["last", "first"] = "last",
     start_on: Literal["user", "any"] = "user",
+    safe: bool | None = None,
 ) -> Fit:
     """Keeps the newest (``strategy="last"``) or oldest (``"first"``) messages of ``messages``
     that fit in ``max_tokens``, in the shape they came in.
@@ -165,6 +168,9 @@ def fit_to_budget(
     The kept prelude counts against the budget; if it alone is over, ``ValueError``.
     ``start_on="user"`` makes the kept part (after the prelude) start with a user message;
     ``"any"`` only guarantees it does not start with a tool result.
+    ``safe`` (default: unless :func:`clawctx.compat` is in force): the history first passes the
+    request guard for the API its format is sent to, so what is kept is a valid request
+    (repeated ids made unique, late results moved up, aborted turns left out).
     """
     import numpy as np
 
@@ -182,6 +188,14 @@ def fit_to_budget(
     # (OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`); no provider takes it.
     transcript = drop_duplicate_tool_results(report.messages)
     duplicates = len(report.messages) - len(transcript)
+    if resolve_safe(safe):
+        transcript, _changes = guard_request(
+            transcript,
+            model_api=FORMAT_APIS.get(converted.format),
+            verbatim_ids=True,
+            # The newest turn's calls may be in flight: their results come next.
+            followed_by_user=True,
+        )
     repaired = transcript is not converted.transcript and transcript != converted.transcript
     as_is = not repaired and not isinstance(converted.source, Transcript)
     units = _Units(transcript, converted, merge=as_is)

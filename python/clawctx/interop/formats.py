@@ -43,6 +43,17 @@ _OBJECT_FORMATS: tuple[ModuleType, ...] = (
     gemini_contents,
 )
 FORMATS = tuple(m.FORMAT for m in (*_DICT_FORMATS, langchain_messages, pydantic_ai_messages))
+#: The provider request API a history in each format is sent to (whose rules the request guard
+#: applies); the framework formats and pi's own go to any provider.
+FORMAT_APIS: dict[str, str | None] = {
+    "anthropic": "anthropic-messages",
+    "openai_chat": "openai-completions",
+    "openai_responses": "openai-responses",
+    "gemini": "google-generative-ai",
+    "langchain": None,
+    "pydantic_ai": None,
+    "pi": None,
+}
 
 
 def _llm_view(messages: Transcript | Sequence[Mapping[str, Any]]) -> list[c.JsonDict]:

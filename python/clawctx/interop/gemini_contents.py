@@ -286,6 +286,11 @@ def from_gemini(contents: Sequence[Any], system_instruction: Any = None) -> Tran
 
 def to_gemini(
     messages: Transcript | Iterable[Mapping[str, Any]],
+    *,
+    safe: bool | None = None,
 ) -> tuple[str | None, list[c.JsonDict]]:
-    """``(system_instruction, contents)`` as google-genai dicts."""
-    return write(messages)
+    """``(system_instruction, contents)`` as google-genai dicts. By default (unless ``safe=False``
+    or :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
+    for a request to ``google-generative-ai``: repeated ids made unique, results paired with
+    their calls, aborted turns left out."""
+    return write(c.sendable(messages, "google-generative-ai", safe))

@@ -260,6 +260,13 @@ def from_openai_chat(messages: Sequence[Mapping[str, Any]]) -> Transcript:
     return Transcript(read(messages)[0])
 
 
-def to_openai_chat(messages: Transcript | Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
-    """OpenAI Chat Completions messages of a transcript."""
-    return write(messages)
+def to_openai_chat(
+    messages: Transcript | Iterable[Mapping[str, Any]],
+    *,
+    safe: bool | None = None,
+) -> list[c.JsonDict]:
+    """OpenAI Chat Completions messages of a transcript. By default (unless ``safe=False`` or
+    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
+    for a request to ``openai-completions``: repeated ids made unique, results paired with their
+    calls, aborted turns left out."""
+    return write(c.sendable(messages, "openai-completions", safe))

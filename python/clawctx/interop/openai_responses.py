@@ -358,6 +358,13 @@ def from_openai_responses(items: Sequence[Mapping[str, Any]]) -> Transcript:
     return Transcript(read(items)[0])
 
 
-def to_openai_responses(messages: Transcript | Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
-    """OpenAI Responses input items of a transcript."""
-    return write(messages)
+def to_openai_responses(
+    messages: Transcript | Iterable[Mapping[str, Any]],
+    *,
+    safe: bool | None = None,
+) -> list[c.JsonDict]:
+    """OpenAI Responses input items of a transcript. By default (unless ``safe=False`` or
+    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
+    for a request to ``openai-responses``: repeated ids made unique, results paired with their
+    calls, aborted turns left out."""
+    return write(c.sendable(messages, "openai-responses", safe))

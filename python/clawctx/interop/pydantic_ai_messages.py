@@ -325,6 +325,13 @@ def from_pydantic_ai(messages: Sequence[Any]) -> Transcript:
     return Transcript(read(messages)[0])
 
 
-def to_pydantic_ai(messages: Transcript | Iterable[Mapping[str, Any]]) -> list[Any]:
-    """pydantic-ai model messages of a transcript."""
-    return write(messages)
+def to_pydantic_ai(
+    messages: Transcript | Iterable[Mapping[str, Any]],
+    *,
+    safe: bool | None = None,
+) -> list[Any]:
+    """pydantic-ai model messages of a transcript. By default (unless ``safe=False`` or
+    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
+    for every provider: repeated ids made unique, results paired with their calls, aborted turns
+    left out."""
+    return write(c.sendable(messages, None, safe))

@@ -16,11 +16,11 @@ use crate::transcript_ops::result_object;
 /// `model_api` and `model_id` name the target (a turn of another model gets its tool-call ids
 /// normalised as pi-ai does); `followed_by_user` says a user message (the prompt) comes after
 /// these, so a last turn's unanswered calls are answered at send time. `now_ms` stamps the
-/// synthetic results.
+/// synthetic results. `verbatim_ids`: the writer sends ids as stored (no normalisation).
 #[pyfunction]
 #[pyo3(signature = (
     messages, *, provider = None, model_api = None, model_id = None, followed_by_user = false,
-    now_ms = None
+    now_ms = None, verbatim_ids = false
 ))]
 #[allow(clippy::too_many_arguments)]
 pub fn guard_request(
@@ -31,6 +31,7 @@ pub fn guard_request(
     model_id: Option<String>,
     followed_by_user: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
+    verbatim_ids: bool,
 ) -> PyResult<(Py<PyTranscript>, Vec<(&'static str, usize)>)> {
     crate::errors::guard(|| {
         let now = match now_ms {
@@ -44,6 +45,7 @@ pub fn guard_request(
                 provider: provider.as_deref(),
                 api: model_api.as_deref(),
                 model_id: model_id.as_deref(),
+                verbatim_ids,
             };
             hygiene::guard_request(&source, target, followed_by_user, now)
         });
@@ -56,8 +58,10 @@ pub fn guard_request(
 /// an empty list when it is valid. Same target arguments as `guard_request`.
 #[pyfunction]
 #[pyo3(signature = (
-    messages, *, provider = None, model_api = None, model_id = None, followed_by_user = false
+    messages, *, provider = None, model_api = None, model_id = None, followed_by_user = false,
+    verbatim_ids = false
 ))]
+#[allow(clippy::too_many_arguments)]
 pub fn request_issues(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
@@ -65,6 +69,7 @@ pub fn request_issues(
     model_api: Option<String>,
     model_id: Option<String>,
     followed_by_user: bool,
+    verbatim_ids: bool,
 ) -> PyResult<Vec<PyViolation>> {
     crate::errors::guard(|| {
         let input = crate::transcript::transcript_arg(messages)?;
@@ -73,6 +78,7 @@ pub fn request_issues(
                 provider: provider.as_deref(),
                 api: model_api.as_deref(),
                 model_id: model_id.as_deref(),
+                verbatim_ids,
             };
             hygiene::request_issues(&input, target, followed_by_user)
         });

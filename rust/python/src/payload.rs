@@ -202,6 +202,7 @@ pub fn _transform_messages(
                     provider: Some(&model.provider),
                     api: Some(&model.api),
                     model_id: Some(&model.id),
+                    verbatim_ids: false,
                 };
                 let given = Transcript::from_values(&messages);
                 let (guarded, report) = guard_request(&given, target, false, now_ms);

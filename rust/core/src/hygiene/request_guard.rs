@@ -43,6 +43,9 @@ pub struct GuardTarget<'a> {
     pub provider: Option<&'a str>,
     pub api: Option<&'a str>,
     pub model_id: Option<&'a str>,
+    /// The ids are sent as they are stored (a writer that does not normalise them, such as
+    /// the interop converters), not as pi-ai normalises another model's.
+    pub verbatim_ids: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,7 +81,8 @@ impl GuardTarget<'_> {
 
     /// Whether the turn is the target model's own (transform-messages.ts `isSameModel`).
     fn is_same_model(&self, shape: &SendShape) -> bool {
-        shape.provider.as_deref() == self.provider
+        self.verbatim_ids
+            || shape.provider.as_deref() == self.provider
             && shape.api.as_deref() == self.api
             && self
                 .model_id
@@ -567,6 +571,7 @@ mod tests {
         provider: Some("anthropic"),
         api: Some("anthropic-messages"),
         model_id: Some("claude-x"),
+        verbatim_ids: false,
     };
 
     fn call(id: &str) -> String {
@@ -666,6 +671,7 @@ mod tests {
             provider: Some("openai"),
             api: Some("openai-responses"),
             model_id: Some("gpt-5"),
+            verbatim_ids: false,
         };
         let lines = [
             USER.to_owned(),

@@ -220,6 +220,7 @@ fn build_payload_with(
             provider: Some(&model.provider),
             api: Some(&model.api),
             model_id: Some(&model.id),
+            verbatim_ids: false,
         };
         guard_request(&llm, target, false, request.now_ms)
     } else {
