@@ -1,8 +1,8 @@
 """History-level properties over arbitrary (broken) histories: the pairing repair and
 ``sanitize_session_history`` are idempotent, for every provider and errored-assistant policy,
-with the default (OpenClaw 2026.3.13) passes and with clawctx's ``provider_safe`` and
-``validate_turns`` passes; and with those two on, the result is valid for the provider
-(``validate_for_provider`` finds nothing).
+with the recorded release's passes (``safe=False``), the safe default, and clawctx's
+``provider_safe`` and ``validate_turns`` passes; and by default (and with those two on) the
+result is valid for the provider (``validate_for_provider`` finds nothing).
 
 The generator covers what real stored histories hold when they go wrong: messages without a
 role or with an unknown one, tool calls and results with odd ids and names (``""``, blanks,
@@ -50,7 +50,21 @@ PNG_1X1 = base64.b64encode(
     )
 ).decode()
 
-IDS = st.sampled_from(["call_1", "call_2", "c1", "", " ", "a|fc_1", "x y", "toolu_01", "c" * 70])
+IDS = st.sampled_from(
+    [
+        "call_1",
+        "call_2",
+        "c1",
+        "",
+        " ",
+        "a|fc_1",
+        "call_1|fc_1",
+        "call_2|fc_1",
+        "x y",
+        "toolu_01",
+        "c" * 70,
+    ]
+)
 NAMES = st.one_of(st.none(), st.sampled_from(["read", " exec ", "", "  ", "bad name!", "x" * 80]))
 TEXTS = st.sampled_from(["hi", "", "  ", "done", "[Inter-session message] x", "HEARTBEAT_OK"])
 STOPS = st.sampled_from([None, "stop", "toolUse", "length", "error", "aborted"])
@@ -190,14 +204,17 @@ PROPERTY_SETTINGS = settings(
 )
 
 
-def _sanitize(messages: Any, name: str, safe: bool) -> Any:
-    return sanitize_session_history(
-        messages,
-        now_ms=0,
-        provider_safe=safe,
-        validate_turns=safe,
-        **PROVIDERS[name],
-    )
+#: ``sanitize_session_history`` options: the recorded release exactly, the safe default, and
+#: the default with every clawctx safety pass on.
+MODES: dict[str, Msg] = {
+    "release": {"safe": False},
+    "default": {},
+    "provider_safe": {"provider_safe": True, "validate_turns": True},
+}
+
+
+def _sanitize(messages: Any, name: str, mode: str) -> Any:
+    return sanitize_session_history(messages, now_ms=0, **MODES[mode], **PROVIDERS[name])
 
 
 @pytest.mark.parametrize("policy", ERRORED_POLICIES)
@@ -210,24 +227,27 @@ def test_repair_tool_pairing_is_idempotent(policy: str | None, messages: list[Ms
     assert twice.to_list() == once.to_list()
 
 
-@pytest.mark.parametrize("safe", [False, True], ids=["upstream", "provider_safe"])
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @PROPERTY_SETTINGS
 @given(messages=histories())
 def test_sanitize_session_history_is_idempotent(
-    provider: str, safe: bool, messages: list[Msg]
+    provider: str, mode: str, messages: list[Msg]
 ) -> None:
-    once = _sanitize(messages, provider, safe)
-    twice = _sanitize(once, provider, safe)
+    once = _sanitize(messages, provider, mode)
+    twice = _sanitize(once, provider, mode)
     note(f"once: {once.to_list()}")
     assert twice.to_list() == once.to_list()
 
 
+@pytest.mark.parametrize("mode", ["default", "provider_safe"])
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @PROPERTY_SETTINGS
 @given(messages=histories())
-def test_sanitized_history_is_valid_for_its_provider(provider: str, messages: list[Msg]) -> None:
-    out = _sanitize(messages, provider, True)
+def test_sanitized_history_is_valid_for_its_provider(
+    provider: str, mode: str, messages: list[Msg]
+) -> None:
+    out = _sanitize(messages, provider, mode)
     note(f"sanitized: {out.to_list()}")
     found = validate_for_provider(out, **PROVIDERS[provider])
     assert [(v.index, v.rule, v.detail) for v in found] == []
