@@ -6,11 +6,11 @@
 use std::sync::Arc;
 
 use clawctx_core::base::{parse_value, to_js_string};
+use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::payload::{
     build_payload, strip_lone_surrogate_escapes, transform_messages as core_transform, Model,
     Normalizer, Payload, PayloadError, PayloadRequest,
 };
-use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;

@@ -83,10 +83,10 @@ impl GuardTarget<'_> {
     fn is_same_model(&self, shape: &SendShape) -> bool {
         self.verbatim_ids
             || shape.provider.as_deref() == self.provider
-            && shape.api.as_deref() == self.api
-            && self
-                .model_id
-                .is_none_or(|id| shape.model.as_deref() == Some(id))
+                && shape.api.as_deref() == self.api
+                && self
+                    .model_id
+                    .is_none_or(|id| shape.model.as_deref() == Some(id))
     }
 
     fn synthetic_text(&self) -> &'static str {
@@ -387,7 +387,10 @@ fn synthetic_result(id: &str, name: Option<&str>, text: &str, now_ms: i64) -> Me
         obj.insert("toolName".to_owned(), Value::String(name.to_owned()));
     }
     if let Some(obj) = value.as_object_mut() {
-        obj.insert("content".to_owned(), json!([{"type": "text", "text": text}]));
+        obj.insert(
+            "content".to_owned(),
+            json!([{"type": "text", "text": text}]),
+        );
         obj.insert("isError".to_owned(), Value::Bool(true));
         obj.insert("timestamp".to_owned(), Value::from(now_ms));
     }
@@ -420,13 +423,21 @@ struct Call {
     name: Option<String>,
 }
 
-fn repair(messages: &Transcript, target: GuardTarget<'_>, now_ms: i64) -> (Transcript, GuardReport) {
+fn repair(
+    messages: &Transcript,
+    target: GuardTarget<'_>,
+    now_ms: i64,
+) -> (Transcript, GuardReport) {
     let rule = target.id_rule();
     let input = messages.messages();
     let mut report = GuardReport::default();
     let mut out: Vec<Message> = Vec::with_capacity(input.len() + 4);
     let mut used: FxHashSet<String> = FxHashSet::default();
     let mut used_items: FxHashSet<String> = FxHashSet::default();
+    // pi-ai's id map (transform-messages.ts): once another model's id is normalised, every
+    // later result with that id is remapped, including the results of a later turn that
+    // uses the same id unnormalised; such a turn's call must get a fresh id.
+    let mut normalized: FxHashMap<String, String> = FxHashMap::default();
     let mut i = 0;
     while i < input.len() {
         let message = &input[i];
@@ -453,11 +464,15 @@ fn repair(messages: &Transcript, target: GuardTarget<'_>, now_ms: i64) -> (Trans
         for (k, call) in shape.calls.iter().enumerate() {
             let (key, item) = sent_ids(&call.id, rule, same);
             let item = item.filter(|s| !s.is_empty());
+            let remapped_later = normalized
+                .get(&call.id)
+                .is_some_and(|mapped| *mapped != key);
             let bad = call.id.is_empty()
                 || key.is_empty()
                 || (rule == IdRule::Anthropic && !is_anthropic_id(&key))
                 || used.contains(&key)
-                || item.as_ref().is_some_and(|it| used_items.contains(it));
+                || item.as_ref().is_some_and(|it| used_items.contains(it))
+                || remapped_later;
             let id = if bad {
                 let id = fresh_id(message, k, &used);
                 renames.push((k, id.clone()));
@@ -465,6 +480,9 @@ fn repair(messages: &Transcript, target: GuardTarget<'_>, now_ms: i64) -> (Trans
                 used.insert(id.clone());
                 id
             } else {
+                if rule == IdRule::Anthropic && key != call.id {
+                    normalized.insert(call.id.clone(), key.clone());
+                }
                 used.insert(key);
                 if let Some(item) = item {
                     used_items.insert(item);

@@ -115,6 +115,7 @@ impl SendShape {
 
     /// An assistant turn pi-ai's `transformMessages` skips (it ended in an error or abort).
     pub fn is_failed_assistant(&self) -> bool {
-        self.is_role("assistant") && matches!(self.stop_reason.as_deref(), Some("error" | "aborted"))
+        self.is_role("assistant")
+            && matches!(self.stop_reason.as_deref(), Some("error" | "aborted"))
     }
 }

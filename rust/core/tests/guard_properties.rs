@@ -1,0 +1,25 @@
+//! The request guard over generated broken transcripts (the `request_guard` fuzz target's
+//! decoder and checks, run by proptest on stable): for every payload API its output is valid,
+//! a second guard changes nothing, and the payload builds.
+
+#[path = "common/guard_input.rs"]
+mod guard_input;
+
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+    #[test]
+    fn the_guard_gives_valid_idempotent_requests(data in proptest::collection::vec(any::<u8>(), 0..160)) {
+        guard_input::check(&data);
+    }
+}
+
+#[test]
+fn the_fuzz_seeds_pass() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/request_guard");
+    for entry in std::fs::read_dir(dir).expect("seeds") {
+        guard_input::check(&std::fs::read(entry.expect("entry").path()).expect("seed"));
+    }
+}
