@@ -10,6 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import clawctx
 from clawctx.history import Transcript, count_message_tokens, validate_for_provider
 from clawctx.interop import fit_to_budget, from_anthropic, openai_chat, read
 
@@ -123,9 +124,9 @@ def test_keeps_the_newest_turns_whole() -> None:
     assert fit.messages == history[4:]
     assert fit.dropped == history[:4]
     assert fit.tokens == tail and not fit.repaired
-    # One token less: the call turn "c" cannot be split, so the kept part would start with an
-    # assistant turn; it starts on the next user message instead (here: nothing left after).
-    assert fit_to_budget(history, tail - 1).messages == []
+    # One token less: the call turn "c" cannot be split, and the kept part may not start with
+    # an assistant turn, so the newest user turn is kept with the newest exchange that fits.
+    assert fit_to_budget(history, tail - 1).messages == [history[4], history[7]]
 
 
 def test_a_budget_between_a_call_and_its_results_drops_both() -> None:
@@ -233,8 +234,18 @@ def test_anthropic_request_in_request_out() -> None:
     }
     fit = fit_to_budget(request, 10)
     # The last user message holds the tool result: it cannot be kept without its call, and
-    # the kept part may not start with the assistant turn either.
-    assert fit.messages == {"model": "claude-sonnet-4-5", "system": "sys", "messages": []}
+    # the kept part may not start with the assistant turn either: the newest user turn that
+    # stands alone is kept, with the newest turn that fits after it.
+    assert fit.messages == {
+        "model": "claude-sonnet-4-5",
+        "system": "sys",
+        "messages": [request["messages"][0], request["messages"][3]],
+    }
+    assert fit_to_budget(request, 1).messages == {
+        "model": "claude-sonnet-4-5",
+        "system": "sys",
+        "messages": [],
+    }
     whole = fit_to_budget(request, 10_000)
     assert whole.messages == request
     assert (
@@ -280,3 +291,53 @@ def test_unreadable_or_mixed_shapes_are_refused(history: Any, error: type[Except
 def test_bad_arguments_are_refused(kwargs: dict[str, Any]) -> None:
     with pytest.raises(ValueError):
         fit_to_budget([_user("a")], **kwargs)
+
+
+# ---- agent runs (issue 29: an empty result was silent) ----------------------------------------
+
+
+def _agent_run(turns: int) -> list[dict[str, Any]]:
+    """One task prompt, then ``turns`` tool exchanges of ~2,000 estimated tokens each."""
+    out: list[dict[str, Any]] = [{"role": "user", "content": "Fix the failing build."}]
+    for i in range(turns):
+        out.append(
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "toolCall", "id": f"call_{i}", "name": "exec", "arguments": {"i": i}}
+                ],
+                "stopReason": "toolUse",
+            }
+        )
+        out.append(
+            {
+                "role": "toolResult",
+                "toolCallId": f"call_{i}",
+                "toolName": "exec",
+                "content": [{"type": "text", "text": "x" * 8000}],
+                "isError": False,
+            }
+        )
+    return out
+
+
+def test_an_agent_run_keeps_its_prompt_and_the_newest_exchanges() -> None:
+    run = _agent_run(40)
+    fit = clawctx.fit_to_budget(run, 20_000)
+    assert fit.warning is None
+    kept = fit.messages
+    assert kept[0] == run[0]
+    assert kept[-2:] == run[-2:]
+    assert 4 < len(kept) < len(run)
+    assert fit.tokens <= 20_000
+    assert kept[1]["role"] == "assistant"
+    assert clawctx.validate_for_provider(kept, provider="anthropic") == []
+
+
+def test_nothing_kept_is_never_silent(caplog: pytest.LogCaptureFixture) -> None:
+    run = [{"role": "user", "content": "y" * 100_000}, *_agent_run(2)[1:]]
+    with caplog.at_level("WARNING", logger="clawctx"):
+        fit = clawctx.fit_to_budget(run, 1_000)
+    assert fit.messages == []
+    assert fit.warning is not None and "max_tokens=1000" in fit.warning
+    assert "fit_to_budget" in caplog.text

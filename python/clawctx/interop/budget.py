@@ -17,6 +17,7 @@ its JSON, base64 included), so a large PDF is never free.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -38,6 +39,8 @@ from clawctx.interop import _carried
 from clawctx.interop import _common as c
 from clawctx.interop.formats import FORMAT_APIS, Converted, read
 
+log = logging.getLogger("clawctx")
+
 Counter = Literal["estimate", "o200k_base", "cl100k_base"] | Callable[[Any], int]
 
 
@@ -51,6 +54,9 @@ class Fit:
     repaired: bool  # pairing had to be repaired, so ``messages`` was rebuilt
     dropped_orphans: int = 0  # tool results the repair dropped (answering no call)
     added_results: int = 0  # missing tool results the repair added as errors
+    #: Why nothing but the prelude was kept although the history had more (``None`` when
+    #: something was kept): an empty result is never silent.
+    warning: str | None = None
 
 
 # Unit start kinds of `_budget_units` (rust/core/src/transcript/budget.rs, `UnitStart`).
@@ -167,7 +173,11 @@ def fit_to_budget(
     request's ``system``); an int keeps that many leading elements (rounded up to whole units).
     The kept prelude counts against the budget; if it alone is over, ``ValueError``.
     ``start_on="user"`` makes the kept part (after the prelude) start with a user message;
-    ``"any"`` only guarantees it does not start with a tool result.
+    ``"any"`` only guarantees it does not start with a tool result. An agent run (one user
+    prompt, then dozens of tool turns) that does not fit whole keeps its prompt and the newest
+    complete exchanges that fit after it (``strategy="last"``); in an agent loop, pass
+    ``keep_first=1`` to keep the task prompt as the prelude instead. When nothing after the
+    prelude fits, ``Fit.warning`` says why (and the ``clawctx`` logger warns).
     ``safe`` (default: unless :func:`clawctx.compat` is in force): the history first passes the
     request guard for the API its format is sent to, so what is kept is a valid request
     (repeated ids made unique, late results moved up, aborted turns left out).
@@ -255,10 +265,35 @@ def fit_to_budget(
         last = first + int(np.searchsorted(np.cumsum(costs[first:]), budget, side="right"))
     kept = [(0, prelude), (first, last)]
     dropped = [(prelude, first), (last, units.count)]
+    tokens = needed + int(costs[first:last].sum())
+    users = np.flatnonzero(units.kinds[prelude:] == _USER) + prelude
+    if strategy == "last" and first == units.count and len(users):
+        # An agent run (one prompt, then many tool turns) fits only without its start: keep
+        # the newest user turn and the newest complete exchanges after it that fit.
+        anchor = int(users[-1])
+        if costs[anchor] <= budget:
+            after = costs[anchor + 1 :]
+            room = budget - int(costs[anchor])
+            tail = units.count - int(np.searchsorted(np.cumsum(after[::-1]), room, side="right"))
+            sendable = np.flatnonzero(units.kinds[tail:] != _TOOL_RESULT)
+            tail = tail + int(sendable[0]) if len(sendable) else units.count
+            kept = [(0, prelude), (anchor, anchor + 1), (tail, units.count)]
+            dropped = [(prelude, anchor), (anchor + 1, tail)]
+            tokens = needed + int(costs[anchor]) + int(costs[tail:].sum())
+    warning = None
+    if all(low >= high for low, high in kept[1:]) and units.count > prelude:
+        warning = (
+            f"nothing after the prelude fits in max_tokens={max_tokens}: the newest user turn "
+            f"alone needs more ({int(costs[int(users[-1])]) if len(users) else 0} tokens)"
+            if len(users)
+            else f"nothing after the prelude fits in max_tokens={max_tokens}"
+        )
+        log.warning("fit_to_budget: %s", warning)
     return Fit(
         messages=_select(converted, transcript, units, kept, as_is),
         dropped=_select(converted, transcript, units, dropped, as_is),
-        tokens=needed + int(costs[first:last].sum()),
+        tokens=tokens,
+        warning=warning,
         repaired=repaired,
         dropped_orphans=report.dropped_orphan_count + report.dropped_duplicate_count + duplicates,
         added_results=len(report.added),
