@@ -11,6 +11,9 @@ use crate::hygiene::PyViolation;
 use crate::transcript::PyTranscript;
 use crate::transcript_ops::result_object;
 
+/// The guarded transcript and what changed, as `(kind, count)` pairs.
+type Guarded = (Py<PyTranscript>, Vec<(&'static str, usize)>);
+
 /// `messages` as the provider accepts them, and what was changed as `(kind, count)` pairs
 /// (empty, with the input itself returned, when nothing needed changing). `provider`,
 /// `model_api` and `model_id` name the target (a turn of another model gets its tool-call ids
@@ -32,7 +35,7 @@ pub fn guard_request(
     followed_by_user: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
     verbatim_ids: bool,
-) -> PyResult<(Py<PyTranscript>, Vec<(&'static str, usize)>)> {
+) -> PyResult<Guarded> {
     crate::errors::guard(|| {
         let now = match now_ms {
             None => system_now_ms(),
