@@ -220,15 +220,18 @@ def sanitize_session_history(
     )
     if not _compat.resolve_safe(safe):
         return transcript
-    target = {"provider": provider, "model_api": model_api, "model_id": model_id}
-    if not _core.request_issues(transcript, **target):
+    if not _core.request_issues(
+        transcript, provider=provider, model_api=model_api, model_id=model_id
+    ):
         return transcript
     if not provider_safe:
         # The session writes were made (or queued) by the first run.
         transcript = _sanitize_passes(
             messages, now=now, provider_safe=True, session=None, pending_writes=None, **options
         )
-    guarded, _changes = _core.guard_request(transcript, **target, now_ms=now)
+    guarded, _changes = _core.guard_request(
+        transcript, provider=provider, model_api=model_api, model_id=model_id, now_ms=now
+    )
     return guarded
 
 
