@@ -80,11 +80,23 @@ TOOLS = [
 REAL_REPORTS = Path(__file__).resolve().parents[1] / "fixtures" / "real_reports"
 
 
-def pipeline_body(session_path: Path, api: str) -> dict[str, Any]:
-    """The default pipeline's request body for the next prompt on ``session_path``."""
+def _prepare_body(path: Path, api: str) -> dict[str, Any]:
     pipeline = ContextPipeline(model=MODELS[api], workspace_dir=demo_workspace_path())
-    prepared = pipeline.prepare(session_path, PromptRequest(text="next"))
+    prepared = pipeline.prepare(path, PromptRequest(text="next"))
     return prepared.request_payload(tools=TOOLS)
+
+
+def pipeline_body(session_path: Path, api: str) -> dict[str, Any]:
+    """The default pipeline's request body for the next prompt on a scratch copy of
+    ``session_path`` (``prepare`` appends entries, such as the model snapshot, to the session
+    it is given: the fixtures and the packaged demo session must stay untouched)."""
+    scratch = Path(tempfile.mkdtemp(prefix="clawctx-safe-"))
+    try:
+        copy = scratch / "session.jsonl"
+        shutil.copyfile(session_path, copy)
+        return _prepare_body(copy, api)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def session_violations(entries: list[Msg], api: str) -> list[tuple[str, str, str]]:
@@ -92,7 +104,7 @@ def session_violations(entries: list[Msg], api: str) -> list[tuple[str, str, str
     scratch = Path(tempfile.mkdtemp(prefix="clawctx-safe-"))
     try:
         path = write_session(scratch / "session.jsonl", entries)
-        body = pipeline_body(path, api)
+        body = _prepare_body(path, api)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return [(v.path, v.rule, v.detail) for v in validate_request_body(body, api)]
@@ -219,20 +231,29 @@ def _pi_body(path: Path, api: str) -> Mapping[str, Any]:
     return _body_dict(payload)
 
 
+def _unrepaired_violations(path: Path, api: str) -> list[str]:
+    # What the reporting runtime sent. pi (the pi reports, and OpenClaw on top of it): the
+    # leaf's context through pi-ai's converter, checked on the body. ADK and the Agents SDK
+    # send their stored history as it is, without pi-ai's synthetic results for unanswered
+    # calls: the stored transcript, checked with validate_for_provider.
+    found = [v.rule for v in validate_request_body(_pi_body(path, api), api)]
+    found += [v.rule for v in validate_for_provider(_context_messages(path), model_api=api)]
+    return found
+
+
 def test_real_report_fixtures_reproduce_their_failure() -> None:
-    """Each fixture reproduces its report: what pi sends for it (the leaf's context through
-    pi-ai's converter, with no OpenClaw hygiene: the recorded release, ``clawctx.compat(...)``
-    once that exists) breaks the rule the report's provider rejected. A fixture that stops
-    being broken there no longer tests anything."""
+    """Each fixture reproduces its report with no repair applied (the recorded release:
+    ``clawctx.compat(...)`` once that exists): what was sent breaks the rule the report's
+    provider rejected. A fixture that stops being broken there no longer tests anything."""
     assert sorted(p.name for p in _real_reports()) == sorted(REPORT_APIS)
     compat = getattr(clawctx, "compat", None)
     for name, api in REPORT_APIS.items():
         path = REAL_REPORTS / name
         if compat is not None:
             with compat("openclaw-2026.3.13"):
-                found = validate_request_body(_pi_body(path, api), api)
+                found = _unrepaired_violations(path, api)
         else:
-            found = validate_request_body(_pi_body(path, api), api)
+            found = _unrepaired_violations(path, api)
         assert found, name
 
 
