@@ -14,7 +14,7 @@ import clawctx
 from clawctx.history import Transcript, count_message_tokens, validate_for_provider
 from clawctx.interop import fit_to_budget, from_anthropic, openai_chat, read
 
-PROVIDERS = ("anthropic", "openai", "google", "other")
+PROVIDERS = ("anthropic", "openai", "google", "ollama")
 
 
 def _user(text: str) -> dict[str, Any]:

@@ -87,7 +87,7 @@ def _assert_passes_keep(transcript: Transcript) -> None:
     before = _carried(transcript)
     for name, operation in _rust_passes().items():
         assert _carried(operation(transcript)) == before, name
-    for provider in ("anthropic", "openai", "google", "other"):
+    for provider in ("anthropic", "openai", "google", "ollama"):
         assert h.validate_for_provider(transcript, provider=provider) == [], provider
 
 

@@ -4,27 +4,26 @@ with the recorded release's passes (``safe=False``), the safe default, and clawc
 ``provider_safe`` and ``validate_turns`` passes; and by default (and with those two on) the
 result is valid for the provider (``validate_for_provider`` finds nothing).
 
-The generator covers what real stored histories hold when they go wrong: messages without a
-role or with an unknown one, tool calls and results with odd ids and names (``""``, blanks,
-pipes, overlong), aborted and errored assistants with empty content, images, thinking blocks
-with and without signatures, custom, bash and summary messages.
+The generator (``histories`` in ``tests/_broken_sessions.py``) covers what real stored
+histories hold when they go wrong: messages without a role or with an unknown one, tool calls
+and results with odd ids and names (``""``, blanks, pipes, overlong), aborted and errored
+assistants with empty content, images, thinking blocks with and without signatures, custom,
+bash and summary messages.
 """
 
 from __future__ import annotations
 
-import base64
-import os
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
-from hypothesis import strategies as st
+from hypothesis import given, note
 
 from clawctx.history import (
     repair_tool_pairing,
     sanitize_session_history,
     validate_for_provider,
 )
+from tests._broken_sessions import PROPERTY_SETTINGS, histories
 
 Msg = dict[str, Any]
 
@@ -41,167 +40,6 @@ PROVIDERS: dict[str, Msg] = {
     "none": {"provider": None, "model_api": None},
 }
 ERRORED_POLICIES = [None, "preserve", "drop"]
-
-# A 1x1 PNG: small, within every image limit, so the image pass keeps it.
-PNG_1X1 = base64.b64encode(
-    bytes.fromhex(
-        "89504e470d0a1a0a0000000d4948445200000001000000010806000000"
-        "1f15c4890000000d49444154789c6360000002000001e221bc330000000049454e44ae426082"
-    )
-).decode()
-
-IDS = st.sampled_from(
-    [
-        "call_1",
-        "call_2",
-        "c1",
-        "",
-        " ",
-        "a|fc_1",
-        "call_1|fc_1",
-        "call_2|fc_1",
-        "x y",
-        "toolu_01",
-        "c" * 70,
-    ]
-)
-NAMES = st.one_of(st.none(), st.sampled_from(["read", " exec ", "", "  ", "bad name!", "x" * 80]))
-TEXTS = st.sampled_from(["hi", "", "  ", "done", "[Inter-session message] x", "HEARTBEAT_OK"])
-STOPS = st.sampled_from([None, "stop", "toolUse", "length", "error", "aborted"])
-
-
-def _text_block(text: str) -> Msg:
-    return {"type": "text", "text": text}
-
-
-@st.composite
-def _tool_call(draw: st.DrawFn) -> Msg:
-    kind = draw(st.sampled_from(["toolCall", "toolCall", "toolUse", "functionCall"]))
-    block: Msg = {"type": kind, "id": draw(IDS)}
-    name = draw(NAMES)
-    if name is not None:
-        block["name"] = name
-    args = draw(st.sampled_from([{}, {"path": "a"}, None, "missing"]))
-    if args != "missing":
-        block["input" if kind == "toolUse" else "arguments"] = args
-    return block
-
-
-_thinking = st.builds(
-    lambda text, sig: {"type": "thinking", "thinking": text, **sig},
-    TEXTS,
-    st.sampled_from([{}, {"thinkingSignature": "sig"}, {"thought_signature": "msg_1"}]),
-)
-_assistant_block = st.one_of(
-    TEXTS.map(_text_block),
-    _thinking,
-    _tool_call(),
-    st.just({"type": "redacted_thinking", "data": "x"}),
-    st.just({"type": "image", "data": PNG_1X1, "mimeType": "image/png"}),
-)
-
-
-@st.composite
-def _assistant(draw: st.DrawFn) -> Msg:
-    content = draw(
-        st.one_of(st.lists(_assistant_block, max_size=4), TEXTS, st.just([]), st.just(None))
-    )
-    msg: Msg = {"role": "assistant", "content": content}
-    stop = draw(STOPS)
-    if stop is not None:
-        msg["stopReason"] = stop
-    if stop in ("error", "aborted") and draw(st.booleans()):
-        msg["errorMessage"] = "Request was aborted"
-    if draw(st.booleans()):
-        msg.update(api="anthropic-messages", provider="anthropic", model="claude")
-    if draw(st.booleans()):
-        msg["usage"] = {"input": 5, "output": 1, "totalTokens": 6}
-    if draw(st.booleans()):
-        msg["provider"], msg["model"] = "openclaw", "delivery-mirror"
-    return msg
-
-
-@st.composite
-def _tool_result(draw: st.DrawFn) -> Msg:
-    msg: Msg = {"role": "toolResult", "toolCallId": draw(IDS)}
-    name = draw(NAMES)
-    if name is not None:
-        msg["toolName"] = name
-    msg["content"] = draw(
-        st.one_of(
-            st.lists(
-                st.one_of(
-                    TEXTS.map(_text_block),
-                    st.just({"type": "image", "data": PNG_1X1, "mimeType": "image/png"}),
-                ),
-                max_size=2,
-            ),
-            TEXTS,
-        )
-    )
-    msg["isError"] = draw(st.booleans())
-    if draw(st.booleans()):
-        msg["details"] = {"exitCode": 1}
-    return msg
-
-
-_user = st.one_of(
-    TEXTS.map(lambda t: {"role": "user", "content": t}),
-    st.lists(
-        st.one_of(
-            TEXTS.map(_text_block),
-            st.just({"type": "image", "data": PNG_1X1, "mimeType": "image/png"}),
-        ),
-        max_size=2,
-    ).map(lambda c: {"role": "user", "content": c}),
-    st.just(
-        {"role": "user", "content": "x", "provenance": {"kind": "inter_session", "sourceTool": "t"}}
-    ),
-)
-_other = st.sampled_from(
-    [
-        {"content": "no role at all"},
-        {"role": "system", "content": "unknown role"},
-        {"role": 5, "content": "role is not a string"},
-        {"role": "custom", "customType": "note", "content": "c", "display": True},
-        {"role": "bashExecution", "command": "ls", "output": "x", "exitCode": 0},
-        {"role": "compactionSummary", "summary": "s", "tokensBefore": 10},
-        {"role": "branchSummary", "summary": "b", "fromId": "x"},
-    ]
-)
-
-
-@st.composite
-def _exchange(draw: st.DrawFn) -> list[Msg]:
-    """An assistant with calls and results for some of them (repeated, reordered, stray)."""
-    msg = draw(_assistant())
-    content = msg["content"] if isinstance(msg["content"], list) else []
-    calls = [b for b in content if b.get("type") in ("toolCall", "toolUse", "functionCall")]
-    results = []
-    for call in draw(st.lists(st.sampled_from(calls), max_size=3)) if calls else []:
-        result = draw(_tool_result())
-        result["toolCallId"] = call["id"]
-        results.append(result)
-    results += draw(st.lists(_tool_result(), max_size=1))
-    return [msg, *draw(st.permutations(results))]
-
-
-@st.composite
-def histories(draw: st.DrawFn) -> list[Msg]:
-    single = st.one_of(_user, _assistant(), _tool_result(), _other).map(lambda m: [m])
-    chunks = draw(st.lists(st.one_of(single, _exchange()), max_size=8))
-    messages = [dict(m) for chunk in chunks for m in chunk]
-    for i, m in enumerate(messages):
-        if draw(st.booleans()):
-            m["timestamp"] = 1000 * (i + 1)
-    return messages
-
-
-PROPERTY_SETTINGS = settings(
-    max_examples=int(os.environ.get("CLAWCTX_PROPERTY_EXAMPLES", "60")),
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
 
 
 #: ``sanitize_session_history`` options: the recorded release exactly, the safe default, and

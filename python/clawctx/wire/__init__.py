@@ -4,7 +4,8 @@
 stream options into the request body pi-ai (pi-mono 0.58.3 ``packages/ai``) would send for the
 model's API; ``transform_messages`` exposes the cross-provider replay layer alone. The
 conversion runs in Rust; the body comes back as a :class:`RequestPayload` (``to_dict()``,
-``to_json()``).
+``to_json()``). ``validate_request_body`` checks a body against the API's documented request
+rules (tool-call pairing, ids, turn order, blank text) and lists what a provider would reject.
 
 Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
 """
@@ -18,11 +19,15 @@ from clawctx.wire.payload import (
     build_request_payload,
     transform_messages,
 )
+from clawctx.wire.validate import VALIDATED_APIS, BodyViolation, validate_request_body
 
 __all__ = [
     "SUPPORTED_APIS",
+    "VALIDATED_APIS",
+    "BodyViolation",
     "PayloadError",
     "RequestPayload",
     "build_request_payload",
     "transform_messages",
+    "validate_request_body",
 ]

@@ -11,6 +11,7 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::convert::{from_py, to_py, Clock};
+use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 use crate::transcript_ops::run_pass;
 
@@ -498,6 +499,10 @@ impl PyViolation {
 /// Chat/Responses, Gemini), modelling replay as pi-ai sends it (errored and aborted assistant
 /// turns skipped, same-role messages combined into one turn). Returns the violations found;
 /// an empty list means the provider will accept the transcript's shape.
+///
+/// Raises `ValueError` listing the known names for an unknown `model_api`, or for an unknown
+/// `provider` when no known `model_api` is given (any provider id is accepted with a known
+/// model API, so custom OpenAI-compatible providers work).
 #[pyfunction]
 #[pyo3(signature = (messages, *, provider = None, model_api = None))]
 pub fn validate_for_provider(
@@ -507,7 +512,7 @@ pub fn validate_for_provider(
     model_api: Option<&str>,
 ) -> PyResult<Vec<PyViolation>> {
     crate::errors::guard(|| {
-        let family = hygiene::ProviderFamily::resolve(provider, model_api);
+        let family = hygiene::ProviderFamily::resolve_checked(provider, model_api).py_err(py)?;
         let input = crate::transcript::transcript_arg(messages)?;
         let found = py.detach(move || hygiene::validate_for_provider(&input, family));
         Ok(found

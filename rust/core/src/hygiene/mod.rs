@@ -45,4 +45,6 @@ pub use sanitize::{
 pub use tool_call_ids::{
     dedupe_tool_call_ids, is_valid_tool_call_id, sanitize_tool_call_id, sanitize_tool_call_ids,
 };
-pub use validate::{validate_for_provider, ProviderFamily, Violation};
+pub use validate::{
+    validate_for_provider, ProviderFamily, Violation, KNOWN_MODEL_APIS, KNOWN_PROVIDERS,
+};

@@ -10,8 +10,90 @@
 
 use std::collections::HashSet;
 
+use crate::base::Error;
 use crate::transcript::MessageFacts;
 use crate::transcript::Transcript;
+
+/// The model APIs `validate_for_provider` accepts: pi-ai's API names (pi-mono 0.58.3
+/// `packages/ai/src/types.ts`, `KnownApi`) plus the legacy `"openai"` spelling that
+/// `resolveTranscriptPolicy` (OpenClaw 2026.3.13 `src/agents/transcript-policy.ts`) treats as
+/// OpenAI.
+pub const KNOWN_MODEL_APIS: &[&str] = &[
+    "anthropic-messages",
+    "azure-openai-responses",
+    "bedrock-converse-stream",
+    "google-gemini-cli",
+    "google-generative-ai",
+    "google-vertex",
+    "mistral-conversations",
+    "openai",
+    "openai-codex-responses",
+    "openai-completions",
+    "openai-responses",
+];
+
+/// The provider ids `validate_for_provider` accepts when no known model API is given: every id
+/// `resolveTranscriptPolicy` has a capability row or alias for (OpenClaw 2026.3.13
+/// `src/agents/provider-capabilities.ts`, `src/agents/model-selection.ts`) and the providers
+/// OpenClaw ships configurations for. A misspelt provider (`"antropic"`) used to fall back
+/// silently to "no rules"; with this list it is an error. Custom OpenAI-compatible providers
+/// stay usable: any provider id is accepted together with a known model API.
+pub const KNOWN_PROVIDERS: &[&str] = &[
+    "amazon-bedrock",
+    "anthropic",
+    "aws-bedrock",
+    "azure-openai-responses",
+    "bedrock",
+    "byteplus",
+    "bytedance",
+    "cerebras",
+    "chutes",
+    "cloudflare-ai-gateway",
+    "deepinfra",
+    "deepseek",
+    "doubao",
+    "fireworks",
+    "github-copilot",
+    "google",
+    "google-antigravity",
+    "google-gemini-cli",
+    "google-vertex",
+    "groq",
+    "huggingface",
+    "kilocode",
+    "kimi-code",
+    "kimi-coding",
+    "litellm",
+    "lmstudio",
+    "minimax",
+    "minimax-cn",
+    "mistral",
+    "moonshot",
+    "nvidia",
+    "ollama",
+    "openai",
+    "openai-codex",
+    "opencode",
+    "opencode-go",
+    "opencode-go-auth",
+    "opencode-zen",
+    "openrouter",
+    "perplexity",
+    "qwen",
+    "qwen-portal",
+    "sglang",
+    "synthetic",
+    "together",
+    "venice",
+    "vercel-ai-gateway",
+    "vllm",
+    "volcengine",
+    "xai",
+    "xiaomi",
+    "z-ai",
+    "z.ai",
+    "zai",
+];
 
 /// Provider families with different replay rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +137,39 @@ impl ProviderFamily {
                 _ => ProviderFamily::Other,
             },
         }
+    }
+}
+
+impl ProviderFamily {
+    /// [`ProviderFamily::resolve`] for a caller-supplied provider / model API, refusing names
+    /// it does not know instead of falling back to [`ProviderFamily::Other`] (no rules).
+    ///
+    /// The rule: a `model_api` that is given must be one of [`KNOWN_MODEL_APIS`]; a known
+    /// model API accepts any provider (a custom OpenAI-compatible provider names its own id);
+    /// without a model API, a given `provider` must be one of [`KNOWN_PROVIDERS`] (trimmed,
+    /// case-insensitive). Neither given means no family rules, as before.
+    pub fn resolve_checked(
+        provider: Option<&str>,
+        model_api: Option<&str>,
+    ) -> Result<ProviderFamily, Error> {
+        if let Some(api) = model_api {
+            if !KNOWN_MODEL_APIS.contains(&api.trim()) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown model_api {api:?}; known model APIs: {}",
+                    KNOWN_MODEL_APIS.join(", ")
+                )));
+            }
+        } else if let Some(name) = provider {
+            let normalized = name.trim().to_lowercase();
+            if !KNOWN_PROVIDERS.contains(&normalized.as_str()) {
+                return Err(Error::InvalidArgument(format!(
+                    "unknown provider {name:?} (give a known model_api to use a custom \
+                     OpenAI-compatible provider); known providers: {}",
+                    KNOWN_PROVIDERS.join(", ")
+                )));
+            }
+        }
+        Ok(ProviderFamily::resolve(provider, model_api))
     }
 }
 
@@ -227,4 +342,38 @@ pub fn validate_for_provider(messages: &Transcript, family: ProviderFamily) -> V
     }
     violations.sort_by_key(|v| v.index);
     violations
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolve_checked_refuses_unknown_names() {
+        let err = ProviderFamily::resolve_checked(Some("antropic"), None).unwrap_err();
+        assert!(err.to_string().contains("anthropic"), "{err}");
+        let err = ProviderFamily::resolve_checked(None, Some("anthropic-msgs")).unwrap_err();
+        assert!(err.to_string().contains("anthropic-messages"), "{err}");
+        // An unknown model API is refused even beside a known provider.
+        assert!(ProviderFamily::resolve_checked(Some("anthropic"), Some("x")).is_err());
+    }
+
+    #[test]
+    fn resolve_checked_accepts_known_and_custom_with_api() {
+        assert_eq!(
+            ProviderFamily::resolve_checked(Some(" Anthropic "), None).unwrap(),
+            ProviderFamily::Anthropic
+        );
+        assert_eq!(
+            ProviderFamily::resolve_checked(Some("my-proxy"), Some("openai-completions")).unwrap(),
+            ProviderFamily::OpenAi
+        );
+        assert_eq!(
+            ProviderFamily::resolve_checked(None, None).unwrap(),
+            ProviderFamily::Other
+        );
+        for api in KNOWN_MODEL_APIS {
+            assert!(ProviderFamily::resolve_checked(None, Some(api)).is_ok());
+        }
+    }
 }
