@@ -527,9 +527,20 @@ pub fn validate_for_provider(
 }
 
 /// The provider family `validate_for_provider` applies: "anthropic", "openai", "gemini" or
-/// "other".
+/// "other". Raises `ValueError` listing the known names for an unknown `model_api`, or for an
+/// unknown `provider` when no known `model_api` is given.
 #[pyfunction]
 #[pyo3(signature = (*, provider = None, model_api = None))]
-pub fn provider_family(provider: Option<&str>, model_api: Option<&str>) -> PyResult<&'static str> {
-    crate::errors::guard(|| Ok(hygiene::ProviderFamily::resolve(provider, model_api).name()))
+pub fn provider_family(
+    py: Python<'_>,
+    provider: Option<&str>,
+    model_api: Option<&str>,
+) -> PyResult<&'static str> {
+    crate::errors::guard(|| {
+        Ok(
+            hygiene::ProviderFamily::resolve_checked(provider, model_api)
+                .py_err(py)?
+                .name(),
+        )
+    })
 }

@@ -142,12 +142,35 @@ fn sent_ids(id: &str, rule: IdRule, same_model: bool) -> (String, Option<String>
     }
 }
 
+/// Whether OpenAI Responses would give two message items of this turn the same id: pi-ai's
+/// `convertResponsesMessages` ids a text block's item by its `textSignature`, else
+/// `msg_<index>` of the message, and a replayed turn of another model has its signatures
+/// dropped and its thinking turned into text (transform-messages.ts).
+fn shares_message_item_id(shape: &SendShape, same_model: bool) -> bool {
+    if same_model {
+        shape.unsigned_text_blocks >= 2
+    } else {
+        shape.text_blocks + shape.thinking_blocks >= 2
+    }
+}
+
 /// Roles `convertToLlm` sends on the user side (AgentMessages included).
 fn is_user_side(role: Option<&str>) -> bool {
     matches!(
         role,
         Some("user" | "bashExecution" | "custom" | "branchSummary" | "compactionSummary")
     )
+}
+
+/// A user-side message a converter sends at all (one of blank text only is left out).
+fn user_is_sent(shape: &SendShape) -> bool {
+    match shape.content {
+        crate::transcript::ContentShape::Text => true,
+        crate::transcript::ContentShape::Blocks { not_blank, .. } => not_blank > 0,
+        crate::transcript::ContentShape::BlankString => false,
+        // Summaries, bash executions and custom messages carry their text elsewhere.
+        crate::transcript::ContentShape::Missing => !shape.is_role("user"),
+    }
 }
 
 /// An assistant turn a converter sends at all (one with only blank text or nothing is left
@@ -172,6 +195,7 @@ pub fn request_issues(
     // transform-messages.ts: result ids follow their call's normalised id.
     let mut id_map: FxHashMap<String, String> = FxHashMap::default();
     let mut pending: Vec<String> = Vec::new();
+    let mut pending_names: Vec<Option<String>> = Vec::new();
     let mut pending_at = 0usize;
     let mut answered: FxHashSet<String> = FxHashSet::default();
     let mut run_open = false;
@@ -182,6 +206,7 @@ pub fn request_issues(
         if role == Some("assistant") {
             run_open = false;
             pending.clear();
+            pending_names.clear();
             answered.clear();
             if shape.is_failed_assistant() {
                 continue;
@@ -190,6 +215,13 @@ pub fn request_issues(
                 first_is_assistant = Some((true, i));
             }
             let same = target.is_same_model(shape);
+            if rule == IdRule::Responses && shares_message_item_id(shape, same) {
+                issues.push(issue(
+                    i,
+                    "duplicate-item-id",
+                    "two text blocks of one turn become message items with one id".into(),
+                ));
+            }
             for call in &shape.calls {
                 let (key, item) = sent_ids(&call.id, rule, same);
                 if call.id.is_empty() || key.is_empty() {
@@ -221,6 +253,7 @@ pub fn request_issues(
                     id_map.insert(call.id.clone(), key.clone());
                 }
                 pending.push(key);
+                pending_names.push(call.name.clone());
             }
             run_open = !pending.is_empty();
             pending_at = i;
@@ -231,11 +264,21 @@ pub fn request_issues(
                 IdRule::Responses => raw.split('|').next().unwrap_or_default().to_owned(),
                 IdRule::Plain => raw.to_owned(),
             };
-            if !run_open || !pending.contains(&key) {
+            let slot = pending.iter().position(|k| *k == key);
+            if !run_open || slot.is_none() {
                 issues.push(issue(
                     i,
                     "result-without-call",
                     format!("tool result {raw:?} does not directly follow its call"),
+                ));
+            } else if target.family() == ProviderFamily::Gemini
+                && slot.and_then(|k| pending_names[k].as_ref()) != shape.result_name.as_ref()
+            {
+                // Gemini pairs a functionResponse with its functionCall by name.
+                issues.push(issue(
+                    i,
+                    "result-name-mismatch",
+                    format!("tool result {raw:?} names another tool than its call"),
                 ));
             } else if !answered.insert(key) {
                 issues.push(issue(
@@ -252,7 +295,7 @@ pub fn request_issues(
             run_open = false;
             pending.clear();
             answered.clear();
-            if first_is_assistant.is_none() {
+            if first_is_assistant.is_none() && user_is_sent(shape) {
                 first_is_assistant = Some((false, i));
             }
         }
@@ -303,6 +346,10 @@ pub struct GuardReport {
     pub synthetic_results: usize,
     /// A user turn put in front of an assistant-first history.
     pub prepended_user_turn: bool,
+    /// Turns whose text blocks were joined so OpenAI Responses gives them one message item.
+    pub joined_text_blocks: usize,
+    /// Results given their call's tool name (Gemini pairs them by name).
+    pub renamed_results: usize,
 }
 
 impl GuardReport {
@@ -320,6 +367,8 @@ impl GuardReport {
             ("moved_results", self.moved_results),
             ("synthetic_results", self.synthetic_results),
             ("prepended_user_turn", usize::from(self.prepended_user_turn)),
+            ("joined_text_blocks", self.joined_text_blocks),
+            ("renamed_results", self.renamed_results),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
@@ -347,6 +396,62 @@ fn fresh_id(message: &Message, k: usize, used: &FxHashSet<String>) -> String {
 
 fn message_of(value: &Value) -> Message {
     Message::new(JsonText::owned(to_js_string(value)))
+}
+
+/// `message` with the text blocks that would share one Responses message item id joined into
+/// the first of them (with a blank line between): for another model's turn every text and
+/// thinking text (which pi-ai replays as text), for the target model's own the text blocks
+/// without a `textSignature`. Tool calls and the rest keep their places.
+fn join_texts(message: &Message, same_model: bool) -> Message {
+    let Ok(mut value) = message.text().to_value() else {
+        return message.clone();
+    };
+    let Some(blocks) = value.get_mut("content").and_then(Value::as_array_mut) else {
+        return message.clone();
+    };
+    let joins = |block: &Value| -> Option<String> {
+        let ty = block.get("type").and_then(Value::as_str)?;
+        let field = match ty {
+            "text" => "text",
+            "thinking" if !same_model => "thinking",
+            _ => return None,
+        };
+        if ty == "thinking" && block.get("redacted").is_some_and(crate::base::is_truthy) {
+            return None;
+        }
+        if same_model
+            && block
+                .get("textSignature")
+                .and_then(Value::as_str)
+                .is_some_and(|s| !s.is_empty())
+        {
+            return None;
+        }
+        let text = block.get(field).and_then(Value::as_str)?;
+        // A blank thinking block is not replayed; a blank text block is (as an empty item).
+        (ty == "text" || !crate::base::js_trim(text).is_empty()).then(|| text.to_owned())
+    };
+    let mut joined: Vec<String> = Vec::new();
+    let mut at: Option<usize> = None;
+    let mut kept: Vec<Value> = Vec::with_capacity(blocks.len());
+    for block in blocks.drain(..) {
+        match joins(&block) {
+            Some(text) => {
+                if at.is_none() {
+                    at = Some(kept.len());
+                    kept.push(Value::Null);
+                }
+                joined.push(text);
+            }
+            None => kept.push(block),
+        }
+    }
+    if let Some(at) = at {
+        joined.retain(|t| !crate::base::js_trim(t).is_empty());
+        kept[at] = json!({"type": "text", "text": joined.join("\n\n")});
+    }
+    *blocks = kept;
+    message_of(&value)
 }
 
 /// `message` with the `toolCall` blocks' ids replaced as `renames` says (`k`-th call → id).
@@ -377,6 +482,19 @@ fn with_result_id(message: &Message, id: &str) -> Message {
     };
     if let Some(obj) = value.as_object_mut() {
         obj.insert("toolCallId".to_owned(), Value::String(id.to_owned()));
+    }
+    message_of(&value)
+}
+
+fn with_result_name(message: &Message, name: Option<&str>) -> Message {
+    let Ok(mut value) = message.text().to_value() else {
+        return message.clone();
+    };
+    if let Some(obj) = value.as_object_mut() {
+        match name {
+            Some(name) => obj.insert("toolName".to_owned(), Value::String(name.to_owned())),
+            None => obj.shift_remove("toolName"),
+        };
     }
     message_of(&value)
 }
@@ -516,11 +634,17 @@ fn repair(
                 match slot {
                     Some(k) => {
                         let call = &calls[k];
-                        let result = if call.id == call.original {
+                        let mut result = if call.id == call.original {
                             input[j].clone()
                         } else {
                             with_result_id(&input[j], &call.id)
                         };
+                        if target.family() == ProviderFamily::Gemini
+                            && next.result_name.as_ref() != call.name.as_ref()
+                        {
+                            result = with_result_name(&result, call.name.as_deref());
+                            report.renamed_results += 1;
+                        }
                         if !deferred.is_empty() {
                             report.moved_results += 1;
                         }
@@ -536,11 +660,16 @@ fn repair(
             }
             j += 1;
         }
-        out.push(if renames.is_empty() {
+        let mut sent = if renames.is_empty() {
             message.clone()
         } else {
             rename_calls(message, &renames)
-        });
+        };
+        if rule == IdRule::Responses && shares_message_item_id(shape, same) {
+            sent = join_texts(&sent, same);
+            report.joined_text_blocks += 1;
+        }
+        out.push(sent);
         for (call, result) in calls.iter().zip(results) {
             out.push(result.unwrap_or_else(|| {
                 report.synthetic_results += 1;
@@ -559,7 +688,7 @@ fn repair(
         let first = out.iter().find(|m| {
             let s = m.send_shape();
             s.is_role("toolResult")
-                || is_user_side(s.role.as_deref())
+                || (is_user_side(s.role.as_deref()) && user_is_sent(s))
                 || (s.is_role("assistant") && assistant_is_sent(s))
         });
         if first.is_some_and(|m| m.send_shape().is_role("assistant")) {

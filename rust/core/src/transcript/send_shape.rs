@@ -42,11 +42,20 @@ pub struct SendShape {
     pub model: Option<String>,
     /// Assistant only: the `toolCall` blocks, in order.
     pub calls: Vec<CallShape>,
-    /// Tool result only: `toolCallId` when it is a string.
+    /// Tool result only: `toolCallId` when it is a string, and `toolName`.
     pub result_id: Option<String>,
+    pub result_name: Option<String>,
     pub content: ContentShape,
     /// Text blocks whose text is a string of whitespace only.
     pub blank_text_blocks: u32,
+    /// Assistant only: text blocks (blank ones too), and those of them without a
+    /// `textSignature` (OpenAI Responses gives each its own message item, its id from the
+    /// signature).
+    pub text_blocks: u32,
+    pub unsigned_text_blocks: u32,
+    /// Assistant only: thinking blocks with text that are not redacted (another model's
+    /// become text when replayed).
+    pub thinking_blocks: u32,
 }
 
 fn string_field(value: &Value, key: &str) -> Option<String> {
@@ -70,6 +79,7 @@ impl SendShape {
         }
         if shape.role.as_deref() == Some("toolResult") {
             shape.result_id = string_field(value, "toolCallId");
+            shape.result_name = string_field(value, "toolName");
         }
         shape.content = match value.get("content") {
             Some(Value::String(s)) if js_trim(s).is_empty() => ContentShape::BlankString,
@@ -87,6 +97,26 @@ impl SendShape {
                         shape.blank_text_blocks += 1;
                     } else {
                         not_blank += 1;
+                    }
+                    if is_assistant && ty == Some("text") {
+                        shape.text_blocks += 1;
+                        let signed = block
+                            .get("textSignature")
+                            .and_then(Value::as_str)
+                            .is_some_and(|s| !s.is_empty());
+                        if !signed {
+                            shape.unsigned_text_blocks += 1;
+                        }
+                    }
+                    if is_assistant
+                        && ty == Some("thinking")
+                        && !block.get("redacted").is_some_and(crate::base::is_truthy)
+                        && block
+                            .get("thinking")
+                            .and_then(Value::as_str)
+                            .is_some_and(|t| !js_trim(t).is_empty())
+                    {
+                        shape.thinking_blocks += 1;
                     }
                     if is_assistant && ty == Some("toolCall") {
                         shape.calls.push(CallShape {
