@@ -26,6 +26,7 @@ from clawctx import _core
 from clawctx.cli import assemble, convert, doctor, inspect, repair, report, scan
 from clawctx.cli._common import MODEL_APIS, PROVIDERS, HelpFormatter, choice_error
 from clawctx.cli.assemble import DEFAULT_ASSEMBLE_TOOLS
+from clawctx.engine.diagnose import DOCTOR_PROVIDERS
 from clawctx.history.convert import convert_transcript
 from clawctx.history.inspect import (
     DEFAULT_CONTEXT_TOKENS,
@@ -81,11 +82,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``clawctx`` command; returns the exit status."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Usage errors show the subcommand's usage line, as argparse's own errors do.
+    usage = getattr(args, "subparser", parser)
     if args.command == "assemble":
         if args.provider not in PROVIDERS:
-            parser.error(choice_error("--provider", args.provider, PROVIDERS))
-        if args.model_api not in MODEL_APIS:
-            parser.error(choice_error("--model-api", args.model_api, MODEL_APIS))
+            usage.error(choice_error("--provider", args.provider, PROVIDERS))
+        if args.model_api is not None and args.model_api not in MODEL_APIS:
+            usage.error(choice_error("--model-api", args.model_api, MODEL_APIS))
+    if args.command == "doctor":
+        for name in args.provider or ():
+            if name not in DOCTOR_PROVIDERS:
+                usage.error(choice_error("--provider", name, list(DOCTOR_PROVIDERS)))
     handler = args.handler
     try:
         status: int = handler(args)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from clawctx import _core
+from clawctx.history.foreign import detect_transcript_format
 from clawctx.history.session import Session
 
 #: pi-ai 0.58.3's known APIs (``KnownApi``, `packages/ai/src/types.ts`): what ``--model-api``
@@ -34,6 +35,7 @@ MODEL_APIS: tuple[str, ...] = (
     "openai-responses",
     "azure-openai-responses",
     "openai-codex-responses",
+    "mistral-conversations",
 )
 
 #: pi-ai 0.58.3's known providers (``KnownProvider``, `packages/ai/src/types.ts`) and the
@@ -65,6 +67,71 @@ PROVIDERS: tuple[str, ...] = (
     "kimi-coding",
     "kilocode",
 )
+
+
+#: The API a provider's models use when ``--model-api`` is not given (pi-ai 0.58.3's model
+#: registry, `packages/ai/src/models.generated.ts`: the API of each provider's models; the
+#: OpenAI-compatible providers use Chat Completions).
+DEFAULT_API_BY_PROVIDER: dict[str, str] = {
+    "anthropic": "anthropic-messages",
+    "amazon-bedrock": "bedrock-converse-stream",
+    "openai": "openai-responses",
+    "openai-codex": "openai-codex-responses",
+    "azure-openai-responses": "azure-openai-responses",
+    "google": "google-generative-ai",
+    "google-gemini-cli": "google-gemini-cli",
+    "google-antigravity": "google-gemini-cli",
+    "google-vertex": "google-vertex",
+    "mistral": "mistral-conversations",
+    "minimax": "anthropic-messages",
+    "minimax-cn": "anthropic-messages",
+    "kimi-coding": "anthropic-messages",
+    "vercel-ai-gateway": "anthropic-messages",
+}
+
+#: A model id per API for ``assemble`` when ``--model`` is not given.
+DEFAULT_MODEL_BY_API: dict[str, str] = {
+    "anthropic-messages": "claude-sonnet-4-5",
+    "bedrock-converse-stream": "anthropic.claude-sonnet-4-5",
+    "openai-completions": "gpt-5",
+    "openai-responses": "gpt-5",
+    "azure-openai-responses": "gpt-5",
+    "openai-codex-responses": "gpt-5-codex",
+    "google-generative-ai": "gemini-2.5-pro",
+    "google-gemini-cli": "gemini-2.5-pro",
+    "google-vertex": "gemini-2.5-pro",
+    "mistral-conversations": "mistral-large-latest",
+}
+
+
+def default_api(provider: str) -> str:
+    """The API ``--provider`` alone selects (Chat Completions for OpenAI-compatible ones)."""
+    return DEFAULT_API_BY_PROVIDER.get(provider, "openai-completions")
+
+
+def foreign_format(path: Path) -> str | None:
+    """``"claude-code"`` or ``"codex"`` when ``path`` is such a transcript, else ``None``."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+        found = detect_transcript_format(path)
+    except (OSError, ValueError):
+        return None
+    return found if found != "pi" else None
+
+
+def convert_hint(path: Path, format_name: str) -> str:
+    """What to say when a command that needs a pi session is given a foreign transcript."""
+    label = "Claude Code" if format_name == "claude-code" else "Codex"
+    return (
+        f"a {label} transcript, not a pi session; convert it first: "
+        f"clawctx convert {path} -o session.jsonl"
+    )
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 def use_rich(stream: TextIO) -> bool:

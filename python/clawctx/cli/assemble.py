@@ -7,24 +7,30 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
+    DEFAULT_MODEL_BY_API,
     MODEL_APIS,
     PROVIDERS,
     HelpFormatter,
     Printer,
     check_readable,
     clawctx_log,
+    convert_hint,
+    default_api,
     describe,
     error,
+    foreign_format,
     positive_int,
     wrap,
 )
 from clawctx.demo import demo_session_path, demo_workspace_path
 from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, TOOL_CALL_BLOCK_TYPES
+from clawctx.wire.payload import SUPPORTED_APIS
 
 _ASSEMBLE_EXAMPLES = """\
 examples:
@@ -50,6 +56,19 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         error("assemble", session, problem)
         return 1
+    foreign = foreign_format(session)
+    if foreign is not None:
+        error("assemble", session, convert_hint(session, foreign))
+        return 1
+    api = args.model_api or default_api(args.provider)
+    if args.payload and api not in SUPPORTED_APIS:
+        # The cause is the API, not the session file: say so.
+        print(
+            f"clawctx assemble: --payload: no request body for {api}: pi-ai builds that "
+            f"request inside the vendor's SDK; --payload writes: {', '.join(SUPPORTED_APIS)}",
+            file=sys.stderr,
+        )
+        return 1
     if not workspace.is_dir():
         error("assemble", workspace, "workspace is not a directory")
         return 1
@@ -63,8 +82,8 @@ def run(args: argparse.Namespace) -> int:
     )
     model = ModelSpec(
         provider=args.provider,
-        api=args.model_api,
-        id=args.model,
+        api=api,
+        id=args.model or DEFAULT_MODEL_BY_API.get(api, "claude-sonnet-4-5"),
         input=("text", "image") if args.image_input else ("text",),
         context_window=args.context_window,
     )
@@ -90,7 +109,9 @@ def run(args: argparse.Namespace) -> int:
         try:
             body = prepared.request_payload()
         except _core.ClawctxError as err:
-            error("assemble", session, describe(err, session))
+            # Where pi-ai throws (credentials the API needs, an option it refuses): the cause
+            # is the API, not the session file.
+            print(f"clawctx assemble: --payload: {api}: {err}", file=sys.stderr)
             return 1
         print(json.dumps(body, indent=2, ensure_ascii=False))
         return 0
@@ -111,6 +132,13 @@ def run(args: argparse.Namespace) -> int:
         )
     out.line(f"think level: {think}")
     out.line(f"estimated tokens: {prepared.estimated_tokens}")
+    if prepared.estimated_tokens > args.context_window:
+        out.line(
+            f"over the context window: ~{prepared.estimated_tokens:,} estimated tokens against "
+            f"a {args.context_window:,}-token window (--context-window); the provider would "
+            "reject or truncate this request: compact the session first",
+            "bold red",
+        )
     lines = prepared.system_prompt.count("\n") + 1
     out.line(f"system prompt: {lines} lines (printed last)")
     out.line(f"images: {len(prepared.images)}")
@@ -175,11 +203,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     assemble.add_argument(
         "--model-api",
-        default="anthropic-messages",
+        default=None,
         metavar="API",
-        help=f"model API (default: %(default)s); one of: {', '.join(MODEL_APIS)}",
+        help="model API (default: the API of --provider's models, anthropic-messages for "
+        f"anthropic, openai-responses for openai); one of: {', '.join(MODEL_APIS)}",
     )
-    assemble.add_argument("--model", default="claude-sonnet-4-5", help="default: %(default)s")
+    assemble.add_argument(
+        "--model", help="model id (default: one of --model-api's, claude-sonnet-4-5 for Anthropic)"
+    )
     assemble.add_argument(
         "--prompt", default="What changed since the last release?", help="the user message"
     )
@@ -205,4 +236,4 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="print only the provider request body pi-ai would send for --model-api (JSON)",
     )
-    assemble.set_defaults(handler=run)
+    assemble.set_defaults(handler=run, subparser=assemble)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +16,6 @@ from clawctx.cli._common import (
     HelpFormatter,
     Printer,
     check_readable,
-    choice_error,
     clawctx_log,
     describe,
     error,
@@ -53,12 +51,7 @@ def _print(out: Printer, report: DoctorReport) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    providers = args.provider or list(DOCTOR_PROVIDERS)
-    for name in providers:
-        if name not in DOCTOR_PROVIDERS:
-            message = choice_error("--provider", name, list(DOCTOR_PROVIDERS))
-            print(f"clawctx doctor: error: {message}", file=sys.stderr)
-            return 2
+    providers = args.provider or list(DOCTOR_PROVIDERS)  # checked against the list by main
     out = Printer()
     status = 0
     results: list[dict[str, Any]] = []
@@ -174,4 +167,4 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="repair damaged lines of pi sessions in place (backup kept, as clawctx repair) "
         "and say what is handled when the request is built",
     )
-    doctor_parser.set_defaults(handler=run)
+    doctor_parser.set_defaults(handler=run, subparser=doctor_parser)

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -169,7 +168,8 @@ def run(args: argparse.Namespace) -> int:
                 reports.append(report)
             elif args.check:
                 if damage:
-                    print(f"{path}: damaged: {'; '.join(damage)}", file=sys.stderr)
+                    # The same stream as the "ok" lines: one line per file, in order.
+                    out.line(f"{path}: damaged: {'; '.join(damage)}", "red")
                 else:
                     out.line(f"{path}: ok", "green")
             else:

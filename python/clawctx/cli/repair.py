@@ -18,8 +18,10 @@ from clawctx.cli._common import (
     Printer,
     check_readable,
     clawctx_log,
+    convert_hint,
     describe,
     error,
+    foreign_format,
     not_a_session_reason,
     wrap,
 )
@@ -44,6 +46,12 @@ def _repair_one(path: Path, *, dry_run: bool, delete_backup: bool) -> dict[str, 
     problem = check_readable(path)
     if problem is not None:
         outcome["reason"] = problem
+        return outcome
+    foreign = foreign_format(path)
+    if foreign is not None:
+        # Repair rewrites pi sessions only; a foreign file is read (damage skipped) by convert.
+        outcome["status"] = "skipped"
+        outcome["reason"] = convert_hint(path, foreign)
         return outcome
     try:
         if dry_run:

@@ -44,6 +44,17 @@ def run(args: argparse.Namespace) -> int:
     )
 
     source = Path(args.path)
+    try:
+        # The charts need matplotlib (the report extra): say so before any work, not as a
+        # traceback from the first chart.
+        import matplotlib  # noqa: F401
+    except ImportError:
+        error(
+            "report",
+            source,
+            'needs matplotlib, which is not installed: pip install "clawctx[report]"',
+        )
+        return 1
     fleet = source.is_dir()
     out = Path(args.output or ("fleet.html" if fleet else "report.html"))
     if not source.exists():

@@ -9,11 +9,14 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import sys
+from pathlib import Path
 from typing import Any
 
 from clawctx import _core
-from clawctx.cli._common import HelpFormatter, at_least_one, error, use_rich, wrap
+from clawctx.cli._common import HelpFormatter, at_least_one, error, plural, use_rich, wrap
+from clawctx.history.scan import _GLOB_CHARS
 
 _SCAN_EXAMPLES = """\
 examples:
@@ -69,7 +72,40 @@ def _scan_cell(record: dict[str, Any], field: str) -> str:
     return str(value)
 
 
-def _print_scan_table(records: list[dict[str, Any]]) -> None:
+def _roots(arguments: list[str]) -> list[Path]:
+    """The directories the scanned paths are shown relative to: each directory argument, and
+    the fixed leading part of each glob."""
+    roots = []
+    for text in arguments:
+        if _GLOB_CHARS.intersection(text) and not os.path.lexists(text):
+            fixed = []
+            for part in Path(text).parts:
+                if _GLOB_CHARS.intersection(part):
+                    break
+                fixed.append(part)
+            roots.append(Path(*fixed) if fixed else Path("."))
+        elif os.path.isdir(text) and not text.endswith(".jsonl"):
+            roots.append(Path(text))
+    return roots
+
+
+def _shown_path(path: str, roots: list[Path]) -> str:
+    """``path`` relative to the root it was found under (the deepest one), so that a table at
+    80 columns is not all path; prefixed with the root's name when several roots were given.
+    A file named directly is shown as it was given."""
+    candidate = Path(path)
+    for root in sorted(roots, key=lambda r: len(r.parts), reverse=True):
+        try:
+            relative = candidate.relative_to(root)
+        except ValueError:
+            continue
+        if len(roots) > 1:
+            return str(Path(root.name or str(root)) / relative)
+        return str(relative)
+    return path
+
+
+def _print_scan_table(records: list[dict[str, Any]], roots: list[Path] | None = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -84,16 +120,19 @@ def _print_scan_table(records: list[dict[str, Any]]) -> None:
         table.add_column(heading, justify="right" if numeric else "left")
     for record in records:
         if record["error"] is not None:
-            cells = [record["path"], f"error: {record['error']}"]
+            cells = [_shown_path(record["path"], roots or []), f"error: {record['error']}"]
             table.add_row(*cells, *[""] * (len(_SCAN_COLUMNS) - 1), style="red" if tty else "")
             continue
-        table.add_row(record["path"], *[_scan_cell(record, f) for _, f in _SCAN_COLUMNS])
+        table.add_row(
+            _shown_path(record["path"], roots or []),
+            *[_scan_cell(record, f) for _, f in _SCAN_COLUMNS],
+        )
     console.print(table)
     errors = sum(r["error"] is not None for r in records)
     tokens = sum(r["estimated_tokens"] for r in records)
     console.print(
-        f"{len(records)} files, {len(records) - errors} sessions, {errors} errors, "
-        f"{tokens:,} estimated tokens in leaf contexts"
+        f"{plural(len(records), 'file')}, {plural(len(records) - errors, 'session')}, "
+        f"{plural(errors, 'error')}, {tokens:,} estimated tokens in leaf contexts"
     )
 
 
@@ -204,7 +243,7 @@ def run(args: argparse.Namespace) -> int:
             return 1
         print(f"wrote {table.num_rows} records to {args.parquet}")
     else:
-        _print_scan_table(shown)
+        _print_scan_table(shown, None if args.wide else _roots(args.paths))
     return status
 
 
@@ -254,6 +293,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "(write --sort=-estimated_tokens)",
     )
     scan.add_argument("--desc", action="store_true", help="sort descending")
+    scan.add_argument(
+        "--wide",
+        action="store_true",
+        help="show full paths in the table (default: relative to the directory or glob given)",
+    )
     scan.add_argument(
         "--top",
         type=at_least_one,
