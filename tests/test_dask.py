@@ -218,7 +218,7 @@ def test_read_sessions_on_a_cluster_matches_the_local_scan(client: Any, fleet: P
     expected = _local_records(list_sessions(fleet))
     assert _rows(result) == expected
     errors = [r for r in expected if r["error"] is not None]
-    assert len(errors) == 2
+    assert len(errors) == 1  # not-a-session.jsonl; the empty file is an empty session
     assert sum(r["skipped_lines"] > 0 for r in expected if r["format"] == "pi") == 2
     assert {r["format"] for r in expected} == {None, "pi", "claude-code", "codex"}
 
@@ -228,8 +228,8 @@ def _local_messages(paths: list[str], urls: list[str] | None = None) -> list[dic
     rows: list[dict[str, Any]] = []
     for path, url in zip(paths, urls or paths, strict=True):
         summary = scan_sessions([path])[0]
-        if summary.error is not None:
-            continue
+        if summary.error is not None or summary.context_messages == 0:
+            continue  # an unreadable file, or an empty session: no message rows
         if summary.format in ("claude-code", "codex"):
             columns = message_columns(import_transcript(path))
         else:

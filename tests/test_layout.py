@@ -29,6 +29,7 @@ ADDED_SINCE_SPLIT = {
     "detect_transcript_format",
     "import_transcript",
     "scan_table",
+    "doctor",
 }
 
 

@@ -460,25 +460,27 @@ def fleet_dir(tmp_path: Path, crafted: Path) -> Path:
 
 def test_fleet_page_numbers(fleet_dir: Path) -> None:
     stats = fleet_stats([fleet_dir], top=2)
-    assert stats.sessions == 4
+    # Hidden folders count, as in `clawctx scan` and `clawctx.dask`.
+    assert stats.sessions == 5
     assert sorted(p.name for p in stats.paths) == [
         "big.jsonl",
         "claude.jsonl",
         "crafted.jsonl",
+        "skipped.jsonl",
         "small.jsonl",
     ]
     assert [p.name for p, _ in stats.errors] == ["unknown.jsonl"]
     assert "type" in stats.errors[0][1] and str(fleet_dir) not in stats.errors[0][1]
     summaries = {
         Path(s.path).name: s
-        for s in _core.scan_sessions(sorted(fleet_dir.rglob("[!.]*/**/*.jsonl")))
+        for s in _core.scan_sessions(sorted(fleet_dir.rglob("*.jsonl")))
         if s.error is None
     }
     page = _Page(fleet_report([fleet_dir], top=2))
-    assert page.stats["sessions"] == "4"
+    assert page.stats["sessions"] == "5"
     assert page.stats["unreadable"] == "1"
-    assert page.stats["damaged-sessions"] == "1"  # crafted.jsonl
-    assert page.stats["damaged-lines"] == "1"
+    assert page.stats["damaged-sessions"] == "2"  # crafted.jsonl and its hidden copy
+    assert page.stats["damaged-lines"] == "2"
     assert page.stats["bytes"] == str(sum(s.size_bytes for s in summaries.values()))
     assert page.stats["estimated-tokens"] == str(
         sum(s.estimated_tokens for s in summaries.values())
@@ -491,7 +493,10 @@ def test_fleet_page_numbers(fleet_dir: Path) -> None:
     rows = _rows(page, "largest-by-tokens")
     assert [Path(r[1]).name for r in rows] == [Path(s.path).name for s in by_tokens]
     assert [_int(r[5]) for r in rows] == [s.estimated_tokens for s in by_tokens]
-    assert [Path(r[1]).name for r in _rows(page, "damaged-sessions")] == ["crafted.jsonl"]
+    assert sorted(Path(r[1]).name for r in _rows(page, "damaged-sessions")) == [
+        "crafted.jsonl",
+        "skipped.jsonl",
+    ]
     assert [Path(r[0]).name for r in _rows(page, "unreadable")] == ["unknown.jsonl"]
     assert page.charts == ["sizes", "size-tokens", "top-tokens"]
 
@@ -501,8 +506,8 @@ def test_fleet_scan_reports_progress(fleet_dir: Path) -> None:
     stats = fleet_stats(
         [fleet_dir], workers=2, progress=lambda done, total: calls.append((done, total))
     )
-    assert calls and calls[-1] == (5, 5)  # four sessions and the unreadable file
-    assert stats.sessions + len(stats.errors) == 5
+    assert calls and calls[-1] == (6, 6)  # five sessions and the unreadable file
+    assert stats.sessions + len(stats.errors) == 6
 
 
 def test_fleet_of_nothing_renders(tmp_path: Path) -> None:
@@ -537,7 +542,7 @@ def test_cli_default_output_names(
     assert main(["report", str(fleet_dir), "--jobs", "2", "--top", "1"]) == 0
     assert sorted(p.name for p in work.iterdir()) == ["fleet.html", "report.html"]
     fleet = _Page((work / "fleet.html").read_text(encoding="utf-8"))
-    assert fleet.stats["sessions"] == "4"
+    assert fleet.stats["sessions"] == "5"
     assert len(_rows(fleet, "largest-by-tokens")) == 1
 
 

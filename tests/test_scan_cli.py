@@ -165,7 +165,7 @@ def test_errors_exit_1_and_name_the_file(
     status, out, err = run(capsys, str(sessions), str(bad))
     assert status == 1
     assert f"clawctx scan: {bad}: " in err
-    assert "error:" in out and "4 files, 3 sessions, 1 errors" in out
+    assert "error:" in out and "4 files, 3 sessions, 1 error," in out
     status, out, err = run(capsys, str(bad), "--json")
     assert status == 1 and json_lines(out)[0]["error"]
 

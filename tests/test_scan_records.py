@@ -214,7 +214,9 @@ def test_non_pi_damaged_and_missing_files_are_error_records(tmp_path: Path) -> N
         "unknown.jsonl",
     ]
     assert by_name["ok.jsonl"].error is None
-    for name in ("unknown.jsonl", "empty.jsonl", "dir.jsonl", "missing.jsonl"):
+    # An empty file is an empty session (pi starts one in it), not an error.
+    assert (by_name["empty.jsonl"].error, by_name["empty.jsonl"].format) == (None, "pi")
+    for name in ("unknown.jsonl", "dir.jsonl", "missing.jsonl"):
         assert by_name[name].error, name
         assert by_name[name].format is None
     assert "directory" in (by_name["dir.jsonl"].error or "")
@@ -339,11 +341,16 @@ def test_foreign_transcripts_are_scanned_like_their_import(name: str, fmt: str) 
     assert streamed.to_dict() == record.to_dict()
 
 
-def test_a_blank_file_is_still_an_error_record_not_a_foreign_session(tmp_path: Path) -> None:
+def test_a_blank_file_is_an_empty_pi_session_not_a_foreign_one(tmp_path: Path) -> None:
+    # pi starts a new session in an empty or blank file: it is an empty session, not an error.
     blank = tmp_path / "blank.jsonl"
     blank.write_text("\n\n")
     (record,) = scan_sessions([blank])
-    assert record.error is not None and record.format is None
+    assert (record.error, record.format, record.messages) == (None, "pi", 0)
+    assert summarize_session_bytes(b"\n\n", "b.jsonl").to_dict() == {
+        **record.to_dict(),
+        "path": "b.jsonl",
+    }
 
 
 @pytest.mark.skipif(
@@ -358,7 +365,7 @@ def test_every_real_claude_code_and_codex_file_scans() -> None:
     for record in records:
         by_format[record.format] = by_format.get(record.format, 0) + 1
         if record.size_bytes == 0:
-            assert record.error is not None  # the empty file: no evidence of a format
+            assert (record.error, record.format) == (None, "pi")  # an empty session
         else:
             assert record.error is None, (record.path, record.error)
             assert record.format in {"claude-code", "codex"}

@@ -46,6 +46,7 @@ from clawctx.engine import (
     PipelineChange,
     PreparedRequest,
     PromptRequest,
+    doctor,
     register_context_engine,
     resolve_context_engine,
 )
@@ -189,6 +190,7 @@ __all__ = [
     "detach_orphaned_trailing_user",
     "detect_and_load_prompt_images",
     "detect_transcript_format",
+    "doctor",
     "engine",
     "estimate_context_tokens",
     "estimate_tokens",

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from clawctx import _core
+from clawctx.history.scan import session_paths
 
 #: File names a directory walk picks up: pi/OpenClaw sessions are ``*.jsonl``.
 SESSION_SUFFIX = ".jsonl"
@@ -18,7 +19,8 @@ SESSION_SUFFIX = ".jsonl"
 
 def find_session_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The session files under ``paths``: files as given, directories walked recursively for
-    ``*.jsonl`` (hidden directories skipped), each file once, in a stable order.
+    ``*.jsonl`` as ``clawctx.history.session_paths`` walks them (hidden directories included),
+    each file once, in a stable order.
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
@@ -27,11 +29,9 @@ def find_session_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            batch: list[Path] = []
-            for root, dirs, files in os.walk(path):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                batch.extend(Path(root, f) for f in files if f.endswith(SESSION_SUFFIX))
-            candidates = sorted(batch)
+            # The walk of `clawctx scan` and `clawctx.dask`: every *.jsonl below, hidden
+            # directories included, so the three count the same folder the same way.
+            candidates = session_paths(path)
         elif path.exists():
             candidates = [path]
         else:

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The file is not a usable session file (missing or invalid header, …).
-    #[error("{}: line {line}: {reason}", path.display())]
+    /// Line 0 is the file as a whole (empty, no JSON record): the message then names no line.
+    #[error("{}: {}{reason}", path.display(), line_prefix(*line))]
     Format {
         path: PathBuf,
         line: usize,
@@ -81,3 +82,12 @@ impl Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// `"line N: "` for a line of the file; nothing for line 0, the file as a whole.
+fn line_prefix(line: usize) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("line {line}: ")
+    }
+}

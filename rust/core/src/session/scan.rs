@@ -263,6 +263,22 @@ fn summarize_foreign(path: &Path, size_bytes: u64, bytes: &[u8]) -> Option<Sessi
     ))
 }
 
+/// The summary of an empty (or blank) file: an empty pi session, as pi starts one in such a
+/// file; common in `~/.claude/projects`, where a session that never got a message is left
+/// empty. It is not an error, so `scan`, `report` and `clawctx.dask` count it the same way.
+fn empty_session(path: PathBuf, size_bytes: u64) -> SessionSummary {
+    SessionSummary {
+        path,
+        format: Some(PI_FORMAT.to_owned()),
+        size_bytes,
+        ..Default::default()
+    }
+}
+
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
 fn summarize_opened(path: PathBuf, size_bytes: u64, opened: Result<Session>) -> SessionSummary {
     let session = match opened {
         Ok(session) => session,
@@ -294,6 +310,9 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
         // Not a pi session: a Claude Code session or a Codex rollout is read by `foreign`
         // (only regular files: a FIFO was refused by the open above with another error).
         if let Ok(bytes) = crate::foreign::read_transcript_file(path) {
+            if is_blank(&bytes) {
+                return empty_session(path.to_path_buf(), size_bytes);
+            }
             if let Some(summary) = summarize_foreign(path, size_bytes, &bytes) {
                 return summary;
             }
@@ -307,6 +326,9 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
 pub fn summarize_session_bytes(bytes: &[u8], name: &Path) -> SessionSummary {
     let opened = Session::from_bytes(Arc::from(bytes), name, &mut RandomIds);
     if let Err(crate::base::Error::Format { .. }) = &opened {
+        if is_blank(bytes) {
+            return empty_session(name.to_path_buf(), bytes.len() as u64);
+        }
         if let Some(summary) = summarize_foreign(name, bytes.len() as u64, bytes) {
             return summary;
         }

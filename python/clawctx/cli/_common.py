@@ -1,0 +1,311 @@
+"""What the ``clawctx`` commands share: the printer (``rich`` on a terminal, plain text when
+piped), the one-line error format, error sentences, argument types, and the provider and API
+choices.
+
+Layer: ``clawctx.cli`` (the top of the package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import difflib
+import logging
+import os
+import re
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from clawctx import _core
+from clawctx.history.foreign import detect_transcript_format
+from clawctx.history.session import Session
+
+#: pi-ai 0.58.3's known APIs (``KnownApi``, `packages/ai/src/types.ts`): what ``--model-api``
+#: accepts.
+MODEL_APIS: tuple[str, ...] = (
+    "anthropic-messages",
+    "bedrock-converse-stream",
+    "google-generative-ai",
+    "google-gemini-cli",
+    "google-vertex",
+    "openai-completions",
+    "openai-responses",
+    "azure-openai-responses",
+    "openai-codex-responses",
+    "mistral-conversations",
+)
+
+#: pi-ai 0.58.3's known providers (``KnownProvider``, `packages/ai/src/types.ts`) and the
+#: others OpenClaw 2026.3.13's transcript policy names (`src/agents/provider-capabilities.ts`):
+#: what ``--provider`` accepts.
+PROVIDERS: tuple[str, ...] = (
+    "anthropic",
+    "amazon-bedrock",
+    "openai",
+    "openai-codex",
+    "azure-openai-responses",
+    "google",
+    "google-gemini-cli",
+    "google-antigravity",
+    "google-vertex",
+    "github-copilot",
+    "openrouter",
+    "mistral",
+    "xai",
+    "groq",
+    "cerebras",
+    "vercel-ai-gateway",
+    "zai",
+    "minimax",
+    "minimax-cn",
+    "huggingface",
+    "opencode",
+    "opencode-go",
+    "kimi-coding",
+    "kilocode",
+)
+
+
+#: The API a provider's models use when ``--model-api`` is not given (pi-ai 0.58.3's model
+#: registry, `packages/ai/src/models.generated.ts`: the API of each provider's models; the
+#: OpenAI-compatible providers use Chat Completions).
+DEFAULT_API_BY_PROVIDER: dict[str, str] = {
+    "anthropic": "anthropic-messages",
+    "amazon-bedrock": "bedrock-converse-stream",
+    "openai": "openai-responses",
+    "openai-codex": "openai-codex-responses",
+    "azure-openai-responses": "azure-openai-responses",
+    "google": "google-generative-ai",
+    "google-gemini-cli": "google-gemini-cli",
+    "google-antigravity": "google-gemini-cli",
+    "google-vertex": "google-vertex",
+    "mistral": "mistral-conversations",
+    "minimax": "anthropic-messages",
+    "minimax-cn": "anthropic-messages",
+    "kimi-coding": "anthropic-messages",
+    "vercel-ai-gateway": "anthropic-messages",
+}
+
+#: A model id per API for ``assemble`` when ``--model`` is not given.
+DEFAULT_MODEL_BY_API: dict[str, str] = {
+    "anthropic-messages": "claude-sonnet-4-5",
+    "bedrock-converse-stream": "anthropic.claude-sonnet-4-5",
+    "openai-completions": "gpt-5",
+    "openai-responses": "gpt-5",
+    "azure-openai-responses": "gpt-5",
+    "openai-codex-responses": "gpt-5-codex",
+    "google-generative-ai": "gemini-2.5-pro",
+    "google-gemini-cli": "gemini-2.5-pro",
+    "google-vertex": "gemini-2.5-pro",
+    "mistral-conversations": "mistral-large-latest",
+}
+
+
+def default_api(provider: str) -> str:
+    """The API ``--provider`` alone selects (Chat Completions for OpenAI-compatible ones)."""
+    return DEFAULT_API_BY_PROVIDER.get(provider, "openai-completions")
+
+
+def foreign_format(path: Path) -> str | None:
+    """``"claude-code"`` or ``"codex"`` when ``path`` is such a transcript, else ``None``."""
+    try:
+        if path.stat().st_size == 0:
+            return None
+        found = detect_transcript_format(path)
+    except (OSError, ValueError):
+        return None
+    return found if found != "pi" else None
+
+
+def convert_hint(path: Path, format_name: str) -> str:
+    """What to say when a command that needs a pi session is given a foreign transcript."""
+    label = "Claude Code" if format_name == "claude-code" else "Codex"
+    return (
+        f"a {label} transcript, not a pi session; convert it first: "
+        f"clawctx convert {path} -o session.jsonl"
+    )
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 file``, ``2 files``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def use_rich(stream: TextIO) -> bool:
+    """Colour only for a terminal, and never with ``NO_COLOR`` set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Printer:
+    """Writes report lines to stdout: through ``rich`` on a terminal, as plain text otherwise.
+
+    Lines are given plain; ``style`` only adds colour, so piped output is the same text.
+    """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self._console: Any = None
+        if use_rich(self.stream):
+            from rich.console import Console
+
+            self._console = Console(file=self.stream, highlight=False, soft_wrap=True)
+
+    def line(self, text: str = "", style: str | None = None) -> None:
+        """One report line; ``style`` colours it on a terminal only."""
+        if self._console is None:
+            print(text, file=self.stream)
+        else:
+            from rich.text import Text
+
+            self._console.print(Text(text, style=style or ""))
+
+    def labelled(self, label: str, value: str, style: str | None = None) -> None:
+        """``label`` padded to a column, then ``value`` (the report layout of ``inspect``)."""
+        if self._console is None:
+            print(f"{label:<9}{value}", file=self.stream)
+        else:
+            from rich.text import Text
+
+            text = Text()
+            text.append(f"{label:<9}", style="bold cyan")
+            text.append(value, style=style or "")
+            self._console.print(text)
+
+    def heading(self, title: str) -> None:
+        """A section heading (a rule on a terminal, ``=== title ===`` otherwise)."""
+        if self._console is None:
+            print(f"=== {title} ===", file=self.stream)
+        else:
+            self._console.rule(title, style="cyan")
+
+
+def error(command: str, path: object, message: str) -> None:
+    """One error line on stderr, naming the file once."""
+    print(f"clawctx {command}: {path}: {message}", file=sys.stderr)
+
+
+_OS_ERROR_SUFFIX = re.compile(r"\s*\(os error \d+\)")
+
+
+def describe(err: BaseException, path: object) -> str:
+    """A reader's sentence for ``err``: no ``[Errno N]``, no ``(os error N)``, no Rust ``Debug``
+    text, and without the path (the caller names the file once)."""
+    if isinstance(err, _core.SessionFormatError):
+        reason = getattr(err, "reason", None) or str(err)
+        line = getattr(err, "line", None)
+        return f"line {line}: {reason}" if line else str(reason)
+    if isinstance(err, OSError):
+        text = err.strerror or str(err)
+        names = {str(n) for n in (err.filename, err.filename2, path) if n}
+    else:
+        text = str(err)
+        names = {str(path)}
+    text = _OS_ERROR_SUFFIX.sub("", text)
+    for name in sorted(names, key=len, reverse=True):
+        text = text.replace(f"{name}: ", "").replace(f": {name}", "").replace(f" ({name})", "")
+    text = text.strip(" :")
+    if not text:
+        return type(err).__name__
+    return text[0].lower() + text[1:] if text[:2] != text[:2].upper() else text
+
+
+def check_readable(path: Path) -> str | None:
+    """Why ``path`` cannot be a session file to read, or ``None``."""
+    if not path.exists():
+        return "no such file"
+    if path.is_dir():
+        return "is a directory, not a session file"
+    return None
+
+
+def not_a_session_reason(path: Path) -> str | None:
+    """What makes ``path`` unreadable as a session (the reason ``inspect`` gives), or ``None``.
+
+    ``repair`` uses it for files it skips, so both commands reject the same files with the same
+    reason: a binary file, a JSON array and a file without a header are not session files, and
+    neither is an empty file (pi would start a new session in it; there is nothing to inspect).
+    """
+    try:
+        Session.open(path, read_only=True)
+    except (OSError, _core.ClawctxError) as err:
+        return describe(err, path)
+    return None
+
+
+@contextlib.contextmanager
+def clawctx_log(verbose: bool) -> Iterator[None]:
+    """The library warns on the ``clawctx`` logger (as OpenClaw logs its repairs); the CLI
+    already reports the same facts, so the warnings show only with ``--verbose``."""
+    logger = logging.getLogger("clawctx")
+    handler: logging.Handler
+    if verbose:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("clawctx: %(message)s"))
+    else:
+        handler = logging.NullHandler()
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate
+
+
+def choice_error(option: str, value: str, choices: Sequence[str]) -> str:
+    """The usage error for an unknown ``option`` value: a close match if any, then the choices."""
+    close = difflib.get_close_matches(value, choices, n=1, cutoff=0.6)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"argument {option}: unknown value {value!r}{hint}; choose from {', '.join(choices)}"
+
+
+def positive_int(text: str) -> int:
+    """Argument type: a positive number of tokens."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+    return value
+
+
+def positive_number(text: str) -> int:
+    """Argument type: a positive whole number (``report --top`` / ``--jobs``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
+    return value
+
+
+def at_least_one(text: str) -> int:
+    """Argument type: a count of at least 1 (``scan --jobs`` / ``--top``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps hyphenated names (``vercel-ai-gateway``) whole when option help wraps."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_on_hyphens=False)
+
+
+def wrap(text: str) -> str:
+    """A command description filled to 88 columns."""
+    return textwrap.fill(text, 88)

@@ -1,0 +1,220 @@
+"""``clawctx inspect``: summarize session files and transcripts, read-only; ``--check`` for CI.
+
+Layer: ``clawctx.cli`` (the top of the package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from clawctx import _core
+from clawctx.cli._common import (
+    HelpFormatter,
+    Printer,
+    check_readable,
+    clawctx_log,
+    describe,
+    error,
+    positive_int,
+    wrap,
+)
+from clawctx.demo import demo_session_path
+from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, inspect_file
+
+_INSPECT_EXAMPLES = """\
+examples:
+  clawctx inspect                                 # the bundled demo session
+  clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
+  clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged"""
+
+
+def _damage(report: dict[str, Any]) -> list[str]:
+    """What ``inspect --check`` counts as damage: lines the loader could not take as they were
+    (what ``clawctx repair`` fixes). Unanswered tool calls are not damage: a live session has
+    one while a tool runs."""
+    damage = [f"line {s['line']}: {s['action']} ({s['reason']})" for s in report["skipped_lines"]]
+    if report.get("damaged_lines"):  # a Claude Code or Codex transcript: skipped lines
+        damage.append(f"{report['damaged_lines']} line(s) not JSON objects, skipped")
+    return damage
+
+
+def _print_report(out: Printer, report: dict[str, Any]) -> None:
+    out.labelled("session", report["path"])
+    header = report["header"]
+    out.labelled("header", ", ".join(f"{k}={v}" for k, v in header.items() if k != "type"))
+    if report["migration_needed"]:
+        version = f"{report['file_version']} (migration to v{report['version']} would apply)"
+        out.labelled("version", version, "yellow")
+    else:
+        out.labelled("version", f"{report['file_version']} (current)")
+    if report["name"]:
+        out.labelled("name", report["name"])
+    out.labelled("entries", str(report["entries"]))
+    for entry_type, count in report["entry_counts"].items():
+        out.line(f"  {entry_type:<24}{count:>7}")
+    on_path = report["leaf_path_entries"]
+    out.labelled("leaf", f"{report['leaf_id']} ({on_path} entries on its path)")
+    model = report["model"]
+    model_text = f"{model.get('provider')}/{model.get('modelId')}" if model else "none"
+    # `assemble` shows the think level of the request, which only the prompt's leading level
+    # word (or a runtime's stored level) sets; say where this one comes from so the two do not look
+    # contradictory.
+    out.labelled(
+        "model",
+        f"{model_text}, thinking level {report['thinking_level']} "
+        "(as recorded in the session file)",
+    )
+    out.labelled("context", f"{report['context_messages']} messages")
+    for role, count in report["context_roles"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
+    for role, count in report["estimated_tokens_by_role"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    skipped = report["skipped_lines"]
+    out.labelled("damaged", f"{len(skipped)} line(s)", "bold red" if skipped else None)
+    for s in skipped:
+        kept = f"{s['records']} record(s) kept"
+        out.line(f"  line {s['line']}: {s['action']} ({s['reason']}), {kept}", "red")
+    orphans = report["tool_calls_without_results"]
+    out.line(
+        f"tool calls without results on the leaf path: {len(orphans)}",
+        "yellow" if orphans else None,
+    )
+    for c in orphans:
+        out.line(f"  {c}")
+    stray = report["tool_results_without_calls"]
+    out.line(
+        f"tool results without calls on the leaf path: {len(stray)}",
+        "yellow" if stray else None,
+    )
+    for r in stray:
+        out.line(f"  {r}")
+    pairing = report["pairing_repair"]
+    if pairing["changes_transcript"]:
+        out.line(
+            "pairing repair would: "
+            f"insert {len(pairing['synthetic_results_for'])} synthetic result(s), "
+            f"drop {pairing['dropped_orphan_results']} orphan and "
+            f"{pairing['dropped_duplicate_results']} duplicate result(s), "
+            f"drop {pairing['dropped_tool_calls']} invalid tool call(s)"
+            + (", and reorder results" if pairing["reordered"] else "")
+        )
+    else:
+        out.line("pairing repair would: change nothing")
+    pruning = report["pruning_preview"]
+    out.line(
+        f"pruning (default settings, {pruning['context_window_tokens']} token window): "
+        f"soft-trim {pruning['soft_trimmed_results']} and clear {pruning['cleared_results']} "
+        f"tool result(s), {pruning['chars_before']} -> {pruning['chars_after']} chars"
+    )
+
+
+def _print_transcript_report(out: Printer, report: dict[str, Any]) -> None:
+    """The report of a Claude Code or Codex transcript (``inspect_transcript``)."""
+    out.labelled("file", report["path"])
+    out.labelled("format", f"{report['format']} {report['version'] or ''}".rstrip())
+    out.labelled("session", f"{report['session_id']} (cwd {report['cwd']})")
+    out.labelled("model", str(report["model"] or "none"))
+    out.labelled("time", f"{report['first_timestamp']} .. {report['last_timestamp']}")
+    out.labelled(
+        "lines",
+        f"{report['lines']} ({report['dropped_sidechain_lines']} sub-agent, "
+        f"{report['off_path_lines']} off the main thread, {report['compactions']} "
+        f"compaction(s), {report['branches']} branch point(s))",
+    )
+    damaged = report["damaged_lines"]
+    torn = " (the last one torn)" if report["torn_last_line"] else ""
+    out.labelled("damaged", f"{damaged} line(s){torn}", "bold red" if damaged else None)
+    out.labelled("messages", str(report["messages"]))
+    for role, count in report["context_roles"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
+    for role, count in report["estimated_tokens_by_role"].items():
+        out.line(f"  {role:<24}{count:>7}")
+    orphans = report["tool_calls_without_results"]
+    stray = report["tool_results_without_calls"]
+    out.line(f"tool calls without results: {len(orphans)}", "yellow" if orphans else None)
+    out.line(f"tool results without calls: {len(stray)}", "yellow" if stray else None)
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = [Path(p) for p in args.sessions] or [demo_session_path()]
+    out = Printer()
+    status = 0
+    reports: list[dict[str, Any]] = []
+    with clawctx_log(verbose=False):
+        for index, path in enumerate(paths):
+            problem = check_readable(path)
+            report: dict[str, Any] | None = None
+            if problem is None:
+                try:
+                    report = inspect_file(path, context_window=args.context_window)
+                except (OSError, _core.ClawctxError) as err:
+                    problem = describe(err, path)
+            if report is None:
+                error("inspect", path, problem or "unreadable")
+                status = 1
+                if args.json:
+                    reports.append({"path": str(path), "error": problem})
+                continue
+            damage = _damage(report)
+            report["damaged"] = bool(damage)
+            if damage and args.check:
+                status = 1
+            if args.json:
+                reports.append(report)
+            elif args.check:
+                if damage:
+                    # The same stream as the "ok" lines: one line per file, in order.
+                    out.line(f"{path}: damaged: {'; '.join(damage)}", "red")
+                else:
+                    out.line(f"{path}: ok", "green")
+            else:
+                if index:
+                    out.line()
+                if report["format"] == "pi":
+                    _print_report(out, report)
+                else:
+                    _print_transcript_report(out, report)
+    if args.json:
+        payload: Any = reports[0] if len(paths) == 1 else reports
+        print(json.dumps(payload, indent=2, ensure_ascii=False))
+    return status
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Adds the ``inspect`` command to the ``clawctx`` parser."""
+    raw = HelpFormatter
+    inspect = commands.add_parser(
+        "inspect",
+        help="summarize session files (read-only)",
+        description=wrap(
+            "Summarize session files: header, counts, leaf context by role, damaged "
+            "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes."
+        ),
+        epilog=_INSPECT_EXAMPLES,
+        formatter_class=raw,
+    )
+    inspect.add_argument(
+        "sessions", nargs="*", metavar="SESSION", help="session .jsonl files (default: the demo)"
+    )
+    inspect.add_argument(
+        "--json", action="store_true", help="print the report as JSON (a list for several files)"
+    )
+    inspect.add_argument(
+        "--check",
+        action="store_true",
+        help="print one line per file and exit 1 if any file is damaged (lines that "
+        "clawctx repair would drop or salvage) or is not a session file",
+    )
+    inspect.add_argument(
+        "--context-window",
+        type=positive_int,
+        default=DEFAULT_CONTEXT_TOKENS,
+        metavar="TOKENS",
+        help="context window in tokens for the pruning preview (default: %(default)s)",
+    )
+    inspect.set_defaults(handler=run)

@@ -1,0 +1,154 @@
+"""``clawctx report``: an HTML report of a session or of every session under a directory.
+
+Layer: ``clawctx.cli`` (the top of the package).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from clawctx import _core
+from clawctx.cli._common import (
+    HelpFormatter,
+    clawctx_log,
+    describe,
+    error,
+    positive_int,
+    positive_number,
+    use_rich,
+    wrap,
+)
+from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
+
+_REPORT_EXAMPLES = """\
+examples:
+  clawctx report session.jsonl -o report.html     # one session
+  clawctx report ~/.openclaw/agents -o fleet.html # every *.jsonl session under a directory
+  clawctx report session.jsonl --context-window 1000000"""
+
+
+def run(args: argparse.Namespace) -> int:
+    # Imported here: the report package (and matplotlib, through it) only for this command.
+    from clawctx.report import (
+        ReportDependencyError,
+        fleet_page,
+        fleet_stats,
+        session_page,
+        session_stats,
+        write_page,
+    )
+
+    source = Path(args.path)
+    try:
+        # The charts need matplotlib (the report extra): say so before any work, not as a
+        # traceback from the first chart.
+        import matplotlib  # noqa: F401
+    except ImportError:
+        error(
+            "report",
+            source,
+            'needs matplotlib, which is not installed: pip install "clawctx[report]"',
+        )
+        return 1
+    fleet = source.is_dir()
+    out = Path(args.output or ("fleet.html" if fleet else "report.html"))
+    if not source.exists():
+        error("report", source, "no such file or directory")
+        return 1
+    try:
+        with clawctx_log(verbose=False):
+            if fleet:
+                with _report_progress() as progress:
+                    stats = fleet_stats(
+                        [source], top=args.top, workers=args.jobs, progress=progress
+                    )
+                page = fleet_page(stats)
+            else:
+                page = session_page(
+                    session_stats(source, context_window=args.context_window, top=args.top)
+                )
+    except ReportDependencyError as err:
+        error("report", source, str(err))
+        return 1
+    except (OSError, _core.ClawctxError) as err:
+        error("report", source, describe(err, source))
+        return 1
+    try:
+        write_page(page, out)
+    except OSError as err:
+        error("report", out, describe(err, out))
+        return 1
+    size = len(page.encode("utf-8"))
+    what = f"{stats.sessions} sessions" if fleet else "session"
+    print(f"wrote {out} ({size / 1000:.0f} kB, {what})")
+    return 0
+
+
+@contextlib.contextmanager
+def _report_progress() -> Iterator[Any]:
+    """A progress bar on stderr while a fleet is scanned, only when stderr is a terminal."""
+    if not use_rich(sys.stderr):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(file=sys.stderr), transient=True) as bar:
+        task = bar.add_task("scanning sessions", total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
+def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Adds the ``report`` command to the ``clawctx`` parser."""
+    raw = HelpFormatter
+    report = commands.add_parser(
+        "report",
+        help="write an HTML report of a session, or of every session in a directory",
+        description=wrap(
+            "Write one self-contained HTML page (works offline): for a session file, the "
+            "context size per turn against the window, tokens by role and by tool, compactions "
+            "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
+            "for a directory, a fleet summary of every *.jsonl session under it. Never writes "
+            "the sessions. Needs the report extra: pip install 'clawctx[report]'."
+        ),
+        epilog=_REPORT_EXAMPLES,
+        formatter_class=raw,
+    )
+    report.add_argument("path", metavar="SESSION|DIR", help="a session .jsonl file or a directory")
+    report.add_argument(
+        "-o",
+        "--output",
+        metavar="FILE",
+        help="the HTML file to write (default: report.html, or fleet.html for a directory)",
+    )
+    report.add_argument(
+        "--context-window",
+        type=positive_int,
+        default=DEFAULT_CONTEXT_TOKENS,
+        metavar="TOKENS",
+        help="the model's context window the context chart is drawn against (default: %(default)s)",
+    )
+    report.add_argument(
+        "--top",
+        type=positive_number,
+        default=20,
+        metavar="N",
+        help="rows of the largest tool results / largest sessions tables (default: %(default)s)",
+    )
+    report.add_argument(
+        "--jobs",
+        type=positive_number,
+        default=None,
+        metavar="N",
+        help="threads scanning a directory (default: one per core)",
+    )
+    report.set_defaults(handler=run)
