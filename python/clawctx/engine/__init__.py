@@ -95,6 +95,7 @@ from clawctx.engine.provenance import (
     normalize_input_provenance,
     provenance_of_message,
 )
+from clawctx.engine.turn import TurnMessageError, check_turn_messages
 
 __all__ = [
     "AGENT_INTERNAL_EVENT_SOURCES",
@@ -145,12 +146,14 @@ __all__ = [
     "SubagentEndReason",
     "SubagentSpawnPreparation",
     "TranscriptRewriteResult",
+    "TurnMessageError",
     "annotate_inter_session_prompt_text",
     "apply_input_provenance_to_user_message",
     "apply_prompt_build_hook_result",
     "assemble_with_engine",
     "bootstrap_with_engine",
     "build_inter_session_prefix",
+    "check_turn_messages",
     "filter_runtime_context_messages",
     "format_acp_task_completion_events",
     "format_agent_internal_events_for_prompt",

@@ -44,6 +44,7 @@ import os
 import platform
 import socket
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,6 +77,7 @@ from clawctx.engine.provenance import (
     apply_input_provenance_to_user_message,
     normalize_input_provenance,
 )
+from clawctx.engine.turn import check_turn_messages
 from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
 from clawctx.history.session import Session
 from clawctx.prompt.bootstrap_budget import (
@@ -234,6 +236,12 @@ class PreparedRequest:
     bootstrap_prompt_warning: BootstrapPromptWarning | None = None
     #: The pipeline's model (what :meth:`request_payload` builds the body for).
     model: ModelSpec | None = None
+    #: This turn's key (random, one per prepared request): :meth:`ContextPipeline.record_turn`
+    #: stores it on the turn's first entry, so recording the same request again writes nothing.
+    turn_key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The session's leaf when the request was prepared: the turn is appended after it, so the
+    #: search for an already recorded turn stops there.
+    session_leaf_id: str | None = None
 
     def request_payload(
         self,
@@ -420,9 +428,13 @@ class ContextPipeline:
         session: _core.Session,
         prepared: PreparedRequest,
         new_messages: Sequence[Mapping[str, Any]],
+        *,
+        turn_key: str | None = None,
     ) -> list[str]:
         """Synchronous :meth:`arecord_turn`."""
-        return _run_sync(self.arecord_turn(session, prepared, new_messages), "arecord_turn")
+        return _run_sync(
+            self.arecord_turn(session, prepared, new_messages, turn_key=turn_key), "arecord_turn"
+        )
 
     async def aprepare(
         self, session: _core.Session | str | os.PathLike[str], request: PromptRequest
@@ -519,6 +531,7 @@ class ContextPipeline:
             provider_override=None if hook_result is None else hook_result.provider_override,
             bootstrap_prompt_warning=run.bootstrap_warning,
             model=self.model,
+            session_leaf_id=opened.leaf_id,
         )
 
     async def arecord_turn(
@@ -526,17 +539,46 @@ class ContextPipeline:
         session: _core.Session,
         prepared: PreparedRequest,
         new_messages: Sequence[Mapping[str, Any]],
+        *,
+        turn_key: str | None = None,
     ) -> list[str]:
-        """Persists the turn after the model call: the prompt message (unless
+        """Persists the turn after the model call, whole and once: the prompt message (unless
         ``prepared.persist_prompt`` is false) and ``new_messages`` (assistant replies, tool
-        results), then calls the engine's ``after_turn`` — or ``ingest_batch`` / ``ingest`` of
-        the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt`` does). Engine
-        failures are logged, never raised. Returns the ids of the appended entries."""
-        to_append: list[Mapping[str, Any]] = []
-        if prepared.persist_prompt:
-            to_append.append(prepared.prompt_message)
-        to_append.extend(new_messages)
-        ids = await asyncio.to_thread(lambda: [session.append_message(m) for m in to_append])
+        results, as pi messages), then calls the engine's ``after_turn`` — or ``ingest_batch``
+        / ``ingest`` of the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt``
+        does). Engine failures are logged, never raised. Returns the ids of the turn's entries.
+
+        *Whole*: every message is checked as a pi message (:class:`~clawctx.engine.turn.
+        TurnMessageError` otherwise; a provider reply must go through
+        ``clawctx.parse_response`` first) and converted (``nan``, ``inf`` and objects JSON
+        cannot hold raise) before anything is written; then all of them go out in one locked
+        write (``Session.append_messages``): a failed write leaves the file as it was, and a
+        write cut short by a crash is dropped by the next open.
+
+        *Once*: the turn is keyed — ``turn_key``, else ``prepared.turn_key`` (random per
+        prepared request) — and the key is stored on its first entry. Recording a turn whose
+        key is already on the session's branch writes nothing, skips the engine (it saw the
+        turn) and returns the ids written the first time, as later OpenClaw's ``commitTurn``
+        answers ``duplicate``. A key of the prepared request is searched back to the leaf the
+        request was prepared on; an explicit ``turn_key`` (one that must survive a restart, with
+        a new :class:`PreparedRequest`) is searched back through the whole branch (a lazy
+        session is then read in full when the branch reaches past the part it holds)."""
+        # Checked with the prompt in front, so that "message i of the turn" in an error counts
+        # the messages as they are written.
+        prompt = [prepared.prompt_message] if prepared.persist_prompt else []
+        to_append = check_turn_messages([*prompt, *new_messages])
+        key = prepared.turn_key if turn_key is None else turn_key
+        since = prepared.session_leaf_id if turn_key is None else None
+
+        def write() -> tuple[list[str], bool]:
+            found = session.find_turn(key, since=since)
+            if found is not None:
+                return found, True
+            return session.append_messages(to_append, turn_key=key, since=since), False
+
+        ids, duplicate = await asyncio.to_thread(write)
+        if duplicate:
+            return ids
         snapshot = prepared.messages + [prepared.prompt_message, *new_messages]
         await record_turn_with_engine(
             self.context_engine,
