@@ -115,7 +115,7 @@ from clawctx.prompt.workspace import (
     build_bootstrap_context_files,
     load_workspace_bootstrap_files,
 )
-from clawctx.wire import build_request_payload
+from clawctx.wire import build_request_payload, normalize_tools
 
 __all__ = [
     "ContextPipeline",
@@ -177,6 +177,10 @@ class PromptRequest:
     #: :func:`~clawctx.prompt.resolve_bootstrap_warning_signatures_seen`). ``None`` uses what
     #: the pipeline remembers for the session; given, it replaces that.
     bootstrap_warning_signatures_seen: Sequence[str] | None = None
+    #: Tool definitions for this request, replacing the pipeline's ``tools``: pi's
+    #: ``{name, description, parameters}`` or an SDK's own shape (see
+    #: :func:`~clawctx.wire.normalize_tools`).
+    tools: Sequence[Any] | None = None
 
     def inbound_context(self) -> InboundContext:
         """The request as an :class:`~clawctx.InboundContext`."""
@@ -242,6 +246,9 @@ class PreparedRequest:
     #: The session's leaf when the request was prepared: the turn is appended after it, so the
     #: search for an already recorded turn stops there.
     session_leaf_id: str | None = None
+    #: The request's tool definitions in pi's shape (``None``: none given), sent by
+    #: :meth:`request_payload`.
+    tools: tuple[dict[str, Any], ...] | None = None
 
     def request_payload(
         self,
@@ -251,11 +258,15 @@ class PreparedRequest:
         model: Any = None,
     ) -> dict[str, Any]:
         """The provider request body for the model call, as pi-ai builds it (pi's agent loop
-        calls ``streamSimple``): system prompt, :meth:`llm_messages` and ``tools`` for the
+        calls ``streamSimple``): system prompt, :meth:`llm_messages` and the tools for the
         pipeline's model (or ``model``, a pi-ai ``Model`` mapping with ``baseUrl``,
         ``maxTokens``, ... when the ``ModelSpec`` lacks them). ``options`` are pi-ai's
-        ``SimpleStreamOptions``; ``reasoning`` defaults to the request's think level. Ready for
-        the SDK: ``client.messages.create(**prepared.request_payload())``."""
+        ``SimpleStreamOptions``; ``reasoning`` defaults to the request's think level. ``tools``
+        (any shape :func:`~clawctx.wire.normalize_tools` reads) replaces the request's
+        :attr:`tools`; they are converted per API as pi-ai does. Without tools the body has
+        none, except ``tools: []`` on openai-completions when the history holds tool calls
+        (pi-ai's ``hasToolHistory``; see :mod:`clawctx.wire.tools` for what each API accepts).
+        Ready for the SDK: ``client.messages.create(**prepared.request_payload())``."""
         target = model if model is not None else self.model
         if target is None:
             raise ValueError("this PreparedRequest has no model: pass model=")
@@ -265,7 +276,9 @@ class PreparedRequest:
         context = {
             "system_prompt": self.system_prompt,
             "messages": self.llm_messages(),
-            "tools": None if tools is None else list(tools),
+            "tools": normalize_tools(tools)
+            if tools is not None
+            else (None if self.tools is None else list(self.tools)),
         }
         return build_request_payload(target, context, simple, simple=True).to_dict()
 
@@ -370,8 +383,13 @@ class ContextPipeline:
         agent_id: str | None = None,
         now_ms: Callable[[], int] | None = None,
         bootstrap_prompt_truncation_warning: BootstrapPromptWarningMode | None = None,
+        tools: Sequence[Any] | None = None,
     ) -> None:
         self.model = model
+        #: Tool definitions sent with every request (pi's shape; any shape
+        #: :func:`~clawctx.wire.normalize_tools` reads is accepted), unless a
+        #: :class:`PromptRequest` brings its own.
+        self.tools: tuple[dict[str, Any], ...] | None = _tools_tuple(tools)
         self.workspace_dir = os.fspath(workspace_dir)
         self.system_prompt_params = system_prompt or SystemPromptParams(
             workspace_dir=self.workspace_dir
@@ -532,6 +550,7 @@ class ContextPipeline:
             bootstrap_prompt_warning=run.bootstrap_warning,
             model=self.model,
             session_leaf_id=opened.leaf_id,
+            tools=self.tools if request.tools is None else _tools_tuple(request.tools),
         )
 
     async def arecord_turn(
@@ -818,6 +837,17 @@ class ContextPipeline:
         mode = self.prompt_mode or resolve_prompt_mode(request.session_key)
         extra = build_extra_system_prompt(body.extra_system_prompt, params.extra_system_prompt)
         changes: dict[str, Any] = {"prompt_mode": mode, "extra_system_prompt": extra or None}
+        tools = self.tools if request.tools is None else _tools_tuple(request.tools)
+        if tools and not params.tool_names:
+            # As run/attempt.ts builds the prompt from the session's tools: their names, and
+            # summaries from their descriptions (`src/agents/tool-summaries.ts`,
+            # ``buildToolSummaryMap``: trimmed, keyed by the lower-case name).
+            changes["tool_names"] = tuple(t["name"] for t in tools)
+            summaries = {t["name"].lower(): t["description"].strip() for t in tools}
+            changes["tool_summaries"] = {
+                **{k: v for k, v in summaries.items() if v},
+                **params.tool_summaries,
+            }
         if params.runtime_info is None:
             changes["runtime_info"] = RuntimeInfo(
                 agent_id=self.agent_id,
@@ -1016,6 +1046,11 @@ class ContextPipeline:
             session_key=request.session_key,
             model=self.model,
         )
+
+
+def _tools_tuple(tools: Sequence[Any] | None) -> tuple[dict[str, Any], ...] | None:
+    normalized = normalize_tools(tools)
+    return None if normalized is None else tuple(normalized)
 
 
 def _channel_of(ctx: InboundContext) -> str | None:

@@ -18,11 +18,14 @@ from clawctx.wire.payload import (
     build_request_payload,
     transform_messages,
 )
+from clawctx.wire.tools import ToolDefinitionError, normalize_tools
 
 __all__ = [
     "SUPPORTED_APIS",
     "PayloadError",
     "RequestPayload",
+    "ToolDefinitionError",
     "build_request_payload",
+    "normalize_tools",
     "transform_messages",
 ]
