@@ -311,6 +311,17 @@ class Session:
     def save_migrated(self) -> Path | None: ...
     def refresh(self) -> RefreshReport: ...
     def append_message(self, message: Mapping[str, Any]) -> str: ...
+    def append_messages(
+        self,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        turn_key: str | None = None,
+        since: str | None = None,
+    ) -> list[str]:
+        """Appends the messages as one turn in one locked write (all or none); with
+        ``turn_key``, a turn already on the branch is not written again and its ids return."""
+    def find_turn(self, turn_key: str, *, since: str | None = None) -> list[str] | None:
+        """The ids of the turn appended with ``turn_key`` on the leaf's branch, or ``None``."""
     def append_thinking_level_change(self, thinking_level: str) -> str:
         """Appends a ``thinking_level_change`` entry; returns its id."""
     def append_model_change(self, provider: str, model_id: str) -> str:

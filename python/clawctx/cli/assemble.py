@@ -72,9 +72,26 @@ def run(args: argparse.Namespace) -> int:
     if not workspace.is_dir():
         error("assemble", workspace, "workspace is not a directory")
         return 1
+    # --tools: a JSON file of tool definitions (a list, or {"tools": [...]}, in pi's or an
+    # SDK's shape: sent in --payload, names and descriptions listed in the system prompt), or
+    # comma-separated names (the system prompt only).
+    from clawctx.wire import normalize_tools
+
+    tools = None
+    tool_names = tuple(args.tools.split(",")) if args.tools else DEFAULT_ASSEMBLE_TOOLS
+    if args.tools and Path(args.tools).is_file():
+        try:
+            loaded = json.loads(Path(args.tools).read_text(encoding="utf-8"))
+            if isinstance(loaded, dict) and "tools" in loaded:
+                loaded = loaded["tools"]
+            tools = normalize_tools(loaded)
+        except (OSError, ValueError) as err:
+            error("assemble", Path(args.tools), f"cannot read the tool definitions: {err}")
+            return 1
+        tool_names = ()  # the pipeline lists the definitions' names and descriptions
     params = SystemPromptParams(
         workspace_dir=str(workspace),
-        tool_names=tuple(args.tools.split(",")) if args.tools else DEFAULT_ASSEMBLE_TOOLS,
+        tool_names=tool_names,
         user_timezone=args.timezone,
         # What OpenClaw 2026.3.13 gives the default agent with no heartbeat configured
         # (`src/agents/pi-embedded-runner/run/attempt.ts`, resolveHeartbeatPrompt).
@@ -89,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     )
     # A preview: the session file is only read (no repair on disk, no leaf or snapshot writes).
     pipeline = ContextPipeline(
-        model=model, workspace_dir=workspace, system_prompt=params, read_only=True
+        model=model, workspace_dir=workspace, system_prompt=params, read_only=True, tools=tools
     )
     request = PromptRequest(text=args.prompt, session_key=args.session_key)
     try:
@@ -218,7 +235,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--workspace", help="workspace directory: AGENTS.md, SOUL.md, skills/ (default: the demo)"
     )
     assemble.add_argument("--session-key", help="session key (sub-agent keys get a minimal prompt)")
-    assemble.add_argument("--tools", help="comma-separated tool names (default: pi's coding tools)")
+    assemble.add_argument(
+        "--tools",
+        help="comma-separated tool names (default: pi's coding tools), or a JSON file of tool "
+        "definitions (pi's {name, description, parameters} or an SDK's shape) that --payload sends",
+    )
     assemble.add_argument("--timezone", help="user time zone for the system prompt")
     assemble.add_argument(
         "--image-input", action="store_true", help="the model accepts images (loads prompt images)"

@@ -102,6 +102,7 @@ from clawctx.engine.provenance import (
     normalize_input_provenance,
     provenance_of_message,
 )
+from clawctx.engine.turn import TurnMessageError, check_turn_messages
 
 __all__ = [
     "AGENT_INTERNAL_EVENT_SOURCES",
@@ -155,6 +156,7 @@ __all__ = [
     "SubagentEndReason",
     "SubagentSpawnPreparation",
     "TranscriptRewriteResult",
+    "TurnMessageError",
     "annotate_inter_session_prompt_text",
     "apply_file_repairs",
     "apply_input_provenance_to_user_message",
@@ -162,6 +164,7 @@ __all__ = [
     "assemble_with_engine",
     "bootstrap_with_engine",
     "build_inter_session_prefix",
+    "check_turn_messages",
     "doctor",
     "filter_runtime_context_messages",
     "format_acp_task_completion_events",

@@ -46,6 +46,7 @@ import os
 import platform
 import socket
 import time
+import uuid
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,6 +79,7 @@ from clawctx.engine.provenance import (
     apply_input_provenance_to_user_message,
     normalize_input_provenance,
 )
+from clawctx.engine.turn import check_turn_messages
 from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
 from clawctx.history.session import Session
 from clawctx.prompt.bootstrap_budget import (
@@ -115,7 +117,7 @@ from clawctx.prompt.workspace import (
     build_bootstrap_context_files,
     load_workspace_bootstrap_files,
 )
-from clawctx.wire import build_request_payload
+from clawctx.wire import build_request_payload, normalize_tools
 from clawctx.wire.payload import KNOWN_APIS
 
 __all__ = [
@@ -227,6 +229,10 @@ class PromptRequest:
     #: :func:`~clawctx.prompt.resolve_bootstrap_warning_signatures_seen`). ``None`` uses what
     #: the pipeline remembers for the session; given, it replaces that.
     bootstrap_warning_signatures_seen: Sequence[str] | None = None
+    #: Tool definitions for this request, replacing the pipeline's ``tools``: pi's
+    #: ``{name, description, parameters}`` or an SDK's own shape (see
+    #: :func:`~clawctx.wire.normalize_tools`).
+    tools: Sequence[Any] | None = None
 
     def inbound_context(self) -> InboundContext:
         """The request as an :class:`~clawctx.InboundContext`."""
@@ -294,6 +300,16 @@ class PreparedRequest:
     def _safe(self) -> bool:
         return False if self.compat is not None else _compat.resolve_safe(None)
 
+    #: This turn's key (random, one per prepared request): :meth:`ContextPipeline.record_turn`
+    #: stores it on the turn's first entry, so recording the same request again writes nothing.
+    turn_key: str = field(default_factory=lambda: uuid.uuid4().hex)
+    #: The session's leaf when the request was prepared: the turn is appended after it, so the
+    #: search for an already recorded turn stops there.
+    session_leaf_id: str | None = None
+    #: The request's tool definitions in pi's shape (``None``: none given), sent by
+    #: :meth:`request_payload`.
+    tools: tuple[dict[str, Any], ...] | None = None
+
     def request_payload(
         self,
         options: Mapping[str, Any] | None = None,
@@ -302,11 +318,15 @@ class PreparedRequest:
         model: Any = None,
     ) -> dict[str, Any]:
         """The provider request body for the model call, as pi-ai builds it (pi's agent loop
-        calls ``streamSimple``): system prompt, :meth:`llm_messages` and ``tools`` for the
+        calls ``streamSimple``): system prompt, :meth:`llm_messages` and the tools for the
         pipeline's model (or ``model``, a pi-ai ``Model`` mapping with ``baseUrl``,
         ``maxTokens``, ... when the ``ModelSpec`` lacks them). ``options`` are pi-ai's
-        ``SimpleStreamOptions``; ``reasoning`` defaults to the request's think level. Ready for
-        the SDK: ``client.messages.create(**prepared.request_payload())``."""
+        ``SimpleStreamOptions``; ``reasoning`` defaults to the request's think level. ``tools``
+        (any shape :func:`~clawctx.wire.normalize_tools` reads) replaces the request's
+        :attr:`tools`; they are converted per API as pi-ai does. Without tools the body has
+        none, except ``tools: []`` on openai-completions when the history holds tool calls
+        (pi-ai's ``hasToolHistory``; see :mod:`clawctx.wire.tools` for what each API accepts).
+        Ready for the SDK: ``client.messages.create(**prepared.request_payload())``."""
         target = model if model is not None else self.model
         if target is None:
             raise ValueError("this PreparedRequest has no model: pass model=")
@@ -316,7 +336,9 @@ class PreparedRequest:
         context = {
             "system_prompt": self.system_prompt,
             "messages": self.llm_messages(),
-            "tools": None if tools is None else list(tools),
+            "tools": normalize_tools(tools)
+            if tools is not None
+            else (None if self.tools is None else list(self.tools)),
         }
         return build_request_payload(
             target, context, simple, simple=True, safe=self._safe()
@@ -435,12 +457,17 @@ class ContextPipeline:
         now_ms: Callable[[], int] | None = None,
         bootstrap_prompt_truncation_warning: BootstrapPromptWarningMode | None = None,
         compat: str | None = None,
+        tools: Sequence[Any] | None = None,
     ) -> None:
         #: The upstream release this pipeline reproduces exactly (:func:`clawctx.compat`);
         #: ``None`` follows the caller's context (the safe default unless a compat block is in
         #: force).
         self.compat = _compat.check_release(compat)
         self.model = model
+        #: Tool definitions sent with every request (pi's shape; any shape
+        #: :func:`~clawctx.wire.normalize_tools` reads is accepted), unless a
+        #: :class:`PromptRequest` brings its own.
+        self.tools: tuple[dict[str, Any], ...] | None = _tools_tuple(tools)
         self.workspace_dir = os.fspath(workspace_dir)
         self.system_prompt_params = system_prompt or SystemPromptParams(
             workspace_dir=self.workspace_dir
@@ -497,9 +524,13 @@ class ContextPipeline:
         session: _core.Session,
         prepared: PreparedRequest,
         new_messages: Sequence[Mapping[str, Any]],
+        *,
+        turn_key: str | None = None,
     ) -> list[str]:
         """Synchronous :meth:`arecord_turn`."""
-        return _run_sync(self.arecord_turn(session, prepared, new_messages), "arecord_turn")
+        return _run_sync(
+            self.arecord_turn(session, prepared, new_messages, turn_key=turn_key), "arecord_turn"
+        )
 
     async def aprepare(
         self, session: _core.Session | str | os.PathLike[str], request: PromptRequest
@@ -621,6 +652,8 @@ class ContextPipeline:
             bootstrap_prompt_warning=run.bootstrap_warning,
             model=self.model,
             compat=_compat.current_compat(),
+            session_leaf_id=opened.leaf_id,
+            tools=self.tools if request.tools is None else _tools_tuple(request.tools),
         )
 
     async def arecord_turn(
@@ -628,17 +661,46 @@ class ContextPipeline:
         session: _core.Session,
         prepared: PreparedRequest,
         new_messages: Sequence[Mapping[str, Any]],
+        *,
+        turn_key: str | None = None,
     ) -> list[str]:
-        """Persists the turn after the model call: the prompt message (unless
+        """Persists the turn after the model call, whole and once: the prompt message (unless
         ``prepared.persist_prompt`` is false) and ``new_messages`` (assistant replies, tool
-        results), then calls the engine's ``after_turn`` — or ``ingest_batch`` / ``ingest`` of
-        the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt`` does). Engine
-        failures are logged, never raised. Returns the ids of the appended entries."""
-        to_append: list[Mapping[str, Any]] = []
-        if prepared.persist_prompt:
-            to_append.append(prepared.prompt_message)
-        to_append.extend(new_messages)
-        ids = await asyncio.to_thread(lambda: [session.append_message(m) for m in to_append])
+        results, as pi messages), then calls the engine's ``after_turn`` — or ``ingest_batch``
+        / ``ingest`` of the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt``
+        does). Engine failures are logged, never raised. Returns the ids of the turn's entries.
+
+        *Whole*: every message is checked as a pi message (:class:`~clawctx.engine.turn.
+        TurnMessageError` otherwise; a provider reply must go through
+        ``clawctx.parse_response`` first) and converted (``nan``, ``inf`` and objects JSON
+        cannot hold raise) before anything is written; then all of them go out in one locked
+        write (``Session.append_messages``): a failed write leaves the file as it was, and a
+        write cut short by a crash is dropped by the next open.
+
+        *Once*: the turn is keyed — ``turn_key``, else ``prepared.turn_key`` (random per
+        prepared request) — and the key is stored on its first entry. Recording a turn whose
+        key is already on the session's branch writes nothing, skips the engine (it saw the
+        turn) and returns the ids written the first time, as later OpenClaw's ``commitTurn``
+        answers ``duplicate``. A key of the prepared request is searched back to the leaf the
+        request was prepared on; an explicit ``turn_key`` (one that must survive a restart, with
+        a new :class:`PreparedRequest`) is searched back through the whole branch (a lazy
+        session is then read in full when the branch reaches past the part it holds)."""
+        # Checked with the prompt in front, so that "message i of the turn" in an error counts
+        # the messages as they are written.
+        prompt = [prepared.prompt_message] if prepared.persist_prompt else []
+        to_append = check_turn_messages([*prompt, *new_messages])
+        key = prepared.turn_key if turn_key is None else turn_key
+        since = prepared.session_leaf_id if turn_key is None else None
+
+        def write() -> tuple[list[str], bool]:
+            found = session.find_turn(key, since=since)
+            if found is not None:
+                return found, True
+            return session.append_messages(to_append, turn_key=key, since=since), False
+
+        ids, duplicate = await asyncio.to_thread(write)
+        if duplicate:
+            return ids
         snapshot = prepared.messages + [prepared.prompt_message, *new_messages]
         await record_turn_with_engine(
             self.context_engine,
@@ -926,6 +988,17 @@ class ContextPipeline:
         mode = self.prompt_mode or resolve_prompt_mode(request.session_key)
         extra = build_extra_system_prompt(body.extra_system_prompt, params.extra_system_prompt)
         changes: dict[str, Any] = {"prompt_mode": mode, "extra_system_prompt": extra or None}
+        tools = self.tools if request.tools is None else _tools_tuple(request.tools)
+        if tools and not params.tool_names:
+            # As run/attempt.ts builds the prompt from the session's tools: their names, and
+            # summaries from their descriptions (`src/agents/tool-summaries.ts`,
+            # ``buildToolSummaryMap``: trimmed, keyed by the lower-case name).
+            changes["tool_names"] = tuple(t["name"] for t in tools)
+            summaries = {t["name"].lower(): t["description"].strip() for t in tools}
+            changes["tool_summaries"] = {
+                **{k: v for k, v in summaries.items() if v},
+                **params.tool_summaries,
+            }
         if params.runtime_info is None:
             changes["runtime_info"] = RuntimeInfo(
                 agent_id=self.agent_id,
@@ -1124,6 +1197,11 @@ class ContextPipeline:
             session_key=request.session_key,
             model=self.model,
         )
+
+
+def _tools_tuple(tools: Sequence[Any] | None) -> tuple[dict[str, Any], ...] | None:
+    normalized = normalize_tools(tools)
+    return None if normalized is None else tuple(normalized)
 
 
 def _channel_of(ctx: InboundContext) -> str | None:

@@ -19,6 +19,7 @@ from clawctx.wire.payload import (
     build_request_payload,
     transform_messages,
 )
+from clawctx.wire.tools import ToolDefinitionError, normalize_tools
 from clawctx.wire.validate import VALIDATED_APIS, BodyViolation, validate_request_body
 
 __all__ = [
@@ -27,7 +28,9 @@ __all__ = [
     "BodyViolation",
     "PayloadError",
     "RequestPayload",
+    "ToolDefinitionError",
     "build_request_payload",
+    "normalize_tools",
     "transform_messages",
     "validate_request_body",
 ]

@@ -84,6 +84,27 @@ pub fn from_py(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
     convert(obj, &mut path)
 }
 
+/// [`from_py`] for a value written as given, where `null` in place of a number would change
+/// it silently: a non-finite float (`nan`, `inf`; `JSON.stringify` writes `null`) raises
+/// `ValueError` instead.
+pub fn from_py_finite(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
+    struct Reset;
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            REJECT_NON_FINITE.with(|flag| flag.set(false));
+        }
+    }
+    REJECT_NON_FINITE.with(|flag| flag.set(true));
+    let _reset = Reset;
+    from_py(obj)
+}
+
+thread_local! {
+    /// Set while [`from_py_finite`] converts (the conversion is recursive; a flag is cheaper
+    /// than a parameter through every level).
+    static REJECT_NON_FINITE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// Converts `obj`; `path` holds the ids of the containers being converted around it.
 fn convert(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
     // Cheap exact-type checks first, in the order pythonize checks them.
@@ -141,7 +162,13 @@ fn convert(obj: &Bound<'_, PyAny>, path: &mut Vec<usize>) -> PyResult<Value> {
         return scalar(obj);
     }
     if let Ok(f) = obj.cast::<PyFloat>() {
-        return Ok(Number::from_f64(f.value()).map_or(Value::Null, Value::Number));
+        let value = f.value();
+        if !value.is_finite() && REJECT_NON_FINITE.with(std::cell::Cell::get) {
+            return Err(PyValueError::new_err(format!(
+                "not JSON-serializable: the float {value} (JSON has no NaN or infinity)"
+            )));
+        }
+        return Ok(Number::from_f64(value).map_or(Value::Null, Value::Number));
     }
     if obj.is_instance_of::<PySet>() || obj.is_instance_of::<PyFrozenSet>() {
         return enter(obj, path, |path| {

@@ -840,6 +840,91 @@ impl PySession {
         })
     }
 
+    /// Appends `messages` (pi messages: dicts with a `role`) as one turn and returns their new
+    /// entry ids: each a child of the one before, the first a child of the leaf, the leaf moved
+    /// to the last. All of them or none: every message is converted (a value JSON cannot hold,
+    /// `nan` and `inf` included, raises before anything is written) and checked, every line
+    /// built, then the lines go out in one locked write with one fsync; a failed write is cut
+    /// back off the file and the session is unchanged.
+    ///
+    /// `turn_key` makes the turn idempotent: when a turn with that key is on the leaf's branch
+    /// already (searched from the leaf back to the entry `since`, excluded, or to the root),
+    /// nothing is written and its ids are returned. The key is stored on the turn's first
+    /// entry (`"clawctxTurn": {"key", "part", "of"}`, an entry field pi ignores), so it is
+    /// found again after a restart. Entries of a turn of two or more carry `part`/`of`: an
+    /// open drops a turn that a crash (`kill -9` during the write) cut short.
+    #[pyo3(signature = (messages, *, turn_key = None, since = None))]
+    fn append_messages(
+        &self,
+        py: Python<'_>,
+        messages: &Bound<'_, PyAny>,
+        turn_key: Option<String>,
+        since: Option<String>,
+    ) -> PyResult<Vec<String>> {
+        crate::errors::guard(|| {
+            if messages.is_instance_of::<pyo3::types::PyString>()
+                || messages.is_instance_of::<pyo3::types::PyDict>()
+            {
+                return Err(PyTypeError::new_err(
+                    "messages must be a list of message dicts",
+                ));
+            }
+            let mut values = Vec::new();
+            for (i, item) in messages.try_iter()?.enumerate() {
+                let value = crate::convert::from_py_finite(&item?).map_err(|e| {
+                    let kind = e.get_type(py);
+                    PyErr::from_type(kind, format!("message {i} of the turn: {}", e.value(py)))
+                })?;
+                values.push(value);
+            }
+            let mut s = self.lock_cold(py)?;
+            let s = &mut *s;
+            let now = s.clock.now_ms(py)?;
+            let mut ids = PyIdSource::new(py, s.id_factory.as_ref());
+            let mut drawn: Vec<String> = Vec::with_capacity(values.len());
+            for _ in 0..values.len() {
+                let mut id = s.inner.next_entry_id(&mut ids);
+                for _ in 0..100 {
+                    let inner = &s.inner;
+                    let candidate = id.as_str();
+                    let taken = drawn.iter().any(|d| d == candidate)
+                        || (inner.is_cold()
+                            && py.detach(|| inner.unread_holds_id(candidate)).py_err(py)?);
+                    if !taken {
+                        break;
+                    }
+                    id = s.inner.next_entry_id(&mut ids);
+                }
+                drawn.push(id);
+            }
+            ids.finish()?;
+            let inner = &mut s.inner;
+            let key = turn_key.as_deref();
+            let since = since.as_deref();
+            let done = py
+                .detach(move || inner.append_turn(values, key, since, drawn, now))
+                .py_err(py)?;
+            Ok(done.ids)
+        })
+    }
+
+    /// The ids of the turn appended with `turn_key` (see `append_messages`) when it is on the
+    /// leaf's branch, searched from the leaf back to the entry `since` (excluded) or the root;
+    /// otherwise `None`.
+    #[pyo3(signature = (turn_key, *, since = None))]
+    fn find_turn(
+        &self,
+        py: Python<'_>,
+        turn_key: &str,
+        since: Option<&str>,
+    ) -> PyResult<Option<Vec<String>>> {
+        crate::errors::guard(|| {
+            let mut s = self.lock_cold(py)?;
+            let inner = &mut s.inner;
+            py.detach(|| inner.find_turn(turn_key, since)).py_err(py)
+        })
+    }
+
     /// Appends a `thinking_level_change` entry (`thinkingLevel`, e.g. "off", "low", "high");
     /// the context of a leaf after it reports that level.
     fn append_thinking_level_change(

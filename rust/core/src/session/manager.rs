@@ -343,10 +343,7 @@ impl Session {
             ));
         }
         if !options.read_only {
-            // A writable open tidies up after a killed writer, when nobody holds the lock.
-            if let Ok(lock) = LockedFile::open(path, false, std::time::Duration::ZERO) {
-                lock.remove_stale_temps();
-            }
+            tidy_after_killed_writer(path)?;
         }
         // The identity of the inode read (not of whatever the path names a moment later).
         let (bytes, file) = read_shared(path)?;
@@ -377,6 +374,11 @@ impl Session {
         ids: &mut dyn IdSource,
         now_ms: i64,
     ) -> Result<Session> {
+        // A turn cut short at the end (a writable open has removed it already): not read.
+        let bytes = match super::turn::cut_short_turn_in(&bytes, true) {
+            super::turn::TailTurn::CutShortAt(start) => Arc::from(&bytes[..start]),
+            _ => bytes,
+        };
         let disk_len = bytes.len() as u64;
         let scan_probe_source = Arc::clone(&bytes);
         let scan = scan_records(bytes, 1, false);
@@ -1060,6 +1062,14 @@ impl Session {
             .read_to_end(&mut chunk)
             .map_err(|e| Error::io(&path, e))?;
         let bytes_read = chunk.len() as u64;
+        // A turn still being written (or cut short by a killed writer) is not read yet: the
+        // next refresh reads it whole, or never when a writable open removes it.
+        if let super::turn::TailTurn::CutShortAt(start) =
+            super::turn::cut_short_turn_in(&chunk, true)
+        {
+            chunk.truncate(start);
+        }
+        let len = self.tail_start + chunk.len() as u64;
         let chunk: Arc<[u8]> = Arc::from(chunk);
         let probe_source = Arc::clone(&chunk);
         let scan = scan_records(chunk, self.disk_lines + 1, true);
@@ -1248,6 +1258,187 @@ impl Session {
     }
 }
 
+// ---- turns: several messages appended in one write, once --------------------------------
+
+/// What [`Session::append_turn`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TurnAppend {
+    /// The ids of the turn's entries, in order.
+    pub ids: Vec<String>,
+    /// The turn was on the branch already (same key): nothing was written.
+    pub duplicate: bool,
+}
+
+impl Session {
+    /// The ids of the turn with this key on the leaf's branch, searched from the leaf back to
+    /// `since` (an entry id, excluded: where the turn was to be appended) or the root. A cold
+    /// session reads back only when the branch leaves the part it holds.
+    pub fn find_turn(&mut self, key: &str, since: Option<&str>) -> Result<Option<Vec<String>>> {
+        'walk: loop {
+            // Entries from the leaf back, newest first.
+            let mut newer: Vec<&str> = Vec::new();
+            let mut at = self.leaf;
+            let mut steps = 0usize;
+            while let Some(i) = at {
+                let entry = &self.entries[i];
+                let Some(id) = entry.id.as_deref() else { break };
+                if since == Some(id) || steps > self.entries.len() {
+                    break; // reached `since`, or a cycle
+                }
+                steps += 1;
+                if let Some(mark) = super::TurnMark::of_text(entry.text.as_str()) {
+                    if mark.part == 1 && mark.key.as_deref() == Some(key) {
+                        let later = usize::try_from(mark.of - 1).unwrap_or(usize::MAX);
+                        let mut ids = vec![id.to_owned()];
+                        ids.extend(newer.iter().rev().take(later).map(|s| (*s).to_owned()));
+                        return Ok(Some(ids));
+                    }
+                }
+                newer.push(id);
+                at = match entry.parent_id.as_deref() {
+                    None => None,
+                    Some(parent) if parent == id => None,
+                    Some(parent) => match self.index_of(parent) {
+                        Some(p) => Some(p),
+                        None if self.cold.is_some() => {
+                            self.load_past()?;
+                            continue 'walk;
+                        }
+                        None => None,
+                    },
+                };
+            }
+            return Ok(None);
+        }
+    }
+
+    /// Appends `messages` as one turn: children of the leaf in order, the leaf moved to the
+    /// last. Every message is checked and every line built before the file is touched; the
+    /// lines go out in one locked write with one fsync, and memory changes only after it
+    /// succeeded (a failed write is cut back off the file). `ids` are the new ids, one per
+    /// message (drawn with [`Session::next_entry_id`]). With a `key`, a turn with that key
+    /// already on the branch (see [`Session::find_turn`]) is not written again: its ids come
+    /// back with `duplicate`. Entries of a turn of two or more carry the turn mark (see
+    /// `session/turn.rs`), which lets an open drop a turn a crash cut short.
+    pub fn append_turn(
+        &mut self,
+        messages: Vec<Value>,
+        key: Option<&str>,
+        since: Option<&str>,
+        ids: Vec<String>,
+        now_ms: i64,
+    ) -> Result<TurnAppend> {
+        self.check_writable()?;
+        if ids.len() != messages.len() {
+            return Err(Error::InvalidArgument(
+                "one new id is needed per message".into(),
+            ));
+        }
+        for (i, message) in messages.iter().enumerate() {
+            validate_message(message).map_err(|e| match e {
+                Error::InvalidArgument(reason) => {
+                    Error::InvalidArgument(format!("message {i} of the turn: {reason}"))
+                }
+                other => other,
+            })?;
+        }
+        if let Some(key) = key {
+            if key.is_empty() {
+                return Err(Error::InvalidArgument("the turn key is empty".into()));
+            }
+            if let Some(found) = self.find_turn(key, since)? {
+                return Ok(TurnAppend {
+                    ids: found,
+                    duplicate: true,
+                });
+            }
+        }
+        if messages.is_empty() {
+            return Ok(TurnAppend {
+                ids: Vec::new(),
+                duplicate: false,
+            });
+        }
+        let mut seen = HashSet::new();
+        for id in &ids {
+            if id.is_empty() || self.index.contains(&self.entries, id.as_str()) || !seen.insert(id)
+            {
+                return Err(Error::InvalidArgument(format!(
+                    "entry id {id:?} is empty or already used"
+                )));
+            }
+        }
+        if self.header.modified && self.path.is_some() {
+            return Err(Error::Conflict {
+                path: self.path.clone().unwrap_or_default(),
+                reason: format!(
+                    "the file is a version {} session; call save_migrated() (or open with rewrite_migrated) before appending",
+                    self.file_version
+                ),
+            });
+        }
+        let count = messages.len() as u64;
+        let mut parent = self.leaf_id().map(str::to_owned);
+        let mut texts = Vec::with_capacity(messages.len());
+        let mut bytes = Vec::new();
+        for (i, (message, id)) in messages.into_iter().zip(&ids).enumerate() {
+            let mut value = entry_value(NewEntry::Message(message), id, parent.take(), now_ms);
+            if count > 1 || key.is_some() {
+                let mark = super::TurnMark {
+                    key: (i == 0).then(|| key.map(str::to_owned)).flatten(),
+                    part: i as u64 + 1,
+                    of: count,
+                };
+                if let Value::Object(map) = &mut value {
+                    map.insert(super::TURN_FIELD.to_owned(), mark.to_value());
+                }
+            }
+            let text = to_js_string(&value);
+            bytes.extend_from_slice(text.as_bytes());
+            bytes.push(b'\n');
+            texts.push(text);
+            parent = Some(id.clone());
+        }
+        // Parsed before the write: an entry that could not be read back fails the turn here.
+        let mut entries = Vec::with_capacity(texts.len());
+        for (i, text) in texts.into_iter().enumerate() {
+            let entry = Entry::parse(JsonText::owned(text), 0).ok_or_else(|| {
+                Error::InvalidArgument(format!("message {i} of the turn cannot be read back"))
+            })?;
+            entries.push(entry);
+        }
+        let mut line = self.disk_lines + 1;
+        if let Some(path) = &self.path {
+            let mut file = LockedFile::open(path, false, self.write.lock_timeout)?;
+            // A turn a killed writer left cut short goes before ours follows it.
+            file.cut_short_turn()?;
+            let outcome = file.append_lines(&bytes, self.write.fsync)?;
+            let nothing_unread = outcome.start == self.disk_len && self.tail_start == self.disk_len;
+            if nothing_unread && !outcome.terminated_torn_line {
+                self.disk_len = outcome.end;
+                self.disk_lines += entries.len();
+                let probe = probe_before(&bytes, bytes.len());
+                self.record_tail(outcome.end, file.identity(), &probe);
+            } else if outcome.terminated_torn_line {
+                line += 1;
+            }
+        } else {
+            self.disk_lines += entries.len();
+        }
+        for mut entry in entries {
+            entry.line = line;
+            line += 1;
+            self.entries.push(entry);
+            let i = self.entries.len() - 1;
+            self.index_entry(i);
+        }
+        Ok(TurnAppend {
+            ids,
+            duplicate: false,
+        })
+    }
+}
+
 // ---- cold start: the end of the file first, the rest when something asks for it ----------
 
 impl Session {
@@ -1291,11 +1482,17 @@ impl Session {
         let Some(start) = start else {
             return Session::open(path, options, ids, now_ms);
         };
+        // A turn cut short at the end: `open` removes it (writable) or reads around it.
+        if start
+            .entries
+            .last()
+            .and_then(|e| super::TurnMark::of_text(e.text.as_str()))
+            .is_some_and(|mark| mark.part < mark.of)
+        {
+            return Session::open(path, options, ids, now_ms);
+        }
         if !options.read_only {
-            // As `open`: a writable open tidies up after a killed writer.
-            if let Ok(lock) = LockedFile::open(path, false, std::time::Duration::ZERO) {
-                lock.remove_stale_temps();
-            }
+            tidy_after_killed_writer(path)?;
         }
         let header = Header::from_record(start.header);
         let file_version = header.version();
@@ -1490,6 +1687,16 @@ fn apply_label(labels: &mut Map<String, Value>, entry: &Entry) {
             _ => {}
         }
     }
+}
+
+/// What a writable open does first, when nobody holds the lock (a holder may be writing):
+/// removes the temp files a killed replacement left and a turn a killed writer cut short.
+fn tidy_after_killed_writer(path: &Path) -> Result<()> {
+    if let Ok(lock) = LockedFile::open(path, false, std::time::Duration::ZERO) {
+        lock.remove_stale_temps();
+        lock.cut_short_turn()?;
+    }
+    Ok(())
 }
 
 fn describe_bad_header(entry: &Entry) -> String {

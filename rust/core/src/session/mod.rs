@@ -6,8 +6,8 @@
 //! scanning many sessions, and removing a heartbeat exchange from a file.
 //!
 //! Files, in dependency order: `lines`, `persist`, `entry`, `tree`, `read` (file bytes to
-//! records), `context`, `manager` (the [`Session`] type), then `leaf_context`, `scan`, `repair`
-//! and `heartbeat`.
+//! records), `context`, `manager` (the [`Session`] type), then `leaf_context`, `scan`, `repair`,
+//! `heartbeat` and `turn` (marks of turns appended whole, cut-short turns).
 
 mod context;
 mod entry;
@@ -20,6 +20,7 @@ mod read;
 mod repair;
 mod scan;
 mod tree;
+mod turn;
 
 pub use context::{
     build_session_context, resolve_leaf, ContextState, LeafSelector, SessionContext,
@@ -34,7 +35,7 @@ pub use lines::{
 };
 pub use manager::{
     new_header_fields, Header, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport,
-    Session, CURRENT_SESSION_VERSION,
+    Session, TurnAppend, CURRENT_SESSION_VERSION,
 };
 pub use persist::{
     file_identity, replace_atomically, write_backup, AppendOutcome, FileIdentity, LockedFile,
@@ -50,3 +51,4 @@ pub use scan::{
     ScanStream, SessionSummary, SourceFacts, PI_FORMAT,
 };
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};
+pub use turn::{TurnMark, TURN_FIELD};

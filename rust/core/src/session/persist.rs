@@ -163,6 +163,23 @@ impl LockedFile {
         }
     }
 
+    /// Removes a turn a killed writer cut short at the end of the file (see
+    /// `session/turn.rs`): the bytes from the start of its first entry are truncated away
+    /// and the truncation synced. The lock is held, so no live writer is in the middle of
+    /// it. Returns the new length when it cut.
+    pub fn cut_short_turn(&self) -> Result<Option<u64>> {
+        let len = self.len()?;
+        let start = super::turn::cut_short_turn_start(&self.file, len)
+            .map_err(|e| Error::io(&self.path, e))?;
+        if let Some(start) = start {
+            self.file
+                .set_len(start)
+                .and_then(|()| self.file.sync_data())
+                .map_err(|e| Error::io(&self.path, e))?;
+        }
+        Ok(start)
+    }
+
     /// Removes stale temp files of this file ([`remove_stale_temps`]); the lock is held.
     pub fn remove_stale_temps(&self) {
         if let Ok(target) = replacement_target(&self.path) {
