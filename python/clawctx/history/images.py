@@ -55,6 +55,7 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from clawctx import _core
 from clawctx._js import js_trim as _js_trim
+from clawctx.errors import ClawctxError
 
 if TYPE_CHECKING:
     from PIL import Image
@@ -83,7 +84,7 @@ class ImageLimits(TypedDict, total=False):
     max_dimension_px: int
 
 
-class _ImageError(Exception):
+class _ImageError(ClawctxError):
     """A failure reported in the replacement text as ``Error: <message>``."""
 
 
