@@ -60,6 +60,19 @@ from clawctx.errors import ClawctxError
 if TYPE_CHECKING:
     from PIL import Image
 
+__all__ = [
+    "DEFAULT_IMAGE_LABEL",
+    "DEFAULT_IMAGE_MAX_BYTES",
+    "DEFAULT_IMAGE_MAX_DIMENSION_PX",
+    "DEFAULT_MAX_INPUT_BYTES",
+    "IMAGE_REDUCE_QUALITY_STEPS",
+    "IMAGE_RESIZE_SIDES",
+    "ImageLimits",
+    "image_limits_from_config",
+    "sanitize_image_block",
+    "sanitize_images",
+]
+
 #: Default longest side in pixels (image-sanitization.ts, DEFAULT_IMAGE_MAX_DIMENSION_PX; config
 #: ``agents.defaults.imageMaxDimensionPx``).
 DEFAULT_IMAGE_MAX_DIMENSION_PX: Final = 1200
