@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 import clawctx
 from clawctx.history import Transcript, count_message_tokens, validate_for_provider
-from clawctx.interop import fit_to_budget, from_anthropic, openai_chat, read
+from clawctx.interop import _openai_chat as openai_chat
+from clawctx.interop import fit_to_budget, from_anthropic, read
 
 PROVIDERS = ("anthropic", "openai", "google", "ollama")
 

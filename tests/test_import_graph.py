@@ -1,9 +1,9 @@
 """The layout stays one-way: no import cycle and no upward import, in Python or in Rust.
 
-Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation`` < ``history`` <
-``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` < ``demo``/``cli``/``report``/``dask``/the package
-``__init__``; a module
-imports only from its own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
+Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation``/``_compat``/``errors``
+< ``history`` < ``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` <
+``demo``/``cli``/``report``/``dask``/the package ``__init__``; a module imports only from its
+own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
 Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``hygiene`` <
 ``token_count`` < ``session`` < ``compaction`` < ``payload``; a stage uses only earlier stages, and only
 through their ``mod.rs`` surface. The binding crate never imports the Python package.
@@ -30,6 +30,7 @@ PYTHON_LAYERS = {
     "_js": 0,
     "_deprecation": 0,
     "_compat": 0,
+    "errors": 0,
     "history": 1,
     "wire": 2,
     "interop": 3,

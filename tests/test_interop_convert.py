@@ -17,17 +17,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clawctx.history import Transcript, repair_tool_pairing, sanitize_tool_use_result_pairing
+from clawctx.interop import _anthropic_messages as anthropic_messages
+from clawctx.interop import _gemini_contents as gemini_contents
+from clawctx.interop import _langchain_messages as langchain_messages
+from clawctx.interop import _openai_chat as openai_chat
+from clawctx.interop import _openai_responses as openai_responses
+from clawctx.interop import _pydantic_ai_messages as pydantic_ai_messages
 from clawctx.interop import (
-    anthropic_messages,
     apply,
     from_anthropic,
     from_gemini,
     from_openai_chat,
-    gemini_contents,
-    langchain_messages,
-    openai_chat,
-    openai_responses,
-    pydantic_ai_messages,
     read,
     to_anthropic,
     to_gemini,

@@ -17,6 +17,8 @@ from pydantic import TypeAdapter
 
 import clawctx.history as h
 from clawctx.history import Transcript
+from clawctx.interop import _openai_chat as openai_chat
+from clawctx.interop import _pi_messages as pi_messages
 from clawctx.interop import (
     fit_to_budget,
     from_anthropic,
@@ -25,8 +27,6 @@ from clawctx.interop import (
     from_openai_chat,
     from_openai_responses,
     from_pydantic_ai,
-    openai_chat,
-    pi_messages,
     read,
     to_anthropic,
     to_gemini,

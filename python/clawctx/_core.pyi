@@ -15,6 +15,7 @@ from typing_extensions import Self, disjoint_base
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
+    "_TOOL_CALL_TYPES",
     "ClawctxError",
     "CompactionPreparation",
     "CompactionSettings",
@@ -125,6 +126,9 @@ __all__ = [
 ]
 __version__: str
 CURRENT_SESSION_VERSION: int
+#: The tool-call block types (``toolCall``, ``toolUse``, ``functionCall``), defined once in the
+#: Rust core (``transcript::PAIRING_TOOL_CALL_TYPES``).
+_TOOL_CALL_TYPES: frozenset[str]
 
 _JsonDict = dict[str, Any]
 _Clock = int | Callable[[], int] | None

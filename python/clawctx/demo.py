@@ -5,6 +5,11 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
+__all__ = [
+    "demo_session_path",
+    "demo_workspace_path",
+]
+
 
 def demo_session_path() -> Path:
     """Path of the bundled demo session: a multi-turn coding session with tool calls, an

@@ -29,6 +29,7 @@ from typing import Any, Final, Literal, Protocol, runtime_checkable
 from clawctx._core import CompactionSettings, SummaryRequest, Transcript
 from clawctx.engine.internal_events import AgentTaskCompletionEvent, runtime_context_keep_mask
 from clawctx.engine.provenance import InputProvenance, normalize_input_provenance
+from clawctx.errors import ContextEngineNotRegisteredError
 from clawctx.history.compaction import compact_session
 from clawctx.history.session import Session
 
@@ -369,12 +370,6 @@ class LegacyContextEngine:
 
 #: Builds an engine; receives the keyword arguments given to :func:`resolve_context_engine`.
 ContextEngineFactory = Callable[..., ContextEngine | Awaitable[ContextEngine]]
-
-
-class ContextEngineNotRegisteredError(LookupError):
-    """The configured engine id is not registered (registry.ts, ``resolveContextEngine``). The
-    message is ``Context engine "<id>" is not registered. Available engines: <ids joined ", " or
-    "(none)">``."""
 
 
 def _legacy_factory(

@@ -28,6 +28,7 @@ from typing import Any, Final, Literal, TypeVar, get_args
 
 from clawctx._core import Transcript
 from clawctx._js import js_trim as _js_trim
+from clawctx.errors import HookError
 
 __all__ = [
     "HOOK_NAMES",
@@ -65,15 +66,6 @@ _RESULT_KEYS: Final = (
     ("provider_override", "providerOverride"),
 )
 _LOGGER: Final = logging.getLogger("clawctx.hooks")
-
-
-class HookError(RuntimeError):
-    """A hook handler failed while the runner had ``catch_errors=False`` (hooks.ts,
-    ``createHookRunner``'s ``catchErrors``).
-
-    The message is ``[hooks] <hookName> handler from <pluginId> failed: <error>``; the
-    original exception is chained as ``__cause__``.
-    """
 
 
 @dataclass(frozen=True, slots=True)

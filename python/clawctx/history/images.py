@@ -55,9 +55,23 @@ from typing import TYPE_CHECKING, Any, Final, TypedDict
 
 from clawctx import _core
 from clawctx._js import js_trim as _js_trim
+from clawctx.errors import ClawctxError
 
 if TYPE_CHECKING:
     from PIL import Image
+
+__all__ = [
+    "DEFAULT_IMAGE_LABEL",
+    "DEFAULT_IMAGE_MAX_BYTES",
+    "DEFAULT_IMAGE_MAX_DIMENSION_PX",
+    "DEFAULT_MAX_INPUT_BYTES",
+    "IMAGE_REDUCE_QUALITY_STEPS",
+    "IMAGE_RESIZE_SIDES",
+    "ImageLimits",
+    "image_limits_from_config",
+    "sanitize_image_block",
+    "sanitize_images",
+]
 
 #: Default longest side in pixels (image-sanitization.ts, DEFAULT_IMAGE_MAX_DIMENSION_PX; config
 #: ``agents.defaults.imageMaxDimensionPx``).
@@ -83,7 +97,7 @@ class ImageLimits(TypedDict, total=False):
     max_dimension_px: int
 
 
-class _ImageError(Exception):
+class _ImageError(ClawctxError):
     """A failure reported in the replacement text as ``Error: <message>``."""
 
 

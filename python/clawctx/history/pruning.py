@@ -10,6 +10,12 @@ from typing import Any, Final
 
 from clawctx import _core
 
+__all__ = [
+    "CACHE_TTL_CUSTOM_TYPES",
+    "CacheTtlPruner",
+    "is_cache_ttl_eligible",
+]
+
 #: ``customType`` of the session entries that record a prompt-cache touch (the second one is
 #: the name older builds used).
 CACHE_TTL_CUSTOM_TYPES: Final = ("openclaw.cache-ttl", "dna.cache-ttl")

@@ -11,15 +11,15 @@ Layer: after ``history`` (it imports only ``clawctx._core``), before ``prompt``.
 
 from __future__ import annotations
 
-from clawctx.interop.anthropic_messages import from_anthropic, to_anthropic
-from clawctx.interop.budget import Fit, fit_to_budget
-from clawctx.interop.formats import FORMATS, Converted, apply, read
-from clawctx.interop.gemini_contents import from_gemini, to_gemini
-from clawctx.interop.langchain_messages import from_langchain, to_langchain
-from clawctx.interop.openai_agents_items import from_openai_agents, to_openai_agents
-from clawctx.interop.openai_chat import from_openai_chat, to_openai_chat
-from clawctx.interop.openai_responses import from_openai_responses, to_openai_responses
-from clawctx.interop.pydantic_ai_messages import from_pydantic_ai, to_pydantic_ai
+from clawctx.interop._anthropic_messages import from_anthropic, to_anthropic
+from clawctx.interop._budget import Fit, fit_to_budget
+from clawctx.interop._formats import FORMATS, Converted, apply, read
+from clawctx.interop._gemini_contents import from_gemini, to_gemini
+from clawctx.interop._langchain_messages import from_langchain, to_langchain
+from clawctx.interop._openai_agents_items import from_openai_agents, to_openai_agents
+from clawctx.interop._openai_chat import from_openai_chat, to_openai_chat
+from clawctx.interop._openai_responses import from_openai_responses, to_openai_responses
+from clawctx.interop._pydantic_ai_messages import from_pydantic_ai, to_pydantic_ai
 
 __all__ = [
     "FORMATS",

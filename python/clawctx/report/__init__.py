@@ -29,7 +29,7 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from clawctx.report._charts import ReportDependencyError
+from clawctx.errors import ReportDependencyError
 from clawctx.report._fleet import FleetSession, FleetStats, find_session_files, fleet_stats
 from clawctx.report._html import MAX_CHART_POINTS, MAX_TABLE_ROWS, fleet_page, session_page
 from clawctx.report._session import (

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from clawctx.errors import ReportDependencyError
 from clawctx.report._session import ContextSeries
 
 if TYPE_CHECKING:
@@ -29,10 +30,6 @@ _BLUE, _ORANGE, _GREEN, _RED, _PURPLE, _GREY = (
     "#9467bd",
     "#7f7f7f",
 )
-
-
-class ReportDependencyError(ImportError):
-    """The charting library of ``clawctx.report`` is not installed."""
 
 
 def _matplotlib() -> Any:

@@ -31,8 +31,8 @@ from clawctx.history.session import Session
 DEFAULT_CONTEXT_WINDOW = 200_000
 
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
-#: provider-shaped variants real OpenClaw files contain).
-_TOOL_CALL_BLOCKS = frozenset({"toolCall", "toolUse", "functionCall"})
+#: provider-shaped variants real OpenClaw files contain), as the Rust core defines them.
+_TOOL_CALL_BLOCKS = _core._TOOL_CALL_TYPES
 
 #: Assistant stop reasons whose ``usage`` does not describe a context the model read in full:
 #: pi skips them when it looks for the last usage (pi-mono 0.58.3

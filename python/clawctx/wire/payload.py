@@ -8,9 +8,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from clawctx import _compat
-from clawctx._core import ClawctxError, Transcript, _RequestPayload
+from clawctx._core import Transcript, _RequestPayload
 from clawctx._core import _build_request_payload as _build
 from clawctx._core import _transform_messages as _transform
+from clawctx.errors import PayloadError as PayloadError  # its name in clawctx.wire
 
 #: The body :func:`build_request_payload` returns (``api``, ``to_dict()``, ``to_json()``).
 RequestPayload = _RequestPayload
@@ -49,11 +50,6 @@ _MODEL_ATTRS = (
 
 #: ``maxTokens`` of a model object that does not say (pi-ai's simple-options cap).
 DEFAULT_MAX_TOKENS = 32000
-
-
-class PayloadError(ClawctxError, ValueError):
-    """No request body can be built: pi-ai itself throws for this input (the message is its
-    reason), the model API is not supported, or the model/options are malformed."""
 
 
 def _model_dict(model: Any) -> dict[str, Any]:

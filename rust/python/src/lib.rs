@@ -130,6 +130,15 @@ mod _core {
             "CURRENT_SESSION_VERSION",
             clawctx_core::session::CURRENT_SESSION_VERSION,
         )?;
+        // Private: the tool-call block types, defined once in the core, for Python code that
+        // reads blocks itself (the report, the CLI).
+        m.add(
+            "_TOOL_CALL_TYPES",
+            pyo3::types::PyFrozenSet::new(
+                m.py(),
+                clawctx_core::transcript::PAIRING_TOOL_CALL_TYPES,
+            )?,
+        )?;
         // `Transcript` implements the sequence protocol; registering makes
         // `isinstance(t, collections.abc.Sequence)` true, as `_core.pyi` declares.
         m.py()

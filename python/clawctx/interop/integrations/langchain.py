@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
-from clawctx.interop.budget import fit_to_budget
+from clawctx.interop._budget import fit_to_budget
+
+__all__ = [
+    "trim_messages",
+]
 
 
 def trim_messages(

@@ -6,7 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from clawctx.interop.budget import Counter, fit_to_budget
+from clawctx.interop._budget import Counter, fit_to_budget
+
+__all__ = [
+    "input_filter",
+]
 
 
 def input_filter(

@@ -9,7 +9,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from clawctx.interop.budget import Counter, fit_to_budget
+from clawctx.interop._budget import Counter, fit_to_budget
+
+__all__ = [
+    "history_processor",
+]
 
 
 def history_processor(

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::policy::{SanitizeMode, ThoughtSignatureOptions};
 use crate::base::{js_trim, to_js_string, JsonText};
-use crate::transcript::{Message, Transcript};
+use crate::transcript::{Message, Transcript, PAIRING_TOOL_CALL_TYPES};
 
 /// bootstrap.ts, `sanitizeGoogleTurnOrdering`: the user turn prepended for Google when a
 /// transcript starts with the assistant.
@@ -17,8 +17,6 @@ pub const GOOGLE_BOOTSTRAP_TEXT: &str = "(session bootstrap)";
 pub const TOOL_CALLS_OMITTED_TEXT: &str = "[tool calls omitted]";
 /// google.ts, `annotateInterSessionUserMessages`.
 pub const INTER_SESSION_PREFIX: &str = "[Inter-session message]";
-
-const TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
 
 fn object(message: &Message) -> Map<String, Value> {
     match message.to_value() {
@@ -688,7 +686,7 @@ pub fn strip_dangling_tool_calls(input: &Transcript) -> Transcript {
         let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
         let before = blocks.len();
         blocks.retain(|b| {
-            let is_call = block_type(b).is_some_and(|t| TOOL_CALL_TYPES.contains(&t));
+            let is_call = block_type(b).is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
             !is_call
                 || b.get("id")
                     .and_then(Value::as_str)
@@ -966,7 +964,7 @@ pub fn downgrade_openai_function_call_pairs(input: &Transcript) -> Transcript {
                         seen_reasoning = true;
                         continue;
                     }
-                    if !block_type(block).is_some_and(|t| TOOL_CALL_TYPES.contains(&t)) {
+                    if !block_type(block).is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t)) {
                         continue;
                     }
                     let Some(id) = block.get("id").and_then(Value::as_str).map(str::to_owned)

@@ -7,10 +7,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::policy::ToolCallIdMode;
-use crate::transcript::Transcript;
+use crate::transcript::{Transcript, PAIRING_TOOL_CALL_TYPES};
 
-/// Assistant block types whose `id` is a tool-call id here.
-const ID_BLOCK_TYPES: [&str; 3] = ["functionCall", "toolUse", "toolCall"];
 const STRICT_MAX_LEN: usize = 40;
 
 fn sha256_hex(text: &str) -> String {
@@ -124,7 +122,7 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
                     let is_call = block
                         .get("type")
                         .and_then(Value::as_str)
-                        .is_some_and(|t| ID_BLOCK_TYPES.contains(&t));
+                        .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
                     // Empty ids are left as they are (the input repair drops those calls).
                     if let (true, Some(raw)) = (
                         is_call,
@@ -362,7 +360,7 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
                     let is_call = block
                         .get("type")
                         .and_then(Value::as_str)
-                        .is_some_and(|t| crate::transcript::PAIRING_TOOL_CALL_TYPES.contains(&t));
+                        .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
                     let Some(raw) = block
                         .get("id")
                         .and_then(Value::as_str)

@@ -9,20 +9,24 @@ use serde_json::Value;
 
 use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 
-/// Block types that count as tool calls for pairing (tool-call-id.ts,
-/// `extractToolCallsFromAssistant`).
+/// The assistant block types that are tool calls: pi's `toolCall` and the provider-shaped
+/// names real OpenClaw files contain (OpenClaw 2026.3.13 `src/agents/tool-call-id.ts`,
+/// `extractToolCallsFromAssistant`). The one definition: pairing, history sanitation,
+/// tool-call id rewriting, input checks and token counting use it, and Python reads it as
+/// `clawctx._core._TOOL_CALL_TYPES`.
 pub const PAIRING_TOOL_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
+/// Snake-case call blocks (`tool_use`, `tool_call`, `function_call`): never paired, and in
+/// OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts` (`repairToolCallInputs`) not
+/// checked either, only redacted.
+pub const SNAKE_CASE_TOOL_CALL_TYPES: [&str; 3] = ["tool_use", "tool_call", "function_call"];
 /// Block types that count as tool calls for input sanitation (`repairToolCallInputs` of later
 /// OpenClaw; 2026.3.13 checks the pairing three). Wider than pairing's, so a snake_case call
 /// never gets a synthetic result (upstream quirk).
-pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = [
-    "toolCall",
-    "toolUse",
-    "functionCall",
-    "tool_use",
-    "tool_call",
-    "function_call",
-];
+pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = {
+    let [a, b, c] = PAIRING_TOOL_CALL_TYPES;
+    let [d, e, f] = SNAKE_CASE_TOOL_CALL_TYPES;
+    [a, b, c, d, e, f]
+};
 
 /// The top-level fields of one message.
 pub struct MessageView<'a> {

@@ -9,14 +9,11 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::list::{Message, Transcript};
-use super::message::{raw_value, MessageView};
+use super::message::{raw_value, MessageView, PAIRING_TOOL_CALL_TYPES, SNAKE_CASE_TOOL_CALL_TYPES};
 
-/// The block types OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`
-/// (`repairToolCallInputs`) checks; snake-case `tool_use` / `tool_call` / `function_call`
-/// blocks pass unchecked there.
-const CHECKED_CALL_TYPES: [&str; 3] = ["toolCall", "toolUse", "functionCall"];
-/// Snake-case call blocks: not checked, only redacted (see [`redacted_spawn_block`]).
-const SNAKE_CASE_CALL_TYPES: [&str; 3] = ["tool_use", "tool_call", "function_call"];
+// OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts` (`repairToolCallInputs`) checks
+// the pairing block types; snake-case `tool_use` / `tool_call` / `function_call` blocks pass
+// unchecked there and are only redacted (see [`redacted_spawn_block`]).
 use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 
 pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
@@ -172,10 +169,10 @@ pub fn repair_tool_call_inputs(
                 .and_then(|b| b.get("type").and_then(raw_as_str));
             let is_call = block_type
                 .as_deref()
-                .is_some_and(|t| CHECKED_CALL_TYPES.contains(&t));
+                .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
             let is_snake_call = block_type
                 .as_deref()
-                .is_some_and(|t| SNAKE_CASE_CALL_TYPES.contains(&t));
+                .is_some_and(|t| SNAKE_CASE_TOOL_CALL_TYPES.contains(&t));
             match parsed {
                 // Kept as they are (never dropped or renamed), but a `sessions_spawn` call's
                 // attachment contents are still redacted: clawctx's addition, so that inline

@@ -6,7 +6,7 @@ Responses converters under the SDK's name (``RunResult.to_input_list()`` reads d
 
 from __future__ import annotations
 
-from clawctx.interop.openai_responses import from_openai_responses as from_openai_agents
-from clawctx.interop.openai_responses import to_openai_responses as to_openai_agents
+from clawctx.interop._openai_responses import from_openai_responses as from_openai_agents
+from clawctx.interop._openai_responses import to_openai_responses as to_openai_agents
 
 __all__ = ["from_openai_agents", "to_openai_agents"]

@@ -16,17 +16,15 @@ from types import ModuleType
 from typing import Any
 
 from clawctx._core import Transcript, convert_to_llm
-from clawctx.interop import (
-    _carried,
-    anthropic_messages,
-    gemini_contents,
-    langchain_messages,
-    openai_chat,
-    openai_responses,
-    pi_messages,
-    pydantic_ai_messages,
-)
+from clawctx.interop import _anthropic_messages as anthropic_messages
+from clawctx.interop import _carried
 from clawctx.interop import _common as c
+from clawctx.interop import _gemini_contents as gemini_contents
+from clawctx.interop import _langchain_messages as langchain_messages
+from clawctx.interop import _openai_chat as openai_chat
+from clawctx.interop import _openai_responses as openai_responses
+from clawctx.interop import _pi_messages as pi_messages
+from clawctx.interop import _pydantic_ai_messages as pydantic_ai_messages
 
 # Ties go to the first: a message every dict format reads alike ({"role": "user",
 # "content": "hi"}) means the same thing in each.

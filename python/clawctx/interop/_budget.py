@@ -1,7 +1,7 @@
 """``fit_to_budget``: the newest part of a history that fits a token budget, without ever
 splitting a tool call from its results.
 
-The history is read into a transcript (any shape of ``clawctx.interop.formats``), tool pairing
+The history is read into a transcript (any shape of ``clawctx.interop._formats``), tool pairing
 is repaired in Rust (``repair_tool_pairing``: results moved next to their call, orphans and
 duplicates dropped, missing results added as errors; then ``drop_duplicate_tool_results``), and
 the messages are grouped into atomic units: an assistant message with the tool results that
@@ -37,7 +37,7 @@ from clawctx._core import (
 )
 from clawctx.interop import _carried
 from clawctx.interop import _common as c
-from clawctx.interop.formats import FORMAT_APIS, Converted, read
+from clawctx.interop._formats import FORMAT_APIS, Converted, read
 
 log = logging.getLogger("clawctx")
 

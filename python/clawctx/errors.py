@@ -1,0 +1,78 @@
+"""Every exception clawctx defines, in one tree (indentation is inheritance)::
+
+    ClawctxError(Exception)                       base of every clawctx error
+        SessionFormatError                        not a usable session file (path, line, reason)
+            NotASessionFileError                  a FIFO, device, directory or socket, unread
+        SessionLockError                          the session file's lock was not taken in time
+        RepairError                               rewriting a damaged file failed; original kept
+        InternalError                             a bug: a native call panicked
+        PayloadError(ValueError)                  no request body can be built for this input
+        HookError(RuntimeError)                   a hook handler failed (catch_errors=False)
+        ContextEngineNotRegisteredError(LookupError)  the configured engine id is unknown
+        ReportDependencyError(ImportError)        the report's charting extra is missing
+        _ImageError                               internal to history.images, never escapes
+
+A name in parentheses is a built-in base kept beside ``ClawctxError``, so ``except ValueError``
+(or ``RuntimeError``, ``LookupError``, ``ImportError``) written before these classes joined the
+tree still catches them. The first six are raised by the native module (``clawctx._core``,
+mapped from Rust errors in ``rust/python/src/errors.rs``) and re-exported here;
+``_ImageError`` (``clawctx.history.images``) becomes the replacement text of an image that
+cannot be read and is never raised to callers. Failures that are not about clawctx's own
+input (a missing file, a bad argument type) stay the built-ins ``FileNotFoundError``,
+``ValueError``, ``TypeError``, ``KeyError``.
+
+The stage subpackages re-export the errors of their stage (``clawctx.history.SessionFormatError``,
+``clawctx.wire.PayloadError``, ``clawctx.engine.HookError``, ``clawctx.report
+.ReportDependencyError``, …); those names are these classes. ``tests/test_errors.py`` checks that
+this tree lists every exception class in the package, with its real bases.
+
+Layer: with ``_core``, below every stage (it imports only ``clawctx._core``).
+"""
+
+from __future__ import annotations
+
+from clawctx._core import (
+    ClawctxError,
+    InternalError,
+    NotASessionFileError,
+    RepairError,
+    SessionFormatError,
+    SessionLockError,
+)
+
+__all__ = [
+    "ClawctxError",
+    "ContextEngineNotRegisteredError",
+    "HookError",
+    "InternalError",
+    "NotASessionFileError",
+    "PayloadError",
+    "RepairError",
+    "ReportDependencyError",
+    "SessionFormatError",
+    "SessionLockError",
+]
+
+
+class PayloadError(ClawctxError, ValueError):
+    """No request body can be built: pi-ai itself throws for this input (the message is its
+    reason), the model API is not supported, or the model/options are malformed."""
+
+
+class HookError(ClawctxError, RuntimeError):
+    """A hook handler failed while the runner had ``catch_errors=False`` (hooks.ts,
+    ``createHookRunner``'s ``catchErrors``).
+
+    The message is ``[hooks] <hookName> handler from <pluginId> failed: <error>``; the
+    original exception is chained as ``__cause__``.
+    """
+
+
+class ContextEngineNotRegisteredError(ClawctxError, LookupError):
+    """The configured engine id is not registered (registry.ts, ``resolveContextEngine``). The
+    message is ``Context engine "<id>" is not registered. Available engines: <ids joined ", " or
+    "(none)">``."""
+
+
+class ReportDependencyError(ClawctxError, ImportError):
+    """The charting library of ``clawctx.report`` is not installed."""
