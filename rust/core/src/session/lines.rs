@@ -354,6 +354,22 @@ fn next_entry_start(text: &str, from: usize) -> Option<usize> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!nested_deeper_than(deep(127).as_bytes(), MAX_RECORD_DEPTH));
+        assert!(nested_deeper_than(deep(128).as_bytes(), MAX_RECORD_DEPTH));
+        // Brackets inside strings, after escaped quotes and backslashes, do not count.
+        let quoted = format!(r#"{{"a":"\\","b":"\"{}","c":[]}}"#, "[".repeat(300));
+        assert!(!nested_deeper_than(quoted.as_bytes(), MAX_RECORD_DEPTH));
+        // Siblings do not add up.
+        let wide = format!("[{}]", vec![deep(100); 5].join(","));
+        assert!(!nested_deeper_than(wide.as_bytes(), MAX_RECORD_DEPTH));
+        // Agrees with the reader: serde_json parses 127 levels and refuses 128.
+        assert!(serde_json::from_str::<Value>(&deep(127)).is_ok());
+        assert!(serde_json::from_str::<Value>(&deep(128)).is_err());
+    }
+
     const A: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}"#;
     const B: &str = r#"{"type":"label","id":"b2","parentId":"a1","timestamp":"2026-01-01T00:00:01.000Z","targetId":"a1","label":"x"}"#;
 
