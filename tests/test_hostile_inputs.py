@@ -22,7 +22,10 @@ from clawctx.history import Session, Transcript, read_leaf_context
 from clawctx.prompt.system_prompt import SystemPromptParams
 
 NOW = 1_767_225_600_000
-LIMIT = 100  # the documented nesting limit of every Python → JSON conversion
+LIMIT = 127  # the documented nesting limit of every Python → JSON conversion
+#: The deepest message or custom data an append writes: its line nests one level more, and a
+#: line may nest 127 levels (issue 33, N3).
+APPEND_LIMIT = LIMIT - 1
 
 _PRELUDE = """
 from clawctx.history import (
@@ -146,8 +149,8 @@ def _pipeline(tmp_path: Path) -> ContextPipeline:
 def test_an_append_at_the_depth_limit_reads_back_through_every_reader(tmp_path: Path) -> None:
     # Before: append_message took a message nested ~130 levels, and every reader below then
     # raised on every call (serde_json's recursion limit, 128).
-    message = _nested(LIMIT)
-    assert _depth(message) == LIMIT
+    message = _nested(APPEND_LIMIT)
+    assert _depth(message) == APPEND_LIMIT
     path = tmp_path / "s.jsonl"
     session = Session.create(path, cwd="/tmp")
     entry_id = session.append_message(message)
@@ -173,7 +176,7 @@ def test_an_append_above_the_depth_limit_is_refused_and_writes_nothing(tmp_path:
     session = Session.create(path, cwd="/tmp")
     session.append_message(_nested(3))
     before = path.read_bytes()
-    for levels in (LIMIT + 1, 130):
+    for levels in (APPEND_LIMIT + 1, LIMIT + 1, 130):
         with pytest.raises(ValueError, match=f"deeper than {LIMIT} levels"):
             session.append_message(_nested(levels))
         with pytest.raises(ValueError, match=f"deeper than {LIMIT} levels"):

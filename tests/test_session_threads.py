@@ -9,8 +9,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from clawctx.history import Session
 
 THREADS = 8
@@ -119,27 +117,28 @@ def test_the_python_subclass_is_shared_the_same_way(tmp_path: Path) -> None:
     assert len(session) == THREADS * APPENDS
 
 
-def test_a_callback_that_calls_back_into_its_session_raises_instead_of_hanging() -> None:
+def test_a_callback_may_call_back_into_its_session() -> None:
+    # The id factory and the clock run before the session lock is taken (issue 33, N5), so a
+    # callback may read the session it was called from (before: RuntimeError).
     holder: list[Session] = []
+    seen: list[object] = []
 
     def id_factory() -> str:
-        holder[0].leaf_id  # noqa: B018 - the re-entrant call under test
-        return "x"
+        seen.append(holder[0].leaf_id)
+        return f"x{len(seen):07d}"
 
     session = Session.in_memory(cwd="/tmp", id_factory=id_factory)
     holder.append(session)
-    with pytest.raises(RuntimeError, match="already in use by this thread"):
-        session.append_message(_message(0, 0))
-    # The session stays usable.
-    assert len(session) == 0
-    assert session.leaf_id is None
+    assert session.append_message(_message(0, 0)) == "x0000001"
+    assert session.append_message(_message(0, 1)) == "x0000002"
+    assert seen == [None, "x0000001"]
+    assert len(session) == 2
 
 
-def test_a_callback_may_use_the_session_from_another_thread_while_one_waits(
-    tmp_path: Path,
-) -> None:
-    # The lock holder needs the GIL to call its clock; a thread waiting for the lock must not
-    # hold the GIL meanwhile (before a lock, this pattern is the classic deadlock).
+def test_a_read_does_not_wait_for_an_appends_clock(tmp_path: Path) -> None:
+    # The clock (user code) runs before the session lock is taken (issue 33, N5): a read in
+    # another thread meanwhile sees the state before the append instead of waiting for the
+    # callback (before: it waited, and a callback waiting for that reader deadlocked).
     session = Session.create(tmp_path / "s.jsonl", cwd="/tmp", fsync=False)
     inside = threading.Event()
     release = threading.Event()
@@ -158,22 +157,15 @@ def test_a_callback_may_use_the_session_from_another_thread_while_one_waits(
     def appender() -> None:
         results.append(slow.append_message(_message(0, 0)))
 
-    def waiter() -> None:
-        inside.wait(timeout=30)
-        # The appender holds `slow`'s lock and waits (GIL released) for `release`.
-        results.append(slow.leaf_id)
-
     t1 = threading.Thread(target=appender)
-    t2 = threading.Thread(target=waiter)
     t1.start()
-    t2.start()
-    inside.wait(timeout=30)
-    release.set()
-    t1.join(timeout=60)
-    t2.join(timeout=60)
-    assert not t1.is_alive() and not t2.is_alive()
-    assert len(results) == 2
-    entry_id = next(r for r in results if isinstance(r, str) and r)
-    # The reader waited for the append: it saw its entry as the leaf.
-    assert results.count(entry_id) == 2
+    try:
+        assert inside.wait(timeout=30)
+        assert slow.leaf_id is None
+        assert len(slow) == 0
+    finally:
+        release.set()
+        t1.join(timeout=60)
+    assert not t1.is_alive()
+    assert results == [slow.leaf_id]
     assert len(session) == 0  # another Session object on the same file is independent

@@ -154,7 +154,14 @@ class RepairError(ClawctxError):
     """Rewriting a damaged session file failed; the original is untouched."""
 
 class InternalError(ClawctxError):
-    """A bug in clawctx: a native call panicked; the message holds the panic's text."""
+    """A bug in clawctx: a native call panicked; the message holds the panic's text.
+
+    ``location`` (``file:line:column``) and ``backtrace`` hold what the panic hook recorded
+    (nothing is printed to stderr); ``None`` when the panic was raised on another thread.
+    """
+
+    location: str | None
+    backtrace: str | None
 
 def _panic_for_tests(message: str) -> None:
     """Panics with ``message`` (checks that a panic reaches Python as ``InternalError``)."""

@@ -13,15 +13,14 @@ use serde_json::{Map, Number, Value};
 
 /// The deepest nesting of lists and dicts accepted from Python (the argument itself is level 1).
 ///
-/// One limit for the writer and every reader: the readers parse session lines and message
-/// texts with serde_json, whose recursion limit (128) fails on the 128th nested container, and
-/// they do so in many places of the core (`parse_value`, typed scans, raw-object splits), so
-/// lifting it everywhere (`serde_stacker`) would touch every reader. Instead the write side
-/// refuses anything deeper than 100 levels before it is written: an entry adds one level
-/// around a message or custom data, a transcript array another, so whatever an append or a
-/// transcript accepts stays well within what every reader parses. Refusing here also keeps the
-/// recursion of this conversion bounded (no stack overflow on hostile input).
-pub const MAX_DEPTH: usize = 100;
+/// The limit of what the readers return, so that what is read is accepted back (issue 33, N3):
+/// a session line nests at most 127 levels (`clawctx_core::session::MAX_RECORD_DEPTH`, below
+/// the 128th container where serde_json stops; deeper lines are skipped at open), so a message
+/// read from a file nests at most 126 and a list of such messages (a transcript) 127. The
+/// appends check the line they write against the same 127, so a message or custom data
+/// deeper than 126 levels is refused there (`ValueError`) rather than written unreadable.
+/// Refusing deeper values here also keeps the recursion of this conversion bounded.
+pub const MAX_DEPTH: usize = 127;
 
 /// The deepest JSON value turned into Python objects: well above what serde_json parses (127
 /// levels) and [`MAX_DEPTH`], only a guard against a stack overflow on a value built otherwise.
@@ -323,6 +322,15 @@ impl Clock {
             Some(obj) => obj.extract::<i64>().map(Clock::Fixed).map_err(|_| {
                 PyTypeError::new_err("now_ms must be an int (milliseconds since the epoch) or a callable returning one")
             }),
+        }
+    }
+
+    /// A copy (the callable shared), for calling the clock with no lock held.
+    pub fn clone_ref(&self, py: Python<'_>) -> Clock {
+        match self {
+            Clock::System => Clock::System,
+            Clock::Fixed(ms) => Clock::Fixed(*ms),
+            Clock::Callable(f) => Clock::Callable(f.clone_ref(py)),
         }
     }
 

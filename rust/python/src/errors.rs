@@ -45,11 +45,55 @@ create_exception!(
     "A bug in clawctx: a native call failed in a way it never should (a Rust panic). The message holds the panic's text; please report it."
 );
 
+/// What the panic hook recorded about the last panic on this thread.
+struct PanicRecord {
+    /// `file:line:column` of the `panic!`.
+    location: String,
+    /// The stack at the panic, rendered.
+    backtrace: String,
+}
+
+thread_local! {
+    static LAST_PANIC: std::cell::RefCell<Option<PanicRecord>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Replaces the default panic hook (which prints the message and, with `RUST_BACKTRACE`, a
+/// backtrace to stderr) with one that records them for [`guard`]: a caught panic reaches the
+/// caller as an `InternalError` that carries the text, the location and the backtrace, and
+/// nothing is written to the host's stderr (issue 33, "Coverage"). The hook is process-wide
+/// for this library's copy of the Rust runtime only; installed once, at module import.
+pub fn install_panic_hook() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        std::panic::set_hook(Box::new(|info| {
+            let location = info
+                .location()
+                .map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column()))
+                .unwrap_or_default();
+            // Panics are bugs and rare: the backtrace is always taken (not only with
+            // `RUST_BACKTRACE`), so a report has it.
+            let backtrace = std::backtrace::Backtrace::force_capture().to_string();
+            // `try_with`: a panic while the thread-local is being torn down records nothing.
+            let _ = LAST_PANIC.try_with(|slot| {
+                if let Ok(mut slot) = slot.try_borrow_mut() {
+                    *slot = Some(PanicRecord {
+                        location,
+                        backtrace,
+                    });
+                }
+            });
+        }));
+    });
+}
+
 /// Runs the body of a binding, turning a panic into `InternalError`.
 ///
 /// PyO3 raises a panic as `PanicException`, a `BaseException` that `except Exception` does not
 /// catch, so every `#[pyfunction]` and `#[pymethods]` body runs inside this as a last resort.
 /// The release profile must keep `panic = "unwind"` (the default) for this to see the panic.
+/// The exception's `location` and `backtrace` attributes hold what [`install_panic_hook`]
+/// recorded (`None` when the panic happened on another thread, e.g. a worker of a parallel
+/// scan whose panic was carried over).
 pub fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
         let text = payload
@@ -57,9 +101,27 @@ pub fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
             .map(|s| (*s).to_owned())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "(no message)".to_owned());
-        Err(InternalError::new_err(format!(
-            "internal error in clawctx (a bug, please report it): {text}"
-        )))
+        let record = LAST_PANIC
+            .try_with(|slot| slot.try_borrow_mut().ok().and_then(|mut s| s.take()))
+            .ok()
+            .flatten();
+        let at = record
+            .as_ref()
+            .map(|r| format!(" (at {})", r.location))
+            .unwrap_or_default();
+        let err = InternalError::new_err(format!(
+            "internal error in clawctx (a bug, please report it): {text}{at}"
+        ));
+        Python::attach(|py| {
+            let value = err.value(py);
+            let (location, backtrace) = match record {
+                Some(r) => (Some(r.location), Some(r.backtrace)),
+                None => (None, None),
+            };
+            let _ = value.setattr("location", location);
+            let _ = value.setattr("backtrace", backtrace);
+        });
+        Err(err)
     })
 }
 

@@ -120,6 +120,7 @@ mod _core {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        crate::errors::install_panic_hook();
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         // Private: `clawctx.wire` is the public home of the payload API (`RequestPayload`).
         m.add(

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
-use clawctx_core::base::RandomIds;
+use clawctx_core::base::{IdSource, RandomIds};
 use clawctx_core::session::{Entry, InvalidHeader, NewEntry, OpenOptions, Session, WriteOptions};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -114,15 +114,23 @@ impl PySkippedLine {
     }
 }
 
-fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
-    if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
+/// A `lock_timeout` argument in seconds as a duration: `ValueError` for NaN, an infinity or a
+/// negative number; a finite number too large for a `Duration` (above about 5.8e11 years, where
+/// `Duration::from_secs_f64` panics) is clamped to the largest one, which waits as long as any
+/// timeout could. The lock loop only compares the elapsed time with it, so no sum overflows.
+pub fn lock_timeout_duration(seconds: f64) -> PyResult<Duration> {
+    if !(seconds.is_finite() && seconds >= 0.0) {
         return Err(PyValueError::new_err(
             "lock_timeout must be a non-negative number of seconds",
         ));
     }
+    Ok(Duration::try_from_secs_f64(seconds).unwrap_or(Duration::MAX))
+}
+
+fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
     Ok(WriteOptions {
         fsync,
-        lock_timeout: Duration::from_secs_f64(lock_timeout),
+        lock_timeout: lock_timeout_duration(lock_timeout)?,
     })
 }
 
@@ -221,28 +229,66 @@ impl State {
         PyList::new(py, items?)
     }
 
-    fn append(&mut self, py: Python<'_>, entry: NewEntry) -> PyResult<String> {
-        let now = self.clock.now_ms(py)?;
-        let mut ids = PyIdSource::new(py, self.id_factory.as_ref());
-        let mut id = self.inner.next_entry_id(&mut ids);
-        // A cold session also checks the part of the file it has not read (without the GIL).
-        for _ in 0..100 {
-            let inner = &self.inner;
-            let candidate = id.as_str();
-            if !inner.is_cold() || !py.detach(|| inner.unread_holds_id(candidate)).py_err(py)? {
-                break;
-            }
-            id = self.inner.next_entry_id(&mut ids);
-        }
-        ids.finish()?;
-        let inner = &mut self.inner;
-        // File lock and write (possibly an fsync) without the GIL.
-        py.detach(move || inner.append_with_id(entry, id, now))
-            .py_err(py)
+    /// Copies of the clock and the id factory, to call with the session lock released.
+    fn callbacks(&self, py: Python<'_>) -> (Clock, Option<Py<PyAny>>) {
+        (
+            self.clock.clone_ref(py),
+            self.id_factory.as_ref().map(|f| f.clone_ref(py)),
+        )
     }
 }
 
 impl PySession {
+    /// Appends `entry` under a new id and returns the id.
+    ///
+    /// The `now_ms` clock and the `id_factory` are user code: they run before the session lock
+    /// is taken, never while it is held (issue 33, N5). A callback that waits for an
+    /// application lock held by a thread reading this session, or that reads another session
+    /// whose own callback reads this one, would otherwise block both threads for good. A
+    /// factory id that is empty or already taken is drawn again with the lock released (up to
+    /// 100 times, as `generate_entry_id` does); after that a random free id is used.
+    fn append_entry(&self, py: Python<'_>, entry: NewEntry) -> PyResult<String> {
+        let (clock, factory) = self.lock_cold(py)?.callbacks(py);
+        let now = clock.now_ms(py)?;
+        for _ in 0..100 {
+            let candidate = match &factory {
+                Some(factory) => {
+                    let mut source = PyIdSource::new(py, Some(factory));
+                    let id = source.next_id();
+                    source.finish()?;
+                    Some(id)
+                }
+                None => None,
+            };
+            let mut state = self.lock_cold(py)?;
+            let inner = &mut state.inner;
+            let id = match candidate {
+                // Random ids and the cold check of the unread part of the file: no user code,
+                // without the GIL.
+                None => py
+                    .detach(|| inner.next_free_entry_id(&mut RandomIds))
+                    .py_err(py)?,
+                Some(id) => {
+                    if !py.detach(|| inner.id_is_free(&id)).py_err(py)? {
+                        continue;
+                    }
+                    id
+                }
+            };
+            // File lock and write (possibly an fsync) without the GIL.
+            return py
+                .detach(move || inner.append_with_id(entry, id, now))
+                .py_err(py);
+        }
+        let mut state = self.lock_cold(py)?;
+        let inner = &mut state.inner;
+        py.detach(move || {
+            let id = inner.next_free_entry_id(&mut RandomIds)?;
+            inner.append_with_id(entry, id, now)
+        })
+        .py_err(py)
+    }
+
     fn from_state(state: State) -> Self {
         PySession {
             state: Mutex::new(state),
@@ -792,9 +838,13 @@ impl PySession {
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
     fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
         crate::errors::guard(|| {
+            // The clock is user code: called with the session lock released (issue 33, N5).
+            // Ids for a reloaded file that needs migration still come from the factory under
+            // the lock: how many it needs is known only once the file is read.
+            let (clock, _) = self.lock_cold(py)?.callbacks(py);
+            let now = clock.now_ms(py)?;
             let mut s = self.lock_cold(py)?;
             let s = &mut *s;
-            let now = s.clock.now_ms(py)?;
             let report = match &s.id_factory {
                 Some(factory) => {
                     let mut ids = PyIdSource::new(py, Some(factory));
@@ -821,8 +871,10 @@ impl PySession {
     /// the backup path, or `None` when the file needed no migration.
     fn save_migrated(&self, py: Python<'_>) -> PyResult<Option<PathBuf>> {
         crate::errors::guard(|| {
+            // The clock is user code: called with the session lock released (issue 33, N5).
+            let (clock, _) = self.lock_cold(py)?.callbacks(py);
+            let now = clock.now_ms(py)?;
             let mut s = self.lock_cold(py)?;
-            let now = s.clock.now_ms(py)?;
             let inner = &mut s.inner;
             py.detach(move || inner.save_migrated(now)).py_err(py)
         })
@@ -836,7 +888,7 @@ impl PySession {
     fn append_message(&self, py: Python<'_>, message: &Bound<'_, PyAny>) -> PyResult<String> {
         crate::errors::guard(|| {
             let value = from_py(message)?;
-            self.lock_cold(py)?.append(py, NewEntry::Message(value))
+            self.append_entry(py, NewEntry::Message(value))
         })
     }
 
@@ -933,8 +985,7 @@ impl PySession {
         thinking_level: String,
     ) -> PyResult<String> {
         crate::errors::guard(|| {
-            self.lock_cold(py)?
-                .append(py, NewEntry::ThinkingLevelChange(thinking_level))
+            self.append_entry(py, NewEntry::ThinkingLevelChange(thinking_level))
         })
     }
 
@@ -946,10 +997,7 @@ impl PySession {
         provider: String,
         model_id: String,
     ) -> PyResult<String> {
-        crate::errors::guard(|| {
-            self.lock_cold(py)?
-                .append(py, NewEntry::ModelChange { provider, model_id })
-        })
+        crate::errors::guard(|| self.append_entry(py, NewEntry::ModelChange { provider, model_id }))
     }
 
     /// Appends a `compaction` entry: `summary` replaces the history before
@@ -972,7 +1020,7 @@ impl PySession {
                 return Err(PyTypeError::new_err("tokens_before must be a number"));
             }
             let details = details.map(from_py).transpose()?;
-            self.lock_cold(py)?.append(
+            self.append_entry(
                 py,
                 NewEntry::Compaction {
                     summary,
@@ -996,8 +1044,7 @@ impl PySession {
     ) -> PyResult<String> {
         crate::errors::guard(|| {
             let data = data.map(from_py).transpose()?;
-            self.lock_cold(py)?
-                .append(py, NewEntry::Custom { custom_type, data })
+            self.append_entry(py, NewEntry::Custom { custom_type, data })
         })
     }
 
@@ -1021,7 +1068,7 @@ impl PySession {
                 ));
             }
             let details = details.map(from_py).transpose()?;
-            self.lock_cold(py)?.append(
+            self.append_entry(
                 py,
                 NewEntry::CustomMessage {
                     custom_type,
@@ -1041,18 +1088,12 @@ impl PySession {
         target_id: String,
         label: Option<String>,
     ) -> PyResult<String> {
-        crate::errors::guard(|| {
-            self.lock_cold(py)?
-                .append(py, NewEntry::Label { target_id, label })
-        })
+        crate::errors::guard(|| self.append_entry(py, NewEntry::Label { target_id, label }))
     }
 
     /// Appends a `session_info` entry naming the session (`name`, see the `name` property).
     fn append_session_info(&self, py: Python<'_>, name: String) -> PyResult<String> {
-        crate::errors::guard(|| {
-            self.lock_cold(py)?
-                .append(py, NewEntry::SessionInfo { name })
-        })
+        crate::errors::guard(|| self.append_entry(py, NewEntry::SessionInfo { name }))
     }
 
     /// Moves the leaf to an existing entry; the next append branches from there.
@@ -1085,7 +1126,7 @@ impl PySession {
     ) -> PyResult<String> {
         crate::errors::guard(|| {
             let details = details.map(from_py).transpose()?;
-            self.lock_cold(py)?.append(
+            self.append_entry(
                 py,
                 NewEntry::BranchSummary {
                     branch_from: branch_from_id,

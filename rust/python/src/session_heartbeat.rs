@@ -14,12 +14,7 @@ use crate::errors::IntoPyResult;
 use crate::hygiene_heartbeat::matcher;
 
 fn lock_timeout(seconds: f64) -> PyResult<Duration> {
-    if !(seconds.is_finite() && seconds >= 0.0) {
-        return Err(PyValueError::new_err(
-            "lock_timeout must be a non-negative number of seconds",
-        ));
-    }
-    Ok(Duration::from_secs_f64(seconds))
+    crate::session::lock_timeout_duration(seconds)
 }
 
 /// The size of a session file recorded (under its lock) before a heartbeat run.

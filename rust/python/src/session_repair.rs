@@ -1,7 +1,6 @@
 //! `repair_session_file` and its report.
 
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clawctx_core::session::{BackupPolicy, RepairOptions};
 use pyo3::exceptions::PyValueError;
@@ -146,15 +145,11 @@ pub fn repair_session_file(
                 )))
             }
         };
-        if !(lock_timeout.is_finite() && lock_timeout >= 0.0) {
-            return Err(PyValueError::new_err(
-                "lock_timeout must be a non-negative number of seconds",
-            ));
-        }
+        let lock_timeout = crate::session::lock_timeout_duration(lock_timeout)?;
         let now = Clock::from_arg(now_ms)?.now_ms(py)?;
         let options = RepairOptions {
             backup,
-            lock_timeout: Duration::from_secs_f64(lock_timeout),
+            lock_timeout,
             now_ms: now,
             fix_messages,
         };

@@ -13,6 +13,8 @@ use serde_json::{Map, Value};
 use crate::base::{parse_value, to_js_string, JsonText, RawObject};
 use crate::transcript::Message;
 
+use super::lines::{nested_deeper_than, MAX_RECORD_DEPTH};
+
 /// The entry `type` strings pi writes (session-manager.ts).
 pub mod types {
     pub const SESSION: &str = "session";
@@ -146,7 +148,12 @@ pub struct Entry {
 
 impl Entry {
     /// Parses a record. Returns `None` when the text is not a JSON object.
+    /// Also `None` when it nests deeper than [`MAX_RECORD_DEPTH`] levels: its message would
+    /// parse lazily here but fail in every later reader (issue 33, F3).
     pub fn parse(text: JsonText, line: usize) -> Option<Entry> {
+        if nested_deeper_than(text.as_str().as_bytes(), MAX_RECORD_DEPTH) {
+            return None;
+        }
         let source = text.clone();
         let raw = RawObject::parse(source.as_str()).ok()?;
         let code = type_code(raw.get_str("type").as_deref());

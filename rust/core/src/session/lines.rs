@@ -84,6 +84,59 @@ pub fn clean_record(bytes: &[u8]) -> Option<&str> {
     clean_text(bytes).filter(|text| RawObject::parse(text).is_ok())
 }
 
+/// The deepest nesting of arrays and objects a record may have (the record itself is level 1).
+///
+/// serde_json, which every reader of the core parses records and messages with, fails on the
+/// 128th nested container; pi's `JSON.stringify` has no limit, so another tool can write a
+/// deeper line. Such a line is refused as a whole, the same way everywhere: the open skips it
+/// as damaged (and reports it), `repair` removes it (with a backup), and an append refuses to
+/// write one, so whatever a session returns can be handed back to it (issue 33, F3/N2/N3).
+pub const MAX_RECORD_DEPTH: usize = 127;
+
+/// Whether the JSON text nests arrays and objects deeper than `limit` levels. A byte scan that
+/// skips string contents (with `memchr`); the text need not be valid JSON.
+pub fn nested_deeper_than(text: &[u8], limit: usize) -> bool {
+    // Each level takes at least two bytes (its opening and closing bracket).
+    if text.len() <= 2 * limit {
+        return false;
+    }
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < text.len() {
+        match text[i] {
+            b'"' => {
+                // Skip to the closing quote: past every backslash and the byte it escapes.
+                i += 1;
+                loop {
+                    match memchr::memchr2(b'"', b'\\', &text[i..]) {
+                        Some(p) if text[i + p] == b'\\' => i += p + 2,
+                        Some(p) => {
+                            i += p;
+                            break;
+                        }
+                        None => return false,
+                    }
+                }
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return true;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    false
+}
+
+/// Why a record nested deeper than [`MAX_RECORD_DEPTH`] is refused.
+pub fn too_deep_reason() -> String {
+    format!("record nested deeper than {MAX_RECORD_DEPTH} levels (JSON readers stop at 128)")
+}
+
 /// What was wrong with a line that did not pass [`clean_record`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Damage {
@@ -300,6 +353,22 @@ fn next_entry_start(text: &str, from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_is_counted_outside_strings_only() {
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(!nested_deeper_than(deep(127).as_bytes(), MAX_RECORD_DEPTH));
+        assert!(nested_deeper_than(deep(128).as_bytes(), MAX_RECORD_DEPTH));
+        // Brackets inside strings, after escaped quotes and backslashes, do not count.
+        let quoted = format!(r#"{{"a":"\\","b":"\"{}","c":[]}}"#, "[".repeat(300));
+        assert!(!nested_deeper_than(quoted.as_bytes(), MAX_RECORD_DEPTH));
+        // Siblings do not add up.
+        let wide = format!("[{}]", vec![deep(100); 5].join(","));
+        assert!(!nested_deeper_than(wide.as_bytes(), MAX_RECORD_DEPTH));
+        // Agrees with the reader: serde_json parses 127 levels and refuses 128.
+        assert!(serde_json::from_str::<Value>(&deep(127)).is_ok());
+        assert!(serde_json::from_str::<Value>(&deep(128)).is_err());
+    }
 
     const A: &str = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1}}"#;
     const B: &str = r#"{"type":"label","id":"b2","parentId":"a1","timestamp":"2026-01-01T00:00:01.000Z","targetId":"a1","label":"x"}"#;

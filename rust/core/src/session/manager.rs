@@ -12,7 +12,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 
 use super::entry::{types, Entry};
-use super::lines::split_lines;
+use super::lines::{nested_deeper_than, split_lines, MAX_RECORD_DEPTH};
 use super::persist::{
     open_session_file, replace_atomically, write_backup, Access, LockedFile, WriteOptions,
 };
@@ -394,8 +394,8 @@ impl Session {
                 });
             }
             if !scan.has_content {
-                // An empty (or blank) file: nothing to lose, so start it as pi does.
-                return Session::start_fresh(path, None, options, now_ms);
+                // An empty (or blank) file: nothing to lose, so start it as pi does, in place.
+                return Session::start_in_place(path, options, ids, now_ms);
             }
             let (line, reason) = match first {
                 None => (0, "no valid JSON record in the file".to_owned()),
@@ -477,13 +477,28 @@ impl Session {
         session
     }
 
-    fn start_fresh(
+    /// Starts an empty (or blank) file with a new header written in place under the lock
+    /// ([`LockedFile::write_over_blank`]), not by replacing the file (issue 33, N7). When
+    /// another writer filled the file meanwhile, it is opened again as it now is.
+    fn start_in_place(
         path: &Path,
-        backup: Option<PathBuf>,
         options: &OpenOptions,
+        ids: &mut dyn IdSource,
         now_ms: i64,
     ) -> Result<Session> {
-        let write = options.write;
+        let (header, line) = Session::fresh_header(options, now_ms);
+        let written = {
+            let mut file = LockedFile::open(path, false, options.write.lock_timeout)?;
+            file.write_over_blank(line.as_bytes(), options.write.fsync)?
+        };
+        if !written {
+            return Session::open(path, options, ids, now_ms);
+        }
+        Ok(Session::with_header_on_disk(path, header, options.write))
+    }
+
+    /// The header of a new session started by an open, and its line.
+    fn fresh_header(options: &OpenOptions, now_ms: i64) -> (Header, String) {
         let id = options
             .fresh_session_id
             .clone()
@@ -495,6 +510,17 @@ impl Session {
         });
         let header = Header::from_fields(new_header_fields(&id, now_ms, &cwd, None), 1, false);
         let line = format!("{}\n", header.text.as_str());
+        (header, line)
+    }
+
+    fn start_fresh(
+        path: &Path,
+        backup: Option<PathBuf>,
+        options: &OpenOptions,
+        now_ms: i64,
+    ) -> Result<Session> {
+        let write = options.write;
+        let (header, line) = Session::fresh_header(options, now_ms);
         {
             let _lock = LockedFile::open(path, true, write.lock_timeout)?;
             replace_atomically(path, "reset", now_ms, |w| w.write_all(line.as_bytes()))
@@ -1223,6 +1249,14 @@ impl Session {
         }
         let value = entry_value(entry, &id, parent, now_ms);
         let text = to_js_string(&value);
+        // Never write a line the readers would skip (issue 33, N3): a message read back from a
+        // file nests at most one level less than its line, so it is always accepted again.
+        if nested_deeper_than(text.as_bytes(), MAX_RECORD_DEPTH) {
+            return Err(Error::InvalidArgument(format!(
+                "the entry would be nested deeper than {MAX_RECORD_DEPTH} levels (its message or data deeper than {} levels), which JSON readers cannot read back",
+                MAX_RECORD_DEPTH - 1
+            )));
+        }
         let mut line = self.disk_lines + 1;
         if let Some(path) = &self.path {
             let mut file = LockedFile::open(path, false, self.write.lock_timeout)?;
@@ -1657,6 +1691,15 @@ impl Session {
             None => Ok(false),
             Some(reader) => reader.unread_contains(to_js_string(&Value::from(id)).as_bytes()),
         }
+    }
+
+    /// Whether `id` may name a new entry: not empty, not an entry's id, and (cold session)
+    /// not in the part of the file not read yet.
+    pub fn id_is_free(&self, id: &str) -> Result<bool> {
+        if id.is_empty() || self.index.contains(&self.entries, id) {
+            return Ok(false);
+        }
+        Ok(!self.unread_holds_id(id)?)
     }
 
     /// [`Session::next_entry_id`], also free in the unread part of a cold session.

@@ -31,7 +31,8 @@ pub use heartbeat::{
 };
 pub use leaf_context::{LeafContextReader, TailOptions};
 pub use lines::{
-    clean_record, clean_text, is_blank, salvage_line, split_lines, Damage, Line, Salvage,
+    clean_record, clean_text, is_blank, nested_deeper_than, salvage_line, split_lines, Damage,
+    Line, Salvage, MAX_RECORD_DEPTH,
 };
 pub use manager::{
     new_header_fields, Header, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport,

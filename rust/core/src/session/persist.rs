@@ -180,6 +180,31 @@ impl LockedFile {
         Ok(start)
     }
 
+    /// Writes `data` (complete lines) as the whole file, in place, if the file holds nothing but
+    /// whitespace (spaces, tabs, CR, LF) or nothing at all; returns false and writes nothing
+    /// otherwise (another writer got there first).
+    ///
+    /// In place, on the same inode, as pi's `writeFileSync` of a new session's header does
+    /// (pi-mono 0.58.3 session-manager.ts `setSessionFile` → `_rewriteFile`): a hard link to
+    /// the file stays one file, and an empty file in a directory this process cannot create
+    /// files in can still be started. No bytes are at risk: the whitespace cut first carries
+    /// no record, and a crash between the cut and the write leaves an empty file, which the
+    /// next open starts the same way.
+    pub fn write_over_blank(&mut self, data: &[u8], fsync: bool) -> Result<bool> {
+        let existing = self.read_all()?;
+        if !existing
+            .iter()
+            .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+        {
+            return Ok(false);
+        }
+        if !existing.is_empty() {
+            self.file.set_len(0).map_err(|e| Error::io(&self.path, e))?;
+        }
+        self.append_lines(data, fsync)?;
+        Ok(true)
+    }
+
     /// Removes stale temp files of this file ([`remove_stale_temps`]); the lock is held.
     pub fn remove_stale_temps(&self) {
         if let Ok(target) = replacement_target(&self.path) {

@@ -9,7 +9,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use super::entry::{types, Entry};
-use super::lines::{clean_text, is_blank, salvage_line, split_lines, Line};
+use super::lines::{
+    clean_text, is_blank, nested_deeper_than, salvage_line, split_lines, too_deep_reason, Line,
+    MAX_RECORD_DEPTH,
+};
 use super::persist::{open_session_file, Access};
 use crate::base::{Error, JsonText, Result};
 
@@ -327,6 +330,20 @@ fn scan_lines(
                 if !absorbed {
                     scan.records.push(entry);
                 }
+                continue;
+            }
+            // Valid JSON nested too deep for the readers: skipped as a whole, not salvaged
+            // (pieces of it are no records of their own). A last line still being written
+            // waits, as below.
+            if (line.terminated || !tail_pending)
+                && nested_deeper_than(text.as_bytes(), MAX_RECORD_DEPTH)
+            {
+                scan.skipped.push(SkippedLine {
+                    line: line.number,
+                    action: LineAction::Skipped,
+                    reason: too_deep_reason(),
+                    records: 0,
+                });
                 continue;
             }
         }

@@ -26,7 +26,9 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::entry::types;
-use super::lines::{clean_record, is_blank, salvage_line};
+use super::lines::{
+    clean_record, is_blank, nested_deeper_than, salvage_line, too_deep_reason, MAX_RECORD_DEPTH,
+};
 use super::persist::{replace_atomically, write_backup, LockedFile};
 use crate::base::{js_trim, parse_value, raw_as_str, to_js_string, RawObject};
 use crate::base::{Error, Result};
@@ -234,6 +236,14 @@ fn decide_line(bytes: &[u8], fix_messages: bool) -> Decided {
         }
     };
     if let Some(record) = clean_record(bytes) {
+        // A record too deep for the readers: the open skips it, so repair removes it (keeping
+        // it would report a repair of a file left byte-identical, on every run; issue 33, N2).
+        if nested_deeper_than(record.as_bytes(), MAX_RECORD_DEPTH) {
+            return Decided {
+                decision: LineDecision::Drop(too_deep_reason()),
+                upstream,
+            };
+        }
         let decision = match fix(record) {
             RecordFix::Keep => LineDecision::Keep,
             RecordFix::Drop(reason) => LineDecision::Drop(reason.to_owned()),
