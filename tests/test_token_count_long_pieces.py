@@ -10,7 +10,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
@@ -21,7 +21,7 @@ from clawctx import _core
 PYTHON_DIR = Path(clawctx.__file__).resolve().parents[1]
 
 
-def _tiktoken(name: str) -> Any:
+def _tiktoken(name: Literal["o200k_base", "cl100k_base"]) -> Any:
     tiktoken = pytest.importorskip("tiktoken")
     ranks = {token: rank for rank, token in enumerate(_core._token_vocabulary(name))}
     pattern = O200K_PAT if name == "o200k_base" else CL100K_PAT
@@ -44,7 +44,9 @@ def _long_pieces() -> list[str]:
 
 
 @pytest.mark.parametrize("encoding", ["o200k_base", "cl100k_base"])
-def test_long_pieces_count_as_tiktoken_does(encoding: str) -> None:
+def test_long_pieces_count_as_tiktoken_does(
+    encoding: Literal["o200k_base", "cl100k_base"],
+) -> None:
     enc = _tiktoken(encoding)
     for text in _long_pieces():
         assert clawctx.count_tokens(text, encoding) == len(enc.encode_ordinary(text)), text[:20]
