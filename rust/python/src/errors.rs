@@ -96,6 +96,11 @@ pub fn install_panic_hook() {
 /// scan whose panic was carried over).
 pub fn guard<T>(body: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        // A failed allocation while counting tokens travels as this payload (the counters
+        // are infallible functions): it is the caller's `MemoryError`, not a bug.
+        if let Some(oom) = payload.downcast_ref::<clawctx_core::token_count::OutOfMemory>() {
+            return Err(pyo3::exceptions::PyMemoryError::new_err(oom.to_string()));
+        }
         let text = payload
             .downcast_ref::<&str>()
             .map(|s| (*s).to_owned())

@@ -167,8 +167,130 @@ pub(super) struct BytePairEncoding {
 
 /// Pieces up to this many bytes are merged in arrays on the stack (a scan for the lowest rank
 /// per merge, as tiktoken does); longer ones with a heap, so that no piece costs more than
-/// `n log n` (a megabyte of one letter is one piece).
+/// `n log n`.
 const SCAN_MERGE_MAX: usize = 64;
+
+/// Pieces longer than this are counted a window at a time ([`BytePairEncoding::count_long`]):
+/// memory stays bounded (about 1.5 MB of merge state) and time linear in the piece (one letter
+/// repeated for megabytes is one pre-tokenizer piece).
+const LONG_PIECE: usize = 1 << 16;
+
+/// The window of [`BytePairEncoding::count_long`], and how far from its end a window's tokens
+/// are not trusted (the text beyond the window could still change how they merge).
+const WINDOW: usize = 1 << 16;
+const WINDOW_MARGIN: usize = 1 << 12;
+
+/// An allocation for counting failed (the process ran out of memory or address space). The
+/// counters are infallible functions, so this travels as a panic payload
+/// (`std::panic::panic_any`) and the Python binding's guard turns it into `MemoryError`
+/// instead of an abort.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutOfMemory;
+
+impl std::fmt::Display for OutOfMemory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("out of memory while counting tokens")
+    }
+}
+
+impl From<std::collections::TryReserveError> for OutOfMemory {
+    fn from(_: std::collections::TryReserveError) -> OutOfMemory {
+        OutOfMemory
+    }
+}
+
+/// The state of one heap merge, reused from window to window. Parts are a linked list over
+/// their first byte: `end[i]` is where part `i` ends (0: merged away), `prev[i]` the start of
+/// the part before it. Candidate merges are `(rank, left part, end of the merged pair)`, lowest
+/// rank and then leftmost first; an entry whose parts changed since is skipped when popped.
+/// Every buffer grows with `try_reserve`: a failed allocation is an [`OutOfMemory`], not an
+/// abort.
+#[derive(Default)]
+struct HeapMerge {
+    end: Vec<u32>,
+    prev: Vec<u32>,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32, u32)>>,
+}
+
+impl HeapMerge {
+    /// Merges `piece` (at most `u32::MAX` bytes) as tiktoken's `byte_pair_merge`; returns the
+    /// number of tokens. Afterwards [`HeapMerge::token_ends`] walks the tokens.
+    fn run(&mut self, bpe: &BytePairEncoding, piece: &[u8]) -> Result<usize, OutOfMemory> {
+        use std::cmp::Reverse;
+        let n = piece.len();
+        debug_assert!(n >= 2 && u32::try_from(n).is_ok());
+        self.end.clear();
+        self.prev.clear();
+        self.heap.clear();
+        self.end.try_reserve(n)?;
+        self.prev.try_reserve(n)?;
+        self.heap.try_reserve(n)?;
+        self.end.extend(1..=n as u32);
+        self.prev.extend((0..n as u32).map(|i| i.wrapping_sub(1)));
+        let (end, prev, heap) = (&mut self.end, &mut self.prev, &mut self.heap);
+        for i in 0..n - 1 {
+            let rank = bpe.rank(&piece[i..i + 2]);
+            if rank != u32::MAX {
+                heap.push(Reverse((rank, i as u32, i as u32 + 2)));
+            }
+        }
+        let mut parts = n;
+        while let Some(Reverse((_, left, pair_end))) = heap.pop() {
+            let (left, pair_end) = (left as usize, pair_end as usize);
+            let right = end[left] as usize;
+            if right == 0 || right >= n || end[right] as usize != pair_end {
+                continue;
+            }
+            end[left] = pair_end as u32;
+            end[right] = 0;
+            parts -= 1;
+            // At most two pushes per merge; the heap grows (amortised) only through here.
+            heap.try_reserve(2)?;
+            if pair_end < n {
+                prev[pair_end] = left as u32;
+                let next_end = end[pair_end] as usize;
+                let rank = bpe.rank(&piece[left..next_end]);
+                if rank != u32::MAX {
+                    heap.push(Reverse((rank, left as u32, next_end as u32)));
+                }
+            }
+            if left > 0 {
+                let before = prev[left] as usize;
+                let rank = bpe.rank(&piece[before..pair_end]);
+                if rank != u32::MAX {
+                    heap.push(Reverse((rank, before as u32, pair_end as u32)));
+                }
+            }
+        }
+        Ok(parts)
+    }
+
+    /// The end of each token of the last [`HeapMerge::run`], in order.
+    fn token_ends(&self) -> impl Iterator<Item = usize> + '_ {
+        let mut at = 0usize;
+        std::iter::from_fn(move || {
+            let end = *self.end.get(at)? as usize;
+            at = end;
+            Some(end)
+        })
+    }
+}
+
+/// How often [`BytePairEncoding::count_long`] found a cut that was no token boundary (tests
+/// check that both ways are taken).
+#[cfg(test)]
+static WHOLE_PIECE_FALLBACKS: std::sync::atomic::AtomicUsize =
+    std::sync::atomic::AtomicUsize::new(0);
+
+/// What [`BytePairEncoding::count_long`] keeps of a window's merge: the tokens it trusts (those
+/// ending by `cut`), their count, the first token's end and the last trusted token's start.
+#[derive(Clone, Copy)]
+struct WindowCount {
+    tokens: usize,
+    cut: usize,
+    first_end: usize,
+    last_start: usize,
+}
 
 impl BytePairEncoding {
     /// Reads a `.tiktoken` file (lines `<base64 bytes> <rank>`, ranks `0..n` in order).
@@ -222,7 +344,12 @@ impl BytePairEncoding {
         } else if piece.len() <= SCAN_MERGE_MAX {
             self.count_by_scan(piece)
         } else {
-            self.count_by_heap(piece)
+            let counted = if piece.len() <= LONG_PIECE {
+                HeapMerge::default().run(self, piece)
+            } else {
+                self.count_long(piece, WINDOW, WINDOW_MARGIN)
+            };
+            counted.unwrap_or_else(|oom| std::panic::panic_any(oom))
         }
     }
 
@@ -268,49 +395,115 @@ impl BytePairEncoding {
         }
     }
 
-    fn count_by_heap(&self, piece: &[u8]) -> usize {
-        use std::cmp::Reverse;
-        use std::collections::BinaryHeap;
+    /// The token count of a piece longer than [`LONG_PIECE`], in bounded memory and linear
+    /// time: the piece is merged a `window` at a time, each window's tokens up to `margin`
+    /// bytes before its end are counted, and the next window starts where they end.
+    ///
+    /// Why the sum is exact: if the byte-pair encoding of the whole piece has a token boundary
+    /// at `p`, its tokens before `p` are the encoding of the bytes before `p` (no merge ever
+    /// crossed `p`, and merges on either side never depend on the other side), and the same
+    /// holds after `p`. Whether a window's cut is such a boundary is checked where the windows
+    /// meet: a sequence of tokens is the byte-pair encoding of its bytes exactly when every
+    /// adjacent pair is "compatible" (the encoding of the two tokens' bytes is those two
+    /// tokens), the property GitHub's `bpe` crate (rust-gems `crates/bpe/README.md`) builds its
+    /// backtracking encoder on. Pairs inside a window's encoding are compatible by
+    /// construction; the pair across each cut is checked. If one is not (the text after a
+    /// window changed how its trusted tokens merge, which needs a cascade of merges longer
+    /// than `margin`), the piece is merged whole instead, still with fallible allocation.
+    ///
+    /// Windows with the same bytes as the one before have the same encoding: a run of one
+    /// character is merged once per distinct window, not once per window.
+    fn count_long(&self, piece: &[u8], window: usize, margin: usize) -> Result<usize, OutOfMemory> {
+        debug_assert!(margin < window);
+        let mut merge = HeapMerge::default();
+        let mut seam = HeapMerge::default();
+        let mut seam_bytes = Vec::new();
+        let mut total = 0;
+        let mut start = 0;
+        // The last trusted token (its bytes' range in `piece`) before `start`.
+        let mut last: Option<(usize, usize)> = None;
+        // The previous window's start and what it gave.
+        let mut previous: Option<(usize, WindowCount)> = None;
+        loop {
+            let end = piece.len().min(start + window);
+            let bytes = &piece[start..end];
+            let is_last = end == piece.len();
+            let reused = previous.filter(|&(at, _)| {
+                !is_last && at + bytes.len() <= piece.len() && &piece[at..at + bytes.len()] == bytes
+            });
+            let counted = match reused {
+                Some((_, counted)) => counted,
+                None if bytes.len() < 2 => WindowCount {
+                    tokens: bytes.len(),
+                    cut: bytes.len(),
+                    first_end: bytes.len(),
+                    last_start: 0,
+                },
+                None => {
+                    let tokens = merge.run(self, bytes)?;
+                    let trusted = if is_last {
+                        bytes.len()
+                    } else {
+                        bytes.len() - margin
+                    };
+                    let mut counted = WindowCount {
+                        tokens: 0,
+                        cut: 0,
+                        first_end: 0,
+                        last_start: 0,
+                    };
+                    for token_end in merge.token_ends() {
+                        if counted.first_end == 0 {
+                            counted.first_end = token_end;
+                        }
+                        if token_end > trusted {
+                            break;
+                        }
+                        counted.last_start = counted.cut;
+                        counted.cut = token_end;
+                        counted.tokens += 1;
+                    }
+                    debug_assert!(!is_last || counted.tokens == tokens);
+                    counted
+                }
+            };
+            if let Some((from, to)) = last {
+                let first = &piece[start..start + counted.first_end];
+                if !self.compatible(&piece[from..to], first, &mut seam, &mut seam_bytes)? {
+                    #[cfg(test)]
+                    WHOLE_PIECE_FALLBACKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    return HeapMerge::default().run(self, piece);
+                }
+            }
+            total += counted.tokens;
+            if is_last {
+                return Ok(total);
+            }
+            if counted.cut == 0 {
+                // No token ends before the margin (tokens are far shorter than a window).
+                return HeapMerge::default().run(self, piece);
+            }
+            last = Some((start + counted.last_start, start + counted.cut));
+            previous = Some((start, counted));
+            start += counted.cut;
+        }
+    }
 
-        let n = piece.len();
-        // Parts as a linked list over their first byte: `end[i]` is where part `i` ends,
-        // `prev[i]` the start of the part before it; `end[i] == 0` marks a merged-away part.
-        let mut end: Vec<usize> = (1..=n).collect();
-        let mut prev: Vec<usize> = (0..n).map(|i| i.wrapping_sub(1)).collect();
-        // Candidate merges (rank, left part, end of the merged pair), lowest rank and then
-        // leftmost first; an entry whose parts have changed since is skipped when popped.
-        let mut heap = BinaryHeap::with_capacity(n);
-        for i in 0..n - 1 {
-            let rank = self.rank(&piece[i..i + 2]);
-            if rank != u32::MAX {
-                heap.push(Reverse((rank, i, i + 2)));
-            }
-        }
-        let mut parts = n;
-        while let Some(Reverse((_, left, pair_end))) = heap.pop() {
-            let right = end[left];
-            if right == 0 || right >= n || end[right] != pair_end {
-                continue;
-            }
-            end[left] = pair_end;
-            end[right] = 0;
-            parts -= 1;
-            if pair_end < n {
-                prev[pair_end] = left;
-                let rank = self.rank(&piece[left..end[pair_end]]);
-                if rank != u32::MAX {
-                    heap.push(Reverse((rank, left, end[pair_end])));
-                }
-            }
-            if left > 0 {
-                let before = prev[left];
-                let rank = self.rank(&piece[before..pair_end]);
-                if rank != u32::MAX {
-                    heap.push(Reverse((rank, before, pair_end)));
-                }
-            }
-        }
-        parts
+    /// Whether the byte-pair encoding of `left` followed by `right` (two tokens) is those two
+    /// tokens.
+    fn compatible(
+        &self,
+        left: &[u8],
+        right: &[u8],
+        merge: &mut HeapMerge,
+        bytes: &mut Vec<u8>,
+    ) -> Result<bool, OutOfMemory> {
+        bytes.clear();
+        bytes.try_reserve(left.len() + right.len())?;
+        bytes.extend_from_slice(left);
+        bytes.extend_from_slice(right);
+        let tokens = merge.run(self, bytes)?;
+        Ok(tokens == 2 && merge.token_ends().next() == Some(left.len()))
     }
 }
 
@@ -472,7 +665,7 @@ mod tests {
                     .collect();
                 assert_eq!(
                     bpe.count_by_scan(&piece),
-                    bpe.count_by_heap(&piece),
+                    HeapMerge::default().run(bpe, &piece).unwrap(),
                     "{encoding:?} {:?}",
                     String::from_utf8_lossy(&piece)
                 );
@@ -480,6 +673,84 @@ mod tests {
             // A long run of one letter goes through the heap in n log n.
             let run = vec![b'a'; 1 << 20];
             assert!(bpe.count(&run) < run.len() / 2);
+        }
+    }
+
+    fn whole(bpe: &BytePairEncoding, piece: &[u8]) -> usize {
+        HeapMerge::default().run(bpe, piece).unwrap()
+    }
+
+    #[test]
+    fn windowed_counts_equal_whole_merges() {
+        use std::sync::atomic::Ordering;
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabets: [&[u8]; 5] = [b"a", b"ab", b"aeinrst th", b"AbCd019+/=", b"=-"];
+        let before = WHOLE_PIECE_FALLBACKS.load(Ordering::Relaxed);
+        for encoding in Encoding::ALL {
+            let bpe = &encoding.tokenizer().bpe;
+            for round in 0..2000 {
+                let alphabet = alphabets[round % alphabets.len()];
+                let len = 2 + (next() % 600) as usize;
+                let mut piece: Vec<u8> = (0..len)
+                    .map(|_| alphabet[(next() % alphabet.len() as u64) as usize])
+                    .collect();
+                if round % 7 == 0 {
+                    // Random bytes, not UTF-8: the encoder works on bytes.
+                    piece.iter_mut().for_each(|b| *b = next() as u8);
+                }
+                // Small windows and margins: many cuts, and some that are no token boundary.
+                for (window, margin) in [(24, 4), (64, 16), (200, 40)] {
+                    assert_eq!(
+                        bpe.count_long(&piece, window, margin).unwrap(),
+                        whole(bpe, &piece),
+                        "{encoding:?} window {window} {:?}",
+                        String::from_utf8_lossy(&piece)
+                    );
+                }
+            }
+        }
+        // Both ways were taken: trusted cuts, and cuts that a seam showed to be wrong.
+        assert!(WHOLE_PIECE_FALLBACKS.load(Ordering::Relaxed) > before);
+    }
+
+    #[test]
+    fn long_pieces_are_counted_in_windows_as_a_whole_merge_would() {
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let random: Vec<u8> = (0..300_000).map(|_| next() as u8).collect();
+        let letters: Vec<u8> = (0..300_000)
+            .map(|_| b"etaoinshrdlu"[(next() % 12) as usize])
+            .collect();
+        let cjk = "我们今天去了北京的博物馆看展览".repeat(7000).into_bytes();
+        for encoding in Encoding::ALL {
+            let bpe = &encoding.tokenizer().bpe;
+            for piece in [
+                vec![b'a'; 1_000_003],
+                vec![b'y'; 300_001],
+                vec![b'7'; 200_000],
+                random.clone(),
+                letters.clone(),
+                cjk.clone(),
+            ] {
+                assert!(piece.len() > LONG_PIECE);
+                assert_eq!(
+                    bpe.count(&piece),
+                    whole(bpe, &piece),
+                    "{encoding:?} {}",
+                    piece.len()
+                );
+            }
         }
     }
 }

@@ -51,7 +51,7 @@ mod encoding;
 mod exact;
 
 pub use calibrated::{estimate, text_features, FEATURES, FEATURE_NAMES};
-pub use encoding::Encoding;
+pub use encoding::{Encoding, OutOfMemory};
 pub use exact::count_exact;
 
 /// How tokens are counted.
