@@ -52,6 +52,7 @@ __all__ = [
     "_build_request_payload",
     "_compaction_texts",
     "_panic_for_tests",
+    "_parse_response",
     "_token_feature_names",
     "_token_features",
     "_token_vocabulary",
@@ -1090,6 +1091,7 @@ def _build_request_payload(
     simple: bool = False,
     now_ms: int = 0,
 ) -> _RequestPayload: ...
+def _parse_response(model_json: str, reply: bytes, now_ms: float) -> tuple[bytes, list[str]]: ...
 def _transform_messages(
     model_json: str,
     messages_json: str,

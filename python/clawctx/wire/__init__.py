@@ -6,6 +6,9 @@ model's API; ``transform_messages`` exposes the cross-provider replay layer alon
 conversion runs in Rust; the body comes back as a :class:`RequestPayload` (``to_dict()``,
 ``to_json()``).
 
+``parse_response`` reads the provider's reply back into pi's assistant message as pi-ai does
+(``read_response`` also gives the types of the events pi-ai pushes on the way).
+
 Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
 """
 
@@ -18,11 +21,25 @@ from clawctx.wire.payload import (
     build_request_payload,
     transform_messages,
 )
+from clawctx.wire.response import (
+    RESPONSE_APIS,
+    ParsedResponse,
+    ResponseParseError,
+    aparse_response,
+    parse_response,
+    read_response,
+)
 
 __all__ = [
+    "RESPONSE_APIS",
     "SUPPORTED_APIS",
+    "ParsedResponse",
     "PayloadError",
     "RequestPayload",
+    "ResponseParseError",
+    "aparse_response",
     "build_request_payload",
+    "parse_response",
+    "read_response",
     "transform_messages",
 ]

@@ -18,6 +18,7 @@ mod hygiene;
 mod hygiene_heartbeat;
 mod hygiene_images;
 mod payload;
+mod response;
 mod session;
 mod session_heartbeat;
 mod session_leaf_context;
@@ -59,6 +60,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::payload::{_build_request_payload, _transform_messages};
+    #[pymodule_export]
+    use crate::response::_parse_response;
     #[pymodule_export]
     use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
