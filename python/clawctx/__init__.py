@@ -128,7 +128,7 @@ from clawctx.runtime import (
     TurnRequest,
     resolve_queue_settings,
 )
-from clawctx.wire import build_request_payload, transform_messages
+from clawctx.wire import build_request_payload, parse_response, transform_messages
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -203,6 +203,7 @@ __all__ = [
     "limit_history_turns",
     "load_workspace_bootstrap_files",
     "neutralize_untrusted_text",
+    "parse_response",
     "prepare_compaction",
     "prompt",
     "prune_context",

@@ -53,6 +53,7 @@ __all__ = [
     "_build_request_payload",
     "_compaction_texts",
     "_panic_for_tests",
+    "_parse_response",
     "_token_feature_names",
     "_token_features",
     "_token_vocabulary",
@@ -1148,6 +1149,7 @@ def _build_request_payload(
     now_ms: int = 0,
     guard: bool = True,
 ) -> _RequestPayload: ...
+def _parse_response(model_json: str, reply: bytes, now_ms: float) -> tuple[bytes, list[str]]: ...
 def _transform_messages(
     model_json: str,
     messages_json: str,

@@ -7,6 +7,9 @@ conversion runs in Rust; the body comes back as a :class:`RequestPayload` (``to_
 ``to_json()``). ``validate_request_body`` checks a body against the API's documented request
 rules (tool-call pairing, ids, turn order, blank text) and lists what a provider would reject.
 
+``parse_response`` reads the provider's reply back into pi's assistant message as pi-ai does
+(``read_response`` also gives the types of the events pi-ai pushes on the way).
+
 Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
 """
 
@@ -19,18 +22,32 @@ from clawctx.wire.payload import (
     build_request_payload,
     transform_messages,
 )
+from clawctx.wire.response import (
+    RESPONSE_APIS,
+    ParsedResponse,
+    ResponseParseError,
+    aparse_response,
+    parse_response,
+    read_response,
+)
 from clawctx.wire.tools import ToolDefinitionError, normalize_tools
 from clawctx.wire.validate import VALIDATED_APIS, BodyViolation, validate_request_body
 
 __all__ = [
+    "RESPONSE_APIS",
     "SUPPORTED_APIS",
     "VALIDATED_APIS",
     "BodyViolation",
+    "ParsedResponse",
     "PayloadError",
     "RequestPayload",
+    "ResponseParseError",
     "ToolDefinitionError",
+    "aparse_response",
     "build_request_payload",
     "normalize_tools",
+    "parse_response",
+    "read_response",
     "transform_messages",
     "validate_request_body",
 ]

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! base -> transcript -> foreign -> hygiene -> token_count -> session -> compaction -> payload
+//! base -> response   (provider replies; uses nothing but `base`)
 //! ```
 //!
 //! `token_count` sits after `hygiene` because it charges images by the dimensions that
@@ -26,6 +27,8 @@ pub mod session; // session files: lines, entries, tree, open/append/refresh, co
 pub mod compaction; // compaction trigger, cut point, preparation, prompts and summary entry
 
 pub mod payload; // provider request bodies as pi-ai builds them, and its replay layer
+
+pub mod response; // provider replies read back into pi's assistant message as pi-ai reads them
 
 pub use base::{Error, Result};
 pub use session::{

@@ -19,6 +19,7 @@ mod hygiene_guard;
 mod hygiene_heartbeat;
 mod hygiene_images;
 mod payload;
+mod response;
 mod session;
 mod session_heartbeat;
 mod session_leaf_context;
@@ -60,6 +61,8 @@ mod _core {
     };
     #[pymodule_export]
     use crate::payload::{_build_request_payload, _transform_messages};
+    #[pymodule_export]
+    use crate::response::_parse_response;
     #[pymodule_export]
     use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
