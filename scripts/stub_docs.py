@@ -333,7 +333,7 @@ def apply(stub_text: str, docs: dict[str, str]) -> tuple[str, list[str]]:
             and isinstance(first.value, ast.Constant)
             and isinstance(first.value.value, str)
         )
-        same_line = first.lineno == node.body[0].lineno and first.lineno == _header_end(node)
+        same_line = _on_header_line(lines, first)
         indent = node.col_offset + 4
         literal = docstring_source(doc, indent)
         if has_doc:
@@ -351,7 +351,7 @@ def apply(stub_text: str, docs: dict[str, str]) -> tuple[str, list[str]]:
         else:
             # Insert before the first statement of the body.
             line0 = first.lineno - 1
-            if first.lineno == _header_end(node):
+            if same_line:
                 continue  # `class X: pass`-style one-liners with code: leave alone
             edits.append((line0, 0, line0, 0, literal + "\n"))
         changed.append(d.qualname)
@@ -370,9 +370,9 @@ def expected_value(doc: str, indent: int) -> str:
     return inspect.cleandoc(value)
 
 
-def _header_end(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> int:
-    """The line on which the definition's header (signature) ends: its body's first line."""
-    return node.body[0].lineno
+def _on_header_line(lines: list[str], first: ast.stmt) -> bool:
+    """Whether a body starts on its definition's header line (``def f(): ...``)."""
+    return bool(lines[first.lineno - 1].encode()[: first.col_offset].decode().strip())
 
 
 def _ruff_format(path: Path) -> None:
