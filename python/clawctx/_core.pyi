@@ -242,13 +242,17 @@ class SkippedLine:
     """A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored)."""
 
     @property
-    def line(self) -> int: ...
+    def line(self) -> int:
+        """The 1-based line number in the file."""
     @property
-    def action(self) -> str: ...
+    def action(self) -> str:
+        """`"skipped"`, `"salvaged"`, `"sanitized"` or `"ignored"`."""
     @property
-    def reason(self) -> str: ...
+    def reason(self) -> str:
+        """What was wrong with the line, in words."""
     @property
-    def records(self) -> int: ...
+    def records(self) -> int:
+        """How many entries the line yielded (a salvaged line may hold several)."""
 
 @disjoint_base
 class Session:
@@ -544,34 +548,48 @@ class LineChange:
     """One changed line of a repaired file (`kind`: dropped, rewritten or salvaged)."""
 
     @property
-    def line(self) -> int: ...
+    def line(self) -> int:
+        """The 1-based line number in the original file."""
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> str:
+        """`"dropped"`, `"rewritten"` or `"salvaged"`."""
     @property
-    def reason(self) -> str: ...
+    def reason(self) -> str:
+        """Why the line changed, in words."""
 
 @final
 class RepairReport:
     """What `repair_session_file` did (OpenClaw's report plus the changed lines)."""
 
     @property
-    def repaired(self) -> bool: ...
+    def repaired(self) -> bool:
+        """Whether the file was rewritten (OpenClaw 2026.3.13
+        `src/agents/session-file-repair.ts`).
+        """
     @property
-    def dropped_lines(self) -> int: ...
+    def dropped_lines(self) -> int:
+        """Malformed lines dropped."""
     @property
-    def rewritten_assistant_messages(self) -> int: ...
+    def rewritten_assistant_messages(self) -> int:
+        """Assistant messages rewritten to a valid shape."""
     @property
-    def dropped_blank_user_messages(self) -> int: ...
+    def dropped_blank_user_messages(self) -> int:
+        """User messages with no content dropped."""
     @property
-    def rewritten_user_messages(self) -> int: ...
+    def rewritten_user_messages(self) -> int:
+        """User messages rewritten to a valid shape."""
     @property
-    def salvaged_records(self) -> int: ...
+    def salvaged_records(self) -> int:
+        """Entries recovered from lines that held more than one record."""
     @property
-    def backup_path(self) -> Path | None: ...
+    def backup_path(self) -> Path | None:
+        """Where the original was copied before the rewrite, or `None`."""
     @property
-    def reason(self) -> str | None: ...
+    def reason(self) -> str | None:
+        """Why the file was not repaired (missing, not a session, nothing to fix), or `None`."""
     @property
-    def changes(self) -> list[LineChange]: ...
+    def changes(self) -> list[LineChange]:
+        """Every changed line, as `LineChange`s."""
     @property
     def dropped_line_numbers(self) -> list[int]:
         """Line numbers (1-based, in the original file) of lines removed entirely."""
@@ -797,40 +815,51 @@ class ToolCallInputsReport:
     """Result of `repair_tool_call_inputs`."""
 
     @property
-    def messages(self) -> Transcript: ...
+    def messages(self) -> Transcript:
+        """The repaired transcript."""
     @property
-    def dropped_tool_calls(self) -> int: ...
+    def dropped_tool_calls(self) -> int:
+        """Tool-call blocks dropped (no input, no id, or an invalid or disallowed name)."""
     @property
-    def dropped_assistant_messages(self) -> int: ...
+    def dropped_assistant_messages(self) -> int:
+        """Assistant messages dropped because no block was left."""
 
 @final
 class PairingReport:
     """Result of `repair_tool_pairing`."""
 
     @property
-    def messages(self) -> Transcript: ...
+    def messages(self) -> Transcript:
+        """The repaired transcript."""
     @property
     def added(self) -> Transcript:
         """The synthetic results inserted (a `Transcript`)."""
     @property
-    def dropped_duplicate_count(self) -> int: ...
+    def dropped_duplicate_count(self) -> int:
+        """Tool results dropped because an earlier result answered the same id."""
     @property
-    def dropped_orphan_count(self) -> int: ...
+    def dropped_orphan_count(self) -> int:
+        """Tool results dropped because no earlier call has their id."""
     @property
-    def moved(self) -> bool: ...
+    def moved(self) -> bool:
+        """Whether results were moved next to their calls."""
 
 @final
 class ContextTokens:
     """Result of `estimate_context_tokens`."""
 
     @property
-    def tokens(self) -> int: ...
+    def tokens(self) -> int:
+        """`usage_tokens + trailing_tokens`: the context's estimated size."""
     @property
-    def usage_tokens(self) -> int: ...
+    def usage_tokens(self) -> int:
+        """The total tokens of the last usable assistant `usage`, or 0."""
     @property
-    def trailing_tokens(self) -> int: ...
+    def trailing_tokens(self) -> int:
+        """The chars/4 estimate of the messages after that assistant."""
     @property
-    def last_usage_index(self) -> int | None: ...
+    def last_usage_index(self) -> int | None:
+        """The index of that assistant, or `None` when no usage was recorded."""
 
 @final
 class PruningSettings:
@@ -917,29 +946,47 @@ class TranscriptPolicy:
         allow_synthetic_tool_results: bool = False,
     ) -> TranscriptPolicy: ...
     @property
-    def sanitize_mode(self) -> str: ...
+    def sanitize_mode(self) -> str:
+        """How image and text blocks are sanitized: `"full"` or `"images-only"` (OpenClaw
+        2026.3.13 `src/agents/transcript-policy.ts`, `sanitizeMode`).
+        """
     @property
-    def sanitize_tool_call_ids(self) -> bool: ...
+    def sanitize_tool_call_ids(self) -> bool:
+        """Whether tool-call ids are rewritten to `tool_call_id_mode`."""
     @property
-    def tool_call_id_mode(self) -> str | None: ...
+    def tool_call_id_mode(self) -> str | None:
+        """The id alphabet the provider accepts (`"strict"`, `"strict9"`), or `None`."""
     @property
-    def repair_tool_use_result_pairing(self) -> bool: ...
+    def repair_tool_use_result_pairing(self) -> bool:
+        """Whether every tool call gets its result next to it (`repair_tool_pairing`)."""
     @property
-    def preserve_signatures(self) -> bool: ...
+    def preserve_signatures(self) -> bool:
+        """Whether thinking-block signatures are kept as recorded."""
     @property
-    def sanitize_thought_signatures(self) -> dict[str, bool] | None: ...
+    def sanitize_thought_signatures(self) -> dict[str, bool] | None:
+        """`{"allowBase64Only": ..., "includeCamelCase": ...}` when Gemini thought signatures are
+        stripped (`strip_thought_signatures`), else `None`.
+        """
     @property
-    def sanitize_thinking_signatures(self) -> bool: ...
+    def sanitize_thinking_signatures(self) -> bool:
+        """Whether thinking blocks with unusable signatures are dropped."""
     @property
-    def drop_thinking_blocks(self) -> bool: ...
+    def drop_thinking_blocks(self) -> bool:
+        """Whether thinking blocks are dropped from assistant messages (`drop_thinking_blocks`)."""
     @property
-    def apply_google_turn_ordering(self) -> bool: ...
+    def apply_google_turn_ordering(self) -> bool:
+        """Whether a leading assistant turn gets a bootstrap user turn
+        (`sanitize_google_turn_ordering`).
+        """
     @property
-    def validate_gemini_turns(self) -> bool: ...
+    def validate_gemini_turns(self) -> bool:
+        """Whether consecutive same-role turns are merged for Gemini (`validate_gemini_turns`)."""
     @property
-    def validate_anthropic_turns(self) -> bool: ...
+    def validate_anthropic_turns(self) -> bool:
+        """Whether turns are made valid for Anthropic (`validate_anthropic_turns`)."""
     @property
-    def allow_synthetic_tool_results(self) -> bool: ...
+    def allow_synthetic_tool_results(self) -> bool:
+        """Whether pairing repair may insert synthetic results for unanswered calls."""
     def to_dict(self) -> _JsonDict:
         """The policy in upstream's camelCase shape."""
     def __eq__(self, value: object, /) -> bool: ...
@@ -1262,17 +1309,23 @@ class HeartbeatPruneReport:
     """
 
     @property
-    def action(self) -> str: ...
+    def action(self) -> str:
+        """`"truncated"`, `"rewritten"` or `"unchanged"`."""
     @property
-    def removed_lines(self) -> int: ...
+    def removed_lines(self) -> int:
+        """Lines removed from the file."""
     @property
-    def removed_bytes(self) -> int: ...
+    def removed_bytes(self) -> int:
+        """Bytes removed from the file."""
     @property
-    def removed_ids(self) -> list[str]: ...
+    def removed_ids(self) -> list[str]:
+        """The ids of the entries removed."""
     @property
-    def kept_lines(self) -> int: ...
+    def kept_lines(self) -> int:
+        """Lines the file keeps."""
     @property
-    def reason(self) -> str | None: ...
+    def reason(self) -> str | None:
+        """Why nothing was removed (when `action` is `"unchanged"`)."""
     @property
     def pruned(self) -> bool:
         """Whether lines were removed."""
@@ -1538,68 +1591,102 @@ class SessionSummary:
 
     fields: ClassVar[list[str]]
     @property
-    def path(self) -> Path: ...
+    def path(self) -> Path:
+        """The file scanned."""
     @property
     def error(self) -> str | None:
         """`None` when the file is a usable session; otherwise why not."""
     @property
-    def format(self) -> str | None: ...
+    def format(self) -> str | None:
+        """`"pi"`, `"claude-code"` or `"codex"`; `None` when the file could not be read."""
     @property
-    def size_bytes(self) -> int: ...
+    def size_bytes(self) -> int:
+        """The file's size in bytes."""
     @property
-    def session_id(self) -> str | None: ...
+    def session_id(self) -> str | None:
+        """The header's session `id`."""
     @property
-    def cwd(self) -> str | None: ...
+    def cwd(self) -> str | None:
+        """The header's `cwd`."""
     @property
-    def created(self) -> str | None: ...
+    def created(self) -> str | None:
+        """The header's `timestamp` (when the session was created)."""
     @property
-    def name(self) -> str | None: ...
+    def name(self) -> str | None:
+        """The latest `session_info` name, if any."""
     @property
-    def file_version(self) -> int: ...
+    def file_version(self) -> int:
+        """The header's format `version` (pi-mono 0.58.3 `session-manager.ts`)."""
     @property
-    def migration_needed(self) -> bool: ...
+    def migration_needed(self) -> bool:
+        """Whether `Session.open` would migrate the file to the current version."""
     @property
-    def entries(self) -> int: ...
+    def entries(self) -> int:
+        """Entries in the file (the header excluded)."""
     @property
-    def messages(self) -> int: ...
+    def messages(self) -> int:
+        """`message` entries in the file, on every branch."""
     @property
-    def skipped_lines(self) -> int: ...
+    def skipped_lines(self) -> int:
+        """The same as `damaged_lines` (its name before the scan records grew)."""
     @property
-    def damaged_lines(self) -> int: ...
+    def damaged_lines(self) -> int:
+        """Lines that are not a usable JSON entry (skipped when the session is read)."""
     @property
-    def compactions(self) -> int: ...
+    def compactions(self) -> int:
+        """`compaction` entries in the file."""
     @property
-    def branches(self) -> int: ...
+    def branches(self) -> int:
+        """Entries with more than one child (where the tree branches)."""
     @property
-    def leaf_id(self) -> str | None: ...
+    def leaf_id(self) -> str | None:
+        """The id of the last entry, where the next one would be appended."""
     @property
-    def model(self) -> str | None: ...
+    def model(self) -> str | None:
+        """The last model on the leaf's path, as `provider/modelId`."""
     @property
-    def last_activity(self) -> str | None: ...
+    def last_activity(self) -> str | None:
+        """The timestamp of the last entry."""
     @property
-    def last_activity_ms(self) -> int | None: ...
+    def last_activity_ms(self) -> int | None:
+        """`last_activity` in milliseconds since the Unix epoch, when it parses."""
     @property
-    def context_messages(self) -> int: ...
+    def context_messages(self) -> int:
+        """Messages of the leaf's context (what the next request would send)."""
     @property
-    def estimated_tokens(self) -> int: ...
+    def estimated_tokens(self) -> int:
+        """pi's chars/4 estimate of the leaf context (split by role in the `*_tokens` fields)."""
     @property
-    def user_tokens(self) -> int: ...
+    def user_tokens(self) -> int:
+        """The user messages' share of `estimated_tokens`."""
     @property
-    def assistant_tokens(self) -> int: ...
+    def assistant_tokens(self) -> int:
+        """The assistant messages' share of `estimated_tokens`."""
     @property
-    def tool_result_tokens(self) -> int: ...
+    def tool_result_tokens(self) -> int:
+        """The tool results' share of `estimated_tokens`."""
     @property
-    def other_tokens(self) -> int: ...
+    def other_tokens(self) -> int:
+        """Every other role's share of `estimated_tokens` (summaries, bash executions, custom
+        messages).
+        """
     @property
-    def context_tokens(self) -> int: ...
+    def context_tokens(self) -> int:
+        """pi's `estimateContextTokens`: the last recorded usage plus the estimate after it."""
     @property
-    def tool_calls(self) -> int: ...
+    def tool_calls(self) -> int:
+        """Tool calls (with an id) of the context's assistants."""
     @property
-    def tool_results(self) -> int: ...
+    def tool_results(self) -> int:
+        """Tool results in the leaf's context."""
     @property
-    def unpaired_tool_calls(self) -> int: ...
+    def unpaired_tool_calls(self) -> int:
+        """Calls pairing repair would answer with a synthetic result (OpenClaw 2026.3.13
+        `src/agents/session-transcript-repair.ts`).
+        """
     @property
-    def unpaired_tool_results(self) -> int: ...
+    def unpaired_tool_results(self) -> int:
+        """Tool results pairing repair would drop (orphans and duplicates)."""
     def to_dict(self) -> dict[str, Any]:
         """Every field as a plain dict (`path` as a string), in a fixed order."""
 
@@ -1656,33 +1743,51 @@ class ImportedTranscript:
     def format(self) -> Literal["pi", "claude-code", "codex"]:
         """`"pi"`, `"claude-code"` or `"codex"`."""
     @property
-    def messages(self) -> Transcript: ...
+    def messages(self) -> Transcript:
+        """The main thread as pi messages, a `Transcript`."""
     @property
-    def lines(self) -> int: ...
+    def lines(self) -> int:
+        """Non-blank lines in the file."""
     @property
-    def damaged_lines(self) -> int: ...
+    def damaged_lines(self) -> int:
+        """Non-blank lines that are not a JSON object (skipped), the torn last line included."""
     @property
-    def torn_last_line(self) -> bool: ...
+    def torn_last_line(self) -> bool:
+        """Whether the last line has no newline and is not a JSON object (a write cut short)."""
     @property
-    def dropped_sidechain_lines(self) -> int: ...
+    def dropped_sidechain_lines(self) -> int:
+        """Claude Code sub-agent lines (`isSidechain: true`), not part of the main thread."""
     @property
-    def off_path_lines(self) -> int: ...
+    def off_path_lines(self) -> int:
+        """Claude Code main-thread lines not on the path from the leaf: abandoned branches
+        (rewinds, edits) and what a compaction boundary cut off.
+        """
     @property
-    def compactions(self) -> int: ...
+    def compactions(self) -> int:
+        """Compactions the file records (Claude `compact_boundary`/summary lines, Codex
+        `compacted` lines).
+        """
     @property
-    def branches(self) -> int: ...
+    def branches(self) -> int:
+        """Claude Code entries with more than one child (a rewind or an edit started a branch)."""
     @property
-    def model(self) -> str | None: ...
+    def model(self) -> str | None:
+        """The last model that answered (Claude `message.model`, Codex `turn_context.model`)."""
     @property
-    def first_timestamp(self) -> str | None: ...
+    def first_timestamp(self) -> str | None:
+        """The first line's timestamp, as the file writes it."""
     @property
-    def last_timestamp(self) -> str | None: ...
+    def last_timestamp(self) -> str | None:
+        """The last line's timestamp, as the file writes it."""
     @property
-    def session_id(self) -> str | None: ...
+    def session_id(self) -> str | None:
+        """The session id the file records."""
     @property
-    def cwd(self) -> str | None: ...
+    def cwd(self) -> str | None:
+        """The working directory the file records."""
     @property
-    def version(self) -> str | None: ...
+    def version(self) -> str | None:
+        """The writing tool's version (Claude `version`, Codex `cli_version`)."""
 
 def detect_transcript_format_bytes(data: bytes) -> Literal["pi", "claude-code", "codex"]:
     """The format of a transcript from its first records: `"pi"`, `"claude-code"` or `"codex"`.
