@@ -129,6 +129,9 @@ CURRENT_SESSION_VERSION: int
 _JsonDict = dict[str, Any]
 _Clock = int | Callable[[], int] | None
 _IdFactory = Callable[[], str] | None
+# String options with a fixed set of values (the binding refuses others with ValueError).
+_SanitizeMode = Literal["full", "images-only"]
+_ToolCallIdMode = Literal["strict", "strict9"]
 
 class ClawctxError(Exception):
     """Base class of every clawctx error."""
@@ -284,7 +287,7 @@ class Session:
         cls,
         path: str | os.PathLike[str],
         *,
-        on_invalid_header: str = "error",
+        on_invalid_header: Literal["error", "reset"] = "error",
         rewrite_migrated: bool = False,
         read_only: bool = False,
         fsync: bool = True,
@@ -892,7 +895,7 @@ class PruningSettings:
 def repair_session_file(
     path: str | os.PathLike[str],
     *,
-    backup: str = "keep",
+    backup: Literal["keep", "delete"] = "keep",
     lock_timeout: float = 10.0,
     now_ms: _Clock = None,
     fix_messages: bool = False,
@@ -932,9 +935,9 @@ class TranscriptPolicy:
     def __new__(
         cls,
         *,
-        sanitize_mode: str = "images-only",
+        sanitize_mode: _SanitizeMode = "images-only",
         sanitize_tool_call_ids: bool = False,
-        tool_call_id_mode: str | None = None,
+        tool_call_id_mode: _ToolCallIdMode | None = None,
         repair_tool_use_result_pairing: bool = True,
         preserve_signatures: bool = False,
         sanitize_thought_signatures: Mapping[str, bool] | None = None,
@@ -946,7 +949,7 @@ class TranscriptPolicy:
         allow_synthetic_tool_results: bool = False,
     ) -> TranscriptPolicy: ...
     @property
-    def sanitize_mode(self) -> str:
+    def sanitize_mode(self) -> _SanitizeMode:
         """How image and text blocks are sanitized: `"full"` or `"images-only"` (OpenClaw
         2026.3.13 `src/agents/transcript-policy.ts`, `sanitizeMode`).
         """
@@ -954,7 +957,7 @@ class TranscriptPolicy:
     def sanitize_tool_call_ids(self) -> bool:
         """Whether tool-call ids are rewritten to `tool_call_id_mode`."""
     @property
-    def tool_call_id_mode(self) -> str | None:
+    def tool_call_id_mode(self) -> _ToolCallIdMode | None:
         """The id alphabet the provider accepts (`"strict"`, `"strict9"`), or `None`."""
     @property
     def repair_tool_use_result_pairing(self) -> bool:
@@ -1023,23 +1026,23 @@ def drop_delivery_mirror_messages(messages: _Messages) -> Transcript:
     """
 
 def sanitize_tool_call_ids(
-    messages: _Messages, mode: str = "strict", *, now_ms: _Clock = None
+    messages: _Messages, mode: _ToolCallIdMode = "strict", *, now_ms: _Clock = None
 ) -> Transcript:
     """`sanitizeToolCallIdsForCloudCodeAssist` (OpenClaw `src/agents/tool-call-id.ts`): rewrites
     tool-call ids (calls and results) to `strict` (alphanumeric, ≤ 40) or `strict9` (exactly 9
     alphanumerics), keeping them unique and paired.
     """
 
-def dedupe_tool_call_ids(messages: _Messages, mode: str | None = None) -> Transcript:
+def dedupe_tool_call_ids(messages: _Messages, mode: _ToolCallIdMode | None = None) -> Transcript:
     """Makes tool-call ids unique across the transcript occurrence by occurrence (later repeats
     get fresh ids valid in `mode`; results follow first-in first-out), as OpenClaw 2026.5
     does.
     """
 
-def sanitize_tool_call_id(id: str | None, mode: str = "strict") -> str:
+def sanitize_tool_call_id(id: str | None, mode: _ToolCallIdMode = "strict") -> str:
     """`sanitizeToolCallId` (OpenClaw `src/agents/tool-call-id.ts`) for one id."""
 
-def is_valid_tool_call_id(id: str, mode: str = "strict") -> bool:
+def is_valid_tool_call_id(id: str, mode: _ToolCallIdMode = "strict") -> bool:
     """Whether an id is valid in `mode` (OpenClaw `src/agents/tool-call-id.ts`,
     `isValidCloudCodeAssistToolId`).
     """
@@ -1056,7 +1059,7 @@ def strip_thought_signatures(
 def sanitize_message_blocks(
     messages: _Messages,
     *,
-    sanitize_mode: str = "images-only",
+    sanitize_mode: _SanitizeMode = "images-only",
     preserve_signatures: bool = False,
     sanitize_thought_signatures: Mapping[str, bool] | None = None,
 ) -> Transcript:
@@ -1261,7 +1264,10 @@ class StripResult:
     def __hash__(self) -> int: ...
 
 def strip_heartbeat_token(
-    text: str | None, *, mode: str = "message", max_ack_chars: float | str | None = None
+    text: str | None,
+    *,
+    mode: Literal["heartbeat", "message"] = "message",
+    max_ack_chars: float | str | None = None,
 ) -> StripResult:
     """`stripHeartbeatToken` (OpenClaw 2026.3.13 `src/auto-reply/heartbeat.ts`), exactly as
     OpenClaw does it.
@@ -1553,7 +1559,7 @@ def build_compaction_prompt(
     previous_summary: str | None = None,
     custom_instructions: str | None = None,
     *,
-    kind: str = "history",
+    kind: Literal["history", "turn_prefix"] = "history",
 ) -> str:
     """The summarization prompt (pi's `generateSummary`). `messages_or_text` is the conversation
     as messages (serialized with `serialize_conversation`) or as already serialized text.
