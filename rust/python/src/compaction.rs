@@ -107,13 +107,13 @@ impl PyCompactionSettings {
     fn keep_recent_tokens(&self) -> PyResult<u64> {
         crate::errors::guard(|| Ok(self.inner.keep_recent_tokens))
     }
-    /// `max_tokens` of a history summary: `floor(0.8 × reserve_tokens)` (pi's
+    /// `max_tokens` of a history summary: `floor(0.8 * reserve_tokens)` (pi's
     /// `generateSummary`).
     #[getter]
     fn summary_max_tokens(&self) -> PyResult<u64> {
         crate::errors::guard(|| Ok(self.inner.summary_max_tokens()))
     }
-    /// `max_tokens` of a turn-prefix summary: `floor(0.5 × reserve_tokens)`.
+    /// `max_tokens` of a turn-prefix summary: `floor(0.5 * reserve_tokens)`.
     #[getter]
     fn turn_prefix_max_tokens(&self) -> PyResult<u64> {
         crate::errors::guard(|| Ok(self.inner.turn_prefix_max_tokens()))

@@ -21,19 +21,35 @@ use crate::transcript::PyTranscript;
 pub struct PyImportedTranscript {
     /// `"pi"`, `"claude-code"` or `"codex"`.
     pub format: &'static str,
+    /// The main thread as pi messages, a `Transcript`.
     pub messages: Py<PyTranscript>,
+    /// Non-blank lines in the file.
     pub lines: usize,
+    /// Non-blank lines that are not a JSON object (skipped), the torn last line included.
     pub damaged_lines: usize,
+    /// Whether the last line has no newline and is not a JSON object (a write cut short).
     pub torn_last_line: bool,
+    /// Claude Code sub-agent lines (`isSidechain: true`), not part of the main thread.
     pub dropped_sidechain_lines: usize,
+    /// Claude Code main-thread lines not on the path from the leaf: abandoned branches
+    /// (rewinds, edits) and what a compaction boundary cut off.
     pub off_path_lines: usize,
+    /// Compactions the file records (Claude `compact_boundary`/summary lines, Codex
+    /// `compacted` lines).
     pub compactions: usize,
+    /// Claude Code entries with more than one child (a rewind or an edit started a branch).
     pub branches: usize,
+    /// The last model that answered (Claude `message.model`, Codex `turn_context.model`).
     pub model: Option<String>,
+    /// The first line's timestamp, as the file writes it.
     pub first_timestamp: Option<String>,
+    /// The last line's timestamp, as the file writes it.
     pub last_timestamp: Option<String>,
+    /// The session id the file records.
     pub session_id: Option<String>,
+    /// The working directory the file records.
     pub cwd: Option<String>,
+    /// The writing tool's version (Claude `version`, Codex `cli_version`).
     pub version: Option<String>,
 }
 

@@ -119,26 +119,34 @@ impl PyTranscriptPolicy {
         })
     }
 
+    /// How image and text blocks are sanitized: `"full"` or `"images-only"`
+    /// (OpenClaw 2026.3.13 `src/agents/transcript-policy.ts`, `sanitizeMode`).
     #[getter]
     fn sanitize_mode(&self) -> PyResult<&'static str> {
         crate::errors::guard(|| Ok(mode_name(self.inner.sanitize_mode)))
     }
+    /// Whether tool-call ids are rewritten to `tool_call_id_mode`.
     #[getter]
     fn sanitize_tool_call_ids(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.sanitize_tool_call_ids))
     }
+    /// The id alphabet the provider accepts (`"strict"`, `"strict9"`), or `None`.
     #[getter]
     fn tool_call_id_mode(&self) -> PyResult<Option<&'static str>> {
         crate::errors::guard(|| Ok(self.inner.tool_call_id_mode.map(id_mode_name)))
     }
+    /// Whether every tool call gets its result next to it (`repair_tool_pairing`).
     #[getter]
     fn repair_tool_use_result_pairing(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.repair_tool_use_result_pairing))
     }
+    /// Whether thinking-block signatures are kept as recorded.
     #[getter]
     fn preserve_signatures(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.preserve_signatures))
     }
+    /// `{"allowBase64Only": ..., "includeCamelCase": ...}` when Gemini thought
+    /// signatures are stripped (`strip_thought_signatures`), else `None`.
     #[getter]
     fn sanitize_thought_signatures(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         crate::errors::guard(|| match self.inner.sanitize_thought_signatures {
@@ -149,26 +157,33 @@ impl PyTranscriptPolicy {
             None => Ok(py.None()),
         })
     }
+    /// Whether thinking blocks with unusable signatures are dropped.
     #[getter]
     fn sanitize_thinking_signatures(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.sanitize_thinking_signatures))
     }
+    /// Whether thinking blocks are dropped from assistant messages (`drop_thinking_blocks`).
     #[getter]
     fn drop_thinking_blocks(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.drop_thinking_blocks))
     }
+    /// Whether a leading assistant turn gets a bootstrap user turn
+    /// (`sanitize_google_turn_ordering`).
     #[getter]
     fn apply_google_turn_ordering(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.apply_google_turn_ordering))
     }
+    /// Whether consecutive same-role turns are merged for Gemini (`validate_gemini_turns`).
     #[getter]
     fn validate_gemini_turns(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.validate_gemini_turns))
     }
+    /// Whether turns are made valid for Anthropic (`validate_anthropic_turns`).
     #[getter]
     fn validate_anthropic_turns(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.validate_anthropic_turns))
     }
+    /// Whether pairing repair may insert synthetic results for unanswered calls.
     #[getter]
     fn allow_synthetic_tool_results(&self) -> PyResult<bool> {
         crate::errors::guard(|| Ok(self.inner.allow_synthetic_tool_results))

@@ -99,9 +99,13 @@ impl PyRefreshReport {
 )]
 #[derive(Clone)]
 pub struct PySkippedLine {
+    /// The 1-based line number in the file.
     pub line: usize,
+    /// `"skipped"`, `"salvaged"`, `"sanitized"` or `"ignored"`.
     pub action: String,
+    /// What was wrong with the line, in words.
     pub reason: String,
+    /// How many entries the line yielded (a salvaged line may hold several).
     pub records: usize,
 }
 

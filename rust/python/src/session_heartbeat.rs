@@ -80,11 +80,17 @@ pub fn mark_heartbeat_transcript(
     get_all
 )]
 pub struct PyHeartbeatPruneReport {
+    /// `"truncated"`, `"rewritten"` or `"unchanged"`.
     pub action: String,
+    /// Lines removed from the file.
     pub removed_lines: usize,
+    /// Bytes removed from the file.
     pub removed_bytes: u64,
+    /// The ids of the entries removed.
     pub removed_ids: Vec<String>,
+    /// Lines the file keeps.
     pub kept_lines: usize,
+    /// Why nothing was removed (when `action` is `"unchanged"`).
     pub reason: Option<String>,
 }
 

@@ -20,8 +20,11 @@ use crate::errors::IntoPyResult;
 )]
 #[derive(Clone)]
 pub struct PyLineChange {
+    /// The 1-based line number in the original file.
     pub line: usize,
+    /// `"dropped"`, `"rewritten"` or `"salvaged"`.
     pub kind: String,
+    /// Why the line changed, in words.
     pub reason: String,
 }
 
@@ -37,22 +40,31 @@ impl PyLineChange {
 /// What `repair_session_file` did (OpenClaw's report plus the changed lines).
 #[pyclass(name = "RepairReport", module = "clawctx._core", frozen)]
 pub struct PyRepairReport {
+    /// Whether the file was rewritten (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`).
     #[pyo3(get)]
     pub repaired: bool,
+    /// Malformed lines dropped.
     #[pyo3(get)]
     pub dropped_lines: usize,
+    /// Assistant messages rewritten to a valid shape.
     #[pyo3(get)]
     pub rewritten_assistant_messages: usize,
+    /// User messages with no content dropped.
     #[pyo3(get)]
     pub dropped_blank_user_messages: usize,
+    /// User messages rewritten to a valid shape.
     #[pyo3(get)]
     pub rewritten_user_messages: usize,
+    /// Entries recovered from lines that held more than one record.
     #[pyo3(get)]
     pub salvaged_records: usize,
+    /// Where the original was copied before the rewrite, or `None`.
     #[pyo3(get)]
     pub backup_path: Option<PathBuf>,
+    /// Why the file was not repaired (missing, not a session, nothing to fix), or `None`.
     #[pyo3(get)]
     pub reason: Option<String>,
+    /// Every changed line, as `LineChange`s.
     #[pyo3(get)]
     pub changes: Vec<PyLineChange>,
     summary_text: String,

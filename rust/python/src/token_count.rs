@@ -125,8 +125,8 @@ pub fn count_message_tokens<'py>(
     })
 }
 
-/// The tokens an image of `width` × `height` pixels is charged (OpenAI's high-detail rule: fit
-/// into 2048 × 2048, shorter side scaled down to 768, 85 + 170 per 512-px tile).
+/// The tokens an image of `width` * `height` pixels is charged (OpenAI's high-detail rule: fit
+/// into 2048 * 2048, shorter side scaled down to 768, 85 + 170 per 512-px tile).
 #[pyfunction]
 pub fn image_tokens(width: u32, height: u32) -> PyResult<u64> {
     crate::errors::guard(|| Ok(token_count::image_tokens(width, height)))

@@ -70,8 +70,11 @@ fn weighting(cjk: bool) -> CharWeighting {
     get_all
 )]
 pub struct PyToolCallInputsReport {
+    /// The repaired transcript.
     pub messages: Py<PyTranscript>,
+    /// Tool-call blocks dropped (no input, no id, or an invalid or disallowed name).
     pub dropped_tool_calls: usize,
+    /// Assistant messages dropped because no block was left.
     pub dropped_assistant_messages: usize,
 }
 
@@ -117,11 +120,15 @@ pub fn sanitize_tool_call_inputs(
 /// Result of `repair_tool_pairing`.
 #[pyclass(name = "PairingReport", module = "clawctx._core", frozen, get_all)]
 pub struct PyPairingReport {
+    /// The repaired transcript.
     pub messages: Py<PyTranscript>,
     /// The synthetic results inserted (a `Transcript`).
     pub added: Py<PyTranscript>,
+    /// Tool results dropped because an earlier result answered the same id.
     pub dropped_duplicate_count: usize,
+    /// Tool results dropped because no earlier call has their id.
     pub dropped_orphan_count: usize,
+    /// Whether results were moved next to their calls.
     pub moved: bool,
 }
 
@@ -286,9 +293,13 @@ pub fn estimate_string_chars(text: &str) -> PyResult<u64> {
 /// Result of `estimate_context_tokens`.
 #[pyclass(name = "ContextTokens", module = "clawctx._core", frozen, get_all)]
 pub struct PyContextTokens {
+    /// `usage_tokens + trailing_tokens`: the context's estimated size.
     pub tokens: u64,
+    /// The total tokens of the last usable assistant `usage`, or 0.
     pub usage_tokens: u64,
+    /// The chars/4 estimate of the messages after that assistant.
     pub trailing_tokens: u64,
+    /// The index of that assistant, or `None` when no usage was recorded.
     pub last_usage_index: Option<usize>,
 }
 
