@@ -433,12 +433,28 @@ class Session:
         full since).
         """
     @property
-    def lazy_bytes_read(self) -> int | None: ...
-    def has_entries(self) -> bool: ...
-    def load_in_full(self) -> bool: ...
-    def save_migrated(self) -> Path | None: ...
-    def refresh(self) -> RefreshReport: ...
-    def append_message(self, message: Mapping[str, Any]) -> str: ...
+    def lazy_bytes_read(self) -> int | None:
+        """Bytes read from the end of the file while lazy (`None` once loaded in full)."""
+    def has_entries(self) -> bool:
+        """Whether the session has any entry (`len(session) > 0`, without loading a lazy session:
+        it holds at least its last entry).
+        """
+    def load_in_full(self) -> bool:
+        """Loads a lazy session's file in full now (what any method that needs the past does by
+        itself). Returns whether it was lazy.
+        """
+    def save_migrated(self) -> Path | None:
+        """Writes the in-memory migration back to the file (atomically, after a backup). Returns
+        the backup path, or `None` when the file needed no migration.
+        """
+    def refresh(self) -> RefreshReport:
+        """Reads what was appended to the file since it was loaded: only the new bytes are read
+        and parsed; the index and every message's cached token facts are kept; the leaf moves
+        to the newest entry when entries arrived. A truncated, replaced or rewritten file is
+        loaded again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
+        """
+    def append_message(self, message: Mapping[str, Any]) -> str:
+        """Appends a message (user, assistant, toolResult, bashExecution, custom, …)."""
     def append_messages(
         self,
         messages: Iterable[Mapping[str, Any]],
@@ -446,10 +462,25 @@ class Session:
         turn_key: str | None = None,
         since: str | None = None,
     ) -> list[str]:
-        """Appends the messages as one turn in one locked write (all or none); with
-        ``turn_key``, a turn already on the branch is not written again and its ids return."""
+        """Appends `messages` (pi messages: dicts with a `role`) as one turn and returns their
+        new entry ids: each a child of the one before, the first a child of the leaf, the leaf
+        moved to the last. All of them or none: every message is converted (a value JSON
+        cannot hold, `nan` and `inf` included, raises before anything is written) and checked,
+        every line built, then the lines go out in one locked write with one fsync; a failed
+        write is cut back off the file and the session is unchanged.
+
+        `turn_key` makes the turn idempotent: when a turn with that key is on the leaf's
+        branch already (searched from the leaf back to the entry `since`, excluded, or to the
+        root), nothing is written and its ids are returned. The key is stored on the turn's
+        first entry (`"clawctxTurn": {"key", "part", "of"}`, an entry field pi ignores), so it
+        is found again after a restart. Entries of a turn of two or more carry `part`/`of`: an
+        open drops a turn that a crash (`kill -9` during the write) cut short.
+        """
     def find_turn(self, turn_key: str, *, since: str | None = None) -> list[str] | None:
-        """The ids of the turn appended with ``turn_key`` on the leaf's branch, or ``None``."""
+        """The ids of the turn appended with `turn_key` (see `append_messages`) when it is on the
+        leaf's branch, searched from the leaf back to the entry `since` (excluded) or the
+        root; otherwise `None`.
+        """
     def append_thinking_level_change(self, thinking_level: str) -> str:
         """Appends a `thinking_level_change` entry (`thinkingLevel`, e.g. "off", "low", "high");
         the context of a leaf after it reports that level.
@@ -1134,11 +1165,16 @@ def validate_for_provider(
     Chat/Responses, Gemini), modelling replay as pi-ai sends it (errored and aborted assistant
     turns skipped, same-role messages combined into one turn). Returns the violations found;
     an empty list means the provider will accept the transcript's shape.
+
+    Raises `ValueError` listing the known names for an unknown `model_api`, or for an unknown
+    `provider` when no known `model_api` is given (any provider id is accepted with a known
+    model API, so custom OpenAI-compatible providers work).
     """
 
 def provider_family(*, provider: str | None = None, model_api: str | None = None) -> str:
     """The provider family `validate_for_provider` applies: "anthropic", "openai", "gemini" or
-    "other".
+    "other". Raises `ValueError` listing the known names for an unknown `model_api`, or for an
+    unknown `provider` when no known `model_api` is given.
     """
 
 def guard_request(
@@ -1844,8 +1880,18 @@ def _build_request_payload(
     simple: bool = False,
     now_ms: int = 0,
     guard: bool = True,
-) -> _RequestPayload: ...
-def _parse_response(model_json: str, reply: bytes, now_ms: float) -> tuple[bytes, list[str]]: ...
+) -> _RequestPayload:
+    """The request body for `request["model"]["api"]`. `request_json` is the JSON text of
+    `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array
+    text.
+    """
+
+def _parse_response(model_json: str, reply: bytes, now_ms: float) -> tuple[bytes, list[str]]:
+    """`(message_json, event_types)` for `reply` read as pi-ai reads `model["api"]`'s stream.
+    Raises `ValueError` (wrapped as `ResponseParseError` by `clawctx.wire.response`) for a
+    reply pi-ai could not even start reading.
+    """
+
 def _transform_messages(
     model_json: str,
     messages_json: str,

@@ -10,6 +10,9 @@
         HookError(RuntimeError)                   a hook handler failed (catch_errors=False)
         ContextEngineNotRegisteredError(LookupError)  the configured engine id is unknown
         ReportDependencyError(ImportError)        the report's charting extra is missing
+        TurnMessageError(ValueError)              record_turn got a message that is not pi's
+        ResponseParseError(ValueError)            a provider reply that cannot be read at all
+        ToolDefinitionError(ValueError)           a tool definition in no shape clawctx reads
         _ImageError                               internal to history.images, never escapes
 
 A name in parentheses is a built-in base kept beside ``ClawctxError``, so ``except ValueError``
@@ -51,6 +54,7 @@ __all__ = [
     "ReportDependencyError",
     "SessionFormatError",
     "SessionLockError",
+    "TurnMessageError",
 ]
 
 
@@ -76,3 +80,20 @@ class ContextEngineNotRegisteredError(ClawctxError, LookupError):
 
 class ReportDependencyError(ClawctxError, ImportError):
     """The charting library of ``clawctx.report`` is not installed."""
+
+
+class TurnMessageError(ClawctxError, ValueError):
+    """A message given to ``record_turn`` is not a pi message: nothing was written. The
+    message says which one and why; a provider's reply is named as such, with the function
+    that turns it into pi's assistant message (``clawctx.parse_response``)."""
+
+
+class ResponseParseError(ClawctxError, ValueError):
+    """The reply cannot be read as the model's API at all: it is in another API's shape, a
+    ``data:`` line or the body is not JSON, it is neither SSE nor events nor a body, or the
+    API is not supported. (A reply pi-ai reads but fails on, such as an error event or a
+    refusal, is not an exception: it gives a message with ``stopReason: "error"``.)"""
+
+
+class ToolDefinitionError(ClawctxError, ValueError):
+    """A tool definition in none of the shapes :func:`normalize_tools` reads."""

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clawctx._core import ClawctxError
+from clawctx.errors import TurnMessageError
 from clawctx.interop import _common as c
-from clawctx.interop import pi_messages
+from clawctx.interop import _pi_messages as pi_messages
 
 __all__ = ["TurnMessageError", "check_turn_messages"]
 
@@ -32,12 +32,6 @@ _PROVIDER_BLOCKS = frozenset(
 
 #: Roles ``record_turn`` writes as messages (the summaries are entries of their own).
 _TURN_ROLES = c.PI_ROLES - {"branchSummary", "compactionSummary"}
-
-
-class TurnMessageError(ClawctxError, ValueError):
-    """A message given to ``record_turn`` is not a pi message: nothing was written. The
-    message says which one and why; a provider's reply is named as such, with the function
-    that turns it into pi's assistant message (``clawctx.parse_response``)."""
 
 
 def _reply_hint(index: int) -> str:

@@ -18,19 +18,21 @@ from collections.abc import AsyncIterable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from clawctx._core import ClawctxError
 from clawctx._core import _parse_response as _parse
+from clawctx.errors import ResponseParseError
 from clawctx.wire.payload import _model_dict
 
 #: The model APIs :func:`parse_response` reads replies for.
+__all__ = [
+    "RESPONSE_APIS",
+    "ParsedResponse",
+    "ResponseParseError",
+    "aparse_response",
+    "parse_response",
+    "read_response",
+]
+
 RESPONSE_APIS = ("anthropic-messages",)
-
-
-class ResponseParseError(ClawctxError, ValueError):
-    """The reply cannot be read as the model's API at all: it is in another API's shape, a
-    ``data:`` line or the body is not JSON, it is neither SSE nor events nor a body, or the
-    API is not supported. (A reply pi-ai reads but fails on, such as an error event or a
-    refusal, is not an exception: it gives a message with ``stopReason: "error"``.)"""
 
 
 @dataclass(frozen=True)

@@ -23,16 +23,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clawctx._core import ClawctxError
+from clawctx.errors import ToolDefinitionError
 
 __all__ = ["ToolDefinitionError", "normalize_tools"]
 
 #: An empty object schema (a tool without parameters).
 _NO_PARAMETERS: dict[str, Any] = {"type": "object", "properties": {}}
-
-
-class ToolDefinitionError(ClawctxError, ValueError):
-    """A tool definition in none of the shapes :func:`normalize_tools` reads."""
 
 
 def _schema(value: Any, where: str) -> dict[str, Any]:
