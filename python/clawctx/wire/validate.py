@@ -319,6 +319,11 @@ def _responses(body: Mapping[str, Any]) -> _Found:
         kind = item.get("type")
         cid = item.get("call_id")
         if kind == "function_call":
+            if not cid:
+                # The API's `call_id` is a required, non-empty string.
+                found.append(
+                    BodyViolation(where, "empty-call-id", "a function_call without call_id")
+                )
             if isinstance(cid, str) and cid in calls:
                 found.append(BodyViolation(where, "duplicate-call-id", f"call_id {cid!r}"))
             elif isinstance(cid, str):
