@@ -155,7 +155,9 @@ def transcript(messages: list[dict[str, Any]]) -> Transcript:
 
 def clawctx_payload(transcript: Transcript) -> bytes:
     context = {"system_prompt": SYSTEM, "messages": transcript}
-    return build_request_payload(MODEL, context, now_ms=0).to_json()
+    # safe=False: the reference is pi-ai's converter, invalid requests included (the bench's
+    # generated history repeats tool-call ids, which the default guard would rename).
+    return build_request_payload(MODEL, context, now_ms=0, safe=False).to_json()
 
 
 def test_same_body(messages: list[dict[str, Any]], transcript: Transcript) -> None:

@@ -80,12 +80,16 @@ def test_constants_are_the_spec_strings() -> None:
 def test_rust_defaults_agree_with_the_python_constants() -> None:
     # The core's default prompt and ack limit are the ones exported here.
     pair = [user(clawctx.history.DEFAULT_HEARTBEAT_PROMPT), assistant("HEARTBEAT_OK")]
-    assert len(clawctx.filter_heartbeat_pairs(pair)) == 0
+    assert len(clawctx.history.filter_heartbeat_pairs(pair)) == 0
     limit = clawctx.history.DEFAULT_HEARTBEAT_ACK_MAX_CHARS
     at_limit = "HEARTBEAT_OK " + "a" * limit
-    assert clawctx.strip_heartbeat_token(at_limit, mode="heartbeat", max_ack_chars=None).should_skip
+    assert clawctx.history.strip_heartbeat_token(
+        at_limit, mode="heartbeat", max_ack_chars=None
+    ).should_skip
     over = "HEARTBEAT_OK " + "a" * (limit + 1)
-    assert not clawctx.strip_heartbeat_token(over, mode="heartbeat", max_ack_chars=None).should_skip
+    assert not clawctx.history.strip_heartbeat_token(
+        over, mode="heartbeat", max_ack_chars=None
+    ).should_skip
 
 
 # ---- strip_heartbeat_token (heartbeat.ts: stripHeartbeatToken) -----------------------------------
@@ -119,11 +123,11 @@ UPSTREAM_VECTORS = [
 def test_upstream_strip_vectors(
     raw: str | None, mode: str, expected: tuple[bool, str, bool]
 ) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode=mode) == expected  # type: ignore[arg-type]
+    assert clawctx.history.strip_heartbeat_token(raw, mode=mode) == expected  # type: ignore[arg-type]
 
 
 def test_strip_result_fields_unpacking_and_message_default_mode() -> None:
-    result = clawctx.strip_heartbeat_token("HEARTBEAT_OK done")
+    result = clawctx.history.strip_heartbeat_token("HEARTBEAT_OK done")
     assert isinstance(result, clawctx.history.StripResult)
     assert (result.should_skip, result.text, result.did_strip) == (False, "done", True)
     should_skip, rest, did_strip = result
@@ -134,16 +138,16 @@ def test_strip_result_fields_unpacking_and_message_default_mode() -> None:
     assert result == (False, "done", True)
     assert result != (False, "done", False)
     assert result != [False, "done", True]
-    assert result == clawctx.strip_heartbeat_token("HEARTBEAT_OK  done", mode="message")
+    assert result == clawctx.history.strip_heartbeat_token("HEARTBEAT_OK  done", mode="message")
     assert hash(result) == hash((False, "done", True))
     assert repr(result) == "StripResult(should_skip=False, text='done', did_strip=True)"
-    assert clawctx.strip_heartbeat_token("HEARTBEAT_OK done", mode="heartbeat") == SKIP
+    assert clawctx.history.strip_heartbeat_token("HEARTBEAT_OK done", mode="heartbeat") == SKIP
 
 
 @pytest.mark.parametrize("raw", [None, "", " ", "\n\t \r\n", "\u3000\ufeff"])
 @pytest.mark.parametrize("mode", ["heartbeat", "message"])
 def test_blank_text_is_a_skip_without_strip(raw: str | None, mode: str) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode=mode) == (True, "", False)  # type: ignore[arg-type]
+    assert clawctx.history.strip_heartbeat_token(raw, mode=mode) == (True, "", False)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -158,7 +162,7 @@ def test_blank_text_is_a_skip_without_strip(raw: str | None, mode: str) -> None:
 )
 @pytest.mark.parametrize("mode", ["heartbeat", "message"])
 def test_token_absent_keeps_trimmed_text(raw: str, expected: str, mode: str) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode=mode) == (False, expected, False)  # type: ignore[arg-type]
+    assert clawctx.history.strip_heartbeat_token(raw, mode=mode) == (False, expected, False)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -187,7 +191,7 @@ def test_token_absent_keeps_trimmed_text(raw: str, expected: str, mode: str) -> 
     ],
 )
 def test_markup_normalization(raw: str, expected: tuple[bool, str, bool]) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode="message") == expected
+    assert clawctx.history.strip_heartbeat_token(raw, mode="message") == expected
 
 
 @pytest.mark.parametrize(
@@ -204,7 +208,7 @@ def test_markup_normalization(raw: str, expected: tuple[bool, str, bool]) -> Non
 def test_repeated_tokens_are_stripped_from_both_edges(
     raw: str, expected: tuple[bool, str, bool]
 ) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode="message") == expected
+    assert clawctx.history.strip_heartbeat_token(raw, mode="message") == expected
 
 
 @pytest.mark.parametrize(
@@ -228,16 +232,16 @@ def test_repeated_tokens_are_stripped_from_both_edges(
     ],
 )
 def test_trailing_punctuation_after_the_token(raw: str, expected: tuple[bool, str, bool]) -> None:
-    assert clawctx.strip_heartbeat_token(raw, mode="message") == expected
+    assert clawctx.history.strip_heartbeat_token(raw, mode="message") == expected
 
 
 def test_whitespace_is_collapsed_with_javascript_semantics() -> None:
-    assert clawctx.strip_heartbeat_token(
+    assert clawctx.history.strip_heartbeat_token(
         "HEARTBEAT_OK\n\nline one\n\n\t line\u00a0\u00a0two", mode="message"
     ) == (False, "line one line two", True)
     # U+3000 and U+FEFF are JavaScript whitespace; U+0085 is not.
-    assert clawctx.strip_heartbeat_token("\u3000HEARTBEAT_OK\ufeff", mode="message") == SKIP
-    assert clawctx.strip_heartbeat_token("\u0085 HEARTBEAT_OK", mode="message") == (
+    assert clawctx.history.strip_heartbeat_token("\u3000HEARTBEAT_OK\ufeff", mode="message") == SKIP
+    assert clawctx.history.strip_heartbeat_token("\u0085 HEARTBEAT_OK", mode="message") == (
         False,
         "\u0085",
         True,
@@ -275,28 +279,33 @@ def test_whitespace_is_collapsed_with_javascript_semantics() -> None:
 )
 def test_max_ack_chars_boundary(limit: Any, length: int, skip: bool) -> None:
     raw = "HEARTBEAT_OK " + "a" * length
-    result = clawctx.strip_heartbeat_token(raw, mode="heartbeat", max_ack_chars=limit)
+    result = clawctx.history.strip_heartbeat_token(raw, mode="heartbeat", max_ack_chars=limit)
     assert result == ((True, "", True) if skip else (False, "a" * length, True))
 
 
 def test_max_ack_chars_counts_utf16_units_and_only_applies_in_heartbeat_mode() -> None:
     raw = "HEARTBEAT_OK " + "😀" * 3  # 6 UTF-16 units, 3 code points
-    assert clawctx.strip_heartbeat_token(raw, mode="heartbeat", max_ack_chars=6).should_skip
-    assert not clawctx.strip_heartbeat_token(raw, mode="heartbeat", max_ack_chars=5).should_skip
-    assert clawctx.strip_heartbeat_token(raw, mode="message", max_ack_chars=10_000) == (
+    assert clawctx.history.strip_heartbeat_token(raw, mode="heartbeat", max_ack_chars=6).should_skip
+    assert not clawctx.history.strip_heartbeat_token(
+        raw, mode="heartbeat", max_ack_chars=5
+    ).should_skip
+    assert clawctx.history.strip_heartbeat_token(raw, mode="message", max_ack_chars=10_000) == (
         False,
         "😀😀😀",
         True,
     )
     # Nothing left is a skip whatever the limit.
-    assert clawctx.strip_heartbeat_token("HEARTBEAT_OK", mode="heartbeat", max_ack_chars=-1) == SKIP
+    assert (
+        clawctx.history.strip_heartbeat_token("HEARTBEAT_OK", mode="heartbeat", max_ack_chars=-1)
+        == SKIP
+    )
 
 
 def test_strip_rejects_bad_arguments() -> None:
     with pytest.raises(ValueError, match="mode"):
-        clawctx.strip_heartbeat_token("x", mode="ack")  # type: ignore[arg-type]
+        clawctx.history.strip_heartbeat_token("x", mode="ack")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="max_ack_chars"):
-        clawctx.strip_heartbeat_token("x", max_ack_chars=[1])  # type: ignore[arg-type]
+        clawctx.history.strip_heartbeat_token("x", max_ack_chars=[1])  # type: ignore[arg-type]
 
 
 # ---- filter_heartbeat_pairs (later heartbeat-filter.ts: filterHeartbeatPairs) --------------------
@@ -324,7 +333,7 @@ def test_heartbeat_user_messages_and_their_ack_are_removed(prompt_content: Any) 
     before = [user("first"), assistant("reply")]
     after = [user("later"), assistant("answer")]
     messages = [*before, user(prompt_content), assistant("HEARTBEAT_OK"), *after]
-    result = clawctx.filter_heartbeat_pairs(messages)
+    result = clawctx.history.filter_heartbeat_pairs(messages)
     assert result.to_list() == [*before, *after]
 
 
@@ -344,7 +353,7 @@ def test_heartbeat_user_messages_and_their_ack_are_removed(prompt_content: Any) 
 )
 def test_other_user_messages_are_kept(content: Any) -> None:
     messages = [user(content), assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(messages).to_list() == messages
+    assert clawctx.history.filter_heartbeat_pairs(messages).to_list() == messages
 
 
 @pytest.mark.parametrize(
@@ -362,7 +371,7 @@ def test_other_user_messages_are_kept(content: Any) -> None:
 )
 def test_assistant_replies_that_are_not_pure_acks_are_kept(reply: Any) -> None:
     messages = [user(PROMPT), assistant(reply)]
-    assert clawctx.filter_heartbeat_pairs(messages).to_list() == messages
+    assert clawctx.history.filter_heartbeat_pairs(messages).to_list() == messages
 
 
 def test_assistant_acks_in_every_text_form_are_removed() -> None:
@@ -374,9 +383,9 @@ def test_assistant_acks_in_every_text_form_are_removed() -> None:
         [],  # quirk: no text strips to a skip
     ):
         messages = [user(PROMPT), assistant(reply)]
-        assert clawctx.filter_heartbeat_pairs(messages).to_list() == [], reply
+        assert clawctx.history.filter_heartbeat_pairs(messages).to_list() == [], reply
     string_reply = {"role": "assistant", "content": "HEARTBEAT_OK", "timestamp": 2}
-    assert len(clawctx.filter_heartbeat_pairs([user(PROMPT), string_reply])) == 0
+    assert len(clawctx.history.filter_heartbeat_pairs([user(PROMPT), string_reply])) == 0
 
 
 def test_pairs_must_be_adjacent_and_roles_exact() -> None:
@@ -389,35 +398,42 @@ def test_pairs_must_be_adjacent_and_roles_exact() -> None:
         "timestamp": 3,
     }
     apart = [user(PROMPT), tool_result, assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(apart).to_list() == apart
+    assert clawctx.history.filter_heartbeat_pairs(apart).to_list() == apart
     swapped = [assistant("HEARTBEAT_OK"), user(PROMPT)]
-    assert clawctx.filter_heartbeat_pairs(swapped).to_list() == swapped
+    assert clawctx.history.filter_heartbeat_pairs(swapped).to_list() == swapped
     wrong_role = [{**user(PROMPT), "role": "User"}, assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(wrong_role).to_list() == wrong_role
+    assert clawctx.history.filter_heartbeat_pairs(wrong_role).to_list() == wrong_role
     # Left to right: the first prompt has no ack after it, the second pair goes.
     double = [user(PROMPT), user(PROMPT), assistant("HEARTBEAT_OK"), assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(double).to_list() == [double[0], double[3]]
+    assert clawctx.history.filter_heartbeat_pairs(double).to_list() == [double[0], double[3]]
 
 
 def test_configured_prompt_transcript_prompt_and_ack_limit() -> None:
     ping = [user("ping from cron"), assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(ping).to_list() == ping
-    assert len(clawctx.filter_heartbeat_pairs(ping, heartbeat_prompt="  ping ")) == 0
+    assert clawctx.history.filter_heartbeat_pairs(ping).to_list() == ping
+    assert len(clawctx.history.filter_heartbeat_pairs(ping, heartbeat_prompt="  ping ")) == 0
     default = [user(PROMPT), assistant("HEARTBEAT_OK")]
-    assert clawctx.filter_heartbeat_pairs(default, heartbeat_prompt="ping").to_list() == default
-    assert clawctx.filter_heartbeat_pairs(default, heartbeat_prompt=None).to_list() == default
-    assert clawctx.filter_heartbeat_pairs(default, heartbeat_prompt="  ").to_list() == default
+    assert (
+        clawctx.history.filter_heartbeat_pairs(default, heartbeat_prompt="ping").to_list()
+        == default
+    )
+    assert (
+        clawctx.history.filter_heartbeat_pairs(default, heartbeat_prompt=None).to_list() == default
+    )
+    assert (
+        clawctx.history.filter_heartbeat_pairs(default, heartbeat_prompt="  ").to_list() == default
+    )
     # The task prompt matches whatever the configured prompt.
     tasks = [user(TASKS), assistant("HEARTBEAT_OK")]
-    assert len(clawctx.filter_heartbeat_pairs(tasks, heartbeat_prompt=None)) == 0
+    assert len(clawctx.history.filter_heartbeat_pairs(tasks, heartbeat_prompt=None)) == 0
     poll = [user(clawctx.history.HEARTBEAT_TRANSCRIPT_PROMPT), assistant("HEARTBEAT_OK")]
-    assert len(clawctx.filter_heartbeat_pairs(poll)) == 0
-    assert clawctx.filter_heartbeat_pairs(poll, transcript_prompt=False).to_list() == poll
+    assert len(clawctx.history.filter_heartbeat_pairs(poll)) == 0
+    assert clawctx.history.filter_heartbeat_pairs(poll, transcript_prompt=False).to_list() == poll
     chatty = [user(PROMPT), assistant("HEARTBEAT_OK " + "x" * 20)]
-    assert len(clawctx.filter_heartbeat_pairs(chatty)) == 0
-    assert clawctx.filter_heartbeat_pairs(chatty, max_ack_chars=20).to_list() == []
-    assert clawctx.filter_heartbeat_pairs(chatty, max_ack_chars=19).to_list() == chatty
-    assert clawctx.filter_heartbeat_pairs(chatty, max_ack_chars="19").to_list() == chatty
+    assert len(clawctx.history.filter_heartbeat_pairs(chatty)) == 0
+    assert clawctx.history.filter_heartbeat_pairs(chatty, max_ack_chars=20).to_list() == []
+    assert clawctx.history.filter_heartbeat_pairs(chatty, max_ack_chars=19).to_list() == chatty
+    assert clawctx.history.filter_heartbeat_pairs(chatty, max_ack_chars="19").to_list() == chatty
 
 
 def test_returns_the_input_when_nothing_is_removed_and_keeps_bytes() -> None:
@@ -430,8 +446,8 @@ def test_returns_the_input_when_nothing_is_removed_and_keeps_bytes() -> None:
     )
     transcript = clawctx.Transcript.from_json(raw)
     nothing = transcript[:1]
-    assert clawctx.filter_heartbeat_pairs(nothing) is nothing
-    result = clawctx.filter_heartbeat_pairs(transcript)
+    assert clawctx.history.filter_heartbeat_pairs(nothing) is nothing
+    result = clawctx.history.filter_heartbeat_pairs(transcript)
     assert result is not transcript
     assert result.to_json() == (
         b'[{"role":"user", "content":"hi",  "n":1.50},'
@@ -440,9 +456,9 @@ def test_returns_the_input_when_nothing_is_removed_and_keeps_bytes() -> None:
     assert len(transcript) == 4  # the input is not changed
     messages = [user(PROMPT), assistant("HEARTBEAT_OK")]
     copy = json.loads(json.dumps(messages))
-    assert isinstance(clawctx.filter_heartbeat_pairs(messages), clawctx.Transcript)
+    assert isinstance(clawctx.history.filter_heartbeat_pairs(messages), clawctx.Transcript)
     assert messages == copy
-    assert clawctx.filter_heartbeat_pairs([]).to_list() == []
+    assert clawctx.history.filter_heartbeat_pairs([]).to_list() == []
 
 
 # ---- HeartbeatTranscriptGuard (heartbeat-runner.ts: pruneHeartbeatTranscript) --------------------

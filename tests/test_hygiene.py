@@ -1585,7 +1585,10 @@ def test_history_openai_responses_downgrades_reasoning() -> None:
         ),
         u("again"),
     ]
-    assert history(msgs, **OPENAI)[1]["content"] == [thinking("t", thinkingSignature=sig), txt("a")]
+    assert history(msgs, safe=False, **OPENAI)[1]["content"] == [
+        thinking("t", thinkingSignature=sig),
+        txt("a"),
+    ]
     completions = history(
         msgs, provider="openai", model_api="openai-completions", model_id="gpt-4o"
     )

@@ -30,6 +30,8 @@ ADDED_SINCE_SPLIT = {
     "import_transcript",
     "scan_table",
     "doctor",
+    "compat",
+    "parse_response",
 }
 
 

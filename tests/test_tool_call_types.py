@@ -16,11 +16,7 @@ PACKAGE = REPO / "python" / "clawctx"
 #: Where the one Rust definition lives.
 HOME = CORE_SRC / "transcript" / "message.rs"
 #: Python files that still spell the set, each with the reason.
-PYTHON_EXEMPT = {
-    # Being split into a ``cli/`` package elsewhere (issue 29); it reads ``_TOOL_CALL_TYPES``
-    # once that lands.
-    PACKAGE / "cli.py",
-}
+PYTHON_EXEMPT: set[Path] = set()
 
 _TYPES = {"toolCall", "toolUse", "functionCall"}
 # A bracketed list of string literals only (a Rust array, a Python set, tuple or list).

@@ -86,7 +86,6 @@ from clawctx.history import (
     detect_transcript_format,
     estimate_context_tokens,
     estimate_tokens,
-    filter_heartbeat_pairs,
     history_limit_for_session_key,
     import_transcript,
     limit_history_turns,
@@ -103,7 +102,6 @@ from clawctx.history import (
     scan_sessions,
     scan_table,
     should_compact,
-    strip_heartbeat_token,
     validate_for_provider,
 )
 from clawctx.interop import fit_to_budget
@@ -194,7 +192,6 @@ __all__ = [
     "engine",
     "estimate_context_tokens",
     "estimate_tokens",
-    "filter_heartbeat_pairs",
     "fit_to_budget",
     "history",
     "history_limit_for_session_key",
@@ -222,7 +219,6 @@ __all__ = [
     "scan_sessions",
     "scan_table",
     "should_compact",
-    "strip_heartbeat_token",
     "transform_messages",
     "validate_for_provider",
     "wire",

@@ -30,7 +30,7 @@ __all__ = [
 #: Block types that carry a tool call in assistant content (pi's ``toolCall`` and the
 #: provider-shaped variants real OpenClaw files contain; pi-mono 0.58.3
 #: `packages/coding-agent/src/core/messages.ts`).
-TOOL_CALL_BLOCK_TYPES = frozenset({"toolCall", "toolUse", "functionCall"})
+TOOL_CALL_BLOCK_TYPES = _core._TOOL_CALL_TYPES
 
 
 def _tool_call_ids(message: dict[str, Any]) -> list[str]:
