@@ -28,7 +28,6 @@ from clawctx import (
     resolve_transcript_policy,
     sanitize_session_history,
     should_compact,
-    strip_heartbeat_token,
 )
 from clawctx.engine import (
     apply_input_provenance_to_user_message,
@@ -40,6 +39,7 @@ from clawctx.history import (
     downgrade_openai_reasoning,
     find_cut_point,
     sanitize_google_turn_ordering,
+    strip_heartbeat_token,
     strip_tool_result_details,
     validate_anthropic_turns,
     validate_gemini_turns,

@@ -109,7 +109,12 @@ pub fn nested_deeper_than(text: &[u8], limit: usize) -> bool {
                 i += 1;
                 loop {
                     match memchr::memchr2(b'"', b'\\', &text[i..]) {
-                        Some(p) if text[i + p] == b'\\' => i += p + 2,
+                        Some(p) if text[i + p] == b'\\' => {
+                            i += p + 2;
+                            if i >= text.len() {
+                                return false;
+                            }
+                        }
                         Some(p) => {
                             i += p;
                             break;
@@ -353,6 +358,15 @@ fn next_entry_start(text: &str, from: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_ending_in_an_escape_is_not_read_past_its_end() {
+        // Found by the session_bytes fuzz target: a backslash as the last byte of a string.
+        let mut text = vec![b' '; 300];
+        text.extend_from_slice(b"\"a\\");
+        assert!(!nested_deeper_than(&text, 127));
+        assert!(!nested_deeper_than(b"\"\\", 0));
+    }
 
     #[test]
     fn nesting_is_counted_outside_strings_only() {
