@@ -9,7 +9,7 @@ use std::cell::RefCell;
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde_json::{json, Map, Value};
 
-use super::model::{ascii_prefix, sanitize_id_chars, short_hash, Model};
+use super::model::{ascii_prefix, short_hash, Model};
 use crate::base::js_trim;
 
 /// The tool-call-id normalizers pi-ai's providers pass to `transformMessages`.
@@ -33,13 +33,9 @@ impl Normalizer {
     }
 }
 
-/// anthropic.ts `normalizeToolCallId`.
-pub fn anthropic_tool_call_id(id: &str) -> String {
-    let mut out = sanitize_id_chars(id);
-    let keep = ascii_prefix(&out, 64).len();
-    out.truncate(keep);
-    out
-}
+/// anthropic.ts `normalizeToolCallId`: one definition, the request guard's, which must
+/// predict exactly the ids this replay layer sends.
+pub use crate::hygiene::anthropic_tool_call_id;
 
 const MISTRAL_TOOL_CALL_ID_LENGTH: usize = 9;
 
