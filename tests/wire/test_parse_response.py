@@ -189,9 +189,10 @@ def test_reply_for_another_api_is_refused() -> None:
 
 def test_truncated_stream_keeps_what_arrived() -> None:
     events = _plain_events()
-    # Cut after two deltas: no block stop, no message_delta; the SDK ends the stream as is.
+    # Cut after two deltas: no block stop, no message_delta; the SDK ends the stream as is
+    # (pi-ai 0.58.3, read with safe=False); safe by default it is a failed reply.
     cut = events[:4]
-    parsed = read_response(_model(), cut, now_ms=CLOCK_MS)
+    parsed = read_response(_model(), cut, now_ms=CLOCK_MS, safe=False)
     assert parsed.message["stopReason"] == "stop"
     assert (
         parsed.message["content"][0]["text"]
@@ -201,7 +202,10 @@ def test_truncated_stream_keeps_what_arrived() -> None:
     # Cut inside the last SSE frame: that frame never arrived (the SDK decoder drops it).
     text = _sse("anthropic-messages", events[:4])
     torn = text + 'event: content_block_delta\ndata: {"type":"content_block_delta","ind'
-    assert clawctx.parse_response(_model(), torn, now_ms=CLOCK_MS) == parsed.message
+    assert clawctx.parse_response(_model(), torn, now_ms=CLOCK_MS, safe=False) == parsed.message
+    safe = read_response(_model(), torn, now_ms=CLOCK_MS)
+    assert safe.message["stopReason"] == "error" and safe.events[-1] == "error"
+    assert safe.message["content"] == parsed.message["content"]
 
 
 def test_stream_without_message_start_is_pi_ais_error() -> None:
@@ -226,7 +230,16 @@ def test_error_event_mid_stream() -> None:
 
 
 def test_non_json_data_line_is_a_typed_error() -> None:
-    text = _sse("anthropic-messages", _plain_events()[:2]) + "event: ping\ndata: nope\n\n"
+    head = _sse("anthropic-messages", _plain_events()[:2])
+    text = head + "event: content_block_delta\ndata: nope\n\n"
+    with pytest.raises(ResponseParseError, match="not valid JSON at event 2"):
+        clawctx.parse_response(_model(), text, now_ms=CLOCK_MS)
+    # The SDK never parses what it drops: a `ping` (or an unknown event name) with junk data
+    # is skipped, as `@anthropic-ai/sdk`'s `Stream` skips it.
+    pinged = head + "event: ping\ndata: nope\n\n" + _sse("anthropic-messages", _plain_events()[2:])
+    assert clawctx.parse_response(_model(), pinged, now_ms=CLOCK_MS) == clawctx.parse_response(
+        _model(), _plain_events(), now_ms=CLOCK_MS
+    )
     with pytest.raises(ResponseParseError, match="not valid JSON"):
         clawctx.parse_response(_model(), text, now_ms=CLOCK_MS)
     with pytest.raises(ResponseParseError):

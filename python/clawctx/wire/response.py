@@ -14,25 +14,30 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from clawctx import _compat
 from clawctx._core import _parse_response as _parse
+from clawctx._core import _response_apis, _ResponseReader
 from clawctx.errors import ResponseParseError
 from clawctx.wire.payload import _model_dict
 
-#: The model APIs :func:`parse_response` reads replies for.
 __all__ = [
     "RESPONSE_APIS",
     "ParsedResponse",
     "ResponseParseError",
+    "ResponseStream",
+    "aiter_response_events",
     "aparse_response",
+    "iter_response_events",
     "parse_response",
     "read_response",
 ]
 
-RESPONSE_APIS = ("anthropic-messages",)
+#: The model APIs :func:`parse_response` reads replies for (the Rust reader's list).
+RESPONSE_APIS: tuple[str, ...] = tuple(_response_apis())
 
 
 @dataclass(frozen=True)
@@ -95,20 +100,44 @@ def _items_bytes(items: list[Any]) -> bytes:
     return json.dumps(events, ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def read_response(model: Any, response: Any, *, now_ms: int | None = None) -> ParsedResponse:
+def _stamp(now_ms: int | None) -> float:
+    return float(int(time.time() * 1000) if now_ms is None else now_ms)
+
+
+def _options_json(options: Mapping[str, Any] | None) -> str | None:
+    return None if options is None else json.dumps(dict(options))
+
+
+def read_response(
+    model: Any,
+    response: Any,
+    *,
+    now_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    safe: bool | None = None,
+) -> ParsedResponse:
     """Like :func:`parse_response`, also returning the types of the events pi-ai pushed."""
     model_json = json.dumps(_model_dict(model))
     reply = _reply_bytes(response)
-    stamp = float(int(time.time() * 1000) if now_ms is None else now_ms)
+    exact = not _compat.resolve_safe(safe)
     try:
-        message_json, events = _parse(model_json, reply, stamp)
+        message_json, events = _parse(
+            model_json, reply, _stamp(now_ms), _options_json(options), exact
+        )
     except ValueError as exc:
         raise ResponseParseError(str(exc)) from None
     message: dict[str, Any] = json.loads(message_json)
     return ParsedResponse(message=message, events=list(events))
 
 
-def parse_response(model: Any, response: Any, *, now_ms: int | None = None) -> dict[str, Any]:
+def parse_response(
+    model: Any,
+    response: Any,
+    *,
+    now_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    safe: bool | None = None,
+) -> dict[str, Any]:
     """pi's ``AssistantMessage`` for a provider reply, as pi-ai 0.58.3 builds it.
 
     ``model`` is a pi-ai ``Model`` mapping (its ``api`` picks the reader, its ``cost`` prices
@@ -117,19 +146,218 @@ def parse_response(model: Any, response: Any, *, now_ms: int | None = None) -> d
     wire events (the JSON objects of the ``data:`` lines) or SDK stream events / an SDK
     ``Stream``; a non-streaming body (a dict or an SDK object such as anthropic's
     ``Message``, read through ``model_dump()``); a finished anthropic ``MessageStream``.
-    ``now_ms`` is the message's ``timestamp`` (default: now).
+    ``now_ms`` is the message's ``timestamp`` (default: now). ``options`` are the provider
+    options pi-ai's stream function took where they change the message (``serviceTier`` for
+    ``openai-responses`` prices the usage).
 
     Where pi-ai ends in an error (an error event, a refusal, an unknown stop reason, an empty
-    stream) the message has ``stopReason: "error"`` and pi-ai's ``errorMessage``. Raises
+    stream) the message has ``stopReason: "error"`` and pi-ai's ``errorMessage``. Safe by
+    default, a stream cut before the provider's own end (no Anthropic ``message_stop``, ...) is
+    an error too, where pi-ai's SDKs return the half reply as finished; under
+    :func:`clawctx.compat` (or ``safe=False``) it reads as pi-ai reads it. Raises
     :class:`ResponseParseError` for a reply that cannot be read as the model's API at all.
     """
-    return read_response(model, response, now_ms=now_ms).message
+    return read_response(model, response, now_ms=now_ms, options=options, safe=safe).message
 
 
 async def aparse_response(
-    model: Any, response: AsyncIterable[Any], *, now_ms: int | None = None
+    model: Any,
+    response: AsyncIterable[Any],
+    *,
+    now_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    safe: bool | None = None,
 ) -> dict[str, Any]:
     """:func:`parse_response` over an async iterable (an SDK ``AsyncStream``, async lines):
     the items are collected, then read in a worker thread."""
     items = [item async for item in response]
-    return await asyncio.to_thread(parse_response, model, items, now_ms=now_ms)
+    resolved = _compat.resolve_safe(safe)  # read here: the worker thread has no compat scope
+    return await asyncio.to_thread(
+        parse_response, model, items, now_ms=now_ms, options=options, safe=resolved
+    )
+
+
+#: The events whose pi-ai form carries the finished block (``content`` / ``toolCall``).
+_END_FIELDS = {"text_end": "content", "thinking_end": "content", "toolcall_end": "toolCall"}
+
+
+def _event_dict(
+    kind: str, index: int | None, delta: str | None, content: list[Any]
+) -> dict[str, Any]:
+    """One event in pi-ai's ``AssistantMessageEvent`` shape (without ``partial``)."""
+    event: dict[str, Any] = {"type": kind}
+    if index is not None:
+        event["contentIndex"] = index
+    if delta is not None:
+        event["delta"] = delta
+    field = _END_FIELDS.get(kind)
+    if field is not None and index is not None and index < len(content):
+        block = content[index]
+        # text_end carries the text, thinking_end the thinking, toolcall_end the whole call.
+        event[field] = block if field == "toolCall" else block.get(kind.removesuffix("_end"))
+    return event
+
+
+class ResponseStream:
+    """pi-ai reading one reply as it arrives, for streaming UIs.
+
+    Feed the reply in the pieces it comes in — SSE bytes or text cut anywhere, wire events
+    (dicts or SDK stream events), or one non-streaming body — and get back the events pi-ai
+    pushes for them, as dicts in pi-ai's ``AssistantMessageEvent`` shape without ``partial``:
+    ``{"type": "text_delta", "contentIndex": 0, "delta": "Hel"}``, ``text_end`` with the
+    block's ``content``, ``toolcall_end`` with its ``toolCall``, and at :meth:`finish`
+    ``done`` (``reason``, ``message``) or ``error`` (``reason``, ``error``). :attr:`partial` is
+    the message so far. The reading runs in Rust; the message is the one
+    :func:`parse_response` returns for the same reply, whatever the chunking.
+
+    Raises :class:`ResponseParseError` for a reply that cannot be read as the model's API
+    (another API's events, a ``data:`` line that is not JSON); the stream is closed after.
+    """
+
+    def __init__(
+        self,
+        model: Any,
+        *,
+        now_ms: int | None = None,
+        options: Mapping[str, Any] | None = None,
+        safe: bool | None = None,
+    ) -> None:
+        exact = not _compat.resolve_safe(safe)
+        try:
+            self._reader = _ResponseReader(
+                json.dumps(_model_dict(model)), _stamp(now_ms), _options_json(options), exact
+            )
+        except ValueError as exc:
+            raise ResponseParseError(str(exc)) from None
+        self._result: ParsedResponse | None = None
+
+    def _events(self, raw: list[tuple[str, int | None, str | None]]) -> list[dict[str, Any]]:
+        ends = any(kind in _END_FIELDS for kind, _, _ in raw)
+        content = self.partial["content"] if ends else []
+        return [_event_dict(kind, index, delta, content) for kind, index, delta in raw]
+
+    def _call(self, feed: Any, *args: Any) -> list[dict[str, Any]]:
+        try:
+            raw = feed(*args)
+        except ValueError as exc:
+            raise ResponseParseError(str(exc)) from None
+        return self._events(raw)
+
+    def feed(self, item: Any) -> list[dict[str, Any]]:
+        """One piece of the reply: SSE ``bytes``/``str`` (any chunking), a wire event (a
+        mapping or an SDK stream event), or a non-streaming body (a mapping that is not a
+        stream event is read as a wire event; use :meth:`feed_body` for a body)."""
+        if isinstance(item, (bytes, bytearray, memoryview)):
+            return self._call(self._reader.feed_sse, bytes(item))
+        if isinstance(item, str):
+            return self._call(self._reader.feed_sse, item.encode("utf-8", "surrogatepass"))
+        return self.feed_event(item)
+
+    def feed_event(self, event: Any, *, name: str | None = None) -> list[dict[str, Any]]:
+        """One wire event (the JSON object of an SSE ``data:`` line, or an SDK event object)
+        with its SSE ``event:`` name when the frame had one."""
+        dumped = _dump(event)
+        if not isinstance(dumped, Mapping):
+            kind = type(event).__name__
+            raise TypeError(f"a wire event must be a mapping or SDK object, not {kind}")
+        data = json.dumps(dumped, ensure_ascii=False)
+        return self._call(self._reader.feed_event, data, name)
+
+    def feed_body(self, body: Any) -> list[dict[str, Any]]:
+        """A whole non-streaming response body (a mapping or an SDK object)."""
+        dumped = _dump(body)
+        if not isinstance(dumped, Mapping):
+            kind = type(body).__name__
+            raise TypeError(f"a response body must be a mapping or SDK object, not {kind}")
+        return self._call(self._reader.feed_body, json.dumps(dumped, ensure_ascii=False))
+
+    @property
+    def partial(self) -> dict[str, Any]:
+        """The message so far (``stopReason`` and ``usage`` as read up to now)."""
+        if self._result is not None:
+            return self._result.message
+        try:
+            message: dict[str, Any] = json.loads(self._reader.partial())
+        except ValueError as exc:
+            raise ResponseParseError(str(exc)) from None
+        return message
+
+    def finish(self) -> list[dict[str, Any]]:
+        """The reply ended: the last events, ending in ``done`` or ``error``. The final
+        message is then :attr:`message`; calling it again returns no events."""
+        if self._result is not None:
+            return []
+        try:
+            message_json, last, kinds = self._reader.finish()
+        except ValueError as exc:
+            raise ResponseParseError(str(exc)) from None
+        message: dict[str, Any] = json.loads(message_json)
+        self._result = ParsedResponse(message=message, events=list(kinds))
+        events = [_event_dict(k, i, d, message["content"]) for k, i, d in last]
+        for event in events:
+            if event["type"] in ("done", "error"):
+                event["reason"] = message["stopReason"]
+                event["message" if event["type"] == "done" else "error"] = message
+        return events
+
+    @property
+    def message(self) -> dict[str, Any]:
+        """The final message, once :meth:`finish` was called."""
+        if self._result is None:
+            raise ResponseParseError("the reply has not finished: call finish() first")
+        return self._result.message
+
+    @property
+    def result(self) -> ParsedResponse:
+        """The final message and every event type, once :meth:`finish` was called."""
+        if self._result is None:
+            raise ResponseParseError("the reply has not finished: call finish() first")
+        return self._result
+
+
+def _stream_items(response: Any) -> Iterable[Any]:
+    if isinstance(response, (bytes, bytearray, memoryview, str)):
+        return [response]
+    return response  # type: ignore[no-any-return]
+
+
+def iter_response_events(
+    model: Any,
+    response: Iterable[Any],
+    *,
+    now_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    safe: bool | None = None,
+) -> Iterator[dict[str, Any]]:
+    """pi-ai's events for a reply read as it arrives: each item of ``response`` (SSE chunks
+    or lines, wire events, SDK stream events, an SDK ``Stream``) is fed to a
+    :class:`ResponseStream` and its events yielded; the last is ``done`` or ``error`` with the
+    final ``message`` / ``error``."""
+    stream = ResponseStream(model, now_ms=now_ms, options=options, safe=safe)
+    # ``str`` items are lines (as ``iter_lines()`` yields them, without their end); ``bytes``
+    # items are raw chunks cut anywhere (``iter_bytes()``).
+    for item in _stream_items(response):
+        if isinstance(item, str) and not item.endswith("\n"):
+            item += "\n"  # an iterable of lines, as a line iterator yields them
+        yield from stream.feed(item)
+    yield from stream.finish()
+
+
+async def aiter_response_events(
+    model: Any,
+    response: AsyncIterable[Any],
+    *,
+    now_ms: int | None = None,
+    options: Mapping[str, Any] | None = None,
+    safe: bool | None = None,
+) -> AsyncIterator[dict[str, Any]]:
+    """:func:`iter_response_events` over an async iterable (an SDK ``AsyncStream``, an
+    httpx ``aiter_bytes()``/``aiter_lines()``)."""
+    stream = ResponseStream(model, now_ms=now_ms, options=options, safe=safe)
+    async for item in response:
+        if isinstance(item, str) and not item.endswith("\n"):
+            item += "\n"
+        for event in stream.feed(item):
+            yield event
+    for event in stream.finish():
+        yield event

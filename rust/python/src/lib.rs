@@ -62,7 +62,7 @@ mod _core {
     #[pymodule_export]
     use crate::payload::{_build_request_payload, _transform_messages};
     #[pymodule_export]
-    use crate::response::_parse_response;
+    use crate::response::{_parse_response, _response_apis, PyResponseReader};
     #[pymodule_export]
     use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]

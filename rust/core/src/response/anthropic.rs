@@ -7,7 +7,13 @@
 
 use serde_json::{Map, Value};
 
-use super::{count, message, parse_streaming_json, ParsedResponse, Reply, ResponseError, Usage};
+use std::borrow::Cow;
+
+use serde::Deserialize;
+
+use super::{
+    count, event_json, parse_streaming_json, ApiReader, PiEvents, ResponseError, Stop, Usage,
+};
 use crate::base::to_js_string;
 
 /// One content block while the stream runs: pi's block plus the two fields pi-ai keeps on it
@@ -31,6 +37,15 @@ impl Block {
     /// The block as it ends up in the message: `index` is gone (pi-ai deletes it at the
     /// block's end and again on error); an unfinished tool call keeps `partialJson`, as pi-ai's
     /// catch path leaves it.
+    /// The block as the partial message shows it while the stream runs.
+    fn to_value(&self) -> Value {
+        let mut fields = self.fields.clone();
+        if let (Some(p), true) = (&self.partial_json, self.args_stale) {
+            fields.insert("arguments".into(), parse_streaming_json(p));
+        }
+        Value::Object(fields)
+    }
+
     fn into_value(self) -> Value {
         let mut fields = self.fields;
         if let Some(p) = self.partial_json {
@@ -72,7 +87,7 @@ const KNOWN: [&str; 6] = [
 ];
 
 /// A non-streaming `Message` body as the stream that would have produced it.
-fn body_events(body: &Value) -> Result<Vec<Value>, ResponseError> {
+fn message_body_events(body: &Value) -> Result<Vec<Value>, ResponseError> {
     if body.get("type").and_then(Value::as_str) != Some("message") {
         if body.get("type").and_then(Value::as_str) == Some("error") {
             // An error body: the SDK raises it as the stream's `error` event would.
@@ -174,94 +189,189 @@ fn body_events(body: &Value) -> Result<Vec<Value>, ResponseError> {
     Ok(out)
 }
 
-pub(super) fn parse(
-    model: &Value,
-    reply: Reply,
-    now_ms: f64,
-) -> Result<ParsedResponse, ResponseError> {
-    let events: Vec<(Option<String>, Value)> = match reply {
-        Reply::Events(events) => events.into_iter().map(|e| (e.name, e.data)).collect(),
-        Reply::Body(body) => body_events(&body)?.into_iter().map(|d| (None, d)).collect(),
-    };
-    let mut state = State {
-        model,
+pub(super) fn new_reader(model: &Value, _options: &Value) -> Box<dyn ApiReader> {
+    Box::new(AnthropicReader {
+        model: model.clone(),
         blocks: Vec::new(),
         usage: Usage::zero(),
         stop_reason: "stop",
-        events: vec!["start"],
         started: false,
-    };
-    let outcome = state.run(events);
-    let State {
-        blocks,
-        usage,
-        mut stop_reason,
-        mut events,
-        ..
-    } = state;
-    let content = blocks.into_iter().map(Block::into_value).collect();
-    let error_message = match outcome {
-        Ok(()) if stop_reason == "error" || stop_reason == "aborted" => {
-            Some("An unknown error occurred".to_owned())
-        }
-        Ok(()) => None,
-        Err(text) => Some(text),
-    };
-    if error_message.is_some() {
-        stop_reason = "error";
-        events.push("error");
-    } else {
-        events.push("done");
-    }
-    let message = message(model, content, &usage, stop_reason, error_message, now_ms)?;
-    Ok(ParsedResponse { message, events })
+        stopped: false,
+    })
 }
 
-struct State<'m> {
-    model: &'m Value,
+/// A `Message` body as (no name, JSON text) wire events.
+pub(super) fn body_events(body: &Value) -> Result<Vec<(Option<String>, String)>, ResponseError> {
+    Ok(message_body_events(body)?
+        .iter()
+        .map(|e| (None, to_js_string(e)))
+        .collect())
+}
+
+struct AnthropicReader {
+    model: Value,
     blocks: Vec<Block>,
     usage: Usage,
     stop_reason: &'static str,
-    events: Vec<&'static str>,
     started: bool,
+    /// `message_stop` came: the stream ended where Anthropic ends it.
+    stopped: bool,
 }
 
-impl State<'_> {
-    /// The loop; `Err` carries the message of what pi-ai (or the SDK under it) throws.
-    fn run(&mut self, events: Vec<(Option<String>, Value)>) -> Result<(), String> {
-        for (name, data) in events {
-            let kind = data.get("type").and_then(Value::as_str).unwrap_or("");
-            let name = name.as_deref().unwrap_or(kind);
-            if name == "error" {
-                return Err(to_js_string(&data));
+/// A `content_block_delta` read without building a `Value`: the hot path of a long reply.
+/// Anything this does not describe (a missing or non-string field, a duplicate key) is read
+/// through the general path instead.
+#[derive(Deserialize)]
+struct FastDelta<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    index: f64,
+    #[serde(borrow)]
+    delta: FastDeltaBody<'a>,
+}
+
+#[derive(Deserialize)]
+struct FastDeltaBody<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+}
+
+impl ApiReader for AnthropicReader {
+    fn event(&mut self, name: Option<&str>, data: &str, out: &mut PiEvents) -> Result<(), Stop> {
+        if let Some(name) = name {
+            if name != "error" && !KNOWN.contains(&name) {
+                return Ok(()); // `ping`, and names the SDK does not know
             }
-            if !KNOWN.contains(&name) {
-                continue; // `ping`, and names the SDK does not know
-            }
-            // The SDK yields the parsed data; its own `type` decides from here on.
-            if !self.started && kind != "message_start" {
-                return Err(format!(
-                    "Unexpected event order, got {kind} before \"message_start\""
-                ));
-            }
-            self.event(kind, &data)?;
         }
+        if self.started && matches!(name, None | Some("content_block_delta")) {
+            if let Ok(fast) = serde_json::from_str::<FastDelta>(data) {
+                if fast.kind == "content_block_delta" && self.fast_delta(&fast, out) {
+                    return Ok(());
+                }
+            }
+        }
+        let data = event_json(data)?;
+        let kind = data.get("type").and_then(Value::as_str).unwrap_or("");
+        let name = name.unwrap_or(kind);
+        if name == "error" {
+            return Err(Stop::Thrown(to_js_string(&data)));
+        }
+        if !KNOWN.contains(&name) {
+            return Ok(());
+        }
+        // The SDK yields the parsed data; its own `type` decides from here on.
+        if !self.started && kind != "message_start" {
+            return Err(Stop::Thrown(format!(
+                "Unexpected event order, got {kind} before \"message_start\""
+            )));
+        }
+        self.event_value(kind, &data, out).map_err(Stop::Thrown)
+    }
+
+    fn end(&mut self, _out: &mut PiEvents) -> Result<(), Stop> {
         if !self.started {
-            return Err("request ended without sending any chunks".to_owned());
+            return Err(Stop::Thrown(
+                "request ended without sending any chunks".to_owned(),
+            ));
         }
         Ok(())
     }
 
-    fn find(&self, data: &Value) -> Option<usize> {
-        let want = data.get("index")?;
+    fn content(&self) -> Vec<Value> {
+        self.blocks.iter().map(Block::to_value).collect()
+    }
+
+    fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    fn stop_reason(&self) -> &'static str {
+        self.stop_reason
+    }
+
+    fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
+        self.blocks.into_iter().map(Block::into_value).collect()
+    }
+
+    fn cut_short(&self) -> Option<String> {
+        (!self.stopped).then(|| {
+            "The reply ended before Anthropic's message_stop event: the stream was cut".to_owned()
+        })
+    }
+}
+
+impl AnthropicReader {
+    /// pi-ai's `findIndex(b => b.index === event.index)`: the first open block with it.
+    fn find_index(&self, want: f64) -> Option<usize> {
         self.blocks.iter().position(|b| {
             b.index
                 .as_ref()
-                .is_some_and(|i| i.as_f64().is_some() && i.as_f64() == want.as_f64())
+                .and_then(Value::as_f64)
+                .is_some_and(|i| i == want)
         })
     }
 
-    fn event(&mut self, kind: &str, data: &Value) -> Result<(), String> {
+    fn find(&self, data: &Value) -> Option<usize> {
+        let want = data.get("index")?.as_f64()?;
+        self.find_index(want)
+    }
+
+    /// The hot path; `false` when the delta needs the general path.
+    fn fast_delta(&mut self, fast: &FastDelta, out: &mut PiEvents) -> bool {
+        let d = &fast.delta;
+        let Some(at) = self.find_index(fast.index) else {
+            return true; // no open block with this index: pi-ai ignores the delta
+        };
+        let block = &mut self.blocks[at];
+        let append = |fields: &mut Map<String, Value>, key: &str, more: &str| {
+            if let Some(Value::String(s)) = fields.get_mut(key) {
+                s.push_str(more);
+            }
+        };
+        match (&*d.kind, block.kind()) {
+            ("text_delta", "text") => {
+                let Some(text) = &d.text else { return false };
+                append(&mut block.fields, "text", text);
+                out.delta("text_delta", at, text);
+            }
+            ("thinking_delta", "thinking") => {
+                let Some(text) = &d.thinking else {
+                    return false;
+                };
+                append(&mut block.fields, "thinking", text);
+                out.delta("thinking_delta", at, text);
+            }
+            ("input_json_delta", "toolCall") => {
+                let Some(text) = &d.partial_json else {
+                    return false;
+                };
+                block
+                    .partial_json
+                    .get_or_insert_with(String::new)
+                    .push_str(text);
+                block.args_stale = true;
+                out.delta("toolcall_delta", at, text);
+            }
+            ("signature_delta", "thinking") => {
+                let Some(text) = &d.signature else {
+                    return false;
+                };
+                append(&mut block.fields, "thinkingSignature", text);
+            }
+            _ => {}
+        }
+        true
+    }
+
+    fn event_value(&mut self, kind: &str, data: &Value, out: &mut PiEvents) -> Result<(), String> {
         match kind {
             "message_start" => {
                 self.started = true;
@@ -273,22 +383,22 @@ impl State<'_> {
                 self.usage.cache_write = get("cache_creation_input_tokens");
                 self.total();
             }
-            "content_block_start" => self.block_start(data),
-            "content_block_delta" => self.block_delta(data),
+            "content_block_start" => self.block_start(data, out),
+            "content_block_delta" => self.block_delta(data, out),
             "content_block_stop" => {
                 if let Some(at) = self.find(data) {
                     let block = &mut self.blocks[at];
                     block.index = None;
                     match block.kind() {
-                        "text" => self.events.push("text_end"),
-                        "thinking" => self.events.push("thinking_end"),
+                        "text" => out.push("text_end", Some(at)),
+                        "thinking" => out.push("thinking_end", Some(at)),
                         _ => {
                             let json = block.partial_json.take().unwrap_or_default();
                             block.args_stale = false;
                             block
                                 .fields
                                 .insert("arguments".into(), parse_streaming_json(&json));
-                            self.events.push("toolcall_end");
+                            out.push("toolcall_end", Some(at));
                         }
                     }
                 }
@@ -315,7 +425,8 @@ impl State<'_> {
                 }
                 self.total();
             }
-            _ => {} // message_stop
+            "message_stop" => self.stopped = true,
+            _ => {}
         }
         Ok(())
     }
@@ -323,10 +434,10 @@ impl State<'_> {
     fn total(&mut self) {
         let u = &mut self.usage;
         u.total = u.input + u.output + u.cache_read + u.cache_write;
-        u.calculate_cost(self.model);
+        u.calculate_cost(&self.model);
     }
 
-    fn block_start(&mut self, data: &Value) {
+    fn block_start(&mut self, data: &Value, out: &mut PiEvents) {
         let Some(cb) = data.get("content_block") else {
             return;
         };
@@ -382,10 +493,10 @@ impl State<'_> {
             partial_json: partial,
             args_stale: false,
         });
-        self.events.push(event);
+        out.push(event, Some(self.blocks.len() - 1));
     }
 
-    fn block_delta(&mut self, data: &Value) {
+    fn block_delta(&mut self, data: &Value, out: &mut PiEvents) {
         let Some(delta) = data.get("delta") else {
             return;
         };
@@ -409,21 +520,24 @@ impl State<'_> {
         };
         match (delta.get("type").and_then(Value::as_str), block.kind()) {
             (Some("text_delta"), "text") => {
-                append(&mut block.fields, "text", &text("text"));
-                self.events.push("text_delta");
+                let more = text("text");
+                append(&mut block.fields, "text", &more);
+                out.delta("text_delta", at, &more);
             }
             (Some("thinking_delta"), "thinking") => {
-                append(&mut block.fields, "thinking", &text("thinking"));
-                self.events.push("thinking_delta");
+                let more = text("thinking");
+                append(&mut block.fields, "thinking", &more);
+                out.delta("thinking_delta", at, &more);
             }
             (Some("input_json_delta"), "toolCall") => {
                 // pi-ai re-parses the whole text on every delta; only the last parse can show
                 // in the message (at the block's end, or on error with the block open), so it
                 // is made once, when the block ends or the message is built.
+                let more = text("partial_json");
                 let json = block.partial_json.get_or_insert_with(String::new);
-                json.push_str(&text("partial_json"));
+                json.push_str(&more);
                 block.args_stale = true;
-                self.events.push("toolcall_delta");
+                out.delta("toolcall_delta", at, &more);
             }
             (Some("signature_delta"), "thinking") => {
                 append(&mut block.fields, "thinkingSignature", &text("signature"));

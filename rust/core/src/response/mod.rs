@@ -10,10 +10,12 @@ mod anthropic;
 mod partial_json;
 mod sse;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use thiserror::Error;
 
 pub use partial_json::parse_streaming_json;
+pub use sse::SseDecoder;
 
 /// A reply that cannot be read as the model's API at all (pi-ai never sees such a reply, so
 /// it has no message for it). A reply pi-ai reads but fails on gives a message with
@@ -35,6 +37,9 @@ pub enum ResponseError {
     /// The reply is neither SSE, a JSON array of events nor a response body.
     #[error("reply is not SSE text, a JSON array of events or a response body: {0}")]
     Shape(String),
+    /// The incremental reader was used after it finished or after it refused a reply.
+    #[error("the reply reader is closed: {0}")]
+    Closed(&'static str),
 }
 
 /// The message pi-ai returns and the types of the events it pushed, in order.
@@ -44,6 +49,137 @@ pub struct ParsedResponse {
     pub events: Vec<&'static str>,
 }
 
+/// One event pi-ai pushes while it reads a stream: its `AssistantMessageEvent` without the
+/// `partial` message (ask the reader for that), with `contentIndex` and, for the `*_delta`
+/// events, the delta text when the reader keeps deltas.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PiEvent {
+    pub kind: &'static str,
+    pub content_index: Option<usize>,
+    pub delta: Option<String>,
+}
+
+/// Where an API reader pushes pi's events. The batch reader keeps only the types; the
+/// incremental one keeps the deltas too.
+#[derive(Debug, Default)]
+pub struct PiEvents {
+    events: Vec<PiEvent>,
+    keep_deltas: bool,
+}
+
+impl PiEvents {
+    fn new(keep_deltas: bool) -> Self {
+        Self {
+            events: Vec::new(),
+            keep_deltas,
+        }
+    }
+
+    /// An event without a delta (`start`, `text_start`, `toolcall_end`, ...).
+    pub(crate) fn push(&mut self, kind: &'static str, content_index: Option<usize>) {
+        self.events.push(PiEvent {
+            kind,
+            content_index,
+            delta: None,
+        });
+    }
+
+    /// A `text_delta`, `thinking_delta` or `toolcall_delta` event.
+    pub(crate) fn delta(&mut self, kind: &'static str, content_index: usize, delta: &str) {
+        let delta = self.keep_deltas.then(|| delta.to_owned());
+        self.events.push(PiEvent {
+            kind,
+            content_index: Some(content_index),
+            delta,
+        });
+    }
+}
+
+/// Why an API reader stops reading.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// pi-ai (or the SDK under it) throws this message: the stream ends in `error`.
+    Thrown(String),
+    /// The reply cannot be read at all: a typed error, no message.
+    Invalid(ResponseError),
+}
+
+impl From<ResponseError> for Stop {
+    fn from(e: ResponseError) -> Self {
+        Stop::Invalid(e)
+    }
+}
+
+/// One API family's reader: pi-ai's provider loop (`for await (const event of stream)`) as a
+/// state machine fed one wire event at a time.
+pub(crate) trait ApiReader: Send + Sync {
+    /// pi-ai's opening push: `start`, before the first wire event.
+    fn begin(&mut self, out: &mut PiEvents) {
+        out.push("start", None);
+    }
+    /// One wire event: its SSE `event:` name when the frame had one, and the raw JSON text of
+    /// its data.
+    fn event(&mut self, name: Option<&str>, data: &str, out: &mut PiEvents) -> Result<(), Stop>;
+    /// The stream ended: what pi-ai throws after its loop, if anything.
+    fn end(&mut self, out: &mut PiEvents) -> Result<(), Stop>;
+    /// The content blocks so far, as the partial message holds them.
+    fn content(&self) -> Vec<Value>;
+    /// The usage so far.
+    fn usage(&self) -> &Usage;
+    /// pi's stop reason so far.
+    fn stop_reason(&self) -> &'static str;
+    /// The final content as pi-ai leaves it; `failed` when the stream ended in an error.
+    fn into_content(self: Box<Self>, failed: bool) -> Vec<Value>;
+    /// Safe by default: when the stream stopped before the provider's own end (Anthropic's
+    /// `message_stop`, ...), what the message's `errorMessage` says. pi-ai's SDKs end such a
+    /// cut stream as if it were whole; clawctx marks it failed, so a half reply (a tool call
+    /// cut inside its arguments) is never stored as a finished turn. `None`: it ended whole.
+    fn cut_short(&self) -> Option<String> {
+        None
+    }
+}
+
+/// The reader and the body converter of one API.
+struct ApiEntry {
+    /// The dialect family `other_dialect` compares replies with.
+    family: &'static str,
+    new_reader: fn(&Value, &Value) -> Box<dyn ApiReader>,
+    body_events: BodyEvents,
+}
+
+/// A non-streaming body as the wire events its stream would have carried (name, JSON text).
+type BodyEvents = fn(&Value) -> Result<Vec<(Option<String>, String)>, ResponseError>;
+
+/// The APIs read, one line each.
+fn api_entry(api: &str) -> Option<ApiEntry> {
+    Some(match api {
+        "anthropic-messages" => ApiEntry {
+            family: "anthropic-messages",
+            new_reader: anthropic::new_reader,
+            body_events: anthropic::body_events,
+        },
+        _ => return None,
+    })
+}
+
+/// The APIs [`parse_response`] reads, in the order of pi-ai's `KnownApi`.
+pub fn response_apis() -> Vec<&'static str> {
+    [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "azure-openai-responses",
+        "openai-codex-responses",
+        "mistral-conversations",
+        "google-generative-ai",
+        "google-vertex",
+        "google-gemini-cli",
+    ]
+    .into_iter()
+    .filter(|api| api_entry(api).is_some())
+    .collect()
+}
+
 /// Reads `reply` (SSE text, a JSON array of wire events or a response body) for `model` as
 /// pi-ai's provider for `model["api"]` does; `now_ms` is the message's `timestamp`.
 pub fn parse_response(
@@ -51,112 +187,359 @@ pub fn parse_response(
     reply: &str,
     now_ms: f64,
 ) -> Result<ParsedResponse, ResponseError> {
-    let api = model
-        .get("api")
-        .and_then(Value::as_str)
-        .ok_or(ResponseError::Model("api"))?;
-    let events = read_events(reply)?;
-    if let Some(found) = other_dialect(api, &events) {
-        return Err(ResponseError::WrongApi {
-            found,
-            api: api.to_owned(),
-        });
-    }
-    match api {
-        "anthropic-messages" => anthropic::parse(model, events, now_ms),
-        other => Err(ResponseError::UnsupportedApi(other.to_owned())),
-    }
+    parse_response_with(model, &Value::Null, reply, now_ms, false)
 }
 
-/// One wire event: its SSE `event:` name when it came in a frame that had one, and its data.
-#[derive(Debug)]
-pub(crate) struct WireEvent {
-    pub name: Option<String>,
-    pub data: Value,
-}
-
-/// What the reply text holds.
-pub(crate) enum Reply {
-    /// Stream events in order.
-    Events(Vec<WireEvent>),
-    /// One non-streaming response body.
-    Body(Value),
-}
-
-fn read_events(reply: &str) -> Result<Reply, ResponseError> {
+/// [`parse_response`] with the provider options pi-ai's stream function took (`serviceTier`,
+/// ...; `null` for none).
+pub fn parse_response_with(
+    model: &Value,
+    options: &Value,
+    reply: &str,
+    now_ms: f64,
+    exact: bool,
+) -> Result<ParsedResponse, ResponseError> {
+    let mut reader = StreamReader::new(model, options, now_ms, false)?;
+    reader.set_exact(exact);
     let head = reply.trim_start_matches(crate::base::is_js_whitespace);
-    let json_err = |index, e: serde_json::Error| ResponseError::Json {
-        index,
-        reason: e.to_string(),
-    };
     if head.starts_with('[') {
-        let value = crate::base::parse_value(head).map_err(|e| json_err(0, e))?;
-        let Value::Array(items) = value else {
-            unreachable!("text starting with [ parsed to an array")
-        };
-        let mut out = Vec::with_capacity(items.len());
-        for (index, data) in items.into_iter().enumerate() {
-            if !data.is_object() {
-                return Err(ResponseError::Shape(format!(
-                    "event {index} is not a JSON object"
-                )));
-            }
-            out.push(WireEvent { name: None, data });
+        for (name, data) in event_list(head)? {
+            reader.feed_event(name.as_deref(), &data)?;
         }
-        return Ok(Reply::Events(out));
+    } else if head.starts_with('{') {
+        let body = crate::base::parse_value(head).map_err(|e| ResponseError::Json {
+            index: 0,
+            reason: e.to_string(),
+        })?;
+        reader.feed_body(&body)?;
+    } else if !head.is_empty() {
+        reader.feed_sse(reply.as_bytes())?;
     }
-    if head.starts_with('{') {
-        let value = crate::base::parse_value(head).map_err(|e| json_err(0, e))?;
-        return Ok(Reply::Body(value));
-    }
-    if head.is_empty() {
-        return Ok(Reply::Events(Vec::new()));
-    }
-    sse::split(reply).map(Reply::Events)
+    reader.finish()
 }
 
-/// The API family a reply's events unmistakably belong to, when that is not `api`'s: an
-/// OpenAI chat chunk, a Responses event, a Gemini chunk or an Anthropic event each carry a
-/// field no other dialect sends.
-fn other_dialect(api: &str, reply: &Reply) -> Option<&'static str> {
-    let family = |data: &Value| -> Option<&'static str> {
-        let obj = data.as_object()?;
-        if let Some(object) = obj.get("object").and_then(Value::as_str) {
-            if object.starts_with("chat.completion") {
-                return Some("openai-completions");
-            }
-            if object == "response" {
-                return Some("openai-responses");
+/// A JSON array of wire events as (no name, raw JSON text) pairs.
+fn event_list(text: &str) -> Result<Vec<(Option<String>, String)>, ResponseError> {
+    let check = |index: usize, raw: &str| {
+        if raw.starts_with('{') {
+            Ok(())
+        } else {
+            Err(ResponseError::Shape(format!(
+                "event {index} is not a JSON object"
+            )))
+        }
+    };
+    if let Ok(raws) = serde_json::from_str::<Vec<&RawValue>>(text) {
+        let mut out = Vec::with_capacity(raws.len());
+        for (index, raw) in raws.into_iter().enumerate() {
+            check(index, raw.get())?;
+            out.push((None, raw.get().to_owned()));
+        }
+        return Ok(out);
+    }
+    // What `JSON.parse` accepts and serde does not as raw text (lone surrogate escapes,
+    // numbers beyond a double): parse leniently, then write each event back.
+    let value = crate::base::parse_value(text).map_err(|e| ResponseError::Json {
+        index: 0,
+        reason: e.to_string(),
+    })?;
+    let Value::Array(items) = value else {
+        return Err(ResponseError::Shape("not a JSON array".into()));
+    };
+    let mut out = Vec::with_capacity(items.len());
+    for (index, item) in items.iter().enumerate() {
+        let text = crate::base::to_js_string(item);
+        check(index, &text)?;
+        out.push((None, text));
+    }
+    Ok(out)
+}
+
+/// pi-ai reading one reply, fed as it arrives: wire events one at a time, SSE bytes in any
+/// chunks, or one non-streaming body. The events pi-ai pushed are taken with
+/// [`take_events`](Self::take_events), the message so far with [`partial`](Self::partial), the
+/// final message with [`finish`](Self::finish).
+pub struct StreamReader {
+    model: Value,
+    api: String,
+    family: &'static str,
+    reader: Box<dyn ApiReader>,
+    body_events: BodyEvents,
+    out: PiEvents,
+    /// Every event type pushed so far (the batch result).
+    kinds: Vec<&'static str>,
+    now_ms: f64,
+    sse: SseDecoder,
+    /// What pi-ai threw, once it did: later events are not read.
+    thrown: Option<String>,
+    /// The dialect check is done once an event's family is known.
+    dialect_known: bool,
+    events_fed: usize,
+    /// How many of `out.events` are already in `kinds`.
+    noted: usize,
+    closed: Option<&'static str>,
+    /// Exactly as the recorded release: a stream cut short ends as pi-ai ends it.
+    exact: bool,
+}
+
+impl StreamReader {
+    /// A reader for `model["api"]`; `keep_deltas` keeps each delta's text in the events.
+    pub fn new(
+        model: &Value,
+        options: &Value,
+        now_ms: f64,
+        keep_deltas: bool,
+    ) -> Result<Self, ResponseError> {
+        let api = model
+            .get("api")
+            .and_then(Value::as_str)
+            .ok_or(ResponseError::Model("api"))?;
+        let entry = api_entry(api).ok_or_else(|| ResponseError::UnsupportedApi(api.to_owned()))?;
+        for key in ["provider", "id"] {
+            if !model.get(key).is_some_and(Value::is_string) {
+                return Err(ResponseError::Model(key));
             }
         }
-        if obj.contains_key("candidates") || obj.contains_key("usageMetadata") {
-            return Some("google-generative-ai");
+        let mut reader = (entry.new_reader)(model, options);
+        let mut out = PiEvents::new(keep_deltas);
+        reader.begin(&mut out);
+        let mut this = Self {
+            model: model.clone(),
+            api: api.to_owned(),
+            family: entry.family,
+            reader,
+            body_events: entry.body_events,
+            out,
+            kinds: Vec::new(),
+            now_ms,
+            sse: SseDecoder::default(),
+            thrown: None,
+            dialect_known: false,
+            events_fed: 0,
+            noted: 0,
+            closed: None,
+            exact: false,
+        };
+        this.note_kinds();
+        Ok(this)
+    }
+
+    /// `exact`: read exactly as pi-ai 0.58.3 does, also where it takes a cut stream for a
+    /// whole one (see [`ApiReader::cut_short`]).
+    pub fn set_exact(&mut self, exact: bool) {
+        self.exact = exact;
+    }
+
+    /// Records the types of the events pushed since the last note.
+    fn note_kinds(&mut self) {
+        let new = &self.out.events[self.noted..];
+        self.kinds.extend(new.iter().map(|e| e.kind));
+        if self.out.keep_deltas {
+            self.noted = self.out.events.len();
+        } else {
+            // The batch path keeps only the types.
+            self.out.events.clear();
+            self.noted = 0;
         }
-        let kind = obj.get("type").and_then(Value::as_str)?;
-        if kind.starts_with("response.") {
+    }
+
+    fn open(&self) -> Result<(), ResponseError> {
+        match self.closed {
+            Some(why) => Err(ResponseError::Closed(why)),
+            None => Ok(()),
+        }
+    }
+
+    /// One wire event: its SSE `event:` name (if its frame had one) and its JSON text.
+    pub fn feed_event(&mut self, name: Option<&str>, data: &str) -> Result<(), ResponseError> {
+        self.open()?;
+        let index = self.events_fed;
+        self.events_fed += 1;
+        if self.thrown.is_some() {
+            return Ok(()); // pi-ai stopped reading at the throw
+        }
+        if !self.dialect_known {
+            if let Ok(value) = crate::base::parse_value(data) {
+                if let Some(found) = dialect_of(&value) {
+                    self.dialect_known = true;
+                    if found != self.family {
+                        self.closed = Some("the reply is another API's");
+                        return Err(ResponseError::WrongApi {
+                            found,
+                            api: self.api.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        let result = self.reader.event(name, data, &mut self.out);
+        self.note_kinds();
+        match result {
+            Ok(()) => Ok(()),
+            Err(Stop::Thrown(message)) => {
+                self.thrown = Some(message);
+                Ok(())
+            }
+            Err(Stop::Invalid(ResponseError::Json { reason, .. })) => {
+                self.closed = Some("the reply was refused");
+                Err(ResponseError::Json { index, reason })
+            }
+            Err(Stop::Invalid(e)) => {
+                self.closed = Some("the reply was refused");
+                Err(e)
+            }
+        }
+    }
+
+    /// A chunk of SSE bytes, cut anywhere (inside a line or a UTF-8 character too).
+    pub fn feed_sse(&mut self, chunk: &[u8]) -> Result<(), ResponseError> {
+        self.open()?;
+        let mut sse = std::mem::take(&mut self.sse);
+        let result = sse.feed_with(chunk, &mut |name, data| self.feed_event(name, data));
+        self.sse = sse;
+        result
+    }
+
+    fn feed_frames(&mut self, frames: Vec<sse::Frame>) -> Result<(), ResponseError> {
+        for frame in frames {
+            self.feed_event(frame.name.as_deref(), &frame.data)?;
+        }
+        Ok(())
+    }
+
+    /// A whole non-streaming response body, read as the stream that would have carried it.
+    pub fn feed_body(&mut self, body: &Value) -> Result<(), ResponseError> {
+        self.open()?;
+        if let Some(found) = dialect_of(body) {
+            if found != self.family {
+                self.closed = Some("the reply is another API's");
+                return Err(ResponseError::WrongApi {
+                    found,
+                    api: self.api.clone(),
+                });
+            }
+        }
+        self.dialect_known = true;
+        for (name, data) in (self.body_events)(body)? {
+            self.feed_event(name.as_deref(), &data)?;
+        }
+        Ok(())
+    }
+
+    /// The events pi-ai pushed since the last call.
+    pub fn take_events(&mut self) -> Vec<PiEvent> {
+        self.noted = 0;
+        std::mem::take(&mut self.out.events)
+    }
+
+    /// The message so far, as pi-ai's `partial` shows it.
+    pub fn partial(&self) -> Result<Value, ResponseError> {
+        message(
+            &self.model,
+            self.reader.content(),
+            self.reader.usage(),
+            self.reader.stop_reason(),
+            None,
+            self.now_ms,
+        )
+    }
+
+    /// The stream ended: pi-ai's final message, the events pushed at the end (the rest of a
+    /// last SSE frame, `done` or `error`) and every event type pushed.
+    pub fn finish_with_events(
+        self,
+    ) -> Result<(Value, Vec<PiEvent>, Vec<&'static str>), ResponseError> {
+        let mut last = Vec::new();
+        let parsed = self.finish_inner(&mut last)?;
+        Ok((parsed.message, last, parsed.events))
+    }
+
+    /// The stream ended: pi-ai's final message and every event type it pushed.
+    pub fn finish(self) -> Result<ParsedResponse, ResponseError> {
+        let mut ignored = Vec::new();
+        self.finish_inner(&mut ignored)
+    }
+
+    fn finish_inner(mut self, last: &mut Vec<PiEvent>) -> Result<ParsedResponse, ResponseError> {
+        self.open()?;
+        let frames = self.sse.finish()?;
+        self.feed_frames(frames)?;
+        let outcome = match self.thrown.take() {
+            Some(message) => Err(message),
+            None => match self.reader.end(&mut self.out) {
+                Ok(()) => match self.reader.cut_short() {
+                    Some(message) if !self.exact => Err(message),
+                    _ => Ok(()),
+                },
+                Err(Stop::Thrown(message)) => Err(message),
+                Err(Stop::Invalid(e)) => return Err(e),
+            },
+        };
+        self.note_kinds();
+        let mut stop_reason = self.reader.stop_reason();
+        let usage = self.reader.usage().clone();
+        // pi-ai's providers end with `if (output.stopReason === "aborted" || ... "error")
+        // throw new Error("An unknown error occurred")`; the catch sets `error`.
+        let error_message = match outcome {
+            Ok(()) if stop_reason == "error" || stop_reason == "aborted" => {
+                Some("An unknown error occurred".to_owned())
+            }
+            Ok(()) => None,
+            Err(text) => Some(text),
+        };
+        let failed = error_message.is_some();
+        let kind = if failed {
+            stop_reason = "error";
+            "error"
+        } else {
+            "done"
+        };
+        self.out.push(kind, None);
+        self.note_kinds();
+        last.extend(self.take_events());
+        let content = self.reader.into_content(failed);
+        let message = message(
+            &self.model,
+            content,
+            &usage,
+            stop_reason,
+            error_message,
+            self.now_ms,
+        )?;
+        Ok(ParsedResponse {
+            message,
+            events: self.kinds,
+        })
+    }
+}
+/// The API family a wire event or body unmistakably belongs to: an OpenAI chat chunk, a
+/// Responses event, a Gemini chunk or an Anthropic event each carry a field no other dialect
+/// sends. `None` when the object could be any API's.
+fn dialect_of(data: &Value) -> Option<&'static str> {
+    let obj = data.as_object()?;
+    if let Some(object) = obj.get("object").and_then(Value::as_str) {
+        if object.starts_with("chat.completion") {
+            return Some("openai-completions");
+        }
+        if object == "response" {
             return Some("openai-responses");
         }
-        if kind.starts_with("message_") || kind.starts_with("content_block_") || kind == "message" {
-            return Some("anthropic-messages");
-        }
-        None
-    };
-    let own = match api {
-        "anthropic-messages" => "anthropic-messages",
-        "openai-completions" | "mistral-conversations" => "openai-completions",
-        "openai-responses" | "azure-openai-responses" | "openai-codex-responses" => {
-            "openai-responses"
-        }
-        _ => "google-generative-ai",
-    };
-    let first = match reply {
-        Reply::Body(body) => family(body),
-        Reply::Events(events) => events.iter().find_map(|e| family(&e.data)),
-    }?;
-    (first != own).then_some(first)
+    }
+    if obj.contains_key("candidates") || obj.contains_key("usageMetadata") {
+        return Some("google-generative-ai");
+    }
+    let kind = obj.get("type").and_then(Value::as_str)?;
+    if kind.starts_with("response.") {
+        return Some("openai-responses");
+    }
+    if kind.starts_with("message_") || kind.starts_with("content_block_") || kind == "message" {
+        return Some("anthropic-messages");
+    }
+    None
 }
 
-/// pi's empty usage record.
+/// pi's usage record.
+#[derive(Debug, Clone)]
 pub(crate) struct Usage {
     pub input: f64,
     pub output: f64,
@@ -258,4 +641,16 @@ pub(crate) fn message(
         m.insert("errorMessage".into(), Value::from(e));
     }
     Ok(Value::Object(m))
+}
+
+/// `JSON.parse` of one event's data; a text that is not JSON refuses the reply (the driver
+/// fills in the event's index).
+pub(crate) fn event_json(data: &str) -> Result<Value, Stop> {
+    crate::base::parse_value(data).map_err(|e| {
+        let clipped: String = data.chars().take(80).collect();
+        Stop::Invalid(ResponseError::Json {
+            index: 0,
+            reason: format!("{e} in data {clipped:?}"),
+        })
+    })
 }

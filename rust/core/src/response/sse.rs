@@ -1,98 +1,217 @@
 //! Server-sent events split as the SDKs' SSE decoders split them (WHATWG rules): lines end at
 //! `\n`, `\r\n` or `\r`; `event:` names the frame, `data:` lines join with `\n`, a blank line
 //! dispatches, `:` lines are comments; one optional space after the colon is dropped. OpenAI's
-//! `data: [DONE]` terminator carries no event.
+//! `data: [DONE]` terminator carries no event. The decoder takes bytes in chunks cut anywhere
+//! (inside a line, a `\r\n` pair or a UTF-8 character), as a network read delivers them.
 
-use serde_json::Value;
+use super::ResponseError;
 
-use super::{ResponseError, WireEvent};
-
-pub(crate) fn split(text: &str) -> Result<Vec<WireEvent>, ResponseError> {
-    let mut out = Vec::new();
-    let mut name: Option<String> = None;
-    let mut data: Option<String> = None;
-    let mut frames = 0usize;
-    let mut dispatch = |name: &mut Option<String>,
-                        data: &mut Option<String>,
-                        out: &mut Vec<WireEvent>|
-     -> Result<(), ResponseError> {
-        let event_name = name.take();
-        let Some(text) = data.take() else {
-            return Ok(());
-        };
-        frames += 1;
-        if text.trim() == "[DONE]" {
-            return Ok(());
-        }
-        let value: Value = crate::base::parse_value(&text).map_err(|e| ResponseError::Json {
-            index: frames - 1,
-            reason: format!("{e} in data line {:?}", clip(&text)),
-        })?;
-        out.push(WireEvent {
-            name: event_name,
-            data: value,
-        });
-        Ok(())
-    };
-    for raw in text.split('\n') {
-        let line = raw.strip_suffix('\r').unwrap_or(raw);
-        // A lone `\r` also ends a line.
-        for line in line.split('\r') {
-            if line.is_empty() {
-                dispatch(&mut name, &mut data, &mut out)?;
-                continue;
-            }
-            if line.starts_with(':') {
-                continue;
-            }
-            let (field, value) = match line.split_once(':') {
-                Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
-                None => (line, ""),
-            };
-            match field {
-                "event" => name = Some(value.to_owned()),
-                "data" => match &mut data {
-                    Some(d) => {
-                        d.push('\n');
-                        d.push_str(value);
-                    }
-                    None => data = Some(value.to_owned()),
-                },
-                // `id`, `retry` and unknown fields carry nothing pi-ai reads.
-                _ => {}
-            }
-        }
-    }
-    // A last frame without its blank line: the SDKs' decoders never dispatch it, so a stream
-    // cut inside its final event reads as if that event never came. A complete JSON frame is
-    // still taken, so SSE text with its final blank line trimmed reads the same.
-    if data
-        .as_deref()
-        .is_some_and(|d| crate::base::parse_value(d).is_err())
-    {
-        return Ok(out);
-    }
-    dispatch(&mut name, &mut data, &mut out)?;
-    Ok(out)
+/// One dispatched frame: its `event:` name, if any, and its joined `data:` text.
+#[derive(Debug)]
+pub struct Frame {
+    pub name: Option<String>,
+    pub data: String,
 }
 
-fn clip(text: &str) -> String {
-    text.chars().take(80).collect()
+/// Where the decoder hands each frame: its name (if any) and its data, borrowed.
+pub type FrameSink<'a> = dyn FnMut(Option<&str>, &str) -> Result<(), ResponseError> + 'a;
+
+/// The incremental decoder. Lines that lie whole inside one chunk are read in place; only a
+/// line cut by a chunk boundary is copied, and the frame buffers are reused.
+#[derive(Debug, Default)]
+pub struct SseDecoder {
+    /// The bytes of the line not yet ended.
+    line: Vec<u8>,
+    /// The previous chunk ended in `\r`: a `\n` opening this one belongs to it.
+    after_cr: bool,
+    name: String,
+    has_name: bool,
+    data: String,
+    has_data: bool,
+}
+
+impl SseDecoder {
+    /// The frames completed by `chunk`.
+    pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Frame>, ResponseError> {
+        let mut out = Vec::new();
+        self.feed_with(chunk, &mut |name, data| {
+            out.push(Frame {
+                name: name.map(str::to_owned),
+                data: data.to_owned(),
+            });
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Hands each frame completed by `chunk` to `sink` (its name and data, borrowed).
+    pub fn feed_with(
+        &mut self,
+        chunk: &[u8],
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), ResponseError> {
+        let mut rest = chunk;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some(stripped) = rest.strip_prefix(b"\n") {
+                rest = stripped;
+            }
+        }
+        while let Some(at) = memchr::memchr2(b'\n', b'\r', rest) {
+            let end = rest[at];
+            let whole = &rest[..at];
+            rest = &rest[at + 1..];
+            if end == b'\r' {
+                match rest.first() {
+                    Some(b'\n') => rest = &rest[1..],
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+            if self.line.is_empty() {
+                self.line_done(whole, sink)?;
+            } else {
+                let mut line = std::mem::take(&mut self.line);
+                line.extend_from_slice(whole);
+                let result = self.line_done(&line, sink);
+                line.clear();
+                self.line = line;
+                result?;
+            }
+        }
+        self.line.extend_from_slice(rest);
+        Ok(())
+    }
+
+    /// The stream ended. A last frame without its blank line: the SDKs' decoders never
+    /// dispatch it, so a stream cut inside its final event reads as if that event never came.
+    /// A complete JSON frame is still taken, so SSE text with its final blank line trimmed
+    /// reads the same.
+    pub fn finish(&mut self) -> Result<Vec<Frame>, ResponseError> {
+        let mut out = Vec::new();
+        let mut sink = |name: Option<&str>, data: &str| {
+            out.push(Frame {
+                name: name.map(str::to_owned),
+                data: data.to_owned(),
+            });
+            Ok(())
+        };
+        if !self.line.is_empty() {
+            let line = std::mem::take(&mut self.line);
+            self.line_done(&line, &mut sink)?;
+        }
+        if self.has_data && crate::base::parse_value(&self.data).is_err() {
+            self.has_data = false;
+            self.data.clear();
+            return Ok(out);
+        }
+        self.dispatch(&mut sink)?;
+        Ok(out)
+    }
+
+    fn line_done(
+        &mut self,
+        line: &[u8],
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), ResponseError> {
+        if line.is_empty() {
+            return self.dispatch(sink);
+        }
+        if line[0] == b':' {
+            return Ok(());
+        }
+        let line = std::str::from_utf8(line)
+            .map_err(|e| ResponseError::Shape(format!("an SSE line is not UTF-8: {e}")))?;
+        let (field, value) = match line.split_once(':') {
+            Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
+            None => (line, ""),
+        };
+        match field {
+            "event" => {
+                self.name.clear();
+                self.name.push_str(value);
+                self.has_name = true;
+            }
+            "data" => {
+                if self.has_data {
+                    self.data.push('\n');
+                }
+                self.data.push_str(value);
+                self.has_data = true;
+            }
+            // `id`, `retry` and unknown fields carry nothing pi-ai reads.
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn dispatch(
+        &mut self,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), ResponseError> {
+        let has_name = std::mem::replace(&mut self.has_name, false);
+        if !std::mem::replace(&mut self.has_data, false) {
+            self.name.clear();
+            return Ok(());
+        }
+        let result = if self.data.trim() == "[DONE]" {
+            Ok(())
+        } else {
+            sink(has_name.then_some(self.name.as_str()), &self.data)
+        };
+        self.name.clear();
+        self.data.clear();
+        result
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{Frame, SseDecoder};
+
+    fn split(text: &str) -> Vec<Frame> {
+        let mut d = SseDecoder::default();
+        let mut frames = d.feed(text.as_bytes()).unwrap();
+        frames.extend(d.finish().unwrap());
+        frames
+    }
 
     #[test]
     fn frames_names_and_done() {
-        let events = split("event: a\ndata: {\"x\":1}\n\n: ping\r\ndata: [DONE]\n\n").unwrap();
+        let events = split("event: a\ndata: {\"x\":1}\n\n: ping\r\ndata: [DONE]\n\n");
         assert_eq!(events.len(), 1);
         assert_eq!(events[0].name.as_deref(), Some("a"));
-        assert_eq!(events[0].data["x"], 1);
-        assert!(split("data: not json\n\n").is_err());
+        assert_eq!(events[0].data, "{\"x\":1}");
         // Cut inside the last frame: dropped, as the SDK decoders drop it.
-        let cut = split("data: {\"a\":1}\n\ndata: {\"b\":").unwrap();
+        let cut = split("data: {\"a\":1}\n\ndata: {\"b\":");
         assert_eq!(cut.len(), 1);
+        // A complete last frame without its blank line is taken.
+        assert_eq!(split("data: {\"a\":1}\n\ndata: {\"b\":2}").len(), 2);
+    }
+
+    #[test]
+    fn any_chunking_gives_the_same_frames() {
+        let text = "event: x\r\ndata: {\"t\":\"é✓\"}\r\n\r\ndata: {\"a\":\r\ndata: 1}\r\r: c\n\ndata: [DONE]\n\n";
+        let whole: Vec<(Option<String>, String)> =
+            split(text).into_iter().map(|f| (f.name, f.data)).collect();
+        assert_eq!(whole.len(), 2);
+        assert_eq!(whole[1].1, "{\"a\":\n1}");
+        let bytes = text.as_bytes();
+        for size in 1..8 {
+            let mut d = SseDecoder::default();
+            let mut got = Vec::new();
+            for chunk in bytes.chunks(size) {
+                got.extend(d.feed(chunk).unwrap());
+            }
+            got.extend(d.finish().unwrap());
+            let got: Vec<_> = got.into_iter().map(|f| (f.name, f.data)).collect();
+            assert_eq!(got, whole, "chunks of {size}");
+        }
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_refused() {
+        let mut d = SseDecoder::default();
+        assert!(d.feed(b"data: \xff\n\n").is_err());
     }
 }
