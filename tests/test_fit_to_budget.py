@@ -14,6 +14,7 @@ import clawctx
 from clawctx.history import Transcript, count_message_tokens, validate_for_provider
 from clawctx.interop import _openai_chat as openai_chat
 from clawctx.interop import fit_to_budget, from_anthropic, read
+from clawctx.wire import validate_request_body
 
 PROVIDERS = ("anthropic", "openai", "google", "ollama")
 
@@ -78,11 +79,18 @@ def _estimate(messages: Transcript) -> int:
     )
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open: the agent-run fallback and the guard's new first-turn rules meet in cases "
-    "this property finds; to investigate",
-)
+def _violations(messages: Any, provider: str) -> list[str]:
+    """What ``provider`` refuses in ``messages`` as they leave ``fit_to_budget``. Gemini's rule
+    that a function-call turn directly follow a user turn or a function response is a matter of
+    the Gemini writers (they merge a plain model turn into the call turn after it, checked
+    below on the written contents), not of the kept messages: every other provider takes two
+    model turns in a row."""
+    found = [v.rule for v in validate_for_provider(messages, provider=provider)]
+    if provider == "google":
+        found = [rule for rule in found if rule != "function-call-turn-misplaced"]
+    return found
+
+
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(history=broken_histories(), budget=st.integers(0, 120))
 def test_any_history_comes_out_provider_valid_and_within_budget(
@@ -100,7 +108,10 @@ def test_any_history_comes_out_provider_valid_and_within_budget(
     assert fit.tokens <= budget
     assert fit.tokens == _estimate(kept)
     for provider in PROVIDERS:
-        assert validate_for_provider(kept, provider=provider) == [], provider
+        assert _violations(kept, provider) == [], provider
+    if kept:
+        contents = clawctx.interop.to_gemini(kept)[1]
+        assert validate_request_body({"contents": contents}, "google-generative-ai") == []
     if kept and kept[0]["role"] != "system":
         assert kept[0]["role"] == "user"
     # The same history as OpenAI Chat messages: a valid result, in that shape, within budget.
@@ -110,7 +121,7 @@ def test_any_history_comes_out_provider_valid_and_within_budget(
     assert back is None or back.format == "openai_chat"
     assert chat_fit.tokens <= budget
     for provider in PROVIDERS:
-        assert back is None or validate_for_provider(back.transcript, provider=provider) == []
+        assert back is None or _violations(back.transcript, provider) == []
 
 
 def test_keeps_the_newest_turns_whole() -> None:

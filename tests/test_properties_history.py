@@ -65,22 +65,7 @@ def test_repair_tool_pairing_is_idempotent(policy: str | None, messages: list[Ms
     assert twice.to_list() == once.to_list()
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="open: provider_safe's bootstrap turn before a blank user turn is added "
-                "again on a second pass (Anthropic family)",
-            ),
-        )
-        if m == "provider_safe"
-        else m
-        for m in sorted(MODES)
-    ],
-)
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @PROPERTY_SETTINGS
 @given(messages=histories())

@@ -784,8 +784,9 @@ def message_columns(messages: _Messages) -> dict[str, Any]:
 def _budget_units(messages: _Messages) -> tuple[Any, Any]:
     """The units `fit_to_budget` selects from, as two numpy arrays: each unit's first message
     index (`int64`) and what it starts with (`int8`: 0 user side, 1 assistant, 2 tool result,
-    3 system/developer, 4 other). An assistant message and the tool results right after it are
-    one unit. No per-message Python objects are built.
+    3 system/developer, 4 other, 5 a user-side message of blank text, which no writer sends).
+    An assistant message and the tool results right after it are one unit. No per-message
+    Python objects are built.
     """
 
 def repair_tool_call_inputs(

@@ -148,17 +148,7 @@ def test_default_pipeline_request_is_valid(api: str, entries: list[Msg]) -> None
     assert session_violations(entries, api) == []
 
 
-GEMINI_GAP = pytest.mark.xfail(
-    strict=False,
-    reason="open: the guard does not yet put a user turn between two model turns when the "
-    "second holds function calls (Gemini's function-call-turn-misplaced)",
-)
-
-
-@pytest.mark.parametrize(
-    "api",
-    [pytest.param(a, marks=GEMINI_GAP) if a.startswith("google") else a for a in sorted(MODELS)],
-)
+@pytest.mark.parametrize("api", sorted(MODELS))
 @PROPERTY_SETTINGS
 @given(messages=broken_histories())
 def test_default_build_request_payload_is_valid(api: str, messages: list[Msg]) -> None:
@@ -259,11 +249,6 @@ def _verbatim_body(path: Path, api: str) -> dict[str, Any]:
     return {"messages": interop.to_openai_chat(messages, safe=False)}
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="a fixture no longer reproduces its report with clawctx's writers (to rebuild from "
-    "its thread)",
-)
 def test_real_report_fixtures_reproduce_their_failure() -> None:
     """Each fixture reproduces its report with no repair applied (the recorded release:
     ``clawctx.compat(...)`` once that exists): what was sent breaks the rule the report's

@@ -60,7 +60,8 @@ class Fit:
 
 
 # Unit start kinds of `_budget_units` (rust/core/src/transcript/budget.rs, `UnitStart`).
-_USER, _TOOL_RESULT, _SYSTEM = 0, 2, 3
+# Unit kinds of ``_budget_units`` (5, a blank user message no writer sends, is no start).
+_USER, _TOOL_RESULT, _SYSTEM, _BLANK_USER = 0, 2, 3, 5
 
 
 def _message_counts(messages: Transcript, counter: str) -> np.ndarray:
@@ -250,7 +251,7 @@ def fit_to_budget(
     if start_on == "user" and not speaks:
         good = units.kinds == _USER
     else:
-        good = units.kinds != _TOOL_RESULT
+        good = (units.kinds != _TOOL_RESULT) & (units.kinds != _BLANK_USER)
     rest = costs[prelude:]
     if strategy == "last":
         # The longest newest run that fits, then moved forward to a unit it may start with.

@@ -26,6 +26,8 @@ SYSTEM_ROLES = ("system", "developer")
 USER_SIDE_ROLES = frozenset(
     {"user", "bashExecution", "custom", "branchSummary", "compactionSummary"}
 )
+#: The AgentMessage roles pi's ``convertToLlm`` turns into user messages.
+AGENT_ONLY_ROLES = USER_SIDE_ROLES - {"user"}
 PI_ROLES = frozenset({"assistant", "toolResult", *USER_SIDE_ROLES, *SYSTEM_ROLES})
 
 _DATA_URL = re.compile(r"^data:([\w.+-]+/[\w.+-]+);base64,(.*)$", re.DOTALL)
@@ -166,6 +168,24 @@ def content_blocks(message: Mapping[str, Any]) -> list[JsonDict]:
     return []
 
 
+def llm_view(
+    messages: _core.Transcript | Iterable[Mapping[str, Any]],
+) -> _core.Transcript | list[JsonDict]:
+    """pi messages as a model sees them: bash executions, custom messages and summaries become
+    user messages (pi's ``convertToLlm``); every other message stays as it is. A transcript
+    without such messages is returned unchanged."""
+    items = messages if isinstance(messages, _core.Transcript) else list(messages)
+    if not any(m.get("role") in AGENT_ONLY_ROLES for m in items):
+        return items if isinstance(items, _core.Transcript) else [dict(m) for m in items]
+    out: list[JsonDict] = []
+    for message in items:
+        if message.get("role") in AGENT_ONLY_ROLES:
+            out.extend(_core.convert_to_llm([message]).to_list())
+        else:
+            out.append(dict(message))
+    return out
+
+
 def sendable(
     messages: _core.Transcript | Iterable[Mapping[str, Any]],
     model_api: str | None,
@@ -176,6 +196,7 @@ def sendable(
     under :func:`clawctx.compat`. Calls of the last assistant turn left unanswered are the
     caller's turn in flight (its results or the next prompt come after) and are kept as they
     are."""
+    messages = llm_view(messages)
     if not _compat.resolve_safe(safe):
         return messages
     given = messages if isinstance(messages, _core.Transcript) else _core.Transcript(messages)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from clawctx._core import Transcript, convert_to_llm
+from clawctx._core import Transcript
 from clawctx.interop import _anthropic_messages as anthropic_messages
 from clawctx.interop import _carried
 from clawctx.interop import _common as c
@@ -57,14 +57,7 @@ FORMAT_APIS: dict[str, str | None] = {
 def _llm_view(messages: Transcript | Sequence[Mapping[str, Any]]) -> list[c.JsonDict]:
     """pi messages as foreign formats see them: bash executions, custom messages and summaries
     become user messages (convertToLlm); system/developer messages stay."""
-    out: list[c.JsonDict] = []
-    for message in messages:
-        role = message.get("role")
-        if role in c.USER_SIDE_ROLES and role != "user":
-            out.extend(convert_to_llm([message]).to_list())
-        else:
-            out.append(dict(message))
-    return out
+    return [dict(m) for m in c.llm_view(messages)]
 
 
 def _detect(history: Sequence[Any]) -> ModuleType:

@@ -23,3 +23,11 @@ fn the_fuzz_seeds_pass() {
         guard_input::check(&std::fs::read(entry.expect("entry").path()).expect("seed"));
     }
 }
+
+#[test]
+fn a_run_of_model_turns_before_a_gemini_call_turn_is_merged_whole() {
+    // Found by the property above: two plain model turns (and an empty one) before a call turn.
+    guard_input::check(&[
+        159, 0, 19, 124, 0, 7, 0, 0, 49, 0, 72, 0, 3, 0, 19, 164, 0, 91, 0, 0, 129, 0,
+    ]);
+}

@@ -164,13 +164,7 @@ fn is_user_side(role: Option<&str>) -> bool {
 
 /// A user-side message a converter sends at all (one of blank text only is left out).
 fn user_is_sent(shape: &SendShape) -> bool {
-    match shape.content {
-        crate::transcript::ContentShape::Text => true,
-        crate::transcript::ContentShape::Blocks { not_blank, .. } => not_blank > 0,
-        crate::transcript::ContentShape::BlankString => false,
-        // Summaries, bash executions and custom messages carry their text elsewhere.
-        crate::transcript::ContentShape::Missing => !shape.is_role("user"),
-    }
+    shape.user_turn_is_sent()
 }
 
 /// An assistant turn a converter sends at all (one with only blank text or nothing is left
@@ -200,6 +194,9 @@ pub fn request_issues(
     let mut answered: FxHashSet<String> = FxHashSet::default();
     let mut run_open = false;
     let mut first_is_assistant: Option<(bool, usize)> = None;
+    // The last turn sent was a model turn without calls (Gemini: a function-call turn must
+    // follow a user turn or a function response).
+    let mut after_plain_model_turn = false;
     for (i, message) in messages.messages().iter().enumerate() {
         let shape = message.send_shape();
         let role = shape.role.as_deref();
@@ -213,6 +210,19 @@ pub fn request_issues(
             }
             if assistant_is_sent(shape) && first_is_assistant.is_none() {
                 first_is_assistant = Some((true, i));
+            }
+            if target.family() == ProviderFamily::Gemini
+                && after_plain_model_turn
+                && !shape.calls.is_empty()
+            {
+                issues.push(issue(
+                    i,
+                    "function-call-turn-misplaced",
+                    "a model turn with function calls directly follows another model turn".into(),
+                ));
+            }
+            if assistant_is_sent(shape) {
+                after_plain_model_turn = shape.calls.is_empty();
             }
             let same = target.is_same_model(shape);
             if rule == IdRule::Responses && shares_message_item_id(shape, same) {
@@ -290,13 +300,17 @@ pub fn request_issues(
             if first_is_assistant.is_none() {
                 first_is_assistant = Some((false, i));
             }
+            after_plain_model_turn = false;
         } else if is_user_side(role) {
             // transformMessages flushes the unanswered calls as synthetic results here.
             run_open = false;
             pending.clear();
             answered.clear();
-            if first_is_assistant.is_none() && user_is_sent(shape) {
-                first_is_assistant = Some((false, i));
+            if user_is_sent(shape) {
+                after_plain_model_turn = false;
+                if first_is_assistant.is_none() {
+                    first_is_assistant = Some((false, i));
+                }
             }
         }
     }
@@ -350,6 +364,9 @@ pub struct GuardReport {
     pub joined_text_blocks: usize,
     /// Results given their call's tool name (Gemini pairs them by name).
     pub renamed_results: usize,
+    /// Model turns without calls merged into the function-call turn right after them
+    /// (Gemini: a function-call turn must follow a user turn or a function response).
+    pub merged_model_turns: usize,
 }
 
 impl GuardReport {
@@ -369,6 +386,7 @@ impl GuardReport {
             ("prepended_user_turn", usize::from(self.prepended_user_turn)),
             ("joined_text_blocks", self.joined_text_blocks),
             ("renamed_results", self.renamed_results),
+            ("merged_model_turns", self.merged_model_turns),
         ]
         .into_iter()
         .filter(|(_, n)| *n > 0)
@@ -497,6 +515,79 @@ fn with_result_name(message: &Message, name: Option<&str>) -> Message {
         };
     }
     message_of(&value)
+}
+
+/// Where the last turn sent in `out` is, when it is a model turn without calls (what a
+/// function-call turn may not directly follow on Gemini). Unsent messages (blank user text,
+/// empty assistant turns) are looked past, as the converters leave them out.
+fn plain_model_turn_before(out: &[Message]) -> Option<usize> {
+    for (at, message) in out.iter().enumerate().rev() {
+        let s = message.send_shape();
+        if s.is_role("assistant") {
+            if !assistant_is_sent(s) {
+                continue;
+            }
+            return s.calls.is_empty().then_some(at);
+        }
+        if s.is_role("toolResult") || (is_user_side(s.role.as_deref()) && user_is_sent(s)) {
+            return None;
+        }
+    }
+    None
+}
+
+/// One model turn of `previous`'s blocks followed by `current`'s, with `current`'s fields
+/// (OpenClaw's `validateGeminiTurns` merges consecutive assistant turns the same way). When
+/// only `current` is the target model's, `previous`'s blocks are made what pi-ai replays for
+/// another model (thinking as text, no signatures), so no foreign signature is sent as own.
+fn merge_model_turns(
+    previous: &Message,
+    previous_same: bool,
+    current: &Message,
+    current_same: bool,
+) -> Message {
+    let (Ok(prev), Ok(mut cur)) = (previous.text().to_value(), current.text().to_value()) else {
+        return current.clone();
+    };
+    let mut blocks: Vec<Value> = match prev.get("content") {
+        Some(Value::Array(items)) => items.clone(),
+        Some(Value::String(text)) => vec![json!({"type": "text", "text": text})],
+        _ => Vec::new(),
+    };
+    if current_same && !previous_same {
+        blocks = blocks
+            .into_iter()
+            .filter_map(|block| {
+                let ty = block.get("type").and_then(Value::as_str)?;
+                let text_of = |key: &str| block.get(key).and_then(Value::as_str).map(str::to_owned);
+                match ty {
+                    "text" => text_of("text").map(|t| json!({"type": "text", "text": t})),
+                    "thinking" => text_of("thinking")
+                        .filter(|t| !crate::base::js_trim(t).is_empty())
+                        .map(|t| json!({"type": "text", "text": t})),
+                    _ => Some(block),
+                }
+            })
+            .collect();
+    }
+    match cur.get_mut("content") {
+        Some(Value::Array(items)) => {
+            blocks.append(items);
+            *items = blocks;
+        }
+        Some(Value::String(text)) => {
+            blocks.push(json!({"type": "text", "text": text}));
+            if let Some(obj) = cur.as_object_mut() {
+                obj.insert("content".to_owned(), Value::Array(blocks));
+            }
+        }
+        _ => {
+            if let Some(obj) = cur.as_object_mut() {
+                obj.insert("content".to_owned(), Value::Array(blocks));
+            }
+        }
+    }
+    message_of(&cur)
 }
 
 fn synthetic_result(id: &str, name: Option<&str>, text: &str, now_ms: i64) -> Message {
@@ -669,6 +760,15 @@ fn repair(
             sent = join_texts(&sent, same);
             report.joined_text_blocks += 1;
         }
+        if target.family() == ProviderFamily::Gemini && !calls.is_empty() {
+            // Every plain model turn in the run before it, nearest first.
+            while let Some(at) = plain_model_turn_before(&out) {
+                let previous = out.remove(at);
+                let previous_same = target.is_same_model(previous.send_shape());
+                sent = merge_model_turns(&previous, previous_same, &sent, same);
+                report.merged_model_turns += 1;
+            }
+        }
         out.push(sent);
         for (call, result) in calls.iter().zip(results) {
             out.push(result.unwrap_or_else(|| {
@@ -685,13 +785,22 @@ fn repair(
         i = j;
     }
     if target.needs_user_first() {
-        let first = out.iter().find(|m| {
+        let first = out.iter().position(|m| {
             let s = m.send_shape();
             s.is_role("toolResult")
                 || (is_user_side(s.role.as_deref()) && user_is_sent(s))
                 || (s.is_role("assistant") && assistant_is_sent(s))
         });
-        if first.is_some_and(|m| m.send_shape().is_role("assistant")) {
+        if let Some(at) = first.filter(|at| out[*at].send_shape().is_role("assistant")) {
+            // The blank user messages before it are sent by no writer: the bootstrap turn
+            // takes their place, so a later pass that joins consecutive user turns finds
+            // nothing to join (the repair stays a fixed point).
+            let mut k = 0usize;
+            out.retain(|m| {
+                k += 1;
+                let s = m.send_shape();
+                !(k <= at && s.is_role("user") && !user_is_sent(s))
+            });
             let bootstrap =
                 json!({"role": "user", "content": GOOGLE_BOOTSTRAP_TEXT, "timestamp": now_ms});
             out.insert(0, message_of(&bootstrap));
@@ -833,5 +942,71 @@ mod tests {
             .any(|i| i.rule == "duplicate-call-id"));
         let (out, _) = guard_request(&t, target, true, 5);
         assert!(request_issues(&out, target, true).is_empty());
+    }
+
+    #[test]
+    fn a_gemini_function_call_turn_after_a_model_turn_takes_its_blocks() {
+        let gemini = GuardTarget {
+            provider: Some("google"),
+            api: Some("google-generative-ai"),
+            model_id: Some("gemini-x"),
+            verbatim_ids: false,
+        };
+        let said = r#"{"role":"assistant","content":[{"type":"thinking","thinking":"hm","thinkingSignature":"sig"},{"type":"text","text":"On it."}],"provider":"anthropic","api":"anthropic-messages","model":"claude-x","stopReason":"stop"}"#;
+        let calls = r#"{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"provider":"google","api":"google-generative-ai","model":"gemini-x","stopReason":"toolUse"}"#;
+        let lines = [USER, said, calls, &result("c1")];
+        let messages = transcript(&lines);
+        let rules: Vec<_> = request_issues(&messages, gemini, true)
+            .iter()
+            .map(|i| i.rule)
+            .collect();
+        assert_eq!(rules, ["function-call-turn-misplaced"]);
+        // Anthropic accepts two assistant turns in a row here: nothing to do.
+        assert!(request_issues(&messages, ANTHROPIC, true)
+            .iter()
+            .all(|i| i.rule != "function-call-turn-misplaced"));
+        let (out, report) = guard_request(&messages, gemini, true, 0);
+        assert_eq!(report.merged_model_turns, 1);
+        assert!(request_issues(&out, gemini, true).is_empty());
+        let merged = out.messages()[1].text().to_value().unwrap();
+        // Another model's thinking goes in as text, no foreign signature; the call's turn
+        // keeps its own fields.
+        assert_eq!(
+            merged["content"],
+            json!([
+                {"type": "text", "text": "hm"},
+                {"type": "text", "text": "On it."},
+                {"type": "toolCall", "id": "c1", "name": "read", "arguments": {}}
+            ])
+        );
+        assert_eq!(merged["provider"], "google");
+        assert_eq!(out.messages().len(), 3);
+        // Answered calls in between: the turn is where Gemini wants it.
+        let fine = transcript(&[USER, &call("a1"), &result("a1"), calls, &result("c1")]);
+        assert!(request_issues(&fine, gemini, true).is_empty());
+    }
+
+    #[test]
+    fn the_bootstrap_turn_takes_the_place_of_blank_user_messages() {
+        let said = r#"{"role":"assistant","content":[{"type":"text","text":"hi"}],"provider":"anthropic","api":"anthropic-messages","model":"claude-x","stopReason":"stop"}"#;
+        let blank = r#"{"role":"user","content":""}"#;
+        let messages = transcript(&[blank, blank, said]);
+        let (out, report) = guard_request(&messages, ANTHROPIC, true, 0);
+        assert!(report.prepended_user_turn);
+        let roles: Vec<_> = out
+            .messages()
+            .iter()
+            .map(|m| m.text().to_value().unwrap()["content"].clone())
+            .collect();
+        assert_eq!(
+            roles,
+            [
+                json!(GOOGLE_BOOTSTRAP_TEXT),
+                json!([{"type": "text", "text": "hi"}])
+            ]
+        );
+        let (again, second) = guard_request(&out, ANTHROPIC, true, 0);
+        assert!(!second.changed());
+        assert_eq!(again.to_json(), out.to_json());
     }
 }

@@ -109,11 +109,7 @@ impl SseDecoder {
         Ok(out)
     }
 
-    fn line_done(
-        &mut self,
-        line: &[u8],
-        sink: &mut FrameSink<'_>,
-    ) -> Result<(), ResponseError> {
+    fn line_done(&mut self, line: &[u8], sink: &mut FrameSink<'_>) -> Result<(), ResponseError> {
         if line.is_empty() {
             return self.dispatch(sink);
         }
@@ -145,10 +141,7 @@ impl SseDecoder {
         Ok(())
     }
 
-    fn dispatch(
-        &mut self,
-        sink: &mut FrameSink<'_>,
-    ) -> Result<(), ResponseError> {
+    fn dispatch(&mut self, sink: &mut FrameSink<'_>) -> Result<(), ResponseError> {
         let has_name = std::mem::replace(&mut self.has_name, false);
         if !std::mem::replace(&mut self.has_data, false) {
             self.name.clear();

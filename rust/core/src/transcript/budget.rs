@@ -16,6 +16,9 @@ pub enum UnitStart {
     /// Instructions kept among the messages by other runtimes (`system`, `developer`).
     System = 3,
     Other = 4,
+    /// A user-side message of blank text only: the payload writers leave it out, so a kept
+    /// history starting there starts with whatever comes next.
+    BlankUser = 5,
 }
 
 fn start_kind(role: Option<&str>) -> UnitStart {
@@ -41,7 +44,11 @@ pub fn budget_units(messages: &Transcript) -> Vec<(usize, UnitStart)> {
                 .last()
                 .is_some_and(|(_, kind)| *kind == UnitStart::Assistant);
         if !joins {
-            units.push((index, start_kind(facts.role.as_deref())));
+            let mut kind = start_kind(facts.role.as_deref());
+            if kind == UnitStart::User && !message.send_shape().user_turn_is_sent() {
+                kind = UnitStart::BlankUser;
+            }
+            units.push((index, kind));
         }
     }
     units
@@ -55,9 +62,29 @@ mod tests {
     fn transcript(roles: &[&str]) -> Transcript {
         let values: Vec<_> = roles
             .iter()
-            .map(|r| json!({"role": r, "content": []}))
+            .map(|r| json!({"role": r, "content": "x"}))
             .collect();
         Transcript::from_values(&values)
+    }
+
+    #[test]
+    fn a_blank_user_message_is_no_place_to_start() {
+        let t = Transcript::from_values(&[
+            json!({"role": "user", "content": " "}),
+            json!({"role": "user", "content": [{"type": "text", "text": ""}]}),
+            json!({"role": "user", "content": "hi"}),
+            json!({"role": "compactionSummary", "summary": "s"}),
+        ]);
+        let kinds: Vec<_> = budget_units(&t).into_iter().map(|(_, k)| k).collect();
+        assert_eq!(
+            kinds,
+            [
+                UnitStart::BlankUser,
+                UnitStart::BlankUser,
+                UnitStart::User,
+                UnitStart::User
+            ]
+        );
     }
 
     #[test]

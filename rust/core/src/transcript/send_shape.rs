@@ -63,6 +63,18 @@ fn string_field(value: &Value, key: &str) -> Option<String> {
 }
 
 impl SendShape {
+    /// A user-side message a converter sends at all: one of blank text only is left out by
+    /// every payload writer (pi-ai's converters skip empty user content).
+    pub fn user_turn_is_sent(&self) -> bool {
+        match self.content {
+            ContentShape::Text => true,
+            ContentShape::Blocks { not_blank, .. } => not_blank > 0,
+            ContentShape::BlankString => false,
+            // Summaries, bash executions and custom messages carry their text elsewhere.
+            ContentShape::Missing => !self.is_role("user"),
+        }
+    }
+
     /// The shape of a message value (anything that is not an object has no role).
     pub fn of_value(value: &Value) -> SendShape {
         let role = string_field(value, "role");
