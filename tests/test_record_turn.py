@@ -131,59 +131,118 @@ def test_a_message_that_cannot_be_serialized_writes_nothing(
     assert len(Session.open(path, read_only=True)) == count + 4
 
 
-@pytest.mark.parametrize(
-    "reply",
-    [
-        # An Anthropic Messages reply body (model_dump() of anthropic's Message).
-        {
-            "id": "msg_1",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "hi"}],
-            "stop_reason": "end_turn",
-            "usage": {"input_tokens": 1, "output_tokens": 1},
-        },
-        # The same reply's content with its tool_use block, role kept.
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "r"}]},
-        # An OpenAI Chat completion body.
-        {"id": "c", "object": "chat.completion", "choices": [{"message": {"role": "assistant"}}]},
+ANTHROPIC_BODY: dict[str, Any] = {
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [
+        {"type": "text", "text": "Reading it."},
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a.txt"}},
     ],
-    ids=["anthropic-message", "tool-use-block", "chat-completion"],
+    "stop_reason": "tool_use",
+    "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 3},
+}
+
+
+def _sdk_message() -> Any:
+    anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK (test extra)")
+    return anthropic.types.Message.model_validate(ANTHROPIC_BODY)
+
+
+@pytest.mark.parametrize("form", ["body", "sdk-message", "sdk-events"])
+def test_a_provider_reply_is_recorded_as_parse_response_reads_it(tmp_path: Path, form: str) -> None:
+    if form == "body":
+        reply: Any = ANTHROPIC_BODY
+    elif form == "sdk-message":
+        reply = _sdk_message()
+    else:  # what iterating the SDK's Stream yields: its events, as one list
+        anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK (test extra)")
+        from pydantic import TypeAdapter
+
+        adapter: TypeAdapter[Any] = TypeAdapter(anthropic.types.RawMessageStreamEvent)
+        start = {**ANTHROPIC_BODY, "content": [], "stop_reason": None}
+        events = [
+            {"type": "message_start", "message": start},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "text_delta", "text": "Reading it."},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": '{"path": "a.txt"}'},
+            },
+            {"type": "content_block_stop", "index": 1},
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": "tool_use"},
+                "usage": {"output_tokens": 7},
+            },
+            {"type": "message_stop"},
+        ]
+        reply = iter([adapter.validate_python(e) for e in events])
+    path = _session_file(tmp_path)
+    pipeline = _pipeline(tmp_path)
+    session = Session.open(path)
+    prepared = pipeline.prepare(session, PromptRequest(text="hello"))
+    ids = pipeline.record_turn(session, prepared, [reply, _result("toolu_1", "file text")])
+    assert len(ids) == 3
+    written = Session.open(path, read_only=True).context().messages.to_list()[-2]
+    expected = clawctx.parse_response(MODEL, ANTHROPIC_BODY, now_ms=written["timestamp"])
+    assert written == expected
+    assert written["content"][1] == {
+        "type": "toolCall",
+        "id": "toolu_1",
+        "name": "read",
+        "arguments": {"path": "a.txt"},
+    }
+    assert written["usage"]["cacheRead"] == 3 and written["stopReason"] == "toolUse"
+
+
+@pytest.mark.parametrize(
+    "reply, reason",
+    [
+        # A reply's content with its tool_use block, in no reply's shape.
+        (
+            {"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "r"}]},
+            "Message",
+        ),
+        # An OpenAI Chat completion body for an Anthropic model.
+        (
+            {
+                "id": "c",
+                "object": "chat.completion",
+                "choices": [{"message": {"role": "assistant"}}],
+            },
+            "openai-completions",
+        ),
+    ],
+    ids=["tool-use-block", "chat-completion"],
 )
-def test_a_provider_reply_is_refused_naming_parse_response(
-    tmp_path: Path, reply: dict[str, Any]
+def test_a_reply_that_cannot_be_read_is_refused_and_nothing_is_written(
+    tmp_path: Path, reply: dict[str, Any], reason: str
 ) -> None:
     path = _session_file(tmp_path)
     pipeline = _pipeline(tmp_path)
     session = Session.open(path)
     prepared = pipeline.prepare(session, PromptRequest(text="hello"))
     before = path.read_bytes()
-    with pytest.raises(TurnMessageError, match=r"clawctx\.parse_response"):
-        pipeline.record_turn(session, prepared, [reply])
+    with pytest.raises(TurnMessageError, match=f"provider reply that cannot be read.*{reason}"):
+        pipeline.record_turn(session, prepared, [_assistant("ok"), reply])
     assert path.read_bytes() == before
-
-
-def test_an_sdk_object_or_stream_is_refused_naming_parse_response(tmp_path: Path) -> None:
-    class Message:  # stands for anthropic.types.Message: a pydantic model
-        def model_dump(self) -> dict[str, Any]:
-            return {"type": "message", "role": "assistant", "content": []}
-
-    class Stream:  # stands for anthropic.Stream: an iterator of events
-        def __iter__(self) -> Stream:
-            return self
-
-        def __next__(self) -> Any:
-            raise StopIteration
-
-    path = _session_file(tmp_path)
-    pipeline = _pipeline(tmp_path)
-    session = Session.open(path)
-    prepared = pipeline.prepare(session, PromptRequest(text="hello"))
-    for reply in (Message(), Stream()):
-        with pytest.raises(TurnMessageError, match=r"parse_response.*\(got a (Message|Stream)\)"):
-            pipeline.record_turn(session, prepared, [reply])  # type: ignore[list-item]
-    assert len(Session.open(path, read_only=True)) == len(session)
 
 
 def test_other_non_pi_messages_are_refused(tmp_path: Path) -> None:

@@ -79,7 +79,7 @@ from clawctx.engine.provenance import (
     apply_input_provenance_to_user_message,
     normalize_input_provenance,
 )
-from clawctx.engine.turn import check_turn_messages
+from clawctx.engine.turn import check_turn_messages, read_turn_replies
 from clawctx.history.hygiene import detach_orphaned_trailing_user, sanitize_session_history
 from clawctx.history.session import Session
 from clawctx.prompt.bootstrap_budget import (
@@ -523,7 +523,7 @@ class ContextPipeline:
         self,
         session: _core.Session,
         prepared: PreparedRequest,
-        new_messages: Sequence[Mapping[str, Any]],
+        new_messages: Sequence[Any],
         *,
         turn_key: str | None = None,
     ) -> list[str]:
@@ -660,7 +660,7 @@ class ContextPipeline:
         self,
         session: _core.Session,
         prepared: PreparedRequest,
-        new_messages: Sequence[Mapping[str, Any]],
+        new_messages: Sequence[Any],
         *,
         turn_key: str | None = None,
     ) -> list[str]:
@@ -670,9 +670,13 @@ class ContextPipeline:
         / ``ingest`` of the new tail — with ``prePromptMessageCount`` (as ``runEmbeddedAttempt``
         does). Engine failures are logged, never raised. Returns the ids of the turn's entries.
 
+        *Replies*: a provider reply among ``new_messages`` (an SDK ``Message`` /
+        ``ChatCompletion`` / ``Response`` / google-genai response, an SDK stream or async
+        stream, SSE text or bytes, a reply body) is read into pi's assistant message with
+        ``clawctx.parse_response`` and the pipeline's model, as pi-ai 0.58.3 builds it.
+
         *Whole*: every message is checked as a pi message (:class:`~clawctx.engine.turn.
-        TurnMessageError` otherwise; a provider reply must go through
-        ``clawctx.parse_response`` first) and converted (``nan``, ``inf`` and objects JSON
+        TurnMessageError` otherwise) and converted (``nan``, ``inf`` and objects JSON
         cannot hold raise) before anything is written; then all of them go out in one locked
         write (``Session.append_messages``): a failed write leaves the file as it was, and a
         write cut short by a crash is dropped by the next open.
@@ -688,6 +692,8 @@ class ContextPipeline:
         # Checked with the prompt in front, so that "message i of the turn" in an error counts
         # the messages as they are written.
         prompt = [prepared.prompt_message] if prepared.persist_prompt else []
+        model = prepared.model if prepared.model is not None else self.model
+        new_messages = await read_turn_replies(new_messages, model)
         to_append = check_turn_messages([*prompt, *new_messages])
         key = prepared.turn_key if turn_key is None else turn_key
         since = prepared.session_leaf_id if turn_key is None else None

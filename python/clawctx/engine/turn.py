@@ -4,21 +4,24 @@ them: every one must be a pi message (pi-mono 0.58.3 `packages/ai/src/types.ts`:
 provider's reply in its own shape is refused instead of written to the session unchecked.
 
 A provider reply (an SDK object such as anthropic's ``Message`` or openai's ``ChatCompletion``,
-a stream, or a reply body as a dict) is not a pi message: it becomes one through
-``clawctx.parse_response(model, reply)``. The refusal names that function;
-:func:`check_turn_messages` is the one place where replies are told apart from pi messages.
+a stream, or a reply body as a dict) is not a pi message: :func:`read_turn_replies` turns each
+into one with ``clawctx.parse_response(model, reply)`` (``record_turn`` does this with the
+pipeline's model), and :func:`check_turn_messages` refuses one that is left, naming that
+function. These two are the one place where replies are told apart from pi messages.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from clawctx.errors import TurnMessageError
+from clawctx.errors import ResponseParseError, TurnMessageError
 from clawctx.interop import _common as c
 from clawctx.interop import _pi_messages as pi_messages
+from clawctx.wire.response import aparse_response, parse_response
 
-__all__ = ["TurnMessageError", "check_turn_messages"]
+__all__ = ["TurnMessageError", "check_turn_messages", "read_turn_replies"]
 
 #: Top-level keys of provider reply bodies that a pi message never has: Anthropic's message
 #: (``type: "message"``, ``stop_reason``), OpenAI Chat (``choices``, ``object``), Responses
@@ -50,6 +53,44 @@ def _looks_like_reply(message: Any) -> bool:
     return isinstance(content, list) and any(
         isinstance(b, Mapping) and b.get("type") in _PROVIDER_BLOCKS for b in content
     )
+
+
+def _is_reply(message: Any) -> bool:
+    """A provider reply ``parse_response`` reads: an SDK object or stream, an iterable of
+    events, or a reply body (a mapping in a provider's shape). Text and bytes are not taken
+    for SSE here (a stray string is refused as what it is); pass them to ``parse_response``."""
+    if isinstance(message, Mapping):
+        return _looks_like_reply(message)
+    if isinstance(message, (str, bytes, bytearray, memoryview)):
+        return False
+    return any(
+        hasattr(message, a) for a in ("model_dump", "__iter__", "__aiter__", "get_final_message")
+    )
+
+
+async def read_turn_replies(messages: Iterable[Any], model: Any) -> list[Any]:
+    """The turn's messages with each provider reply read into pi's assistant message by
+    ``clawctx.parse_response(model, reply)`` (an async stream by ``aparse_response``; a sync
+    one is read in a worker thread); pi messages pass as they are. A reply that cannot be read
+    raises :class:`TurnMessageError` naming it, before anything is written."""
+    if isinstance(messages, (str, bytes, Mapping)):
+        raise TurnMessageError("new_messages must be a list of pi messages")
+    out: list[Any] = []
+    for index, message in enumerate(messages):
+        if not _is_reply(message):
+            out.append(message)
+            continue
+        try:
+            if hasattr(message, "__aiter__"):
+                out.append(await aparse_response(model, message))
+            else:
+                out.append(await asyncio.to_thread(parse_response, model, message))
+        except (ResponseParseError, TypeError) as exc:
+            raise TurnMessageError(
+                f"message {index} of the turn is a provider reply that cannot be read as "
+                f"{getattr(model, 'api', None) or 'the model'}'s: {exc}"
+            ) from exc
+    return out
 
 
 def check_turn_messages(messages: Iterable[Any]) -> list[Mapping[str, Any]]:

@@ -1,6 +1,36 @@
 //! JavaScript string semantics shared by every stage: lengths are `string.length`, counted
 //! in UTF-16 code units (as pi-mono 0.58.3 and OpenClaw 2026.3.13 count them).
 
+/// `id.replace(/[^a-zA-Z0-9_-]/g, "_")`: the regex has no `u` flag, so each UTF-16 unit of
+/// another character becomes one `_` (an astral character two).
+pub fn sanitize_id_chars(id: &str) -> String {
+    let mut out = String::with_capacity(id.len());
+    for c in id.chars() {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                out.push('_');
+            }
+        }
+    }
+    out
+}
+
+/// `s.slice(0, n)` in UTF-16 units (a cut inside a surrogate pair drops the half).
+pub fn utf16_prefix_owned(s: &str, n: usize) -> String {
+    let mut units = 0;
+    let mut out = String::new();
+    for c in s.chars() {
+        units += c.len_utf16();
+        if units > n {
+            break;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// JavaScript `string.length`: UTF-16 code units.
 pub fn utf16_len(s: &str) -> u64 {
     if s.is_ascii() {

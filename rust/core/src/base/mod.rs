@@ -10,7 +10,7 @@ pub use error::{Error, Result};
 pub use ids::{
     generate_entry_id, random_session_id, system_now_ms, IdSource, RandomIds, SequentialIds,
 };
-pub use js::utf16_len;
+pub use js::{sanitize_id_chars, utf16_len, utf16_prefix_owned};
 pub use json::{
     is_js_whitespace, is_truthy, iso_to_ms, js_trim, ms_to_iso, object, parse_value, raw_as_str,
     replace_lone_surrogate_escapes, rewrite_lone_surrogate_escapes, to_js_string, write_js,

@@ -31,8 +31,8 @@ pub use policy::{
     TranscriptPolicy,
 };
 pub use request_guard::{
-    anthropic_tool_call_id, guard_request, request_issues, GuardIssue, GuardReport, GuardTarget,
-    ABORTED_RESULT_TEXT, PI_AI_SYNTHETIC_RESULT_TEXT,
+    anthropic_tool_call_id, chat_tool_call_id, guard_request, request_issues, GuardIssue,
+    GuardReport, GuardTarget, ABORTED_RESULT_TEXT, PI_AI_SYNTHETIC_RESULT_TEXT,
 };
 pub use sanitize::{
     annotate_inter_session_messages, downgrade_openai_function_call_pairs,

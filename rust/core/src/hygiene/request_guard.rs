@@ -54,6 +54,11 @@ enum IdRule {
     Anthropic,
     /// OpenAI Responses: `call_id|item_id`; both parts must be unique.
     Responses,
+    /// OpenAI Chat Completions: another model's `call_id|item_id` sent as its `call_id` part,
+    /// sanitized and cut to 40 (and any id cut to 40 for the `openai` provider).
+    Chat {
+        openai_provider: bool,
+    },
     Plain,
 }
 
@@ -67,6 +72,9 @@ impl GuardTarget<'_> {
             Some("openai-responses" | "azure-openai-responses" | "openai-codex-responses") => {
                 IdRule::Responses
             }
+            Some("openai-completions") => IdRule::Chat {
+                openai_provider: self.provider.map(str::trim) == Some("openai"),
+            },
             _ if self.family() == ProviderFamily::Anthropic => IdRule::Anthropic,
             _ => IdRule::Plain,
         }
@@ -100,16 +108,7 @@ impl GuardTarget<'_> {
 
 /// anthropic.ts `normalizeToolCallId`: `[^a-zA-Z0-9_-]` → `_` (per UTF-16 unit), 64 at most.
 pub fn anthropic_tool_call_id(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            out.push(c);
-        } else {
-            for _ in 0..c.len_utf16() {
-                out.push('_');
-            }
-        }
-    }
+    let mut out = crate::base::sanitize_id_chars(id);
     out.truncate(64);
     out
 }
@@ -138,8 +137,26 @@ fn sent_ids(id: &str, rule: IdRule, same_model: bool) -> (String, Option<String>
             let call = parts.next().unwrap_or_default().to_owned();
             (call, parts.next().map(str::to_owned))
         }
+        IdRule::Chat { openai_provider } if !same_model => {
+            (chat_tool_call_id(id, openai_provider), None)
+        }
         _ => (id.to_owned(), None),
     }
+}
+
+/// openai-completions.ts `normalizeToolCallId` (applied to another model's turns): a
+/// `call_id|item_id` id becomes its `call_id` part with `[^a-zA-Z0-9_-]` → `_` (per UTF-16
+/// unit) cut to 40; for the `openai` provider any longer id is cut to 40 UTF-16 units.
+pub fn chat_tool_call_id(id: &str, openai_provider: bool) -> String {
+    if let Some((call, _)) = id.split_once('|') {
+        let mut out = crate::base::sanitize_id_chars(call);
+        out.truncate(40);
+        return out;
+    }
+    if openai_provider {
+        return crate::base::utf16_prefix_owned(id, 40);
+    }
+    id.to_owned()
 }
 
 /// Whether OpenAI Responses would give two message items of this turn the same id: pi-ai's
@@ -259,7 +276,7 @@ pub fn request_issues(
                         ));
                     }
                 }
-                if rule == IdRule::Anthropic && key != call.id {
+                if key != call.id && rule != IdRule::Responses {
                     id_map.insert(call.id.clone(), key.clone());
                 }
                 pending.push(key);
@@ -270,9 +287,8 @@ pub fn request_issues(
         } else if role == Some("toolResult") {
             let raw = shape.result_id.as_deref().unwrap_or_default();
             let key = match rule {
-                IdRule::Anthropic => id_map.get(raw).cloned().unwrap_or_else(|| raw.to_owned()),
                 IdRule::Responses => raw.split('|').next().unwrap_or_default().to_owned(),
-                IdRule::Plain => raw.to_owned(),
+                _ => id_map.get(raw).cloned().unwrap_or_else(|| raw.to_owned()),
             };
             let slot = pending.iter().position(|k| *k == key);
             if !run_open || slot.is_none() {
@@ -689,7 +705,7 @@ fn repair(
                 used.insert(id.clone());
                 id
             } else {
-                if rule == IdRule::Anthropic && key != call.id {
+                if key != call.id && rule != IdRule::Responses {
                     normalized.insert(call.id.clone(), key.clone());
                 }
                 used.insert(key);
@@ -1008,5 +1024,35 @@ mod tests {
         let (again, second) = guard_request(&out, ANTHROPIC, true, 0);
         assert!(!second.changed());
         assert_eq!(again.to_json(), out.to_json());
+    }
+
+    #[test]
+    fn chat_ids_that_meet_once_pi_ai_normalises_them_are_made_unique() {
+        let chat = GuardTarget {
+            provider: Some("openai"),
+            api: Some("openai-completions"),
+            model_id: Some("gpt-4o"),
+            verbatim_ids: false,
+        };
+        // Another model's `call_abc|fc_1` is sent as `call_abc`: the same id as the turn before.
+        let lines = [
+            USER,
+            &call("call_abc"),
+            &result("call_abc"),
+            &call("call_abc|fc_1"),
+            &result("call_abc|fc_1"),
+        ];
+        let messages = transcript(&lines);
+        let rules: Vec<_> = request_issues(&messages, chat, true)
+            .iter()
+            .map(|i| i.rule)
+            .collect();
+        assert_eq!(rules, ["duplicate-call-id"]);
+        let (out, report) = guard_request(&messages, chat, true, 0);
+        assert_eq!(report.renamed_call_ids, 1);
+        assert!(request_issues(&out, chat, true).is_empty());
+        assert_eq!(chat_tool_call_id("call_é|fc", false), "call__");
+        assert_eq!(chat_tool_call_id(&"x".repeat(50), true).len(), 40);
+        assert_eq!(chat_tool_call_id(&"x".repeat(50), false).len(), 50);
     }
 }

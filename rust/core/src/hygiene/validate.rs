@@ -122,7 +122,9 @@ impl ProviderFamily {
             .unwrap_or_default();
         match model_api.map(str::trim) {
             Some("anthropic-messages" | "bedrock-converse-stream") => ProviderFamily::Anthropic,
-            Some("google-gemini-cli" | "google-generative-ai") => ProviderFamily::Gemini,
+            Some("google-gemini-cli" | "google-generative-ai" | "google-vertex") => {
+                ProviderFamily::Gemini
+            }
             Some(
                 "openai"
                 | "openai-completions"
@@ -130,10 +132,16 @@ impl ProviderFamily {
                 | "openai-codex-responses"
                 | "azure-openai-responses",
             ) => ProviderFamily::OpenAi,
+            // Without an API: the one API pi-ai 0.58.3's model table serves the provider with
+            // (pi-mono `packages/ai/src/models.generated.ts`), where it has only one.
             _ => match provider.as_str() {
-                "anthropic" | "amazon-bedrock" => ProviderFamily::Anthropic,
-                "google" | "google-gemini-cli" => ProviderFamily::Gemini,
-                "openai" | "openai-codex" => ProviderFamily::OpenAi,
+                "anthropic" | "amazon-bedrock" | "minimax" | "minimax-cn" | "kimi-coding" => {
+                    ProviderFamily::Anthropic
+                }
+                "google" | "google-gemini-cli" | "google-antigravity" | "google-vertex" => {
+                    ProviderFamily::Gemini
+                }
+                "openai" | "openai-codex" | "azure-openai-responses" => ProviderFamily::OpenAi,
                 _ => ProviderFamily::Other,
             },
         }
@@ -375,5 +383,28 @@ mod tests {
         for api in KNOWN_MODEL_APIS {
             assert!(ProviderFamily::resolve_checked(None, Some(api)).is_ok());
         }
+    }
+
+    #[test]
+    fn a_provider_pi_ai_serves_with_one_api_has_that_apis_family() {
+        for (provider, family) in [
+            ("minimax", ProviderFamily::Anthropic),
+            ("MiniMax-CN", ProviderFamily::Anthropic),
+            ("kimi-coding", ProviderFamily::Anthropic),
+            ("google-vertex", ProviderFamily::Gemini),
+            ("google-antigravity", ProviderFamily::Gemini),
+            ("azure-openai-responses", ProviderFamily::OpenAi),
+            ("openrouter", ProviderFamily::Other),
+        ] {
+            assert_eq!(
+                ProviderFamily::resolve(Some(provider), None),
+                family,
+                "{provider}"
+            );
+        }
+        assert_eq!(
+            ProviderFamily::resolve(None, Some("google-vertex")),
+            ProviderFamily::Gemini
+        );
     }
 }

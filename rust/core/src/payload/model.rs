@@ -225,21 +225,7 @@ pub fn js_stringify(value: &Value) -> String {
     crate::base::to_js_string(value)
 }
 
-/// `id.replace(/[^a-zA-Z0-9_-]/g, "_")`: the regex has no `u` flag, so a character outside the
-/// BMP (two UTF-16 units) becomes two underscores.
-pub fn sanitize_id_chars(id: &str) -> String {
-    let mut out = String::with_capacity(id.len());
-    for c in id.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-            out.push(c);
-        } else {
-            for _ in 0..c.len_utf16() {
-                out.push('_');
-            }
-        }
-    }
-    out
-}
+pub use crate::base::sanitize_id_chars;
 
 /// `s.slice(0, n)` for an ASCII string (the output of [`sanitize_id_chars`]).
 pub fn ascii_prefix(s: &str, n: usize) -> &str {

@@ -7,8 +7,7 @@ use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
 use super::model::{
-    ascii_prefix, base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars,
-    str_of, Context, Model, Options,
+    base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -388,32 +387,10 @@ fn convert_messages(
     Ok(params)
 }
 
-/// The tool-call id normaliser `convertMessages` hands `transformMessages`: an OpenAI
-/// Responses id (`call|item`) keeps its call part, sanitised, at most 40 characters; OpenAI
-/// itself takes at most 40.
+/// The tool-call id normaliser `convertMessages` hands `transformMessages`: the request
+/// guard's, so the guard sees the ids this writer sends.
 fn normalize_tool_call_id(model: &Model, id: &str) -> String {
-    if id.contains('|') {
-        let call_id = id.split('|').next().unwrap_or_default();
-        return ascii_prefix(&sanitize_id_chars(call_id), 40).to_owned();
-    }
-    if model.provider == "openai" {
-        return js_utf16_prefix(id, 40);
-    }
-    id.to_owned()
-}
-
-/// `id.slice(0, n)` in UTF-16 units (a cut inside a surrogate pair drops the half).
-fn js_utf16_prefix(id: &str, n: usize) -> String {
-    let mut units = 0;
-    let mut out = String::new();
-    for c in id.chars() {
-        units += c.len_utf16();
-        if units > n {
-            break;
-        }
-        out.push(c);
-    }
-    out
+    crate::hygiene::chat_tool_call_id(id, model.provider == "openai")
 }
 
 fn convert_assistant(msg: &Value, compat: &Compat) -> Result<Option<Value>, PayloadError> {
