@@ -209,6 +209,9 @@ def instances(cls):
         "PairingReport": lambda: core.repair_tool_pairing(transcript),
         "ContextTokens": lambda: core.estimate_context_tokens(transcript),
         "StripResult": lambda: core.strip_heartbeat_token("HEARTBEAT_OK"),
+        "_ResponseReader": lambda: core._ResponseReader(
+            '{"api": "anthropic-messages", "provider": "anthropic", "id": "claude-x"}', 0.0
+        ),
         "ImageBlockRef": lambda: core.find_image_blocks([{"role": "user", "content": [
             {"type": "image", "data": "aGk=", "mimeType": "image/png"}]}]),
         "CutPoint": lambda: core.find_cut_point([], 0, 0, 1),

@@ -148,6 +148,9 @@ def _native_objects(tmp_path: Path) -> list[object]:
         repair_tool_pairing(MESSAGES),
         estimate_context_tokens(MESSAGES),
         strip_heartbeat_token("HEARTBEAT_OK"),
+        _core._ResponseReader(
+            '{"api": "anthropic-messages", "provider": "anthropic", "id": "claude-x"}', 0.0
+        ),
         _core._build_request_payload(
             '{"model": {"id": "m", "api": "anthropic-messages", "provider": "anthropic",'
             ' "maxTokens": 1024}}',

@@ -1906,19 +1906,20 @@ def _parse_response(
 def _response_apis() -> list[str]:
     """The model APIs whose replies `_parse_response` reads."""
 
+@final
 class _ResponseReader:
     """pi-ai reading one reply as it arrives (`clawctx.wire.ResponseStream` wraps it): each
     `feed_*` returns the events pi-ai pushed for what was fed, `partial()` the message so far,
     `finish()` the final message and every event type. Raises `ValueError` for a reply that
     cannot be read, after which the reader is closed.
     """
-    def __init__(
-        self,
+    def __new__(
+        cls,
         model_json: str,
         now_ms: float,
         options_json: str | None = None,
         exact: bool = False,
-    ) -> None: ...
+    ) -> _ResponseReader: ...
     def feed_event(
         self, data: str, name: str | None = None
     ) -> list[tuple[str, int | None, str | None]]:

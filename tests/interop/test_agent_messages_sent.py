@@ -60,3 +60,19 @@ def test_a_compaction_summary_is_sent_as_pi_sends_it(write: Any, safe: bool) -> 
     assert SUMMARY_TEXT in _texts(out)
     first = out[0]
     assert first.get("role") == "user"
+
+
+def test_blank_text_is_left_out_for_anthropic_as_pi_ai_leaves_it_out() -> None:
+    from clawctx.wire import validate_request_body
+
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": [{"type": "text", "text": ""}]},
+        {"role": "assistant", "content": [{"type": "text", "text": " "}]},
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "text", "text": ""}]},
+    ]
+    _, written = interop.to_anthropic(history)
+    assert validate_request_body({"messages": written}, "anthropic-messages") == []
+    assert written == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+    # As stored, with safe=False: Anthropic would refuse the empty blocks.
+    _, verbatim = interop.to_anthropic(history, safe=False)
+    assert validate_request_body({"messages": verbatim}, "anthropic-messages") != []

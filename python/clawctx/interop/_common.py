@@ -186,6 +186,47 @@ def llm_view(
     return out
 
 
+#: APIs that refuse an empty text block (Anthropic: "text content blocks must be non-empty").
+_BLANK_TEXT_REFUSED = frozenset({"anthropic-messages", "bedrock-converse-stream"})
+
+
+def _without_blank_text(
+    messages: _core.Transcript | list[JsonDict],
+) -> _core.Transcript | list[JsonDict]:
+    """The messages as pi-ai's Anthropic converter sends them (anthropic.ts
+    ``convertMessages``): text blocks of blank text left out, and a user or assistant message
+    left with nothing (a blank string, or no block) left out. Unchanged (the same object) when
+    there is none, so a valid history is written as it is."""
+
+    def blank(block: Any) -> bool:
+        return (
+            isinstance(block, Mapping)
+            and block.get("type") == "text"
+            and not str(block.get("text") or "").strip()
+        )
+
+    def has_blank(message: Mapping[str, Any]) -> bool:
+        content = message.get("content")
+        if message.get("role") not in ("user", "assistant"):
+            return False
+        if isinstance(content, str):
+            return not content.strip()
+        return isinstance(content, list) and any(blank(b) for b in content)
+
+    if not any(has_blank(m) for m in messages):
+        return messages
+    out: list[JsonDict] = []
+    for message in messages:
+        if not has_blank(message):
+            out.append(dict(message))
+            continue
+        content = message.get("content")
+        kept = [b for b in content if not blank(b)] if isinstance(content, list) else []
+        if kept:
+            out.append({**message, "content": kept})
+    return out
+
+
 def sendable(
     messages: _core.Transcript | Iterable[Mapping[str, Any]],
     model_api: str | None,
@@ -199,6 +240,8 @@ def sendable(
     messages = llm_view(messages)
     if not _compat.resolve_safe(safe):
         return messages
+    if model_api in _BLANK_TEXT_REFUSED:
+        messages = _without_blank_text(messages)
     given = messages if isinstance(messages, _core.Transcript) else _core.Transcript(messages)
     guarded, _changes = _core.guard_request(
         given, model_api=model_api, verbatim_ids=True, followed_by_user=True

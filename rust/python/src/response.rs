@@ -136,6 +136,17 @@ impl PyResponseReader {
         })
     }
 
+    fn __repr__(&self) -> String {
+        match &self.inner {
+            Some(reader) => format!(
+                "_ResponseReader(api='{}', events={}, finished=False)",
+                reader.api(),
+                reader.events_fed()
+            ),
+            None => "_ResponseReader(finished=True)".to_owned(),
+        }
+    }
+
     /// The message so far, as JSON bytes.
     fn partial<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         crate::errors::guard(|| {

@@ -179,8 +179,18 @@ fn is_user_side(role: Option<&str>) -> bool {
     )
 }
 
-/// A user-side message a converter sends at all (one of blank text only is left out).
-fn user_is_sent(shape: &SendShape) -> bool {
+/// A user-side message the target's converter sends at all. pi-ai's Anthropic and OpenAI
+/// converters leave out one of blank text only; its Google converters
+/// (`google-shared.ts` `convertMessages`) send blank text as it is, so for Gemini only a
+/// user message without content is not sent.
+fn user_is_sent(shape: &SendShape, target: GuardTarget<'_>) -> bool {
+    if target.family() == ProviderFamily::Gemini {
+        return match shape.content {
+            crate::transcript::ContentShape::Blocks { total, .. } => total > 0,
+            crate::transcript::ContentShape::Missing => !shape.is_role("user"),
+            _ => true,
+        };
+    }
     shape.user_turn_is_sent()
 }
 
@@ -322,7 +332,7 @@ pub fn request_issues(
             run_open = false;
             pending.clear();
             answered.clear();
-            if user_is_sent(shape) {
+            if user_is_sent(shape, target) {
                 after_plain_model_turn = false;
                 if first_is_assistant.is_none() {
                     first_is_assistant = Some((false, i));
@@ -536,7 +546,7 @@ fn with_result_name(message: &Message, name: Option<&str>) -> Message {
 /// Where the last turn sent in `out` is, when it is a model turn without calls (what a
 /// function-call turn may not directly follow on Gemini). Unsent messages (blank user text,
 /// empty assistant turns) are looked past, as the converters leave them out.
-fn plain_model_turn_before(out: &[Message]) -> Option<usize> {
+fn plain_model_turn_before(out: &[Message], target: GuardTarget<'_>) -> Option<usize> {
     for (at, message) in out.iter().enumerate().rev() {
         let s = message.send_shape();
         if s.is_role("assistant") {
@@ -545,7 +555,7 @@ fn plain_model_turn_before(out: &[Message]) -> Option<usize> {
             }
             return s.calls.is_empty().then_some(at);
         }
-        if s.is_role("toolResult") || (is_user_side(s.role.as_deref()) && user_is_sent(s)) {
+        if s.is_role("toolResult") || (is_user_side(s.role.as_deref()) && user_is_sent(s, target)) {
             return None;
         }
     }
@@ -778,7 +788,7 @@ fn repair(
         }
         if target.family() == ProviderFamily::Gemini && !calls.is_empty() {
             // Every plain model turn in the run before it, nearest first.
-            while let Some(at) = plain_model_turn_before(&out) {
+            while let Some(at) = plain_model_turn_before(&out, target) {
                 let previous = out.remove(at);
                 let previous_same = target.is_same_model(previous.send_shape());
                 sent = merge_model_turns(&previous, previous_same, &sent, same);
@@ -804,7 +814,7 @@ fn repair(
         let first = out.iter().position(|m| {
             let s = m.send_shape();
             s.is_role("toolResult")
-                || (is_user_side(s.role.as_deref()) && user_is_sent(s))
+                || (is_user_side(s.role.as_deref()) && user_is_sent(s, target))
                 || (s.is_role("assistant") && assistant_is_sent(s))
         });
         if let Some(at) = first.filter(|at| out[*at].send_shape().is_role("assistant")) {
@@ -815,7 +825,7 @@ fn repair(
             out.retain(|m| {
                 k += 1;
                 let s = m.send_shape();
-                !(k <= at && s.is_role("user") && !user_is_sent(s))
+                !(k <= at && s.is_role("user") && !user_is_sent(s, target))
             });
             let bootstrap =
                 json!({"role": "user", "content": GOOGLE_BOOTSTRAP_TEXT, "timestamp": now_ms});
@@ -997,6 +1007,11 @@ mod tests {
         );
         assert_eq!(merged["provider"], "google");
         assert_eq!(out.messages().len(), 3);
+        // A blank user message between: pi-ai's Google converters send it, so the call turn
+        // follows a user turn (and a blank first user message is a user turn first).
+        let blank = r#"{"role":"user","content":" "}"#;
+        let between = transcript(&[blank, said, blank, calls, &result("c1")]);
+        assert!(request_issues(&between, gemini, true).is_empty());
         // Answered calls in between: the turn is where Gemini wants it.
         let fine = transcript(&[USER, &call("a1"), &result("a1"), calls, &result("c1")]);
         assert!(request_issues(&fine, gemini, true).is_empty());

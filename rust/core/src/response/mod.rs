@@ -213,7 +213,7 @@ pub fn parse_response_with(
         })?;
         reader.feed_body(&body)?;
     } else if !head.is_empty() {
-        reader.feed_sse(reply.as_bytes())?;
+        reader.feed_sse_text(reply)?;
     }
     reader.finish()
 }
@@ -324,6 +324,16 @@ impl StreamReader {
         Ok(this)
     }
 
+    /// The model API the reply is read as.
+    pub fn api(&self) -> &str {
+        &self.api
+    }
+
+    /// How many wire events were fed so far.
+    pub fn events_fed(&self) -> usize {
+        self.events_fed
+    }
+
     /// `exact`: read exactly as pi-ai 0.58.3 does, also where it takes a cut stream for a
     /// whole one (see [`ApiReader::cut_short`]).
     pub fn set_exact(&mut self, exact: bool) {
@@ -396,6 +406,15 @@ impl StreamReader {
         self.open()?;
         let mut sse = std::mem::take(&mut self.sse);
         let result = sse.feed_with(chunk, &mut |name, data| self.feed_event(name, data));
+        self.sse = sse;
+        result
+    }
+
+    /// SSE text (already UTF-8), in any chunks.
+    pub fn feed_sse_text(&mut self, text: &str) -> Result<(), ResponseError> {
+        self.open()?;
+        let mut sse = std::mem::take(&mut self.sse);
+        let result = sse.feed_text_with(text, &mut |name, data| self.feed_event(name, data));
         self.sse = sse;
         result
     }

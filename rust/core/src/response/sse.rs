@@ -83,6 +83,35 @@ impl SseDecoder {
         Ok(())
     }
 
+    /// Hands each frame of `text` (already UTF-8: no line is checked again) to `sink`.
+    pub fn feed_text_with(
+        &mut self,
+        text: &str,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), ResponseError> {
+        if !self.line.is_empty() || self.after_cr {
+            return self.feed_with(text.as_bytes(), sink);
+        }
+        let bytes = text.as_bytes();
+        let mut start = 0;
+        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+            let at = start + offset;
+            // `\n` and `\r` are ASCII: both ends are character boundaries.
+            let line = text.get(start..at).unwrap_or_default();
+            start = at + 1;
+            if bytes[at] == b'\r' {
+                match bytes.get(start) {
+                    Some(b'\n') => start += 1,
+                    None => self.after_cr = true,
+                    Some(_) => {}
+                }
+            }
+            self.text_line_done(line, sink)?;
+        }
+        self.line.extend_from_slice(&bytes[start..]);
+        Ok(())
+    }
+
     /// The stream ended. A last frame without its blank line: the SDKs' decoders never
     /// dispatch it, so a stream cut inside its final event reads as if that event never came.
     /// A complete JSON frame is still taken, so SSE text with its final blank line trimmed
@@ -110,14 +139,22 @@ impl SseDecoder {
     }
 
     fn line_done(&mut self, line: &[u8], sink: &mut FrameSink<'_>) -> Result<(), ResponseError> {
+        let line = std::str::from_utf8(line)
+            .map_err(|e| ResponseError::Shape(format!("an SSE line is not UTF-8: {e}")))?;
+        self.text_line_done(line, sink)
+    }
+
+    fn text_line_done(
+        &mut self,
+        line: &str,
+        sink: &mut FrameSink<'_>,
+    ) -> Result<(), ResponseError> {
         if line.is_empty() {
             return self.dispatch(sink);
         }
-        if line[0] == b':' {
+        if line.starts_with(':') {
             return Ok(());
         }
-        let line = std::str::from_utf8(line)
-            .map_err(|e| ResponseError::Shape(format!("an SSE line is not UTF-8: {e}")))?;
         let (field, value) = match line.split_once(':') {
             Some((f, v)) => (f, v.strip_prefix(' ').unwrap_or(v)),
             None => (line, ""),
@@ -199,6 +236,22 @@ mod tests {
             got.extend(d.finish().unwrap());
             let got: Vec<_> = got.into_iter().map(|f| (f.name, f.data)).collect();
             assert_eq!(got, whole, "chunks of {size}");
+        }
+        // Text already known to be UTF-8 reads the same, whole or after a byte chunk.
+        for split in [0, 3, 17] {
+            let mut d = SseDecoder::default();
+            let mut got = d.feed(&bytes[..split]).unwrap();
+            let mut sink = |name: Option<&str>, data: &str| {
+                got.push(Frame {
+                    name: name.map(str::to_owned),
+                    data: data.to_owned(),
+                });
+                Ok(())
+            };
+            d.feed_text_with(&text[split..], &mut sink).unwrap();
+            got.extend(d.finish().unwrap());
+            let got: Vec<_> = got.into_iter().map(|f| (f.name, f.data)).collect();
+            assert_eq!(got, whole, "text after {split} bytes");
         }
     }
 
