@@ -338,7 +338,9 @@ def test_parser_is_buildable_without_side_effects() -> None:
 
 
 def test_the_docs_page_lists_every_option() -> None:
-    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parent.parent / "docs" / "guide" / "cli.md").read_text(
+        encoding="utf-8"
+    )
     parser = build_parser()
     commands = next(
         action for action in parser._actions if isinstance(action, argparse._SubParsersAction)
