@@ -182,3 +182,13 @@ def test_the_api_reference_lists_every_public_name(stage: str) -> None:
     public = set(importlib.import_module(f"clawctx.{stage}").__all__)
     assert public - documented == set()
     assert documented - public == set()
+
+
+def test_the_two_commands_and_ci_agree() -> None:
+    # The README's two commands, verbatim; .ci/run runs the second one as written.
+    section = README.read_text(encoding="utf-8").split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    install, test = re.findall(r"^```sh\n(.*?)\n```$", section, re.S | re.M)
+    assert install.startswith("python -m pip install . && clawctx assemble ")
+    assert test == 'python -m pip install ".[test]" && python -m pytest && cargo test --workspace'
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert any(line == test or line.startswith(f"{test} || exit 1") for line in ci)
