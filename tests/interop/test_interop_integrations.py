@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clawctx.history import Transcript, validate_for_provider
 from clawctx.interop import from_langchain, from_openai_agents, from_pydantic_ai
+from conftest import REPO
 
 _MISSING = [
     m for m in ("langchain_core", "pydantic_ai", "agents") if importlib.util.find_spec(m) is None
@@ -234,7 +234,7 @@ def test_agents_input_filter_runs_inside_the_runner() -> None:
 
 
 def _guide_blocks() -> list[str]:
-    page = Path(__file__).resolve().parents[1] / "docs" / "guide" / "wire-and-interop.md"
+    page = REPO / "docs" / "guide" / "wire-and-interop.md"
     section = page.read_text(encoding="utf-8").split("## Histories from other runtimes", 1)[1]
     section = section.split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 import clawctx
+from conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 README = ROOT / "README.md"
 GUIDE = ROOT / "docs" / "guide"
 GUIDE_SETUP = GUIDE / "index.md"

@@ -8,7 +8,7 @@ Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``
 ``hygiene`` < ``token_count`` < ``session`` < ``compaction`` < ``payload`` < ``response``; a stage
 uses only earlier stages, and only through their ``mod.rs`` surface. The binding crate never imports the Python package.
 
-Run alone: ``python -m pytest tests/test_import_graph.py -v``.
+Run alone: ``python -m pytest tests/project/test_import_graph.py -v``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 PACKAGE = REPO / "python" / "clawctx"
 CORE_SRC = REPO / "rust" / "core" / "src"
 BINDING_SRC = REPO / "rust" / "python" / "src"
