@@ -13,7 +13,7 @@ Rows:
 
 With ``--crafted N``, the rows are instead a writable ``Session.open`` of files of N crafted
 lines of each shape of issue 17 (finding 12): ``{}`` lines, a chain of small labels, short
-messages, custom entries (``tests/test_memory_bounds.py`` holds the bound, 3x the file + 64 MB).
+messages, custom entries (``tests/history/test_memory_bounds.py`` holds the bound, 3x the file + 64 MB).
 
 Each row runs in its own ``python -c`` process (Linux): after the imports the kernel's
 peak-RSS mark is reset (``/proc/self/clear_refs``), the RSS at that point is the baseline, and

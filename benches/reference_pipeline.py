@@ -15,7 +15,7 @@ not a session header has no entries. Only v3 files are handled (migration of v1/
 out of scope here: the generator writes v3). The rules follow the choices clawctx made where
 the spec leaves room (a ``parentId`` cycle stops the path walk; soft trim never splits a
 surrogate pair), so both produce the same messages on undamaged files
-(``tests/test_reference_pipeline.py``). On damaged files they differ on purpose: pi skips a
+(``tests/project/test_reference_pipeline.py``). On damaged files they differ on purpose: pi skips a
 damaged line, clawctx salvages the records in it.
 
 ``repair_file`` is OpenClaw's session-file repair (`src/agents/session-file-repair.ts`,

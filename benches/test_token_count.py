@@ -4,7 +4,7 @@ In one run, per text kind and size: ``tiktoken`` (``len(enc.encode_ordinary(text
 ``Encoding`` built offline from the vocabulary clawctx ships: tiktoken cannot download its
 files here), ``clawctx.count_tokens`` exact, and ``clawctx.count_tokens(...,
 estimator="calibrated")``. Kinds: prose, code, JSON and CJK built from the calibration corpus
-(``tests/test_token_count.py``), random base64 and minified JSON (long inputs without
+(``tests/history/test_token_count.py``), random base64 and minified JSON (long inputs without
 whitespace). Smoke size by default (64 KB); ``CLAWCTX_BENCH_FULL=1`` adds 512 KB, 2 MB and
 8 MB so the growth with size is visible.
 
@@ -57,10 +57,12 @@ def tiktoken_encoding(name: str) -> Any:
 
 
 def corpus_module() -> ModuleType:
-    """``tests/test_token_count.py``, which builds the calibration corpus."""
+    """``tests/history/test_token_count.py``, which builds the calibration corpus."""
     name = "clawctx_token_corpus"
     if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "tests" / "test_token_count.py")
+        spec = importlib.util.spec_from_file_location(
+            name, REPO / "tests" / "history" / "test_token_count.py"
+        )
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
@@ -298,7 +300,7 @@ def test_token_count(benchmark: Any, kind: str, size: int, impl: str) -> None:
 
 def test_calibrated_accuracy() -> None:
     """The held-out accuracy (o200k_base), reported; the bound itself is asserted in
-    tests/test_token_count.py."""
+    tests/history/test_token_count.py."""
     corpus = corpus_module()
     if not corpus.PI_FIXTURES.is_dir():
         pytest.skip(f"{corpus.PI_FIXTURES} not found")

@@ -1,5 +1,5 @@
 """Hypothesis strategies for broken histories and broken pi sessions, of the kinds real
-runtimes leave behind. Shared by the property tests (``tests/test_properties_history.py``,
+runtimes leave behind. Shared by the property tests (``tests/history/test_properties_history.py``,
 ``tests/history/test_safe_by_default.py``); import as ``from tests._broken_sessions import ...``.
 
 Two levels:

@@ -13,8 +13,11 @@ from typing import Any
 
 import pytest
 
+#: The repository, the recorded ground truth beside it, and the fixtures of the tests: every
+#: test finds them here, whatever folder it sits in (``from conftest import REPO``).
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
+FIXTURES = REPO / "tests" / "fixtures"
 PI_FIXTURES = SHARED / "fixtures" / "pi"
 
 

@@ -26,8 +26,8 @@ input (a missing file, a bad argument type) stay the built-ins ``FileNotFoundErr
 
 The stage subpackages re-export the errors of their stage (``clawctx.history.SessionFormatError``,
 ``clawctx.wire.PayloadError``, ``clawctx.engine.HookError``, ``clawctx.report
-.ReportDependencyError``, …); those names are these classes. ``tests/test_errors.py`` checks that
-this tree lists every exception class in the package, with its real bases.
+.ReportDependencyError``, …); those names are these classes. ``tests/project/test_errors.py``
+checks that this tree lists every exception class in the package, with its real bases.
 
 Layer: with ``_core``, below every stage (it imports only ``clawctx._core``).
 """

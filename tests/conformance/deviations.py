@@ -22,7 +22,7 @@ class Deviation:
     """One deliberate difference: the cases, why, and the test showing the improvement.
 
     ``test`` is a pytest node id relative to the repository root, e.g.
-    ``tests/test_repair.py::test_keeps_crlf_bytes``.
+    ``tests/history/test_repair.py::test_keeps_crlf_bytes``.
     """
 
     case_ids: tuple[str, ...]
@@ -41,7 +41,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "before the ellipsis; such a str cannot be encoded to UTF-8, so the overflow summary "
             "would break the prompt and the transcript write. clawctx drops the whole character."
         ),
-        test="tests/test_queues.py::test_summary_line_never_splits_a_surrogate_pair",
+        test="tests/runtime/test_queues.py::test_summary_line_never_splits_a_surrogate_pair",
     ),
     Deviation(
         case_ids=(
@@ -57,7 +57,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "exact bytes (CRLF ending, spacing, escapes, key order) instead of being "
             "re-serialized with JSON.stringify, so nothing but the damage changes on disk."
         ),
-        test="tests/test_repair.py::test_kept_lines_keep_their_bytes_when_the_file_is_rewritten",
+        test="tests/history/test_repair.py::test_kept_lines_keep_their_bytes_when_the_file_is_rewritten",
     ),
     Deviation(
         case_ids=(
@@ -70,7 +70,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "them; upstream decodes the file lossily, so its backup and rewrite replace the "
             "invalid bytes with U+FFFD for good."
         ),
-        test="tests/test_repair.py::test_invalid_utf8_inside_a_message_string",
+        test="tests/history/test_repair.py::test_invalid_utf8_inside_a_message_string",
     ),
     Deviation(
         case_ids=("pi_session_open-045-v3_lone_cr", "pi_session_open-050-v3_broken_bom"),
@@ -81,7 +81,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "the whole history."
         ),
         test=(
-            "tests/test_upstream_session_format.py::"
+            "tests/history/test_upstream_session_format.py::"
             "test_open_salvages_a_damaged_header_instead_of_resetting"
         ),
     ),
@@ -96,7 +96,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "garbage lines keep their bytes for a later repair to salvage from, where pi's "
             "rewrite from the parsed entries deletes them."
         ),
-        test="tests/test_upstream_session_format.py::test_migration_rewrite_keeps_damaged_lines",
+        test="tests/history/test_upstream_session_format.py::test_migration_rewrite_keeps_damaged_lines",
     ),
     Deviation(
         case_ids=("pi_session_open-060-v1_non_object_json_lines",),
@@ -107,7 +107,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "so after reopening the next entry's parent is missing and the context breaks."
         ),
         test=(
-            "tests/test_upstream_session_format.py::test_migration_chains_around_non_object_lines"
+            "tests/history/test_upstream_session_format.py::test_migration_chains_around_non_object_lines"
         ),
     ),
     Deviation(
@@ -125,7 +125,7 @@ DEVIATIONS: tuple[Deviation, ...] = (
             "content as a text block; upstream counts it as empty and deletes what the user "
             "said, and the emptied turn then changes on every later sanitize pass."
         ),
-        test="tests/test_properties_history.py::test_merged_turns_keep_string_content",
+        test="tests/history/test_properties_history.py::test_merged_turns_keep_string_content",
     ),
     Deviation(
         case_ids=(

@@ -2528,7 +2528,7 @@ mod tests {
             assert_eq!(estimate("", encoding), 0);
             assert!(estimate("a", encoding) >= 1);
             // A sanity check only: the ±10% bound is checked on held-out real text in
-            // tests/test_token_count.py.
+            // tests/history/test_token_count.py.
             let text = "The quick brown fox jumps over the lazy dog. ".repeat(50);
             let (exact, est) = (count_exact(&text, encoding), estimate(&text, encoding));
             assert!(est.abs_diff(exact) * 4 <= exact, "{exact} {est}");

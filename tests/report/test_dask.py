@@ -28,6 +28,7 @@ from clawctx.history import (
     repair_session_file,
     scan_sessions,
 )
+from conftest import FIXTURES
 
 HAS_DASK = all(
     importlib.util.find_spec(name) is not None for name in ("dask", "distributed", "fsspec")
@@ -115,7 +116,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Path:
         folder.mkdir(parents=True, exist_ok=True)
         generate_session(folder / f"s{i}.jsonl", size, seed=i, damage=i in (1, 4))
     # A Claude Code session and a Codex rollout: read in their own format, like the scan does.
-    foreign = Path(__file__).resolve().parent / "fixtures" / "foreign"
+    foreign = FIXTURES / "foreign"
     for name in ("claude_small.jsonl", "codex_small.jsonl"):
         (root / "agent-a" / name).write_bytes((foreign / name).read_bytes())
     (root / "agent-a" / "not-a-session.jsonl").write_bytes(b"hello\n")

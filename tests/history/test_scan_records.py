@@ -25,6 +25,7 @@ from clawctx.history import (
     session_paths,
     summarize_session_bytes,
 )
+from conftest import FIXTURES, SHARED
 
 MESSAGES: list[dict[str, Any]] = [
     {"role": "user", "content": "héllo 😀", "timestamp": 1000},
@@ -303,8 +304,8 @@ def test_scan_table_without_pyarrow_says_what_to_install(
 
 # ---- Claude Code sessions and Codex rollouts in a scan -------------------------------------
 
-FOREIGN_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "foreign"
-REALWORLD = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld-transcripts"
+FOREIGN_FIXTURES = FIXTURES / "foreign"
+REALWORLD = SHARED / "realworld-transcripts"
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ import clawctx
 from benches.generate import generate_session
 from clawctx.history import Session
 from tests.conftest import dump_line
-from tests.test_leaf_context import HEADER, compacted_session, message
+from tests.history.test_leaf_context import HEADER, compacted_session, message
 
 MODEL = clawctx.ModelSpec("anthropic", "anthropic-messages", "claude-sonnet-4-5")
 PI_MODEL: dict[str, Any] = {

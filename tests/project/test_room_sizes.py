@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 LIMIT = 1500
 
 #: Files over the limit while they are being split elsewhere (issue 29), each with the plan.

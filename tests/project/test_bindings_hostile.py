@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 import clawctx
+from conftest import REPO
 
 _CHILD = r'''
 import inspect, json, math, os, sys, tempfile
@@ -398,7 +399,7 @@ def test_a_panic_reaches_python_as_internal_error() -> None:
 
 def test_the_release_profile_unwinds() -> None:
     # `panic = "abort"` would turn every caught panic back into a dead process.
-    cargo = (Path(__file__).resolve().parent.parent / "Cargo.toml").read_text()
+    cargo = (REPO / "Cargo.toml").read_text()
     assert "panic" not in cargo.replace('panic = "unwind"', "")
 
 

@@ -27,7 +27,7 @@ from clawctx.report import (
     session_report,
     session_stats,
 )
-from conftest import write_jsonl
+from conftest import FIXTURES, write_jsonl
 
 pytest.importorskip("matplotlib", reason="the report extra (matplotlib) is not installed")
 
@@ -651,7 +651,7 @@ def test_large_session_and_fleet_pages_render_in_chromium(
     _assert_rendered(_load_in_browser(fleet), fleet, ["sizes", "size-tokens", "top-tokens"])
 
 
-FOREIGN_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "foreign"
+FOREIGN_FIXTURES = FIXTURES / "foreign"
 
 
 @pytest.mark.parametrize("name", ["claude_small.jsonl", "codex_small.jsonl"])

@@ -1,6 +1,6 @@
 """``fit_to_budget`` (issue 16 §3): newest messages that fit, pairs never split, the caller's
 shape kept, unreadable shapes refused. The three reported framework scenarios are in
-``tests/test_interop_integrations.py``."""
+``tests/interop/test_interop_integrations.py``."""
 
 from __future__ import annotations
 

@@ -34,9 +34,11 @@ from clawctx.history import (
     validate_for_provider,
 )
 from clawctx.prompt.system_prompt import SystemPromptParams
+from conftest import FIXTURES as TEST_FIXTURES
+from conftest import SHARED
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "foreign"
-REAL = Path(__file__).resolve().parent.parent.parent / "shared" / "realworld-transcripts"
+FIXTURES = TEST_FIXTURES / "foreign"
+REAL = SHARED / "realworld-transcripts"
 REAL_FILES = sorted(REAL.rglob("*.jsonl")) if REAL.is_dir() else []
 needs_real = pytest.mark.skipif(
     not REAL_FILES, reason="../shared/realworld-transcripts is absent (a plain clone)"
@@ -603,7 +605,7 @@ def test_real_file_imports_inspects_converts_and_round_trips(
         report = json.loads(capsys.readouterr().out)
         assert (report["format"], report["messages"]) == (imported.format, len(messages))
     else:
-        # An empty file has nothing to inspect, as for pi files (tests/test_cli_findings.py).
+        # An empty file has nothing to inspect, as for pi files (tests/cli/test_cli_findings.py).
         assert main(["inspect", str(path)]) == 1
         capsys.readouterr()
     out = tmp_path / "converted.jsonl"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 PACKAGE = REPO / "python" / "clawctx"
 
 #: Public-named modules without ``__all__``, each with the reason.

@@ -8,13 +8,13 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from clawctx.history import Transcript, validate_for_provider
 from clawctx.interop import from_langchain, from_openai_agents, from_pydantic_ai
+from conftest import REPO
 
 _MISSING = [
     m for m in ("langchain_core", "pydantic_ai", "agents") if importlib.util.find_spec(m) is None
@@ -233,16 +233,19 @@ def test_agents_input_filter_runs_inside_the_runner() -> None:
     _valid(from_openai_agents(seen[0]), ("openai",))
 
 
-def _readme_blocks() -> list[str]:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme.split("## Histories from other runtimes", 1)[1].split("\n## ", 1)[0]
+def _guide_blocks() -> list[str]:
+    page = REPO / "docs" / "guide" / "wire-and-interop.md"
+    section = page.read_text(encoding="utf-8").split("## Histories from other runtimes", 1)[1]
+    section = section.split("\n## ", 1)[0]
     return re.findall(r"```python\n(.*?)```", section, flags=re.DOTALL)
 
 
-def test_the_readme_section_has_one_example_per_sdk() -> None:
-    assert len(_readme_blocks()) == 5
+def test_the_guide_section_has_one_example_per_sdk() -> None:
+    assert len(_guide_blocks()) == 5
 
 
 @pytest.mark.parametrize("index", range(5))
-def test_the_readme_examples_run_as_written(index: int) -> None:
-    exec(compile(_readme_blocks()[index], f"README.md block {index}", "exec"), {})
+def test_the_guide_examples_run_as_written(index: int) -> None:
+    exec(
+        compile(_guide_blocks()[index], f"docs/guide/wire-and-interop.md block {index}", "exec"), {}
+    )

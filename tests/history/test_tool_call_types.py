@@ -8,8 +8,8 @@ import re
 from pathlib import Path
 
 from clawctx import _core
+from conftest import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 CORE_SRC = REPO / "rust" / "core" / "src"
 PACKAGE = REPO / "python" / "clawctx"
 

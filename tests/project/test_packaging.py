@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 import clawctx
+from conftest import REPO
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 # A 3000x2 PNG: wider than the limits the tests pass, so it must be decoded and shrunk.
 _WIDE_PNG = (
     "iVBORw0KGgoAAAANSUhEUgAAC7gAAAACCAIAAABHIQbHAAAAMElEQVR42u3QMQEAAAQAMJz6hxJLD7YIy+kOAAAAAAAAAAC4"

@@ -6,7 +6,7 @@ Mirrors the cases of pi's ``build-context``, ``migration``, ``file-operations``,
 written against clawctx's API. ``findMostRecentSession`` and ``createBranchedSession`` are not
 implemented by clawctx and have no tests here.
 
-Where clawctx deliberately differs from pi (README "Behaviour and compatibility": no silent reset,
+Where clawctx deliberately differs from pi (docs/guide/compatibility.md: no silent reset,
 migration written only when asked), the file-operation tests check the documented clawctx
 behaviour and, with ``on_invalid_header="reset"``, pi's behaviour.
 """

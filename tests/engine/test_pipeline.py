@@ -636,7 +636,7 @@ def test_demo_assemble_matches_the_cli(tmp_path: Path, capsys: pytest.CaptureFix
     assert "=== system prompt ===" in text and "=== report ===" in text
 
 
-# ---- the README's embedding examples ----------------------------------------------------------
+# ---- the guide's embedding examples (docs/guide/pipeline.md) -------------------------------
 
 
 def test_readme_sync_embedding_example(tmp_path: Path) -> None:

@@ -2,10 +2,11 @@
 ``repairSessionFileIfNeeded``; upstream cases from `src/agents/session-file-repair.test.ts`).
 
 clawctx implements OpenClaw generation G3 of ``repairSessionFileIfNeeded`` without the OpenAI
-code-mode tool-result insertion, and with the README's deliberate differences ("Behaviour and
-compatibility"): lines that need no change keep their exact bytes (CRLF endings included), the
-backup is kept unless ``backup="delete"``, a complete last line without ``"\\n"`` gets one, and
-records are salvaged from damaged lines (torn, glued, NUL bytes, BOM, invalid UTF-8).
+code-mode tool-result insertion, and with the deliberate differences of
+docs/guide/compatibility.md ("Sessions and files"): lines that need no change keep their exact
+bytes (CRLF endings included), the backup is kept unless ``backup="delete"``, a complete last
+line without ``"\\n"`` gets one, and records are salvaged from damaged lines (torn, glued, NUL
+bytes, BOM, invalid UTF-8).
 
 Conventions of these tests: rewritten lines are compared as parsed JSON (their formatting is
 ``JSON.stringify``'s, which the spec does not pin byte for byte); untouched lines are compared as

@@ -4,11 +4,11 @@ Python: ``python/clawctx`` is layered ``_core``/``_js``/``_deprecation``/``_comp
 < ``history`` < ``wire`` < ``interop`` < ``prompt`` < ``runtime`` < ``engine`` <
 ``demo``/``cli``/``report``/``dask``/the package ``__init__``; a module imports only from its
 own layer or below (imports under ``if TYPE_CHECKING:`` are exempt).
-Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``hygiene`` <
-``token_count`` < ``session`` < ``compaction`` < ``payload`` < ``response``; a stage uses only earlier stages, and only
-through their ``mod.rs`` surface. The binding crate never imports the Python package.
+Rust: the stages of ``rust/core/src`` are ordered ``base`` < ``transcript`` < ``foreign`` <
+``hygiene`` < ``token_count`` < ``session`` < ``compaction`` < ``payload`` < ``response``; a stage
+uses only earlier stages, and only through their ``mod.rs`` surface. The binding crate never imports the Python package.
 
-Run alone: ``python -m pytest tests/test_import_graph.py -v``.
+Run alone: ``python -m pytest tests/project/test_import_graph.py -v``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 PACKAGE = REPO / "python" / "clawctx"
 CORE_SRC = REPO / "rust" / "core" / "src"
 BINDING_SRC = REPO / "rust" / "python" / "src"

@@ -17,7 +17,6 @@ import json
 import os
 import random
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -30,7 +29,11 @@ import clawctx
 from benches.offline_tiktoken import CL100K_PAT, O200K_PAT
 from clawctx import _core
 
-PI_FIXTURES = Path(__file__).resolve().parent.parent.parent / "shared" / "fixtures" / "pi"
+# As `tests.conftest` (the repository root is on the path): benches/test_token_count.py loads
+# this module by path, also when tests/ itself is not on sys.path.
+from tests.conftest import SHARED
+
+PI_FIXTURES = SHARED / "fixtures" / "pi"
 FIXTURE_FILES = ("before-compaction.jsonl", "large-session.jsonl")
 
 # ---- the calibration corpus --------------------------------------------------------------------

@@ -15,6 +15,7 @@ import pytest
 
 import clawctx
 from clawctx.cli import MODEL_APIS, PROVIDERS, build_parser, main
+from conftest import REPO
 
 TORN_SESSION = (
     b'{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}\n'
@@ -338,7 +339,7 @@ def test_parser_is_buildable_without_side_effects() -> None:
 
 
 def test_the_docs_page_lists_every_option() -> None:
-    page = (Path(__file__).resolve().parent.parent / "docs" / "cli.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "guide" / "cli.md").read_text(encoding="utf-8")
     parser = build_parser()
     commands = next(
         action for action in parser._actions if isinstance(action, argparse._SubParsersAction)

@@ -13,7 +13,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-REPO = Path(__file__).resolve().parents[1]
+from conftest import REPO
+
 SCRIPT = REPO / "scripts" / "stub_docs.py"
 MIN_COVERAGE = 0.90
 
