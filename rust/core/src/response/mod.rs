@@ -7,6 +7,7 @@
 //! the final message plus the types of the events pi-ai pushes on the way.
 
 mod anthropic;
+mod openai_completions;
 mod partial_json;
 mod sse;
 
@@ -157,6 +158,11 @@ fn api_entry(api: &str) -> Option<ApiEntry> {
             family: "anthropic-messages",
             new_reader: anthropic::new_reader,
             body_events: anthropic::body_events,
+        },
+        "openai-completions" => ApiEntry {
+            family: "openai-completions",
+            new_reader: openai_completions::new_reader,
+            body_events: openai_completions::body_events,
         },
         _ => return None,
     })
