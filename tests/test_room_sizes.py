@@ -16,8 +16,6 @@ LIMIT = 1500
 PENDING = {
     # One generic algorithm, one file per instruction set (as memchr's ``arch/``).
     "rust/core/src/token_count/calibrated.rs",
-    # Split along its sections (header, open/migrate, refresh, append, cold start).
-    "rust/core/src/session/manager.rs",
     # The native module's stub grew with the docstrings generated from the binding
     # (scripts/stub_docs.py): split into a stub package by stage (_core/history.pyi, ...).
     "python/clawctx/_core.pyi",
