@@ -89,6 +89,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("pythons", nargs=2, metavar="PYTHON")
     parser.add_argument("--size", default="5MB", help="generated session size (default 5MB)")
+    parser.add_argument(
+        "--only", nargs="+", choices=OPERATIONS, default=OPERATIONS, help="operations to count"
+    )
     args = parser.parse_args(argv)
     generator = Path(__file__).with_name("generate.py")
     with tempfile.TemporaryDirectory() as directory:
@@ -106,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
         baselines = [count_instructions(p, "baseline", files, script) for p in args.pythons]
         print(f"| operation ({args.size}) | old (M instr.) | new (M instr.) | new/old |")
         print("|---|---:|---:|---:|")
-        for op in OPERATIONS:
+        for op in args.only:
             old, new = (
                 count_instructions(p, op, files, script) - base
                 for p, base in zip(args.pythons, baselines, strict=True)

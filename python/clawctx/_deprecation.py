@@ -24,6 +24,7 @@ STAGES: Final = ("clawctx.history", "clawctx.prompt", "clawctx.runtime", "clawct
 MOVED: Final[frozenset[str]] = frozenset(
     """
     filter_heartbeat_pairs strip_heartbeat_token
+    LineChange PairingReport SkippedLine ToolCallInputsReport
     ABORT_HINT AGENT_INTERNAL_EVENT_SOURCES AGENT_INTERNAL_EVENT_STATUSES
     AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION ANNOUNCE_NO_OUTPUT AgentInternalEvent
     AgentInternalEventSource AgentInternalEventStatus AgentTaskCompletionEvent AnnounceDelivery

@@ -6,11 +6,14 @@
 //! scanning many sessions, and removing a heartbeat exchange from a file.
 //!
 //! Files, in dependency order: `lines`, `persist`, `entry`, `tree`, `read` (file bytes to
-//! records), `context`, `manager` (the [`Session`] type), then `leaf_context`, `scan`, `repair`,
-//! `heartbeat` and `turn` (marks of turns appended whole, cut-short turns).
+//! records), `context`, `header`, `tail` (reading a file from its end), `manager` (the
+//! [`Session`] type: one file per job under `manager/`), then `leaf_context`, `scan`, `repair`,
+//! `heartbeat` and `turn` (marks of turns appended whole, cut-short turns). Each uses only
+//! files before it (`turn` is a leaf module the writers call).
 
 mod context;
 mod entry;
+mod header;
 mod heartbeat;
 mod leaf_context;
 mod lines;
@@ -19,6 +22,7 @@ mod persist;
 mod read;
 mod repair;
 mod scan;
+mod tail;
 mod tree;
 mod turn;
 
@@ -26,17 +30,17 @@ pub use context::{
     build_session_context, resolve_leaf, ContextState, LeafSelector, SessionContext,
 };
 pub use entry::{types, Entry, EntryBody, MessageHead};
+pub use header::{new_header_fields, Header, CURRENT_SESSION_VERSION};
 pub use heartbeat::{
     prune_heartbeat_transcript, ExchangeRule, PruneAction, PruneReport, TranscriptMark,
 };
-pub use leaf_context::{LeafContextReader, TailOptions};
+pub use leaf_context::LeafContextReader;
 pub use lines::{
     clean_record, clean_text, is_blank, nested_deeper_than, salvage_line, split_lines, Damage,
     Line, Salvage, MAX_RECORD_DEPTH,
 };
 pub use manager::{
-    new_header_fields, Header, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport,
-    Session, TurnAppend, CURRENT_SESSION_VERSION,
+    InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport, Session, TurnAppend,
 };
 pub use persist::{
     file_identity, replace_atomically, write_backup, AppendOutcome, FileIdentity, LockedFile,
@@ -51,5 +55,6 @@ pub use scan::{
     scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
     ScanStream, SessionSummary, SourceFacts, PI_FORMAT,
 };
+pub use tail::TailOptions;
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};
 pub use turn::{TurnMark, TURN_FIELD};

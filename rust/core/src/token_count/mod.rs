@@ -33,8 +33,9 @@
 //!
 //! Layout: `encoding` has the encodings (a leaf); this module the counter, the image and
 //! message rules; `exact` the exact counter; `boundaries` where pieces can be cut;
-//! `calibrated` the estimator (its block pass, the AVX-512 pass and the per-character pass over
-//! non-ASCII text) and its per-encoding weights.
+//! `calibrated/` the estimator: the estimate and its sample correction (`mod.rs`), the generic
+//! block pass, the non-ASCII tables and per-character pass, the per-encoding weights, and one
+//! file per x86_64 instruction set (SSE2, AVX2, AVX-512) under `calibrated/x86_64/`.
 
 use std::borrow::Cow;
 
