@@ -35,12 +35,22 @@ def _ids(cases: list[dict[str, Any]]) -> list[str]:
     return [c["id"] for c in cases]
 
 
+#: The APIs whose harness framed each event as ``event: <type>`` + ``data:`` (the README's
+#: transport table); the others sent ``data:`` lines only.
+NAMED_FRAMES = {
+    "anthropic-messages",
+    "openai-responses",
+    "azure-openai-responses",
+    "openai-codex-responses",
+}
+
+
 def _sse(api: str, events: list[dict[str, Any]]) -> str:
     """The SSE text the recording harness served for ``events`` (README: framing per API)."""
     frames = []
     for event in events:
         data = json.dumps(event, ensure_ascii=False)
-        if api == "anthropic-messages":
+        if api in NAMED_FRAMES:
             frames.append(f"event: {event.get('type')}\ndata: {data}\n\n")
         else:
             frames.append(f"data: {data}\n\n")
@@ -50,10 +60,12 @@ def _sse(api: str, events: list[dict[str, Any]]) -> str:
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
 def test_wire_events(case: dict[str, Any]) -> None:
     inp = case["input"]
-    parsed = read_response(inp["model"], inp["events"], now_ms=CLOCK_MS)
+    opts = inp["options"]
+    parsed = read_response(inp["model"], inp["events"], now_ms=CLOCK_MS, options=opts)
     assert parsed.message == case["expected"]["message"]
     assert parsed.events == case["expected"]["events"]
-    assert clawctx.parse_response(inp["model"], inp["events"], now_ms=CLOCK_MS) == parsed.message
+    got = clawctx.parse_response(inp["model"], inp["events"], now_ms=CLOCK_MS, options=opts)
+    assert got == parsed.message
 
 
 @pytest.mark.parametrize("case", CASES, ids=_ids(CASES))
@@ -61,12 +73,18 @@ def test_sse_text_bytes_and_lines(case: dict[str, Any]) -> None:
     inp = case["input"]
     text = _sse(inp["api"], inp["events"])
     expected = case["expected"]["message"]
-    assert clawctx.parse_response(inp["model"], text, now_ms=CLOCK_MS) == expected
-    assert clawctx.parse_response(inp["model"], text.encode(), now_ms=CLOCK_MS) == expected
+    opts = inp["options"]
+
+    def parse(reply: Any) -> dict[str, Any]:
+        return clawctx.parse_response(inp["model"], reply, now_ms=CLOCK_MS, options=opts)
+
+    assert parse(text) == expected
+    assert parse(text.encode()) == expected
     lines = text.split("\n")
-    assert clawctx.parse_response(inp["model"], iter(lines), now_ms=CLOCK_MS) == expected
+    assert parse(iter(lines)) == expected
     crlf = text.replace("\n", "\r\n").encode()
-    assert read_response(inp["model"], crlf, now_ms=CLOCK_MS).events == case["expected"]["events"]
+    parsed = read_response(inp["model"], crlf, now_ms=CLOCK_MS, options=opts)
+    assert parsed.events == case["expected"]["events"]
 
 
 def _anthropic_sdk_events(events: list[dict[str, Any]]) -> list[Any]:

@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod partial_json;
+mod responses;
 mod sse;
 
 use serde_json::value::RawValue;
@@ -157,6 +158,21 @@ fn api_entry(api: &str) -> Option<ApiEntry> {
             family: "anthropic-messages",
             new_reader: anthropic::new_reader,
             body_events: anthropic::body_events,
+        },
+        "openai-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_reader,
+            body_events: responses::body_events,
+        },
+        "azure-openai-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_azure_reader,
+            body_events: responses::body_events,
+        },
+        "openai-codex-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_codex_reader,
+            body_events: responses::codex_body_events,
         },
         _ => return None,
     })
