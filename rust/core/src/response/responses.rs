@@ -751,8 +751,8 @@ fn event(kind: &str, fields: Vec<(&str, Value)>) -> (Option<String>, String) {
 /// A non-streaming `Response` body (`object: "response"`) as the stream the Responses API
 /// sends for it: per output item `output_item.added` (the item without its text), the
 /// summary / content parts with one delta each, the arguments as one delta, then
-/// `output_item.done` with the whole item; last `response.completed` (`response.incomplete`
-/// / `response.failed` for those statuses, as the API streams them). An error body
+/// `output_item.done` with the whole item; last `response.completed` with the body (or
+/// `response.failed` for a failed one). An error body
 /// (`{"error": {...}}`) is the event the SDK throws on.
 pub(super) fn body_events(body: &Value) -> Result<Vec<(Option<String>, String)>, ResponseError> {
     let Some(o) = body.as_object() else {
@@ -893,8 +893,9 @@ pub(super) fn body_events(body: &Value) -> Result<Vec<(Option<String>, String)>,
             vec![("output_index", at), ("item", item.clone())],
         ));
     }
+    // `response.completed` carries the status (an `incomplete` one reads as "length", as
+    // the recorded max_tokens cases send it); a failed response is `response.failed`.
     let last = match o.get("status").and_then(Value::as_str) {
-        Some("incomplete") => "response.incomplete",
         Some("failed") => "response.failed",
         _ => "response.completed",
     };
