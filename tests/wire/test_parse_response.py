@@ -464,3 +464,46 @@ def test_responses_deviations_are_pinned() -> None:
     text = _sse("openai-codex-responses", events[:3]) + "data: {oops\n\n"
     with pytest.raises(ResponseParseError, match="not valid JSON"):
         clawctx.parse_response(codex, text, now_ms=CLOCK_MS)
+
+
+def _mock_openai(api: str, text: str, *, is_async: bool = False) -> Any:
+    """The real openai client over an httpx MockTransport serving ``text`` as the SSE reply."""
+    openai = pytest.importorskip("openai", reason="the openai SDK streams the reply")
+    import httpx
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, text=text, headers={"content-type": "text/event-stream"})
+
+    base = "https://api.example.test/v1"
+    if is_async:
+        async_http = httpx.AsyncClient(transport=httpx.MockTransport(handler))
+        return openai.AsyncOpenAI(api_key="x", base_url=base, http_client=async_http)
+    http = httpx.Client(transport=httpx.MockTransport(handler))
+    return openai.OpenAI(api_key="x", base_url=base, http_client=http)
+
+
+RESPONSES_STREAMED = [c for c in RESPONSES if c["input"]["events"]]
+
+
+@pytest.mark.parametrize("case", RESPONSES_STREAMED, ids=_ids(RESPONSES_STREAMED))
+def test_responses_sdk_stream_and_async_stream(case: dict[str, Any]) -> None:
+    import asyncio
+
+    from clawctx.wire import aparse_response
+
+    inp = case["input"]
+    if any(e.get("type") == "error" for e in inp["events"]):
+        pytest.skip("the Python SDK raises on an `event: error` frame before yielding it")
+    text = _sse(inp["api"], inp["events"])
+    expected = _signatures_as_json(case["expected"]["message"])
+    client = _mock_openai(inp["api"], text)
+    stream = client.responses.create(model="gpt-5", input="Hello", stream=True)
+    got = clawctx.parse_response(inp["model"], stream, now_ms=CLOCK_MS, options=inp["options"])
+    assert _signatures_as_json(got) == expected
+
+    async def read() -> dict[str, Any]:
+        aclient = _mock_openai(inp["api"], text, is_async=True)
+        astream = await aclient.responses.create(model="gpt-5", input="Hello", stream=True)
+        return await aparse_response(inp["model"], astream, now_ms=CLOCK_MS, options=inp["options"])
+
+    assert _signatures_as_json(asyncio.run(read())) == expected
