@@ -9,6 +9,7 @@
 mod anthropic;
 mod openai_completions;
 mod partial_json;
+mod responses;
 mod sse;
 
 use serde_json::value::RawValue;
@@ -163,6 +164,21 @@ fn api_entry(api: &str) -> Option<ApiEntry> {
             family: "openai-completions",
             new_reader: openai_completions::new_reader,
             body_events: openai_completions::body_events,
+        },
+        "openai-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_reader,
+            body_events: responses::body_events,
+        },
+        "azure-openai-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_azure_reader,
+            body_events: responses::body_events,
+        },
+        "openai-codex-responses" => ApiEntry {
+            family: "openai-responses",
+            new_reader: responses::new_codex_reader,
+            body_events: responses::codex_body_events,
         },
         _ => return None,
     })
