@@ -70,8 +70,11 @@ from clawctx.history import (
     SessionContext,
     SessionFormatError,
     SessionLockError,
+    SessionStore,
     SessionSummary,
     SkippedLine,
+    StoreError,
+    StoreWindow,
     SummaryRequest,
     ToolCallInputsReport,
     Transcript,
@@ -89,6 +92,7 @@ from clawctx.history import (
     history_limit_for_session_key,
     import_transcript,
     limit_history_turns,
+    open_store,
     prepare_compaction,
     prune_context,
     read_leaf_context,
@@ -103,6 +107,7 @@ from clawctx.history import (
     scan_table,
     should_compact,
     validate_for_provider,
+    write_store,
 )
 from clawctx.interop import fit_to_budget
 from clawctx.prompt import (
@@ -163,8 +168,11 @@ __all__ = [
     "SessionFormatError",
     "SessionLane",
     "SessionLockError",
+    "SessionStore",
     "SessionSummary",
     "SkippedLine",
+    "StoreError",
+    "StoreWindow",
     "SummaryRequest",
     "SystemEventQueue",
     "SystemPromptLayout",
@@ -200,6 +208,7 @@ __all__ = [
     "limit_history_turns",
     "load_workspace_bootstrap_files",
     "neutralize_untrusted_text",
+    "open_store",
     "parse_response",
     "prepare_compaction",
     "prompt",
@@ -222,6 +231,7 @@ __all__ = [
     "transform_messages",
     "validate_for_provider",
     "wire",
+    "write_store",
 ]
 
 
