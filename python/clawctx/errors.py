@@ -6,6 +6,7 @@
         SessionLockError                          the session file's lock was not taken in time
         RepairError                               rewriting a damaged file failed; original kept
         InternalError                             a bug: a native call panicked
+        StoreError                                an OpenClaw SQLite store that cannot be read
         PayloadError(ValueError)                  no request body can be built for this input
         HookError(RuntimeError)                   a hook handler failed (catch_errors=False)
         ContextEngineNotRegisteredError(LookupError)  the configured engine id is unknown
@@ -54,8 +55,29 @@ __all__ = [
     "ReportDependencyError",
     "SessionFormatError",
     "SessionLockError",
+    "StoreError",
     "TurnMessageError",
 ]
+
+
+class StoreError(ClawctxError):
+    """An OpenClaw SQLite session store (``openclaw-agent.sqlite``) that cannot be read: not a
+    SQLite file, corrupt or locked past the busy timeout, a schema without transcript tables, or a
+    row whose ``event_json`` is not a JSON object. ``path`` names the file; ``session_id`` and
+    ``seq`` the row when one is at fault (else ``None``). Nothing is ever written to the store."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str,
+        session_id: str | None = None,
+        seq: int | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.session_id = session_id
+        self.seq = seq
 
 
 class PayloadError(ClawctxError, ValueError):

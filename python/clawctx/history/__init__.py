@@ -111,6 +111,7 @@ from clawctx._core import (
     validate_gemini_turns,
     zero_stale_usage,
 )
+from clawctx.errors import StoreError
 from clawctx.history.compaction import (
     DEFAULT_PI_COMPACTION_RESERVE_TOKENS_FLOOR,
     NO_PRIOR_HISTORY,
@@ -162,6 +163,7 @@ from clawctx.history.pruning import (
 )
 from clawctx.history.scan import iter_sessions, records_table, scan_table, session_paths
 from clawctx.history.session import Session, build_session_context
+from clawctx.history.store import SessionStore, StoreWindow, open_store, write_store
 
 __all__ = [
     "CACHE_TTL_CUSTOM_TYPES",
@@ -210,8 +212,11 @@ __all__ = [
     "SessionContext",
     "SessionFormatError",
     "SessionLockError",
+    "SessionStore",
     "SessionSummary",
     "SkippedLine",
+    "StoreError",
+    "StoreWindow",
     "StripResult",
     "Summarizer",
     "SummaryRequest",
@@ -262,6 +267,7 @@ __all__ = [
     "mark_heartbeat_transcript",
     "message_columns",
     "normalize_usage",
+    "open_store",
     "prepare_compaction",
     "probe_base64_image",
     "provider_family",
@@ -303,5 +309,6 @@ __all__ = [
     "validate_anthropic_turns",
     "validate_for_provider",
     "validate_gemini_turns",
+    "write_store",
     "zero_stale_usage",
 ]
