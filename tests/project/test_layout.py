@@ -32,6 +32,7 @@ ADDED_SINCE_SPLIT = {
     "doctor",
     "compat",
     "parse_response",
+    "open_store",
 }
 
 
