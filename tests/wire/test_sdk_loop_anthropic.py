@@ -8,7 +8,6 @@ valid after."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +17,9 @@ import clawctx
 from clawctx.history import Session, sanitize_tool_call_id
 from clawctx.wire import validate_request_body
 
+from ._sdk_loop import TOOLS, Replay, demo_pipeline, tool_result
+
 anthropic = pytest.importorskip("anthropic", reason="the anthropic SDK (test extra)")
-# The HTTP client the installed SDK takes: `httpx2` in anthropic 2.x, `httpx` before.
-httpx: Any = getattr(anthropic._base_client, "httpx2", None) or pytest.importorskip("httpx")
 
 # The SDK warns about model ids it lists as deprecated (claude-sonnet-4-5 from 2026-11-30).
 pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:DeprecationWarning")
@@ -28,13 +27,6 @@ pytestmark = pytest.mark.filterwarnings("ignore:The model .* is deprecated:Depre
 MODEL = clawctx.ModelSpec(
     "anthropic", "anthropic-messages", "claude-sonnet-4-5", context_window=200_000
 )
-TOOLS = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 
 
 def _sse(events: list[dict[str, Any]]) -> bytes:
@@ -108,32 +100,12 @@ def test_two_turns_with_a_tool_call_through_the_real_sdk(tmp_path: Path) -> None
         ),
         _reply([{"type": "text", "text": "The notes say: ship on Friday."}], "end_turn", "msg_2"),
     ]
-    sent: list[dict[str, Any]] = []
-
-    def handler(request: Any) -> Any:
-        assert request.url.path == "/v1/messages"
-        sent.append(json.loads(request.content))
-        return httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, content=replies[len(sent) - 1]
-        )
-
+    replay = Replay(anthropic, "/v1/messages", replies)
     client = anthropic.Anthropic(
-        api_key="test-key",
-        base_url="https://api.anthropic.test",
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        api_key="test-key", base_url="https://api.anthropic.test", http_client=replay.http_client()
     )
-    path = tmp_path / "session.jsonl"
-    shutil.copyfile(clawctx.demo_session_path(), path)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    pipeline = clawctx.ContextPipeline(
-        model=MODEL,
-        workspace_dir=workspace,
-        system_prompt=clawctx.SystemPromptParams(
-            workspace_dir=str(workspace), tool_names=("read",)
-        ),
-    )
-    session = Session.open(path)
+    pipeline, session, path = demo_pipeline(tmp_path, MODEL)
+    sent = replay.sent
 
     # Turn 1: the model asks for a tool.
     first = pipeline.prepare(session, clawctx.PromptRequest(text="What do the notes say?"))
@@ -149,14 +121,7 @@ def test_two_turns_with_a_tool_call_through_the_real_sdk(tmp_path: Path) -> None
     }
     assert reply["stopReason"] == "toolUse"
     assert reply["usage"]["cacheRead"] == 800 and reply["usage"]["output"] == 42
-    result = {
-        "role": "toolResult",
-        "toolCallId": call["id"],
-        "toolName": "read",
-        "content": [{"type": "text", "text": "Ship on Friday."}],
-        "isError": False,
-        "timestamp": reply["timestamp"] + 5,
-    }
+    result = tool_result(call["id"], "Ship on Friday.", reply["timestamp"])
     ids = pipeline.record_turn(session, first, [reply, result])
     assert len(ids) == 3
 

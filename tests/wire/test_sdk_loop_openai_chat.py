@@ -7,7 +7,6 @@ the first turn, the session file is valid after."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -17,21 +16,13 @@ import clawctx
 from clawctx.history import Session, sanitize_tool_call_id
 from clawctx.wire import read_response, validate_request_body
 
+from ._sdk_loop import TOOLS, Replay, demo_pipeline, tool_result
 from .test_parse_response import CASES, CLOCK_MS, _ids
 
 openai = pytest.importorskip("openai", reason="the openai SDK (test extra)")
-# The HTTP client the installed SDK takes: `httpx2` in openai 3.x, `httpx` before.
-httpx: Any = getattr(openai._base_client, "httpx2", None) or pytest.importorskip("httpx")
 
 CHAT = [c for c in CASES if c["input"]["api"] == "openai-completions"]
 MODEL = clawctx.ModelSpec("openai", "openai-completions", "gpt-4o", context_window=128_000)
-TOOLS = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 
 
 @pytest.mark.parametrize("case", CHAT, ids=_ids(CHAT))
@@ -169,32 +160,12 @@ def test_two_turns_with_a_tool_call_through_the_real_sdk(tmp_path: Path) -> None
         ),
         _sse([_chunk({"content": "Ship on Friday."}), _chunk({}, "stop", usage=usage)]),
     ]
-    sent: list[dict[str, Any]] = []
-
-    def handler(request: Any) -> Any:
-        assert request.url.path.endswith("/chat/completions")
-        sent.append(json.loads(request.content))
-        return httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, content=replies[len(sent) - 1]
-        )
-
+    replay = Replay(openai, "/chat/completions", replies)
     client = openai.OpenAI(
-        api_key="test-key",
-        base_url="https://api.openai.test/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        api_key="test-key", base_url="https://api.openai.test/v1", http_client=replay.http_client()
     )
-    path = tmp_path / "session.jsonl"
-    shutil.copyfile(clawctx.demo_session_path(), path)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    pipeline = clawctx.ContextPipeline(
-        model=MODEL,
-        workspace_dir=workspace,
-        system_prompt=clawctx.SystemPromptParams(
-            workspace_dir=str(workspace), tool_names=("read",)
-        ),
-    )
-    session = Session.open(path)
+    pipeline, session, path = demo_pipeline(tmp_path, MODEL)
+    sent = replay.sent
 
     first = pipeline.prepare(session, clawctx.PromptRequest(text="What do the notes say?"))
     stream = client.chat.completions.create(**first.request_payload(tools=TOOLS))
@@ -204,14 +175,7 @@ def test_two_turns_with_a_tool_call_through_the_real_sdk(tmp_path: Path) -> None
         {"type": "toolCall", "id": "call_A1", "name": "read", "arguments": {"path": "notes.md"}},
     ]
     assert reply["stopReason"] == "toolUse" and reply["usage"]["input"] == 900
-    result = {
-        "role": "toolResult",
-        "toolCallId": "call_A1",
-        "toolName": "read",
-        "content": [{"type": "text", "text": "Ship on Friday."}],
-        "isError": False,
-        "timestamp": reply["timestamp"] + 5,
-    }
+    result = tool_result("call_A1", "Ship on Friday.", reply["timestamp"])
     assert len(pipeline.record_turn(session, first, [reply, result])) == 3
 
     second = pipeline.prepare(session, clawctx.PromptRequest(text="When do we ship?"))

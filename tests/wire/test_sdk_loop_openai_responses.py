@@ -6,7 +6,6 @@ reply's items and the call's output, and the session file is valid after."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -16,18 +15,11 @@ import clawctx
 from clawctx.history import Session
 from clawctx.wire import validate_request_body
 
+from ._sdk_loop import TOOLS, Replay, demo_pipeline, tool_result
+
 openai = pytest.importorskip("openai", reason="the openai SDK (test extra)")
-# The HTTP client the installed SDK takes: `httpx2` in openai 3.x, `httpx` before.
-httpx: Any = getattr(openai._base_client, "httpx2", None) or pytest.importorskip("httpx")
 
 MODEL = clawctx.ModelSpec("openai", "openai-responses", "gpt-5", context_window=272_000)
-TOOLS = [
-    {
-        "name": "read",
-        "description": "Read a file",
-        "parameters": {"type": "object", "properties": {"path": {"type": "string"}}},
-    }
-]
 
 
 def _sse(events: list[dict[str, Any]]) -> bytes:
@@ -171,32 +163,12 @@ def _reply_text() -> bytes:
 
 def test_two_turns_with_a_function_call_through_the_real_sdk(tmp_path: Path) -> None:
     replies = [_reply_with_call(), _reply_text()]
-    sent: list[dict[str, Any]] = []
-
-    def handler(request: Any) -> Any:
-        assert request.url.path.endswith("/responses")
-        sent.append(json.loads(request.content))
-        return httpx.Response(
-            200, headers={"content-type": "text/event-stream"}, content=replies[len(sent) - 1]
-        )
-
+    replay = Replay(openai, "/responses", replies)
     client = openai.OpenAI(
-        api_key="test-key",
-        base_url="https://api.openai.test/v1",
-        http_client=httpx.Client(transport=httpx.MockTransport(handler)),
+        api_key="test-key", base_url="https://api.openai.test/v1", http_client=replay.http_client()
     )
-    path = tmp_path / "session.jsonl"
-    shutil.copyfile(clawctx.demo_session_path(), path)
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    pipeline = clawctx.ContextPipeline(
-        model=MODEL,
-        workspace_dir=workspace,
-        system_prompt=clawctx.SystemPromptParams(
-            workspace_dir=str(workspace), tool_names=("read",)
-        ),
-    )
-    session = Session.open(path)
+    pipeline, session, path = demo_pipeline(tmp_path, MODEL)
+    sent = replay.sent
 
     first = pipeline.prepare(session, clawctx.PromptRequest(text="What do the notes say?"))
     stream = client.responses.create(**first.request_payload(tools=TOOLS))
@@ -205,14 +177,7 @@ def test_two_turns_with_a_function_call_through_the_real_sdk(tmp_path: Path) -> 
     assert call["type"] == "toolCall" and call["id"] == "call_A1|fc_1"
     assert call["arguments"] == {"path": "notes.md"}
     assert reply["stopReason"] == "toolUse" and reply["usage"]["input"] == 900
-    result = {
-        "role": "toolResult",
-        "toolCallId": call["id"],
-        "toolName": "read",
-        "content": [{"type": "text", "text": "Ship on Friday."}],
-        "isError": False,
-        "timestamp": reply["timestamp"] + 5,
-    }
+    result = tool_result(call["id"], "Ship on Friday.", reply["timestamp"])
     assert len(pipeline.record_turn(session, first, [reply, result])) == 3
 
     second = pipeline.prepare(session, clawctx.PromptRequest(text="When do we ship?"))
