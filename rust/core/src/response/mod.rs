@@ -7,6 +7,7 @@
 //! the final message plus the types of the events pi-ai pushes on the way.
 
 mod anthropic;
+mod google;
 mod openai_completions;
 mod partial_json;
 mod responses;
@@ -119,6 +120,9 @@ pub(crate) trait ApiReader: Send + Sync {
     fn begin(&mut self, out: &mut PiEvents) {
         out.push("start", None);
     }
+    /// The reader's `Date.now()` (the `now_ms` the message is stamped with), for what pi-ai
+    /// derives from the clock besides the timestamp (Gemini's made-up call ids).
+    fn set_clock(&mut self, _now_ms: f64) {}
     /// One wire event: its SSE `event:` name when the frame had one, and the raw JSON text of
     /// its data.
     fn event(&mut self, name: Option<&str>, data: &str, out: &mut PiEvents) -> Result<(), Stop>;
@@ -179,6 +183,16 @@ fn api_entry(api: &str) -> Option<ApiEntry> {
             family: "openai-responses",
             new_reader: responses::new_codex_reader,
             body_events: responses::codex_body_events,
+        },
+        "google-generative-ai" | "google-vertex" => ApiEntry {
+            family: "google-generative-ai",
+            new_reader: google::new_reader,
+            body_events: google::body_events,
+        },
+        "google-gemini-cli" => ApiEntry {
+            family: "google-gemini-cli",
+            new_reader: google::new_cli_reader,
+            body_events: google::body_events,
         },
         _ => return None,
     })
@@ -323,6 +337,7 @@ impl StreamReader {
             }
         }
         let mut reader = (entry.new_reader)(model, options);
+        reader.set_clock(now_ms);
         let mut out = PiEvents::new(keep_deltas);
         reader.begin(&mut out);
         let mut this = Self {
@@ -565,6 +580,14 @@ fn dialect_of(data: &Value) -> Option<&'static str> {
         if object == "response" {
             return Some("openai-responses");
         }
+    }
+    // Cloud Code Assist wraps each Gemini chunk: `{"response": {...}, "traceId"}`.
+    if obj
+        .get("response")
+        .and_then(Value::as_object)
+        .is_some_and(|r| r.contains_key("candidates") || r.contains_key("usageMetadata"))
+    {
+        return Some("google-gemini-cli");
     }
     if obj.contains_key("candidates") || obj.contains_key("usageMetadata") {
         return Some("google-generative-ai");
