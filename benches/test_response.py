@@ -3,7 +3,7 @@ plain-Python accumulator of the same events).
 
 The reply: raw SSE bytes as the API sends them, a thinking block, a long text block and a tool
 call whose arguments arrive in pieces: about 12,000 deltas, 1 MB.
-clawctx: ``read_response`` (SSE split, JSON of every event, accumulation, usage, cost: Rust).
+clawctx: ``parse_response`` (SSE split, JSON of every event, accumulation, usage, cost: Rust).
 Reference: the same work in plain Python: split the frames, ``json.loads`` every ``data:``
 line, accumulate the blocks as pi-ai does, parse the tool arguments at the block's end. Both
 give the same message (checked below, in the smoke run too).
@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from clawctx.wire import read_response
+from clawctx import parse_response
 
 MODEL: dict[str, Any] = {
     "id": "claude-sonnet-4-5",
@@ -196,7 +196,7 @@ def reference_read(reply: bytes) -> dict[str, Any]:
 
 
 def clawctx_read(reply: bytes) -> dict[str, Any]:
-    return read_response(MODEL, reply, now_ms=NOW).message
+    return parse_response(MODEL, reply, now_ms=NOW)
 
 
 @pytest.fixture(scope="module")
@@ -219,3 +219,55 @@ def test_reference_response(benchmark: Any, reply: bytes) -> None:
     benchmark.group = "parse_response 1 MB reply"
     benchmark.extra_info.update(impl="reference", bytes=len(reply))
     benchmark(reference_read, reply)
+
+
+# ---- instruction counts (a busy machine's wall clock is too noisy for a 10x check) --------
+
+_COUNT_SCRIPT = r"""
+import sys
+sys.path.insert(0, sys.argv[3])
+from test_response import clawctx_read, make_reply, reference_read
+impl, calls = sys.argv[1], int(sys.argv[2])
+reply = make_reply()
+read = {"clawctx": clawctx_read, "reference": reference_read}[impl]
+for _ in range(calls):
+    read(reply)
+"""
+
+
+def instructions_per_call(impl: str) -> float:
+    """Instructions of one read of the reply by ``impl`` under callgrind: a run with three
+    calls minus a run with one, halved (start-up, imports and first-call costs cancel)."""
+    import os
+    import re
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parent
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "count.py"
+        script.write_text(_COUNT_SCRIPT, encoding="utf-8")
+        counts = []
+        for calls in (1, 3):
+            result = subprocess.run(
+                ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"]
+                + [sys.executable, str(script), impl, str(calls), str(here)],
+                capture_output=True,
+                text=True,
+                env={**os.environ, "RAYON_NUM_THREADS": "1"},
+                check=True,
+            )
+            found = re.search(r"Collected : (\d+)", result.stderr)
+            if found is None:
+                raise RuntimeError(f"no count from callgrind:\n{result.stderr[-2000:]}")
+            counts.append(int(found.group(1)))
+    return (counts[1] - counts[0]) / 2
+
+
+if __name__ == "__main__":
+    ours, theirs = instructions_per_call("clawctx"), instructions_per_call("reference")
+    print(f"clawctx parse_response: {ours / 1e6:.1f} M instructions per read")
+    print(f"plain-Python reference: {theirs / 1e6:.1f} M instructions per read")
+    print(f"ratio: {theirs / ours:.1f}x")

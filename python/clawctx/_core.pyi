@@ -1895,12 +1895,14 @@ def _parse_response(
     now_ms: float,
     options_json: str | None = None,
     exact: bool = False,
-) -> tuple[bytes, list[str]]:
-    """`(message_json, event_types)` for `reply` read as pi-ai reads `model["api"]`'s stream,
-    with pi-ai's provider options (`options_json`, e.g. `{"serviceTier": "flex"}`) when given;
-    `exact` reads a stream cut short as pi-ai does (as whole) instead of as failed. Raises
-    `ValueError` (wrapped as `ResponseParseError` by `clawctx.wire.response`) for a reply
-    pi-ai could not even start reading.
+    event_types: bool = True,
+) -> tuple[dict[str, Any], list[str] | None]:
+    """`(message, event_types)` for `reply` read as pi-ai reads `model["api"]`'s stream, with
+    pi-ai's provider options (`options_json`, e.g. `{"serviceTier": "flex"}`) when given;
+    `exact` reads a stream cut short as pi-ai does (as whole) instead of as failed;
+    `event_types=False` leaves the types out (`None`). Raises `ValueError` (wrapped as
+    `ResponseParseError` by `clawctx.wire.response`) for a reply pi-ai could not even start
+    reading.
     """
 
 def _response_apis() -> list[str]:

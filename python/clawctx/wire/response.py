@@ -117,17 +117,26 @@ def read_response(
     safe: bool | None = None,
 ) -> ParsedResponse:
     """Like :func:`parse_response`, also returning the types of the events pi-ai pushed."""
+    message, events = _read(model, response, now_ms, options, safe, event_types=True)
+    return ParsedResponse(message=message, events=events or [])
+
+
+def _read(
+    model: Any,
+    response: Any,
+    now_ms: int | None,
+    options: Mapping[str, Any] | None,
+    safe: bool | None,
+    *,
+    event_types: bool,
+) -> tuple[dict[str, Any], list[str] | None]:
     model_json = json.dumps(_model_dict(model))
     reply = _reply_bytes(response)
     exact = not _compat.resolve_safe(safe)
     try:
-        message_json, events = _parse(
-            model_json, reply, _stamp(now_ms), _options_json(options), exact
-        )
+        return _parse(model_json, reply, _stamp(now_ms), _options_json(options), exact, event_types)
     except ValueError as exc:
         raise ResponseParseError(str(exc)) from None
-    message: dict[str, Any] = json.loads(message_json)
-    return ParsedResponse(message=message, events=list(events))
 
 
 def parse_response(
@@ -157,7 +166,7 @@ def parse_response(
     :func:`clawctx.compat` (or ``safe=False``) it reads as pi-ai reads it. Raises
     :class:`ResponseParseError` for a reply that cannot be read as the model's API at all.
     """
-    return read_response(model, response, now_ms=now_ms, options=options, safe=safe).message
+    return _read(model, response, now_ms, options, safe, event_types=False)[0]
 
 
 async def aparse_response(

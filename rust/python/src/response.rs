@@ -1,7 +1,7 @@
 //! Provider replies read back into pi's assistant message (`clawctx_core::response`). The model
 //! arrives as JSON text, the reply as SSE text, a JSON array of wire events or a response body
-//! (text or bytes); the work runs without the GIL and the message comes back as JSON bytes
-//! that Python's own parser reads.
+//! (text or bytes); the work runs without the GIL and the message comes back as Python
+//! objects built from it directly.
 
 use clawctx_core::base::to_js_string;
 use clawctx_core::response::{parse_response_with, PiEvent, ResponseError, StreamReader};
@@ -18,21 +18,23 @@ fn parse_json(what: &str, text: &str) -> PyResult<serde_json::Value> {
         .map_err(|e| PyValueError::new_err(format!("{what} is not JSON: {e}")))
 }
 
-/// `(message_json, event_types)` for `reply` read as pi-ai reads `model["api"]`'s stream,
-/// with pi-ai's provider options (`options_json`, e.g. `{"serviceTier": "flex"}`) when given;
-/// `exact` reads a stream cut short as pi-ai does (as whole) instead of as failed.
-/// Raises `ValueError` (wrapped as `ResponseParseError` by `clawctx.wire.response`) for a
-/// reply pi-ai could not even start reading.
+/// `(message, event_types)` for `reply` read as pi-ai reads `model["api"]`'s stream, with
+/// pi-ai's provider options (`options_json`, e.g. `{"serviceTier": "flex"}`) when given;
+/// `exact` reads a stream cut short as pi-ai does (as whole) instead of as failed;
+/// `event_types=False` leaves the types out (`None`). Raises `ValueError` (wrapped as
+/// `ResponseParseError` by `clawctx.wire.response`) for a reply pi-ai could not even start
+/// reading.
 #[pyfunction]
-#[pyo3(signature = (model_json, reply, now_ms, options_json=None, exact=false))]
-pub fn _parse_response<'py>(
-    py: Python<'py>,
+#[pyo3(signature = (model_json, reply, now_ms, options_json=None, exact=false, event_types=true))]
+pub fn _parse_response(
+    py: Python<'_>,
     model_json: &str,
     reply: &[u8],
     now_ms: f64,
     options_json: Option<&str>,
     exact: bool,
-) -> PyResult<(Bound<'py, PyBytes>, Vec<&'static str>)> {
+    event_types: bool,
+) -> PyResult<(Py<PyAny>, Option<Vec<&'static str>>)> {
     crate::errors::guard(|| {
         let reply = std::str::from_utf8(reply)
             .map_err(|e| PyValueError::new_err(format!("reply is not UTF-8: {e}")))?;
@@ -42,12 +44,10 @@ pub fn _parse_response<'py>(
             None => serde_json::Value::Null,
         };
         let parsed = py
-            .detach(|| {
-                parse_response_with(&model, &options, reply, now_ms, exact)
-                    .map(|p| (to_js_string(&p.message), p.events))
-            })
+            .detach(|| parse_response_with(&model, &options, reply, now_ms, exact))
             .map_err(value_error)?;
-        Ok((PyBytes::new(py, parsed.0.as_bytes()), parsed.1))
+        let message = crate::convert::to_py(py, &parsed.message)?;
+        Ok((message, event_types.then_some(parsed.events)))
     })
 }
 

@@ -9,8 +9,7 @@ use serde_json::{Map, Value};
 
 use std::borrow::Cow;
 
-use serde::Deserialize;
-
+use super::scan::{once, Scan};
 use super::{
     count, event_json, parse_streaming_json, ApiReader, PiEvents, ResponseError, Stop, Usage,
 };
@@ -20,6 +19,8 @@ use crate::base::to_js_string;
 /// until the block ends (`index`, and `partialJson` for a tool call).
 struct Block {
     fields: Map<String, Value>,
+    /// `fields["type"]`, which never changes: read on every delta without a map lookup.
+    kind: &'static str,
     index: Option<Value>,
     partial_json: Option<String>,
     /// `partial_json` grew since `arguments` was last parsed from it.
@@ -28,10 +29,7 @@ struct Block {
 
 impl Block {
     fn kind(&self) -> &str {
-        self.fields
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
+        self.kind
     }
 
     /// The block as it ends up in the message: `index` is gone (pi-ai deletes it at the
@@ -55,6 +53,20 @@ impl Block {
             fields.insert("partialJson".into(), Value::from(p));
         }
         Value::Object(fields)
+    }
+}
+
+/// `block[key] += more` for a string field. A text or thinking block holds its text second,
+/// after `type`: that slot is tried first, without hashing the key, on every delta.
+fn append_to_field(fields: &mut Map<String, Value>, key: &str, more: &str) {
+    if let Some((k, Value::String(s))) = fields.iter_mut().nth(1) {
+        if k == key {
+            s.push_str(more);
+            return;
+        }
+    }
+    if let Some(Value::String(s)) = fields.get_mut(key) {
+        s.push_str(more);
     }
 }
 
@@ -219,40 +231,110 @@ struct AnthropicReader {
 }
 
 /// A `content_block_delta` read without building a `Value`: the hot path of a long reply.
-/// Anything this does not describe (a missing or non-string field, a duplicate key) is read
-/// through the general path instead.
-#[derive(Deserialize)]
+/// Anything this does not describe (another key, a missing or non-string field, a duplicate
+/// key) is read through the general path instead.
 struct FastDelta<'a> {
-    #[serde(rename = "type", borrow)]
     kind: Cow<'a, str>,
     index: f64,
-    #[serde(borrow)]
     delta: FastDeltaBody<'a>,
 }
 
-#[derive(Deserialize)]
+#[derive(Default)]
 struct FastDeltaBody<'a> {
-    #[serde(rename = "type", borrow)]
-    kind: Cow<'a, str>,
-    #[serde(borrow, default)]
+    kind: Option<Cow<'a, str>>,
     text: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     thinking: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     partial_json: Option<Cow<'a, str>>,
-    #[serde(borrow, default)]
     signature: Option<Cow<'a, str>>,
+}
+
+impl<'a> FastDelta<'a> {
+    /// The delta as Anthropic writes it, keys in its order: matched token by token, the
+    /// keys compared as bytes. Any other order or shape: [`FastDelta::scan_any_order`].
+    fn scan(data: &'a str) -> Option<Self> {
+        Self::scan_in_order(data).or_else(|| Self::scan_any_order(data))
+    }
+
+    fn scan_in_order(data: &'a str) -> Option<Self> {
+        let mut s = Scan::new(data);
+        s.token(b"{")?;
+        s.token(b"\"type\"")?;
+        s.token(b":")?;
+        s.token(b"\"content_block_delta\"")?;
+        s.token(b",")?;
+        s.token(b"\"index\"")?;
+        s.token(b":")?;
+        let index = s.small_int()?;
+        s.token(b",")?;
+        s.token(b"\"delta\"")?;
+        s.token(b":")?;
+        s.token(b"{")?;
+        s.token(b"\"type\"")?;
+        s.token(b":")?;
+        let mut delta = FastDeltaBody {
+            kind: Some(s.string()?),
+            ..FastDeltaBody::default()
+        };
+        s.token(b",")?;
+        let key = s.string()?;
+        s.token(b":")?;
+        let value = Some(s.string()?);
+        s.token(b"}")?;
+        s.token(b"}")?;
+        s.end()?;
+        match &*key {
+            "text" => delta.text = value,
+            "thinking" => delta.thinking = value,
+            "partial_json" => delta.partial_json = value,
+            "signature" => delta.signature = value,
+            _ => return None,
+        }
+        Some(Self {
+            kind: Cow::Borrowed("content_block_delta"),
+            index,
+            delta,
+        })
+    }
+
+    fn scan_any_order(data: &'a str) -> Option<Self> {
+        let mut scan = Scan::new(data);
+        let (mut kind, mut index, mut delta) = (None, None, None);
+        scan.object(|s, key| match key {
+            "type" => once(&mut kind, s.string()),
+            "index" => once(&mut index, s.small_int()),
+            "delta" => {
+                let mut body = FastDeltaBody::default();
+                s.object(|s, key| match key {
+                    "type" => once(&mut body.kind, s.string()),
+                    "text" => once(&mut body.text, s.string()),
+                    "thinking" => once(&mut body.thinking, s.string()),
+                    "partial_json" => once(&mut body.partial_json, s.string()),
+                    "signature" => once(&mut body.signature, s.string()),
+                    _ => None,
+                })?;
+                once(&mut delta, Some(body))
+            }
+            _ => None,
+        })?;
+        scan.end()?;
+        Some(Self {
+            kind: kind?,
+            index: index?,
+            delta: delta?,
+        })
+    }
 }
 
 impl ApiReader for AnthropicReader {
     fn event(&mut self, name: Option<&str>, data: &str, out: &mut PiEvents) -> Result<(), Stop> {
         if let Some(name) = name {
-            if name != "error" && !KNOWN.contains(&name) {
+            // The delta name first: nearly every event of a long reply is one.
+            if name != "content_block_delta" && name != "error" && !KNOWN.contains(&name) {
                 return Ok(()); // `ping`, and names the SDK does not know
             }
         }
         if self.started && matches!(name, None | Some("content_block_delta")) {
-            if let Ok(fast) = serde_json::from_str::<FastDelta>(data) {
+            if let Some(fast) = FastDelta::scan(data) {
                 if fast.kind == "content_block_delta" && self.fast_delta(&fast, out) {
                     return Ok(());
                 }
@@ -331,22 +413,18 @@ impl AnthropicReader {
             return true; // no open block with this index: pi-ai ignores the delta
         };
         let block = &mut self.blocks[at];
-        let append = |fields: &mut Map<String, Value>, key: &str, more: &str| {
-            if let Some(Value::String(s)) = fields.get_mut(key) {
-                s.push_str(more);
-            }
-        };
-        match (&*d.kind, block.kind()) {
+        let Some(kind) = &d.kind else { return false };
+        match (&**kind, block.kind()) {
             ("text_delta", "text") => {
                 let Some(text) = &d.text else { return false };
-                append(&mut block.fields, "text", text);
+                append_to_field(&mut block.fields, "text", text);
                 out.delta("text_delta", at, text);
             }
             ("thinking_delta", "thinking") => {
                 let Some(text) = &d.thinking else {
                     return false;
                 };
-                append(&mut block.fields, "thinking", text);
+                append_to_field(&mut block.fields, "thinking", text);
                 out.delta("thinking_delta", at, text);
             }
             ("input_json_delta", "toolCall") => {
@@ -364,7 +442,7 @@ impl AnthropicReader {
                 let Some(text) = &d.signature else {
                     return false;
                 };
-                append(&mut block.fields, "thinkingSignature", text);
+                append_to_field(&mut block.fields, "thinkingSignature", text);
             }
             _ => {}
         }
@@ -487,8 +565,16 @@ impl AnthropicReader {
             }
             _ => return,
         };
+        let kind = match fields.get("type").and_then(Value::as_str) {
+            Some("text") => "text",
+            Some("thinking") => "thinking",
+            Some("redacted_thinking") => "redacted_thinking",
+            Some("toolCall") => "toolCall",
+            _ => "",
+        };
         self.blocks.push(Block {
             fields,
+            kind,
             index,
             partial_json: partial,
             args_stale: false,
@@ -513,20 +599,15 @@ impl AnthropicReader {
             }
         };
         let block = &mut self.blocks[at];
-        let append = |fields: &mut Map<String, Value>, key: &str, more: &str| {
-            if let Some(Value::String(s)) = fields.get_mut(key) {
-                s.push_str(more);
-            }
-        };
         match (delta.get("type").and_then(Value::as_str), block.kind()) {
             (Some("text_delta"), "text") => {
                 let more = text("text");
-                append(&mut block.fields, "text", &more);
+                append_to_field(&mut block.fields, "text", &more);
                 out.delta("text_delta", at, &more);
             }
             (Some("thinking_delta"), "thinking") => {
                 let more = text("thinking");
-                append(&mut block.fields, "thinking", &more);
+                append_to_field(&mut block.fields, "thinking", &more);
                 out.delta("thinking_delta", at, &more);
             }
             (Some("input_json_delta"), "toolCall") => {
@@ -540,7 +621,7 @@ impl AnthropicReader {
                 out.delta("toolcall_delta", at, &more);
             }
             (Some("signature_delta"), "thinking") => {
-                append(&mut block.fields, "thinkingSignature", &text("signature"));
+                append_to_field(&mut block.fields, "thinkingSignature", &text("signature"));
             }
             _ => {}
         }

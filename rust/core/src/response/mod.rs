@@ -11,6 +11,7 @@ mod google;
 mod openai_completions;
 mod partial_json;
 mod responses;
+mod scan;
 mod sse;
 
 use serde_json::value::RawValue;

@@ -13,6 +13,11 @@ pub struct Frame {
     pub data: String,
 }
 
+/// OpenAI's `data: [DONE]` terminator (a long data text is never it: no trim of every event).
+fn is_done(data: &str) -> bool {
+    data.len() < 64 && data.trim() == "[DONE]"
+}
+
 /// Where the decoder hands each frame: its name (if any) and its data, borrowed.
 pub type FrameSink<'a> = dyn FnMut(Option<&str>, &str) -> Result<(), ResponseError> + 'a;
 
@@ -83,7 +88,8 @@ impl SseDecoder {
         Ok(())
     }
 
-    /// Hands each frame of `text` (already UTF-8: no line is checked again) to `sink`.
+    /// Hands each frame of `text` (already UTF-8: no line is checked again) to `sink`. A frame
+    /// with one `data:` line (nearly all of them) is handed over in place, without a copy.
     pub fn feed_text_with(
         &mut self,
         text: &str,
@@ -94,8 +100,17 @@ impl SseDecoder {
         }
         let bytes = text.as_bytes();
         let mut start = 0;
-        while let Some(offset) = memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
-            let at = start + offset;
+        // The data of the frame being read while it is one line of `text`, not yet copied.
+        let mut in_place: Option<&str> = None;
+        loop {
+            // A blank line (every frame ends in one) needs no search.
+            let at = match bytes.get(start) {
+                Some(b'\n' | b'\r') => start,
+                _ => match memchr::memchr2(b'\n', b'\r', &bytes[start..]) {
+                    Some(offset) => start + offset,
+                    None => break,
+                },
+            };
             // `\n` and `\r` are ASCII: both ends are character boundaries.
             let line = text.get(start..at).unwrap_or_default();
             start = at + 1;
@@ -106,7 +121,39 @@ impl SseDecoder {
                     Some(_) => {}
                 }
             }
+            if line.is_empty() {
+                if let Some(data) = in_place.take() {
+                    self.has_data = false;
+                    let has_name = std::mem::replace(&mut self.has_name, false);
+                    let result = if is_done(data) {
+                        Ok(())
+                    } else {
+                        sink(has_name.then_some(self.name.as_str()), data)
+                    };
+                    self.name.clear();
+                    result?;
+                    continue;
+                }
+            } else if let Some(value) = line.strip_prefix("data:") {
+                if !self.has_data {
+                    in_place = Some(value.strip_prefix(' ').unwrap_or(value));
+                    self.has_data = true;
+                    continue;
+                }
+            } else if let Some(value) = line.strip_prefix("event:") {
+                // The name does not touch the data: the frame's data stays in place.
+                self.name.clear();
+                self.name.push_str(value.strip_prefix(' ').unwrap_or(value));
+                self.has_name = true;
+                continue;
+            }
+            if let Some(data) = in_place.take() {
+                self.data.push_str(data); // a second data line: join them in the buffer
+            }
             self.text_line_done(line, sink)?;
+        }
+        if let Some(data) = in_place {
+            self.data.push_str(data);
         }
         self.line.extend_from_slice(&bytes[start..]);
         Ok(())
@@ -184,7 +231,7 @@ impl SseDecoder {
             self.name.clear();
             return Ok(());
         }
-        let result = if self.data.trim() == "[DONE]" {
+        let result = if is_done(&self.data) {
             Ok(())
         } else {
             sink(has_name.then_some(self.name.as_str()), &self.data)
