@@ -28,7 +28,9 @@ pub mod compaction; // compaction trigger, cut point, preparation, prompts and s
 
 pub mod payload; // provider request bodies as pi-ai builds them, and its replay layer
 
-pub mod response; // provider replies read back into pi's assistant message as pi-ai reads them
+#[cfg(feature = "python")]
+pub mod python;
+pub mod response; // provider replies read back into pi's assistant message as pi-ai reads them // with the `python` feature: helpers of the Python classes declared in the core
 
 pub use base::{Error, Result};
 pub use session::{

@@ -19,6 +19,8 @@ mod persist;
 mod read;
 mod repair;
 mod scan;
+#[cfg(feature = "python")]
+mod scan_py;
 mod tree;
 mod turn;
 
@@ -49,7 +51,7 @@ pub use repair::{
 };
 pub use scan::{
     scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
-    ScanStream, SessionSummary, SourceFacts, PI_FORMAT,
+    ScanStream, SessionSummary, SourceFacts, PI_FORMAT, SESSION_SUMMARY_FIELDS,
 };
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};
 pub use turn::{TurnMark, TURN_FIELD};
