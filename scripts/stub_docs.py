@@ -1,7 +1,9 @@
 """Copy the binding's Rust ``///`` docs into the docstrings of ``python/clawctx/_core.pyi``.
 
 The API site (mkdocstrings) is built from the stub, while the prose lives as ``///`` doc
-comments on the PyO3 items in ``rust/python/src/*.rs``. This script keeps the two equal:
+comments on the PyO3 items in ``rust/python/src/*.rs`` and on the report types the core declares
+as Python classes with its ``python`` feature (``rust/core/src/**/*.rs``, written
+``#[cfg_attr(feature = "python", pyo3::pyclass(...))]``). This script keeps the two equal:
 
     python scripts/stub_docs.py           # rewrite the stub's docstrings from the Rust docs
     python scripts/stub_docs.py --check   # exit 1, listing every stub definition that differs
@@ -32,6 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RUST_DIR = REPO / "rust" / "python" / "src"
+CORE_DIR = REPO / "rust" / "core" / "src"
 STUB = REPO / "python" / "clawctx" / "_core.pyi"
 LINE_LENGTH = 100  # ruff's line-length in pyproject.toml
 
@@ -41,6 +44,10 @@ _IMPL = re.compile(r"^\s*impl(?:<[^>]*>)?\s+(\w+)")
 _FN = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?fn\s+(\w+)")
 _FIELD = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?(\w+)\s*:")
 _GETTER = re.compile(r"#\[getter(?:\((\w+)\))?\]")
+# `#[cfg_attr(feature = "python", pyo3::pyclass(...))]` in the core reads as `#[pyclass(...)]`.
+_PYTHON_CFG_ATTR = re.compile(
+    r'^#\[cfg_attr\(\s*feature\s*=\s*"python"\s*,\s*(?:pyo3::)?(.*?)\s*\)\]$'
+)
 
 
 @dataclass
@@ -80,7 +87,8 @@ def _attr_blocks(lines: list[str], start: int) -> tuple[list[str], int]:
                 i += 1
                 text += " " + lines[i].strip()
                 depth = text.count("[") - text.count("]")
-            attrs.append(text)
+            python_only = _PYTHON_CFG_ATTR.match(text)
+            attrs.append(f"#[{python_only.group(1)}]" if python_only else text)
             i += 1
         elif stripped.startswith("//") and not stripped.startswith("///"):
             i += 1
@@ -394,8 +402,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="report differences, exit 1")
     parser.add_argument("--stub", type=Path, default=STUB)
     parser.add_argument("--rust", type=Path, default=RUST_DIR)
+    parser.add_argument("--core", type=Path, default=CORE_DIR)
     args = parser.parse_args(argv)
-    docs = parse_rust(sorted(args.rust.glob("*.rs")))
+    docs = parse_rust(sorted(args.rust.glob("*.rs")) + sorted(args.core.rglob("*.rs")))
     stub_text = args.stub.read_text(encoding="utf-8")
     new_text, changed = apply(stub_text, docs)
     if args.check:

@@ -30,6 +30,11 @@ pub mod payload; // provider request bodies as pi-ai builds them, and its replay
 
 pub mod response; // provider replies read back into pi's assistant message as pi-ai reads them
 
+// Not a stage: with the `python` feature, the glue of the Python classes the core declares
+// (jiter's model: pure core, Python glue behind a feature).
+#[cfg(feature = "python")]
+pub mod python;
+
 pub use base::{Error, Result};
 pub use session::{
     build_session_context, repair_session_file, Entry, LeafSelector, RepairOptions, RepairReport,

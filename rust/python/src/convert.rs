@@ -288,15 +288,8 @@ where
     Ok(object.repr()?.to_string())
 }
 
-/// `Name(field=repr(obj.field), ...)`, from the object's own attributes: a repr that reads as
-/// Python whatever the Rust types behind the fields are.
-pub fn fields_repr(obj: &Bound<'_, PyAny>, fields: &[&str]) -> PyResult<String> {
-    let mut parts = Vec::with_capacity(fields.len());
-    for field in fields {
-        parts.push(format!("{field}={}", obj.getattr(*field)?.repr()?));
-    }
-    Ok(format!("{}({})", obj.get_type().name()?, parts.join(", ")))
-}
+/// `Name(field=repr(obj.field), ...)`: one definition, in the core's Python glue.
+pub use clawctx_core::python::fields_repr;
 
 /// JSON text parsed into Python objects.
 pub fn json_text_to_py(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {

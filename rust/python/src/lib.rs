@@ -72,9 +72,8 @@ mod _core {
         repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,
     };
     #[pymodule_export]
-    use crate::session_scan::{
-        scan_sessions, scan_stream, summarize_session_bytes, PyScanStream, PySessionSummary,
-    };
+    use crate::session_scan::{scan_sessions, scan_stream, summarize_session_bytes, PyScanStream};
+    // Report types declared in the core (its `python` feature): no mirror here.
     #[pymodule_export]
     use crate::transcript::{build_session_context, convert_to_llm, PyTranscript};
     #[pymodule_export]
@@ -89,6 +88,8 @@ mod _core {
         sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens,
         PyPairingReport, PyPruningSettings, PyToolCallInputsReport,
     };
+    #[pymodule_export]
+    use clawctx_core::session::SessionSummary;
 
     #[pymodule_export]
     use crate::hygiene::{

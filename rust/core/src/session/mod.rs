@@ -22,6 +22,8 @@ mod persist;
 mod read;
 mod repair;
 mod scan;
+#[cfg(feature = "python")]
+mod scan_py;
 mod tail;
 mod tree;
 mod turn;
@@ -53,7 +55,7 @@ pub use repair::{
 };
 pub use scan::{
     scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
-    ScanStream, SessionSummary, SourceFacts, PI_FORMAT,
+    ScanStream, SessionSummary, SourceFacts, PI_FORMAT, SESSION_SUMMARY_FIELDS,
 };
 pub use tail::TailOptions;
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};

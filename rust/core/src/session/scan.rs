@@ -52,51 +52,122 @@ pub struct SourceFacts {
     pub last_activity: Option<String>,
 }
 
-/// A session file at a glance.
+/// One session file at a glance (see `scan_sessions`).
+// With the `python` feature this is `clawctx._core.SessionSummary` itself: its `///` docs are
+// the stub's docstrings (`scripts/stub_docs.py`), its methods are in `scan_py.rs`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "SessionSummary",
+        module = "clawctx._core",
+        frozen,
+        get_all,
+        skip_from_py_object
+    )
+)]
 pub struct SessionSummary {
+    /// The file scanned.
     pub path: PathBuf,
-    /// `None` when the file could be read as a session; otherwise why not.
+    /// `None` when the file is a usable session; otherwise why not.
     pub error: Option<String>,
-    /// `None` when the file could not be read.
+    /// `"pi"`, `"claude-code"` or `"codex"`; `None` when the file could not be read.
     pub format: Option<String>,
+    /// The file's size in bytes.
     pub size_bytes: u64,
+    /// The header's session `id`.
     pub session_id: Option<String>,
+    /// The header's `cwd`.
     pub cwd: Option<String>,
+    /// The header's `timestamp` (when the session was created).
     pub created: Option<String>,
+    /// The latest `session_info` name, if any.
     pub name: Option<String>,
+    /// The header's format `version` (pi-mono 0.58.3 `session-manager.ts`).
     pub file_version: u64,
+    /// Whether `Session.open` would migrate the file to the current version.
     pub migration_needed: bool,
+    /// Entries in the file (the header excluded).
     pub entries: usize,
+    /// `message` entries in the file, on every branch.
     pub messages: usize,
     /// The same as `damaged_lines` (its name before the scan records grew).
     pub skipped_lines: usize,
+    /// Lines that are not a usable JSON entry (skipped when the session is read).
     pub damaged_lines: usize,
+    /// `compaction` entries in the file.
     pub compactions: usize,
+    /// Entries with more than one child (where the tree branches).
     pub branches: usize,
+    /// The id of the last entry, where the next one would be appended.
     pub leaf_id: Option<String>,
+    /// The last model on the leaf's path, as `provider/modelId`.
     pub model: Option<String>,
+    /// The timestamp of the last entry.
     pub last_activity: Option<String>,
+    /// `last_activity` in milliseconds since the Unix epoch, when it parses.
     pub last_activity_ms: Option<i64>,
     /// Messages of the leaf's context (what the next request would send).
     pub context_messages: usize,
-    /// pi's chars/4 estimate of the leaf context, and its split by role.
+    /// pi's chars/4 estimate of the leaf context (split by role in the `*_tokens` fields).
     pub estimated_tokens: u64,
+    /// The user messages' share of `estimated_tokens`.
     pub user_tokens: u64,
+    /// The assistant messages' share of `estimated_tokens`.
     pub assistant_tokens: u64,
+    /// The tool results' share of `estimated_tokens`.
     pub tool_result_tokens: u64,
-    /// Every other role (summaries, bash executions, custom messages).
+    /// Every other role's share of `estimated_tokens` (summaries, bash executions, custom
+    /// messages).
     pub other_tokens: u64,
     /// pi's `estimateContextTokens`: the last recorded usage plus the estimate after it.
     pub context_tokens: u64,
-    /// Tool calls (with an id) of the context's assistants, and its tool results.
+    /// Tool calls (with an id) of the context's assistants.
     pub tool_calls: usize,
+    /// Tool results in the leaf's context.
     pub tool_results: usize,
-    /// Calls pairing repair would answer with a synthetic result, and results it would drop
-    /// (orphans and duplicates): OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts`.
+    /// Calls pairing repair would answer with a synthetic result (OpenClaw 2026.3.13
+    /// `src/agents/session-transcript-repair.ts`).
     pub unpaired_tool_calls: usize,
+    /// Tool results pairing repair would drop (orphans and duplicates).
     pub unpaired_tool_results: usize,
 }
+
+/// [`SessionSummary`]'s field names in declaration order: Python's `SessionSummary.fields`, the
+/// order of `to_dict()` and of the scan tables (checked against the struct by a test).
+pub const SESSION_SUMMARY_FIELDS: &[&str] = &[
+    "path",
+    "error",
+    "format",
+    "size_bytes",
+    "session_id",
+    "cwd",
+    "created",
+    "name",
+    "file_version",
+    "migration_needed",
+    "entries",
+    "messages",
+    "skipped_lines",
+    "damaged_lines",
+    "compactions",
+    "branches",
+    "leaf_id",
+    "model",
+    "last_activity",
+    "last_activity_ms",
+    "context_messages",
+    "estimated_tokens",
+    "user_tokens",
+    "assistant_tokens",
+    "tool_result_tokens",
+    "other_tokens",
+    "context_tokens",
+    "tool_calls",
+    "tool_results",
+    "unpaired_tool_calls",
+    "unpaired_tool_results",
+];
 
 /// The summary of a session whose format facts are `source` and whose context is `transcript`.
 pub fn summarize_transcript(
@@ -498,6 +569,21 @@ impl Drop for ScanStream {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `SESSION_SUMMARY_FIELDS` names every field once, in the struct's order (read from the
+    /// derived `Debug`, which lists them all).
+    #[test]
+    fn summary_fields_follow_the_struct() {
+        let debug = format!("{:?}", SessionSummary::default());
+        let names: Vec<&str> = debug
+            .split(['{', ','])
+            .skip(1)
+            .filter_map(|part| part.split(':').next())
+            .map(str::trim)
+            .filter(|name| !name.is_empty() && !name.contains('}'))
+            .collect();
+        assert_eq!(names, SESSION_SUMMARY_FIELDS);
+    }
 
     const GOOD: &str = concat!(
         r#"{"type":"session","version":3,"id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"}"#,
