@@ -281,7 +281,9 @@ class Session:
     Safe to share between threads: every call takes an internal lock for its whole duration,
     so a read sees the state before or after a concurrent append, never a half-made one. The
     lock is only ever waited for with the GIL released (see `PySession::lock`): its holder may
-    need the GIL (a `now_ms`/`id_factory` callback, building dicts) to finish.
+    need the GIL (building dicts) to finish. The `now_ms` and `id_factory` callbacks are never
+    called with the lock held (issue 33, N5): ids and times are drawn first, so a callback may
+    take application locks or read any session, its own included.
     """
 
     def __new__(
@@ -454,6 +456,11 @@ class Session:
         and parsed; the index and every message's cached token facts are kept; the leaf moves
         to the newest entry when entries arrived. A truncated, replaced or rewritten file is
         loaded again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
+
+        `now_ms` and `id_factory` are called with the session lock released: when a reloaded
+        file needs migration, the ids it needs are counted under the lock, drawn after it, and
+        the reload is made again with them; an exception from the factory leaves the session
+        as it was.
         """
     def append_message(self, message: Mapping[str, Any]) -> str:
         """Appends a message (user, assistant, toolResult, bashExecution, custom, …)."""
@@ -477,6 +484,9 @@ class Session:
         first entry (`"clawctxTurn": {"key", "part", "of"}`, an entry field pi ignores), so it
         is found again after a restart. Entries of a turn of two or more carry `part`/`of`: an
         open drops a turn that a crash (`kill -9` during the write) cut short.
+
+        `now_ms` and `id_factory` are called before the session lock is taken (one id per
+        message; an id found taken, empty or repeated is drawn again with the lock released).
         """
     def find_turn(self, turn_key: str, *, since: str | None = None) -> list[str] | None:
         """The ids of the turn appended with `turn_key` (see `append_messages`) when it is on the

@@ -241,82 +241,171 @@ def test_a_lock_timeout_that_is_no_duration_is_a_value_error(tmp_path: Path, bad
 
 # ---- N5: callbacks run outside the session lock ------------------------------------------------
 
-_DEADLOCK_PRELUDE = """
-import threading, uuid, sys
+# Every Session method that calls a `now_ms` or `id_factory` callback, and which of the two it
+# calls (`save_migrated` stamps its backup and draws no id). `refresh` draws ids only for a
+# reloaded file that needs migration, which the child sets up.
+N5_CALLS = {
+    "append_message": ("now_ms", "id_factory"),
+    "append_messages": ("now_ms", "id_factory"),
+    "append_thinking_level_change": ("now_ms", "id_factory"),
+    "append_model_change": ("now_ms", "id_factory"),
+    "append_compaction": ("now_ms", "id_factory"),
+    "append_custom_entry": ("now_ms", "id_factory"),
+    "append_custom_message": ("now_ms", "id_factory"),
+    "append_label": ("now_ms", "id_factory"),
+    "append_session_info": ("now_ms", "id_factory"),
+    "branch_with_summary": ("now_ms", "id_factory"),
+    "refresh": ("now_ms", "id_factory"),
+    "save_migrated": ("now_ms",),
+}
+
+# Run in a child process: before the fix, both scenarios blocked their threads for good. A
+# thread still alive after 20 s is reported as a deadlock and the child exits at once.
+_N5_CHILD = r"""
+import json, os, tempfile, threading, uuid
 from clawctx import Session
-path = sys.argv[1] if len(sys.argv) > 1 else None
+
+TMP = tempfile.mkdtemp()
+HEADER_V1 = {"type": "session", "id": "s1", "timestamp": "2026-01-01T00:00:00.000Z", "cwd": "/tmp"}
+
 def user(text):
     return {"role": "user", "content": text, "timestamp": 1}
+
+def write(path, records):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(json.dumps(r) + "\n" for r in records))
+
+def v1_file(path):
+    old = {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z"}
+    write(path, [HEADER_V1] + [dict(old, message=user(f"old {i}")) for i in range(3)])
+
+ACTIONS = {
+    "append_message": lambda s, t: s.append_message(user("new")),
+    "append_messages": lambda s, t: s.append_messages([user("q"), user("r")]),
+    "append_thinking_level_change": lambda s, t: s.append_thinking_level_change("high"),
+    "append_model_change": lambda s, t: s.append_model_change("p", "m"),
+    "append_compaction": lambda s, t: s.append_compaction("sum", t, 10),
+    "append_custom_entry": lambda s, t: s.append_custom_entry("ext", {"k": 1}),
+    "append_custom_message": lambda s, t: s.append_custom_message("ext", "hi", True),
+    "append_label": lambda s, t: s.append_label(t, "mark"),
+    "append_session_info": lambda s, t: s.append_session_info("name"),
+    "branch_with_summary": lambda s, t: s.branch_with_summary(t, "sum"),
+    "refresh": lambda s, t: s.refresh(),
+    "save_migrated": lambda s, t: s.save_migrated(),
+}
+
+def make(name, hook):
+    # A session whose CALLBACK calls hook() first, and the ENTRY call to make on it.
+    if CALLBACK == "now_ms":
+        kwargs = {"now_ms": lambda: (hook(), 1_767_225_600_000)[1]}
+    else:
+        kwargs = {"id_factory": lambda: (hook(), uuid.uuid4().hex[:8])[1]}
+    path = os.path.join(TMP, name + ".jsonl")
+    target = None
+    if ENTRY == "refresh":
+        write(path, [dict(HEADER_V1, version=3)])
+        session = Session.open(path, **kwargs)
+        v1_file(path)  # rewritten: refresh loads it in full and migrates it (ids drawn)
+    elif ENTRY == "save_migrated":
+        v1_file(path)
+        session = Session.open(path, **kwargs)
+    else:
+        session = Session.create(path, cwd="/tmp", **kwargs)
+        target = session.append_message(user("first"))
+    return session, lambda: ACTIONS[ENTRY](session, target)
+
+errors = []
+
+def guarded(fn):
+    def run():
+        try:
+            fn()
+        except BaseException as e:
+            errors.append(repr(e))
+    return threading.Thread(target=run, daemon=True)
+
+def finish(threads, scenario):
+    for t in threads:
+        t.join(20)
+    if any(t.is_alive() for t in threads):
+        print(f"deadlock: {scenario}", flush=True)
+        os._exit(3)
+
+# (a) The callback waits for an application lock held by a thread reading the same session.
+app_lock = threading.Lock()
+reader_has_lock = threading.Event()
+in_callback = threading.Event()
+armed = threading.Event()
+
+def wait_for_app_lock():
+    if armed.is_set():
+        in_callback.set()
+        with app_lock:
+            pass
+
+session, action = make("a", wait_for_app_lock)
+armed.set()
+
+def reader():
+    with app_lock:
+        reader_has_lock.set()
+        assert in_callback.wait(20), "the callback was never called"
+        session.branch_path(); session.entries(); len(session); session.leaf_id
+
+a = guarded(reader)
+a.start()
+assert reader_has_lock.wait(20)
+b = guarded(action)
+b.start()
+finish([a, b], "a callback waits for a lock that a reader of its session holds")
+
+# (b) Two sessions whose callbacks read each other, both inside their callbacks at once.
+both_inside = threading.Barrier(2, timeout=20)
+sessions = {}
+fired = []
+armed_b = threading.Event()
+
+def read_other(other):
+    def hook():
+        if armed_b.is_set() and other not in fired:
+            fired.append(other)
+            both_inside.wait()
+            sessions[other].entries()
+    return hook
+
+sessions["x"], act_x = make("x", read_other("y"))
+sessions["y"], act_y = make("y", read_other("x"))
+armed_b.set()
+threads = [guarded(act_x), guarded(act_y)]
+for t in threads:
+    t.start()
+finish(threads, "two sessions whose callbacks read each other")
+assert sorted(fired) == ["x", "y"], fired
+assert not errors, errors
+print("ok")
 """
 
 
-@pytest.mark.parametrize("callback", ["id_factory", "now_ms"])
-def test_a_callback_that_takes_an_application_lock_does_not_deadlock_a_reader(
-    tmp_path: Path, callback: str
+@pytest.mark.parametrize(
+    ("entry", "callback"),
+    [(entry, callback) for entry, callbacks in N5_CALLS.items() for callback in callbacks],
+)
+def test_a_callback_that_waits_for_a_reader_or_reads_another_session_does_not_deadlock(
+    entry: str, callback: str
 ) -> None:
-    # Thread B appends; its callback waits for the application lock L, which thread A holds
-    # while it reads the same session. Before: B held the session lock in the callback, so A
-    # waited for B and B for A, for good.
-    result = _run_child(
-        _DEADLOCK_PRELUDE
-        + f"""
-app_lock = threading.Lock()
-in_callback = threading.Event()
-def factory():
-    in_callback.set()
-    with app_lock:
-        return uuid.uuid4().hex[:8]
-def clock():
-    in_callback.set()
-    with app_lock:
-        return 1_767_225_600_000
-kwargs = {{"id_factory": factory}} if {callback!r} == "id_factory" else {{"now_ms": clock}}
-session = Session.in_memory(cwd="/tmp", **kwargs)
-in_callback.clear()
-def reader():
-    with app_lock:
-        assert in_callback.wait(20), "the appender never reached its callback"
-        session.branch_path()
-        len(session.entries())
-a = threading.Thread(target=reader, daemon=True)
-b = threading.Thread(target=lambda: session.append_message(user("x")), daemon=True)
-a.start(); b.start(); a.join(30); b.join(30)
-assert not a.is_alive() and not b.is_alive(), "deadlock"
-assert len(session) == 1
-print("ok")
-""",
-    )
-    assert result.returncode == 0, result.stderr
+    # (a) Thread B calls `entry`; its callback waits for the application lock L, which thread A
+    # holds while it reads the same session. (b) Two sessions' callbacks read each other. Before
+    # the fix `append_messages` and `refresh` (ids for a migration) called back with the session
+    # lock held: A waited for B and B for A, for good.
+    result = _run_child(f"ENTRY, CALLBACK = {entry!r}, {callback!r}\n" + _N5_CHILD, timeout=90)
+    assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip() == "ok"
 
 
-def test_two_sessions_whose_callbacks_read_each_other_do_not_deadlock() -> None:
-    result = _run_child(
-        _DEADLOCK_PRELUDE
-        + """
-both_inside = threading.Barrier(2, timeout=20)
-sessions = {}
-def factory_for(other):
-    def factory():
-        both_inside.wait()
-        sessions[other].entries()
-        return uuid.uuid4().hex[:8]
-    return factory
-sessions["a"] = Session.in_memory(cwd="/tmp", id_factory=factory_for("b"))
-sessions["b"] = Session.in_memory(cwd="/tmp", id_factory=factory_for("a"))
-threads = [
-    threading.Thread(target=lambda n=n: sessions[n].append_message(user(n)), daemon=True)
-    for n in "ab"
-]
-for t in threads: t.start()
-for t in threads: t.join(30)
-assert not any(t.is_alive() for t in threads), "deadlock"
-assert len(sessions["a"]) == 1 and len(sessions["b"]) == 1
-print("ok")
-""",
-    )
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+def test_every_session_method_with_a_callback_is_covered() -> None:
+    # A new Session method that calls `now_ms` or `id_factory` must join N5_CALLS.
+    appends = {name for name in dir(Session) if name.startswith("append_")}
+    assert appends | {"branch_with_summary", "refresh", "save_migrated"} == set(N5_CALLS)
 
 
 def test_a_factory_id_already_taken_is_drawn_again() -> None:
@@ -324,6 +413,102 @@ def test_a_factory_id_already_taken_is_drawn_again() -> None:
     session = Session.in_memory(cwd="/tmp", id_factory=lambda: next(drawn))
     assert session.append_message(_user("1")) == "aaaaaaaa"
     assert session.append_message(_user("2")) == "bbbbbbbb"
+
+
+def test_ids_of_a_turn_that_are_taken_empty_or_repeated_are_drawn_again() -> None:
+    drawn = iter(["aaaaaaaa", "aaaaaaaa", "", "bbbbbbbb", "aaaaaaaa", "cccccccc"])
+    calls: list[str] = []
+
+    def factory() -> str:
+        calls.append("id")
+        return next(drawn)
+
+    session = Session.in_memory(cwd="/tmp", id_factory=factory)
+    assert session.append_messages([_user("1"), _user("2")]) == ["aaaaaaaa", "bbbbbbbb"]
+    assert session.append_messages([_user("3")]) == ["cccccccc"]
+    assert len(calls) == 6
+    assert session.append_messages([]) == []
+    assert len(calls) == 6
+
+
+def _v1_records(count: int) -> list[dict[str, Any]]:
+    header = {k: v for k, v in HEADER.items() if k != "version"}
+    old = {"type": "message", "timestamp": "2026-01-01T00:00:01.000Z"}
+    return [header, *({**old, "message": _user(f"old {i}")} for i in range(count))]
+
+
+def _write_records(path: Path, records: list[dict[str, Any]]) -> None:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+
+
+def test_refresh_migrates_a_rewritten_file_with_the_factory_ids_in_order(tmp_path: Path) -> None:
+    path = _write_session(tmp_path / "s.jsonl", [])
+    counter = iter(range(1, 1000))
+    calls: list[str] = []
+
+    def factory() -> str:
+        calls.append("id")
+        return f"id{next(counter):06d}"
+
+    session = Session.open(path, id_factory=factory)
+    _write_records(path, _v1_records(3))
+    report = session.refresh()
+    assert (report.mode, report.appended_entries) == ("full", 3)
+    # The factory is called once per id the migration needs, with the session lock released.
+    assert [e["id"] for e in session.entries()] == ["id000001", "id000002", "id000003"]
+    assert len(calls) == 3
+    # No reload, no ids: an incremental refresh does not call the factory.
+    session.save_migrated()
+    session.refresh()
+    assert len(calls) == 3
+
+
+def test_refresh_with_a_factory_that_repeats_one_id_still_gives_unique_ids(tmp_path: Path) -> None:
+    path = _write_session(tmp_path / "s.jsonl", [])
+    session = Session.open(path, id_factory=lambda: "same0000")
+    _write_records(path, _v1_records(4))
+    assert session.refresh().mode == "full"
+    ids = [e["id"] for e in session.entries()]
+    assert ids[0] == "same0000"
+    assert len(set(ids)) == 4
+
+
+def test_a_failing_factory_on_refresh_raises_and_leaves_the_session_as_it_was(
+    tmp_path: Path,
+) -> None:
+    path = _write_session(tmp_path / "s.jsonl", [_message_line("m1", None, _user("hi"))])
+
+    def factory() -> str:
+        raise KeyError("no more ids")
+
+    session = Session.open(path, id_factory=factory)
+    _write_records(path, _v1_records(2))
+    with pytest.raises(KeyError, match="no more ids"):
+        session.refresh()
+    assert [e["id"] for e in session.entries()] == ["m1"]
+
+
+def test_callbacks_may_read_their_own_session_during_a_turn_and_a_refresh(tmp_path: Path) -> None:
+    path = _write_session(tmp_path / "s.jsonl", [])
+    seen: list[int] = []
+    holder: dict[str, Session] = {}
+    counter = iter(range(1, 1000))
+
+    def factory() -> str:
+        seen.append(len(holder["s"]))
+        return f"id{next(counter):06d}"
+
+    def clock() -> int:
+        if "s" in holder:
+            seen.append(len(holder["s"].entries()))
+        return 1_767_225_600_000
+
+    holder["s"] = session = Session.open(path, id_factory=factory, now_ms=clock)
+    assert session.append_messages([_user("a"), _user("b")]) == ["id000001", "id000002"]
+    _write_records(path, _v1_records(2))
+    assert session.refresh().mode == "full"
+    assert len(session) == 2
+    assert seen  # the callbacks ran, and reading the session from them raised nothing
 
 
 # ---- N7: an empty file is started in place ------------------------------------------------------

@@ -293,3 +293,48 @@ fn migration_takes_inert_runs_apart() {
         .iter()
         .all(|e| e.id.is_some() && e.modified));
 }
+
+/// A reload that migrates with ids drawn beforehand (issue 33, N5): too few drawn ids leave
+/// the session as it was and report the shortfall; enough are used in order.
+#[test]
+fn try_refresh_with_too_few_drawn_ids_changes_nothing() {
+    use clawctx_core::base::DrawnIds;
+    let v3 = [
+        r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","id":"m1","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}"#,
+    ]
+    .join("\n");
+    let (dir, mut session) = open(&format!("{v3}\n"));
+    let v1 = [
+        r#"{"type":"session","id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#,
+        r#"{"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a"}}"#,
+        r#"{"type":"message","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b"}}"#,
+        r#"{"type":"message","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"c"}}"#,
+    ]
+    .join("\n");
+    fs::write(dir.path().join("s.jsonl"), format!("{v1}\n")).unwrap();
+    let mut short = DrawnIds::new(["x1".to_owned()]);
+    assert!(session.try_refresh(&mut short, 0).unwrap().is_none());
+    assert_eq!(short.shortfall(), 2);
+    assert_eq!(session.leaf_id(), Some("m1"));
+    assert_eq!(session.record_count(), 1);
+    // `refresh` with a source that runs short is an error, not a half-made reload.
+    assert!(session
+        .refresh(&mut DrawnIds::new(["x1".to_owned()]), 0)
+        .is_err());
+    assert_eq!(session.leaf_id(), Some("m1"));
+    let ids = ["x1", "x2", "x3"].map(str::to_owned);
+    let report = session
+        .try_refresh(&mut DrawnIds::new(ids), 0)
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.appended_entries, 3);
+    assert_eq!(session.leaf_id(), Some("x3"));
+    // With `or_random`, random ids stand in for missing ones.
+    fs::write(dir.path().join("s.jsonl"), format!("{v1}\n")).unwrap();
+    let report = session
+        .try_refresh(&mut DrawnIds::new(["y1".to_owned()]).or_random(), 0)
+        .unwrap();
+    assert!(report.is_some());
+    assert!(session.index_of("y1").is_some());
+}

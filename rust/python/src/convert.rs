@@ -47,6 +47,7 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bo
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
             check_to_py_depth(depth)?;
+            check_stack()?;
             let list = PyList::empty(py);
             for item in items {
                 list.append(value_to_py(py, item, depth + 1)?)?;
@@ -55,6 +56,7 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bo
         }
         Value::Object(map) => {
             check_to_py_depth(depth)?;
+            check_stack()?;
             let dict = PyDict::new(py);
             for (key, item) in map {
                 dict.set_item(key, value_to_py(py, item, depth + 1)?)?;
@@ -62,6 +64,20 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value, depth: usize) -> PyResult<Bo
             dict.into_any()
         }
     })
+}
+
+/// Refuses to go a level deeper when the thread's stack is nearly used up (issue 33, N6): a
+/// thread started with `threading.stack_size(64 * 1024)` overflowed (SIGSEGV) about 60 levels
+/// into a value, well within [`MAX_DEPTH`]. Raises `ValueError`, as the depth limit does.
+fn check_stack() -> PyResult<()> {
+    if crate::stack::too_little_left() {
+        return Err(PyValueError::new_err(format!(
+            "JSON value is nested too deeply for this thread's stack (less than {} KiB left; \
+             run it on a thread with a larger stack, see threading.stack_size)",
+            crate::stack::RESERVE / 1024
+        )));
+    }
+    Ok(())
 }
 
 fn check_to_py_depth(depth: usize) -> PyResult<()> {
@@ -206,6 +222,7 @@ fn enter(
             "JSON value is nested deeper than {MAX_DEPTH} levels"
         )));
     }
+    check_stack()?;
     path.push(id);
     let result = f(path);
     path.pop();

@@ -25,6 +25,7 @@ mod session_heartbeat;
 mod session_leaf_context;
 mod session_repair;
 mod session_scan;
+mod stack;
 mod token_count;
 mod transcript;
 mod transcript_budget;

@@ -1,13 +1,16 @@
 //! `Session`, `SessionContext` and `SkippedLine`.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard, TryLockError};
 use std::time::Duration;
 
-use clawctx_core::base::{IdSource, RandomIds};
-use clawctx_core::session::{Entry, InvalidHeader, NewEntry, OpenOptions, Session, WriteOptions};
+use clawctx_core::base::{random_session_id, DrawnIds, IdSource, RandomIds};
+use clawctx_core::session::{
+    Entry, InvalidHeader, NewEntry, OpenOptions, RefreshReport, Session, WriteOptions,
+};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -146,7 +149,9 @@ fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
 /// Safe to share between threads: every call takes an internal lock for its whole duration,
 /// so a read sees the state before or after a concurrent append, never a half-made one. The
 /// lock is only ever waited for with the GIL released (see [`PySession::lock`]): its holder
-/// may need the GIL (a `now_ms`/`id_factory` callback, building dicts) to finish.
+/// may need the GIL (building dicts) to finish. The `now_ms` and `id_factory` callbacks are
+/// never called with the lock held (issue 33, N5): ids and times are drawn first, so a
+/// callback may take application locks or read any session, its own included.
 #[pyclass(subclass, frozen, name = "Session", module = "clawctx._core")]
 pub struct PySession {
     state: Mutex<State>,
@@ -248,49 +253,105 @@ impl PySession {
     /// The `now_ms` clock and the `id_factory` are user code: they run before the session lock
     /// is taken, never while it is held (issue 33, N5). A callback that waits for an
     /// application lock held by a thread reading this session, or that reads another session
-    /// whose own callback reads this one, would otherwise block both threads for good. A
-    /// factory id that is empty or already taken is drawn again with the lock released (up to
-    /// 100 times, as `generate_entry_id` does); after that a random free id is used.
+    /// whose own callback reads this one, would otherwise block both threads for good. See
+    /// [`PySession::lock_with_free_ids`] for how the id is drawn.
     fn append_entry(&self, py: Python<'_>, entry: NewEntry) -> PyResult<String> {
         let (clock, factory) = self.lock_cold(py)?.callbacks(py);
         let now = clock.now_ms(py)?;
-        for _ in 0..100 {
-            let candidate = match &factory {
-                Some(factory) => {
-                    let mut source = PyIdSource::new(py, Some(factory));
-                    let id = source.next_id();
-                    source.finish()?;
-                    Some(id)
+        let (mut state, ids) = self.lock_with_free_ids(py, factory.as_ref(), 1)?;
+        let Some(id) = ids.into_iter().next() else {
+            return Err(crate::errors::InternalError::new_err(
+                "no id was drawn for the new entry",
+            ));
+        };
+        let inner = &mut state.inner;
+        // File lock and write (possibly an fsync) without the GIL.
+        py.detach(move || inner.append_with_id(entry, id, now))
+            .py_err(py)
+    }
+
+    /// The session lock, held, and `count` ids that are free under it for new entries.
+    ///
+    /// With an `id_factory`, the ids are drawn from it with the lock released (issue 33, N5),
+    /// then checked under the lock: an id that is empty, already an entry's, in the unread
+    /// part of a lazy session's file or drawn twice is drawn again with the lock released, up
+    /// to [`ID_ROUNDS`] times (as `generate_entry_id` draws up to 100 times); after that a
+    /// random free id stands in. Without a factory the ids are random ones, drawn under the
+    /// lock (no user code).
+    fn lock_with_free_ids(
+        &self,
+        py: Python<'_>,
+        factory: Option<&Py<PyAny>>,
+        count: usize,
+    ) -> PyResult<(StateGuard<'_>, Vec<String>)> {
+        let mut slots: Vec<Option<String>> = vec![None; count];
+        if let Some(factory) = factory {
+            for _ in 0..ID_ROUNDS {
+                let missing = slots.iter().filter(|slot| slot.is_none()).count();
+                let mut drawn = draw_ids(py, factory, missing)?.into_iter();
+                for slot in slots.iter_mut().filter(|slot| slot.is_none()) {
+                    *slot = drawn.next();
                 }
-                None => None,
-            };
-            let mut state = self.lock_cold(py)?;
-            let inner = &mut state.inner;
-            let id = match candidate {
-                // Random ids and the cold check of the unread part of the file: no user code,
-                // without the GIL.
-                None => py
-                    .detach(|| inner.next_free_entry_id(&mut RandomIds))
-                    .py_err(py)?,
-                Some(id) => {
-                    if !py.detach(|| inner.id_is_free(&id)).py_err(py)? {
-                        continue;
-                    }
-                    id
+                let mut state = self.lock_cold(py)?;
+                let inner = &mut state.inner;
+                let slots_ref = &mut slots;
+                // The cold check of the unread part of the file reads it: without the GIL.
+                let full = py
+                    .detach(move || settle_ids(inner, slots_ref, false))
+                    .py_err(py)?;
+                if full {
+                    return Ok((state, slots.into_iter().flatten().collect()));
                 }
-            };
-            // File lock and write (possibly an fsync) without the GIL.
-            return py
-                .detach(move || inner.append_with_id(entry, id, now))
-                .py_err(py);
+            }
         }
         let mut state = self.lock_cold(py)?;
         let inner = &mut state.inner;
-        py.detach(move || {
-            let id = inner.next_free_entry_id(&mut RandomIds)?;
-            inner.append_with_id(entry, id, now)
-        })
-        .py_err(py)
+        let slots_ref = &mut slots;
+        py.detach(move || settle_ids(inner, slots_ref, true))
+            .py_err(py)?;
+        Ok((state, slots.into_iter().flatten().collect()))
+    }
+
+    /// `refresh()` with ids from a Python `id_factory`, which is called with the session lock
+    /// released (issue 33, N5). Only a full reload of a file that needs migration takes ids,
+    /// and how many is known only once the file is read. So each try runs under the lock with
+    /// the ids drawn so far ([`DrawnIds`], no user code, without the GIL); a try that ran
+    /// short changes nothing, and the missing ids are drawn with the lock released before the
+    /// next try. A first try that needs no ids (no reload, or no migration) is the only one.
+    /// The last of [`REFRESH_ROUNDS`] tries keeps random ids for any still missing.
+    fn refresh_with_factory(
+        &self,
+        py: Python<'_>,
+        factory: &Py<PyAny>,
+        now: i64,
+    ) -> PyResult<RefreshReport> {
+        let mut drawn: Vec<String> = Vec::new();
+        for round in 1..REFRESH_ROUNDS {
+            let mut ids = DrawnIds::new(drawn.iter().cloned());
+            let mut state = self.lock_cold(py)?;
+            let inner = &mut state.inner;
+            let (result, ids) = py.detach(move || {
+                let result = inner.try_refresh(&mut ids, now);
+                (result, ids)
+            });
+            if let Some(report) = result.py_err(py)? {
+                return Ok(report);
+            }
+            drop(state);
+            // Exactly the shortfall after the first try (the usual case: every id drawn is
+            // free, and the factory is called once per id needed); at least doubling after
+            // that, so that a factory that keeps repeating taken ids needs few tries.
+            let more = if round == 1 {
+                ids.shortfall()
+            } else {
+                ids.shortfall().max(drawn.len())
+            };
+            drawn.extend(draw_ids(py, factory, more)?);
+        }
+        let mut ids = DrawnIds::new(drawn).or_random();
+        let mut state = self.lock_cold(py)?;
+        let inner = &mut state.inner;
+        py.detach(move || inner.refresh(&mut ids, now)).py_err(py)
     }
 
     fn from_state(state: State) -> Self {
@@ -320,8 +381,8 @@ impl PySession {
         let me = thread_token();
         if self.owner.load(Ordering::Acquire) == me {
             return Err(PyRuntimeError::new_err(
-                "Session is already in use by this thread: a now_ms or id_factory callback \
-                 called back into the session it was called from",
+                "Session is already in use by this thread: code run while one of its calls \
+                 held the session's lock (a finalizer, say) called back into it",
             ));
         }
         loop {
@@ -840,23 +901,21 @@ impl PySession {
     /// parsed; the index and every message's cached token facts are kept; the leaf moves to the
     /// newest entry when entries arrived. A truncated, replaced or rewritten file is loaded
     /// again in full (`mode == "full"`, `reason` says why). Runs without the GIL.
+    ///
+    /// `now_ms` and `id_factory` are called with the session lock released: when a reloaded
+    /// file needs migration, the ids it needs are counted under the lock, drawn after it, and
+    /// the reload is made again with them; an exception from the factory leaves the session
+    /// as it was.
     fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
         crate::errors::guard(|| {
-            // The clock is user code: called with the session lock released (issue 33, N5).
-            // Ids for a reloaded file that needs migration still come from the factory under
-            // the lock: how many it needs is known only once the file is read.
-            let (clock, _) = self.lock_cold(py)?.callbacks(py);
+            // The clock and the id factory are user code: called with the session lock
+            // released (issue 33, N5).
+            let (clock, factory) = self.lock_cold(py)?.callbacks(py);
             let now = clock.now_ms(py)?;
-            let mut s = self.lock_cold(py)?;
-            let s = &mut *s;
-            let report = match &s.id_factory {
-                Some(factory) => {
-                    let mut ids = PyIdSource::new(py, Some(factory));
-                    let report = s.inner.refresh(&mut ids, now).py_err(py)?;
-                    ids.finish()?;
-                    report
-                }
+            let report = match &factory {
+                Some(factory) => self.refresh_with_factory(py, factory, now)?,
                 None => {
+                    let mut s = self.lock_cold(py)?;
                     let inner = &mut s.inner;
                     py.detach(move || inner.refresh(&mut RandomIds, now))
                         .py_err(py)?
@@ -909,6 +968,9 @@ impl PySession {
     /// entry (`"clawctxTurn": {"key", "part", "of"}`, an entry field pi ignores), so it is
     /// found again after a restart. Entries of a turn of two or more carry `part`/`of`: an
     /// open drops a turn that a crash (`kill -9` during the write) cut short.
+    ///
+    /// `now_ms` and `id_factory` are called before the session lock is taken (one id per
+    /// message; an id found taken, empty or repeated is drawn again with the lock released).
     #[pyo3(signature = (messages, *, turn_key = None, since = None))]
     fn append_messages(
         &self,
@@ -933,27 +995,11 @@ impl PySession {
                 })?;
                 values.push(value);
             }
-            let mut s = self.lock_cold(py)?;
-            let s = &mut *s;
-            let now = s.clock.now_ms(py)?;
-            let mut ids = PyIdSource::new(py, s.id_factory.as_ref());
-            let mut drawn: Vec<String> = Vec::with_capacity(values.len());
-            for _ in 0..values.len() {
-                let mut id = s.inner.next_entry_id(&mut ids);
-                for _ in 0..100 {
-                    let inner = &s.inner;
-                    let candidate = id.as_str();
-                    let taken = drawn.iter().any(|d| d == candidate)
-                        || (inner.is_cold()
-                            && py.detach(|| inner.unread_holds_id(candidate)).py_err(py)?);
-                    if !taken {
-                        break;
-                    }
-                    id = s.inner.next_entry_id(&mut ids);
-                }
-                drawn.push(id);
-            }
-            ids.finish()?;
+            // The clock and the id factory are user code: called with the session lock
+            // released (issue 33, N5); the ids come back checked under the lock, held.
+            let (clock, factory) = self.lock_cold(py)?.callbacks(py);
+            let now = clock.now_ms(py)?;
+            let (mut s, drawn) = self.lock_with_free_ids(py, factory.as_ref(), values.len())?;
             let inner = &mut s.inner;
             let key = turn_key.as_deref();
             let since = since.as_deref();
@@ -1141,6 +1187,75 @@ impl PySession {
             )
         })
     }
+}
+
+/// How many times ids drawn from an `id_factory` are checked under the session lock and drawn
+/// again with it released before random ids stand in ([`PySession::lock_with_free_ids`]).
+const ID_ROUNDS: usize = 100;
+
+/// How many times `refresh()` tries a reload with ids drawn from an `id_factory` beforehand
+/// ([`PySession::refresh_with_factory`]); the last try keeps random ids for any missing.
+const REFRESH_ROUNDS: usize = 8;
+
+/// Calls the Python `id_factory` `count` times (stopping at the first error, which is raised).
+/// Called with the session lock released (issue 33, N5).
+fn draw_ids(py: Python<'_>, factory: &Py<PyAny>, count: usize) -> PyResult<Vec<String>> {
+    let mut source = PyIdSource::new(py, Some(factory));
+    let mut ids = Vec::with_capacity(count);
+    for _ in 0..count {
+        let id = source.next_id();
+        if source.error.is_some() {
+            break;
+        }
+        ids.push(id);
+    }
+    source.finish()?;
+    Ok(ids)
+}
+
+/// Empties every slot whose id may not name a new entry of `session` ([`Session::id_is_free`])
+/// or repeats an earlier slot's, and returns whether every slot still holds an id. With
+/// `fill_random`, empty slots then get random free ids (no user code), so every slot has one.
+fn settle_ids(
+    session: &Session,
+    slots: &mut [Option<String>],
+    fill_random: bool,
+) -> clawctx_core::Result<bool> {
+    let mut seen: HashSet<String> = HashSet::with_capacity(slots.len());
+    let mut full = true;
+    for slot in slots.iter_mut() {
+        let free = match slot.as_deref() {
+            Some(id) => !seen.contains(id) && session.id_is_free(id)?,
+            None => false,
+        };
+        match slot {
+            Some(id) if free => {
+                seen.insert(id.clone());
+            }
+            _ => {
+                *slot = None;
+                full = false;
+            }
+        }
+    }
+    if !fill_random || full {
+        return Ok(full);
+    }
+    for slot in slots.iter_mut().filter(|slot| slot.is_none()) {
+        let mut id = session.next_free_entry_id(&mut RandomIds)?;
+        for _ in 0..ID_ROUNDS {
+            if !seen.contains(&id) {
+                break;
+            }
+            id = session.next_free_entry_id(&mut RandomIds)?;
+        }
+        if seen.contains(&id) {
+            id = random_session_id();
+        }
+        seen.insert(id.clone());
+        *slot = Some(id);
+    }
+    Ok(true)
 }
 
 fn in_memory_state(

@@ -8,7 +8,8 @@ mod json;
 
 pub use error::{Error, Result};
 pub use ids::{
-    generate_entry_id, random_session_id, system_now_ms, IdSource, RandomIds, SequentialIds,
+    generate_entry_id, random_session_id, system_now_ms, DrawnIds, IdSource, RandomIds,
+    SequentialIds,
 };
 pub use js::{sanitize_id_chars, utf16_len, utf16_prefix_owned};
 pub use json::{

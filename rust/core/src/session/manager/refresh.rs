@@ -80,8 +80,26 @@ impl Session {
     /// that was truncated, replaced (another inode) or rewritten (the bytes before the boundary
     /// changed) is loaded again in full. An unsaved migration also forces a full load.
     pub fn refresh(&mut self, ids: &mut dyn IdSource, now_ms: i64) -> Result<RefreshReport> {
+        match self.try_refresh(ids, now_ms)? {
+            Some(report) => Ok(report),
+            None => Err(Error::InvalidArgument(
+                "the id source ran short during a reload (use try_refresh)".into(),
+            )),
+        }
+    }
+
+    /// [`Session::refresh`], except that a full load whose migration asked `ids` for more ids
+    /// than it had ([`IdSource::ran_short`], e.g. a [`crate::base::DrawnIds`]) is dropped:
+    /// `None`, and the session is as it was. The binding uses it to call a Python
+    /// `id_factory` with no session lock held (issue 33, N5): a first try finds how many ids
+    /// the migration needs, the caller draws them, and the next try uses them.
+    pub fn try_refresh(
+        &mut self,
+        ids: &mut dyn IdSource,
+        now_ms: i64,
+    ) -> Result<Option<RefreshReport>> {
         let Some(path) = self.path.clone() else {
-            return Ok(RefreshReport::unchanged());
+            return Ok(Some(RefreshReport::unchanged()));
         };
         let mut file = open_session_file(&path, Access::Read)?;
         let identity = super::super::persist::file_identity(&file);
@@ -102,7 +120,7 @@ impl Session {
             return self.reload(ids, now_ms, reason, len);
         }
         if len == self.disk_len {
-            return Ok(RefreshReport::unchanged());
+            return Ok(Some(RefreshReport::unchanged()));
         }
         use std::io::{Read, Seek, SeekFrom};
         file.seek(SeekFrom::Start(self.tail_start))
@@ -151,12 +169,12 @@ impl Session {
         self.disk_len = len;
         self.disk_lines = scan.complete_lines;
         self.record_tail(complete, identity, &probe);
-        Ok(RefreshReport {
+        Ok(Some(RefreshReport {
             mode: RefreshMode::Incremental,
             appended_entries: appended,
             bytes_read,
             reason: None,
-        })
+        }))
     }
 
     pub(super) fn tail_matches(&self, file: &fs::File) -> Result<bool> {
@@ -177,7 +195,7 @@ impl Session {
         now_ms: i64,
         reason: &str,
         len: u64,
-    ) -> Result<RefreshReport> {
+    ) -> Result<Option<RefreshReport>> {
         let path = self.path.clone().expect("checked by the caller");
         let options = OpenOptions {
             rewrite_migrated: false,
@@ -185,15 +203,18 @@ impl Session {
             ..self.open_options.clone()
         };
         let fresh = Session::open(&path, &options, ids, now_ms)?;
+        if ids.ran_short() {
+            return Ok(None);
+        }
         let appended = fresh.record_count();
         let write = self.write;
         *self = fresh;
         self.write = write;
-        Ok(RefreshReport {
+        Ok(Some(RefreshReport {
             mode: RefreshMode::Full,
             appended_entries: appended,
             bytes_read: len,
             reason: Some(reason.to_owned()),
-        })
+        }))
     }
 }
