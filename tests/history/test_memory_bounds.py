@@ -183,3 +183,45 @@ def test_peak_rss_within_three_times_the_file_plus_64_mb(
         f"{work} on {shape} ({size / MB:.1f} MB): peak +{peak / MB:.0f} MB, "
         f"bound {bound / MB:.0f} MB"
     )
+
+
+# ---- issue 33, F12: millions of short records that carry ids ---------------------------------
+
+#: What an id-bearing record may cost besides its text, at most (measured on 2M records of 137
+#: bytes, 2026-11-29: open 282, read_leaf_context 318, scan_sessions 375 bytes per record).
+PER_RECORD = 400
+SHORT_RECORDS = 400_000
+
+
+@pytest.fixture(scope="module")
+def short_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``SHORT_RECORDS`` chained user messages of ~100 bytes (the shortest pi writes), and a
+    torn last record so repair has work."""
+    path = tmp_path_factory.mktemp("short") / "short.jsonl"
+    with path.open("w") as out:
+        out.write(_dumps(HEADER) + "\n")
+        lines = _chain(
+            lambda i, _: {"type": "message", "message": {"role": "user", "content": "hi"}},
+            SHORT_RECORDS,
+        )
+        for line in lines:
+            out.write(line + "\n")
+        out.write('{"type":"message","id":"torn","parentId":"0\n')
+    return path
+
+
+@pytest.mark.parametrize("work", ["open", "read_leaf_context", "scan_sessions", "repair"])
+def test_short_id_bearing_records_stay_within_the_per_record_bound(
+    short_records: Path, tmp_path: Path, work: str
+) -> None:
+    """Records shorter than what the 3x bound leaves per record (about 2x the line) are bounded
+    by the file, 64 MB and ``PER_RECORD`` bytes each (the Guarantees section's second bound)."""
+    path = tmp_path / short_records.name
+    shutil.copyfile(short_records, path)
+    size = path.stat().st_size
+    peak = _peak_over_import(WORK[work], path)
+    bound = max(3 * size, size + PER_RECORD * SHORT_RECORDS) + 64 * MB
+    print(
+        f"\nshort records {work} ({size / MB:.1f} MB): +{peak / MB:.0f} MB, bound {bound / MB:.0f} MB"
+    )
+    assert peak <= bound, f"{work}: peak +{peak / MB:.0f} MB, bound {bound / MB:.0f} MB"
