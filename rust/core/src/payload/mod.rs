@@ -22,7 +22,9 @@ use crate::hygiene::{guard_request, GuardReport, GuardTarget};
 use crate::transcript::{convert_to_llm, Transcript};
 
 pub use model::{strip_lone_surrogate_escapes, Model};
-pub use transform::{transform_messages, Normalizer};
+pub use transform::{
+    derive_mistral_id as derive_mistral_tool_call_id, transform_messages, Normalizer,
+};
 
 /// Why no payload could be built.
 #[derive(Debug, thiserror::Error)]

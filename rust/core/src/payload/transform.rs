@@ -44,7 +44,7 @@ fn alphanumeric(s: &str) -> String {
 }
 
 /// mistral.ts `deriveMistralToolCallId`.
-fn derive_mistral_id(id: &str, attempt: u32) -> String {
+pub fn derive_mistral_id(id: &str, attempt: u32) -> String {
     let normalized = alphanumeric(id);
     if attempt == 0 && normalized.len() == MISTRAL_TOOL_CALL_ID_LENGTH {
         return normalized;

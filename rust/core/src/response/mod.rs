@@ -8,6 +8,7 @@
 
 mod anthropic;
 mod google;
+mod mistral;
 mod openai_completions;
 mod partial_json;
 mod responses;
@@ -184,6 +185,12 @@ fn api_entry(api: &str) -> Option<ApiEntry> {
             family: "openai-responses",
             new_reader: responses::new_codex_reader,
             body_events: responses::codex_body_events,
+        },
+        // Mistral's chunks are chat-completion chunks (`object: "chat.completion.chunk"`).
+        "mistral-conversations" => ApiEntry {
+            family: "openai-completions",
+            new_reader: mistral::new_reader,
+            body_events: mistral::body_events,
         },
         "google-generative-ai" | "google-vertex" => ApiEntry {
             family: "google-generative-ai",
