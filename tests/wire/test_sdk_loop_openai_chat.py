@@ -235,3 +235,18 @@ def test_a_chat_stream_cut_before_its_finish_reason_fails_safely() -> None:
     # Another API's reply is refused as such.
     with pytest.raises(clawctx.wire.ResponseParseError, match="anthropic-messages"):
         clawctx.parse_response(model, [{"type": "message_start", "message": {}}])
+
+
+def test_nothing_after_done_is_read_as_the_openai_sdk_stops_there() -> None:
+    model = {"id": "gpt-4o", "api": "openai-completions", "provider": "openai"}
+    reply = _sse([_chunk({"content": "Done."}, "stop")]) + _sse([_chunk({"content": " More"})])
+    # The SDK's `Stream` breaks out of its loop at `data: [DONE]`: the late chunk is not seen.
+    stream = openai.Stream(
+        cast_to=object,
+        response=Replay(openai, "", [reply]).httpx.Response(200, content=reply),
+        client=openai.OpenAI(api_key="x", base_url="https://api.openai.test/v1"),
+    )
+    assert len(list(stream)) == 1
+    message = clawctx.parse_response(model, reply, now_ms=CLOCK_MS)
+    assert message["content"] == [{"type": "text", "text": "Done."}]
+    assert message["stopReason"] == "stop"

@@ -357,7 +357,12 @@ impl StreamReader {
             out,
             kinds: Vec::new(),
             now_ms,
-            sse: SseDecoder::default(),
+            // The openai SDK's `Stream` (Chat Completions, Responses, Azure) ends at
+            // `data: [DONE]`; codex's `parseSSE`, Anthropic's and Google's readers skip it.
+            sse: SseDecoder::new(matches!(
+                api,
+                "openai-completions" | "openai-responses" | "azure-openai-responses"
+            )),
             thrown: None,
             dialect_known: false,
             events_fed: 0,

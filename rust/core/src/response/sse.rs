@@ -18,6 +18,26 @@ fn is_done(data: &str) -> bool {
     data.len() < 64 && data.trim() == "[DONE]"
 }
 
+/// Hands one frame to `sink`, unless it is `[DONE]` or comes after a `[DONE]` that ended the
+/// stream (`stop_at_done`: the openai SDK's `Stream` breaks out of its loop there; Anthropic's,
+/// Google's and pi-ai's own readers only skip the terminator).
+fn hand_over(
+    ended: &mut bool,
+    stop_at_done: bool,
+    name: Option<&str>,
+    data: &str,
+    sink: &mut FrameSink<'_>,
+) -> Result<(), ResponseError> {
+    if *ended {
+        return Ok(());
+    }
+    if is_done(data) {
+        *ended = stop_at_done;
+        return Ok(());
+    }
+    sink(name, data)
+}
+
 /// Where the decoder hands each frame: its name (if any) and its data, borrowed.
 pub type FrameSink<'a> = dyn FnMut(Option<&str>, &str) -> Result<(), ResponseError> + 'a;
 
@@ -33,9 +53,22 @@ pub struct SseDecoder {
     has_name: bool,
     data: String,
     has_data: bool,
+    /// A `[DONE]` ends the stream: later frames are not handed over.
+    stop_at_done: bool,
+    /// A `[DONE]` came and `stop_at_done` is set.
+    ended: bool,
 }
 
 impl SseDecoder {
+    /// A decoder that stops at OpenAI's `data: [DONE]` terminator (`stop_at_done`), as the
+    /// openai SDK's `Stream` does, or only skips it.
+    pub fn new(stop_at_done: bool) -> Self {
+        Self {
+            stop_at_done,
+            ..Self::default()
+        }
+    }
+
     /// The frames completed by `chunk`.
     pub fn feed(&mut self, chunk: &[u8]) -> Result<Vec<Frame>, ResponseError> {
         let mut out = Vec::new();
@@ -125,11 +158,8 @@ impl SseDecoder {
                 if let Some(data) = in_place.take() {
                     self.has_data = false;
                     let has_name = std::mem::replace(&mut self.has_name, false);
-                    let result = if is_done(data) {
-                        Ok(())
-                    } else {
-                        sink(has_name.then_some(self.name.as_str()), data)
-                    };
+                    let name = has_name.then_some(self.name.as_str());
+                    let result = hand_over(&mut self.ended, self.stop_at_done, name, data, sink);
                     self.name.clear();
                     result?;
                     continue;
@@ -231,11 +261,8 @@ impl SseDecoder {
             self.name.clear();
             return Ok(());
         }
-        let result = if is_done(&self.data) {
-            Ok(())
-        } else {
-            sink(has_name.then_some(self.name.as_str()), &self.data)
-        };
+        let name = has_name.then_some(self.name.as_str());
+        let result = hand_over(&mut self.ended, self.stop_at_done, name, &self.data, sink);
         self.name.clear();
         self.data.clear();
         result
@@ -251,6 +278,25 @@ mod tests {
         let mut frames = d.feed(text.as_bytes()).unwrap();
         frames.extend(d.finish().unwrap());
         frames
+    }
+
+    #[test]
+    fn the_openai_decoder_stops_at_done_and_the_others_skip_it() {
+        let text = "data: {\"a\":1}\n\ndata: [DONE]\n\ndata: {\"b\":2}\n\n";
+        for (stop, want) in [(true, 1), (false, 2)] {
+            let mut d = SseDecoder::new(stop);
+            let mut frames = d.feed(text.as_bytes()).unwrap();
+            frames.extend(d.finish().unwrap());
+            assert_eq!(frames.len(), want);
+            let mut d = SseDecoder::new(stop);
+            let mut count = 0;
+            d.feed_text_with(text, &mut |_, _| {
+                count += 1;
+                Ok(())
+            })
+            .unwrap();
+            assert_eq!(count, want);
+        }
     }
 
     #[test]
