@@ -31,6 +31,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clawctx.history import (
@@ -315,7 +316,7 @@ def _store_rows(url: str, storage_options: dict[str, Any] | None) -> list[dict[s
     with _local_store(url, storage_options) as local:
         rows = []
         for record in store_records(local):
-            suffix = str(record.path)[len(local) :]
+            suffix = str(record.path)[len(str(Path(local))) :]  # "#SESSION_ID" or ""
             rows.append(_record(record, url + suffix))
         return rows
 

@@ -122,7 +122,9 @@ def iter_sessions(
     """Summarizes every session file ``paths_or_globs`` names (see ``session_paths``) on
     ``jobs`` threads (default: one per core) and yields each ``SessionSummary`` when it is
     ready: in the order of ``session_paths`` when ``ordered`` (the default), else as files
-    finish. A file that cannot be read as a session yields a record with ``error`` set.
+    finish. A file that cannot be read as a session yields a record with ``error`` set. An
+    OpenClaw SQLite store yields one record per window (``STORE#SESSION_ID``, see
+    :func:`store_records`), read on the calling thread before the JSONL files stream.
     ``progress(done, total)`` is called after each record. Stopping early (``break``) stops
     the scan after the files being read.
     """
