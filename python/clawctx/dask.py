@@ -5,6 +5,13 @@
 directory (every ``*.jsonl`` below it) or a glob (``s3://bucket/agents/**/*.jsonl``).
 ``storage_options`` go to the filesystem (credentials, endpoint, ...).
 
+OpenClaw's SQLite stores (``openclaw-agent.sqlite``, found in directories beside ``*.jsonl``
+files, or any SQLite file named) give one row per session window to :func:`read_sessions` and
+their messages to :func:`read_messages`, ``path`` being ``URL#SESSION_ID``. A local store is
+read in place, read-only (``clawctx.history.open_store``); a remote one is copied first (its
+main file only: copy a live WAL database with the SQLite backup API, not object by object).
+:func:`repair_sessions` never lists stores: a store is never written.
+
 - :func:`read_sessions`: a ``dask.dataframe`` with one row per session, the columns of the
   single-process scan record (:func:`clawctx.history.scan_sessions`), ``path`` being the URL.
 - :func:`read_messages`: a ``dask.dataframe`` with one row per message of each session's
@@ -24,6 +31,7 @@ import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from clawctx.history import (
@@ -38,6 +46,8 @@ from clawctx.history import (
     scan_sessions,
     summarize_session_bytes,
 )
+from clawctx.history.scan import store_records
+from clawctx.history.store import STORE_FILE_NAME, is_store, open_store
 
 if TYPE_CHECKING:
     import dask.bag
@@ -157,7 +167,9 @@ def _protocols(fs: _FileSystem) -> tuple[str, ...]:
     return (protocol,) if isinstance(protocol, str) else tuple(protocol)
 
 
-def _list_one(url: str, storage_options: dict[str, Any] | None) -> list[_Listed]:
+def _list_one(
+    url: str, storage_options: dict[str, Any] | None, stores: bool = True
+) -> list[_Listed]:
     fs, path = _url_to_fs(url, storage_options)
     if any(c in path for c in "*?["):
         found = fs.glob(path, detail=True)
@@ -165,7 +177,7 @@ def _list_one(url: str, storage_options: dict[str, Any] | None) -> list[_Listed]
         found = {
             name: info
             for name, info in fs.find(path, detail=True).items()
-            if name.endswith(".jsonl")
+            if name.endswith(".jsonl") or (stores and name.rsplit("/", 1)[-1] == STORE_FILE_NAME)
         }
     else:
         # A missing file is listed anyway: its record says why it could not be read.
@@ -188,6 +200,7 @@ def _full_url(fs: _FileSystem, path: str) -> str:
 def _listing(
     urlpath_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     storage_options: dict[str, Any] | None,
+    stores: bool = True,
 ) -> list[_Listed]:
     if isinstance(urlpath_or_paths, (str, os.PathLike)):
         inputs = [os.fspath(urlpath_or_paths)]
@@ -198,7 +211,7 @@ def _listing(
     listed: list[_Listed] = []
     seen: set[str] = set()
     for url in inputs:
-        for item in _list_one(url, storage_options):
+        for item in _list_one(url, storage_options, stores):
             if item.url not in seen:
                 seen.add(item.url)
                 listed.append(item)
@@ -211,7 +224,8 @@ def list_sessions(
     storage_options: dict[str, Any] | None = None,
 ) -> list[str]:
     """The session URLs the other functions would read, in their order (one listing call per
-    input: a directory lists every ``*.jsonl`` below it, a glob its matches)."""
+    input: a directory lists every ``*.jsonl`` and ``openclaw-agent.sqlite`` below it, a glob
+    its matches; :func:`repair_sessions` leaves the stores out)."""
     return [item.url for item in _listing(urlpath_or_paths, storage_options)]
 
 
@@ -269,6 +283,51 @@ def _local_copy(url: str, storage_options: dict[str, Any] | None) -> Iterator[st
         yield local
 
 
+def _is_store_url(fs: _FileSystem, path: str) -> bool:
+    """Whether the object is a SQLite store (by its first bytes; a missing one is not)."""
+    if path.endswith(".jsonl"):
+        return False
+    if _is_local(fs):
+        return is_store(path)
+    try:
+        head = fs.cat_file(path, start=0, end=16)
+    except (FileNotFoundError, IsADirectoryError):
+        return False
+    return bool(head == b"SQLite format 3\x00")
+
+
+@contextlib.contextmanager
+def _local_store(url: str, storage_options: dict[str, Any] | None) -> Iterator[str]:
+    """A local path of the store: a local file itself, else a temporary copy of its main file."""
+    fs, path = _url_to_fs(url, storage_options)
+    if _is_local(fs):
+        yield path
+        return
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="clawctx-dask-") as tmp:
+        local = os.path.join(tmp, STORE_FILE_NAME)
+        fs.get_file(path, local)
+        yield local
+
+
+def _store_rows(url: str, storage_options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """One scan row per window of a store, named ``URL#SESSION_ID``."""
+    with _local_store(url, storage_options) as local:
+        rows = []
+        for record in store_records(local):
+            suffix = str(record.path)[len(str(Path(local))) :]  # "#SESSION_ID" or ""
+            rows.append(_record(record, url + suffix))
+        return rows
+
+
+def _scan_urls(url: str, storage_options: dict[str, Any] | None) -> list[dict[str, Any]]:
+    fs, path = _url_to_fs(url, storage_options)
+    if _is_store_url(fs, path):
+        return _store_rows(url, storage_options)
+    return [_scan_url(url, storage_options)]
+
+
 def _scan_url(url: str, storage_options: dict[str, Any] | None) -> dict[str, Any]:
     fs, path = _url_to_fs(url, storage_options)
     if _is_local(fs):
@@ -284,7 +343,8 @@ def _scan_url(url: str, storage_options: dict[str, Any] | None) -> dict[str, Any
 
 
 def _scan_partition(urls: list[str], storage_options: dict[str, Any] | None) -> _PandasFrame:
-    return _frame([_scan_url(url, storage_options) for url in urls], SESSION_COLUMNS)
+    rows = [row for url in urls for row in _scan_urls(url, storage_options)]
+    return _frame(rows, SESSION_COLUMNS)
 
 
 def read_sessions(
@@ -313,8 +373,36 @@ def read_sessions(
     return frame
 
 
+def _store_messages(url: str, storage_options: dict[str, Any] | None) -> _PandasFrame:
+    """The context messages of every window of a store, each under ``URL#SESSION_ID``."""
+    import pandas as pd
+
+    frames = []
+    with _local_store(url, storage_options) as local:
+        try:
+            with open_store(local) as store:
+                for window in store.sessions():
+                    named = f"{url}#{window.session_id}"
+                    try:
+                        session = store.open(window.session_id)
+                    except ClawctxError:
+                        continue  # read_sessions gives this window's row with the reason
+                    messages = session.context_messages()
+                    columns = message_columns(messages)
+                    frames.append(pd.DataFrame({"path": [named] * len(messages), **columns}))
+        except ClawctxError:
+            pass  # an unreadable store: read_sessions gives its row with the reason
+    if not frames:
+        return _message_meta()
+    return pd.concat(frames, ignore_index=True)
+
+
 def _messages_of(url: str, storage_options: dict[str, Any] | None) -> _PandasFrame:
     import pandas as pd
+
+    fs, path = _url_to_fs(url, storage_options)
+    if _is_store_url(fs, path):
+        return _store_messages(url, storage_options)
 
     with _local_copy(url, storage_options) as local:
         try:
@@ -505,7 +593,7 @@ def repair_sessions(
     lock: do not run this while agents append to the same objects.
     """
     bag, _ = _import_dask()
-    groups = _partitions(_listing(urlpath_or_paths, storage_options), partition_bytes)
+    groups = _partitions(_listing(urlpath_or_paths, storage_options, stores=False), partition_bytes)
     reports: dask.bag.Bag = bag.from_sequence(groups, partition_size=1).map_partitions(
         lambda parts: [
             report

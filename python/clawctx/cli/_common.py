@@ -14,14 +14,17 @@ import logging
 import os
 import re
 import sys
+import tempfile
 import textwrap
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
 from clawctx import _core
+from clawctx.errors import StoreError
 from clawctx.history.foreign import detect_transcript_format
 from clawctx.history.session import Session
+from clawctx.history.store import is_store, open_store
 
 #: pi-ai 0.58.3's known APIs (``KnownApi``, `packages/ai/src/types.ts`): what ``--model-api``
 #: accepts.
@@ -309,3 +312,47 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def wrap(text: str) -> str:
     """A command description filled to 88 columns."""
     return textwrap.fill(text, 88)
+
+
+def is_store_path(path: Path) -> bool:
+    """Whether a command's file argument is an OpenClaw SQLite store (``openclaw-agent.sqlite``
+    or any SQLite file not named ``*.jsonl``) rather than a JSONL session."""
+    return path.suffix != ".jsonl" and path.is_file() and is_store(path)
+
+
+def store_label(store: Path, session_id: str) -> str:
+    """How reports name one session of a store: ``STORE#SESSION_ID`` (as ``clawctx scan``)."""
+    return f"{store}#{session_id}"
+
+
+@contextlib.contextmanager
+def store_session_file(store: Path, session_id: str) -> Iterator[Path]:
+    """The session ``session_id`` of ``store`` as a temporary JSONL file (its records in
+    ``seq`` order, read in one read-only transaction), removed afterwards: the commands read
+    files, and the store itself is never written. Raises ``StoreError`` for a store that
+    cannot be read or an unknown session."""
+    with open_store(store) as opened:
+        try:
+            data = opened.records(session_id)
+        except KeyError:
+            known = ", ".join(w.session_id for w in opened.sessions()) or "none"
+            raise StoreError(
+                f"{store}: no session {session_id!r} in the store (sessions: {known})",
+                path=str(store),
+                session_id=session_id,
+            ) from None
+    with tempfile.TemporaryDirectory(prefix="clawctx-store-") as tmp:
+        path = Path(tmp) / "session.jsonl"
+        path.write_bytes(data)
+        yield path
+
+
+def missing_session(command: str, store: Path) -> int:
+    """The error when a store is given where one session is meant without ``--session``."""
+    error(
+        command,
+        store,
+        "an OpenClaw session store: pick a session with --session ID "
+        f"(clawctx inspect {store} lists them)",
+    )
+    return 1

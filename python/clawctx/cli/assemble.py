@@ -6,6 +6,7 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -25,7 +26,10 @@ from clawctx.cli._common import (
     describe,
     error,
     foreign_format,
+    is_store_path,
+    missing_session,
     positive_int,
+    store_session_file,
     wrap,
 )
 from clawctx.demo import demo_session_path, demo_workspace_path
@@ -37,7 +41,8 @@ examples:
   clawctx assemble                                # the bundled demo session and workspace
   clawctx assemble session.jsonl --workspace ~/agent --prompt "hi" --json
   clawctx assemble --provider google --model-api google-generative-ai --model gemini-2.5-pro
-  clawctx assemble --payload                      # the Anthropic request body, as JSON"""
+  clawctx assemble --payload                      # the Anthropic request body, as JSON
+  clawctx assemble openclaw-agent.sqlite --session ID --prompt "hi"   # from an OpenClaw store"""
 
 
 #: The tools ``clawctx assemble`` lists when none are given: pi's coding tools.
@@ -45,6 +50,22 @@ DEFAULT_ASSEMBLE_TOOLS: tuple[str, ...] = ("read", "write", "edit", "grep", "fin
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.session is not None and is_store_path(Path(args.session)):
+        # An OpenClaw store: the session --session names, read into a temporary JSONL file.
+        store = Path(args.session)
+        if args.store_session is None:
+            return missing_session("assemble", store)
+        with contextlib.ExitStack() as stack:
+            try:
+                local = stack.enter_context(store_session_file(store, args.store_session))
+            except (OSError, _core.ClawctxError) as err:
+                error("assemble", store, describe(err, store))
+                return 1
+            return _run(argparse.Namespace(**{**vars(args), "session": str(local)}))
+    return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     # Imported here: the facade modules are not needed by the other commands.
     from clawctx.engine.pipeline import ContextPipeline, ModelSpec, PromptRequest
     from clawctx.prompt.system_prompt import SystemPromptParams
@@ -211,7 +232,17 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_ASSEMBLE_EXAMPLES,
         formatter_class=raw,
     )
-    assemble.add_argument("session", nargs="?", help="session .jsonl file (default: the demo)")
+    assemble.add_argument(
+        "session",
+        nargs="?",
+        help="session .jsonl file or OpenClaw .sqlite store (default: the demo)",
+    )
+    assemble.add_argument(
+        "--session",
+        dest="store_session",
+        metavar="ID",
+        help="with an OpenClaw store as SESSION: the session (window) to assemble",
+    )
     assemble.add_argument(
         "--provider",
         default="anthropic",

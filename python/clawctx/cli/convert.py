@@ -10,13 +10,30 @@ import json
 from pathlib import Path
 
 from clawctx import _core
-from clawctx.cli._common import HelpFormatter, Printer, check_readable, describe, error, wrap
+from clawctx.cli._common import (
+    HelpFormatter,
+    Printer,
+    check_readable,
+    describe,
+    error,
+    is_store_path,
+    missing_session,
+    store_label,
+    wrap,
+)
 from clawctx.history.convert import convert_transcript
+from clawctx.history.session import Session
+from clawctx.history.store import export_jsonl, write_store
+
+#: Output names ``convert`` writes as a new OpenClaw store rather than a JSONL session.
+STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
 _CONVERT_EXAMPLES = """\
 examples:
   clawctx convert ~/.claude/projects/-home-me-app/SESSION.jsonl -o session.jsonl
-  clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl --force"""
+  clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl --force
+  clawctx convert openclaw-agent.sqlite --session ID -o session.jsonl   # a store's session
+  clawctx convert session.jsonl -o new.sqlite     # a pi session into a new OpenClaw store"""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,6 +42,10 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         error("convert", source, problem)
         return 1
+    if is_store_path(source):
+        return _from_store(args, source, target)
+    if target.suffix in STORE_SUFFIXES:
+        return _to_store(args, source, target)
     try:
         outcome = convert_transcript(source, target, force=args.force)
     except (OSError, ValueError, _core.ClawctxError) as err:
@@ -42,6 +63,45 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _from_store(args: argparse.Namespace, source: Path, target: Path) -> int:
+    """``convert STORE --session ID -o out.jsonl``: the window's records as JSONL lines."""
+    if args.session is None:
+        return missing_session("convert", source)
+    try:
+        lines = export_jsonl(source, args.session, target, force=args.force)
+    except (OSError, _core.ClawctxError) as err:
+        failed = target if isinstance(err, OSError) and err.filename == str(target) else source
+        error("convert", failed, describe(err, failed))
+        return 1
+    label = store_label(source, args.session)
+    outcome = {"input": label, "output": str(target), "format": "openclaw-sqlite", "lines": lines}
+    if args.json:
+        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+    else:
+        Printer().line(f"{label} (openclaw-sqlite): {lines} line(s) -> {target}")
+    return 0
+
+
+def _to_store(args: argparse.Namespace, source: Path, target: Path) -> int:
+    """``convert SESSION.jsonl -o new.sqlite``: a pi session into a new store file."""
+    if target.exists():
+        # A store is never replaced, even with --force: it may be a live Gateway's database.
+        error("convert", target, "exists; a store is never replaced (choose a new file name)")
+        return 1
+    try:
+        Session.open(source, read_only=True)  # only pi sessions go into a store as they are
+        session_id = write_store(source, target, session_key=args.session_key)
+    except (OSError, ValueError, _core.ClawctxError) as err:
+        error("convert", source, describe(err, source))
+        return 1
+    outcome = {"input": str(source), "output": str(target), "session_id": session_id}
+    if args.json:
+        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+    else:
+        Printer().line(f"{source}: session {session_id} -> new store {target}")
+    return 0
+
+
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``convert`` command to the ``clawctx`` parser."""
     raw = HelpFormatter
@@ -56,8 +116,26 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_CONVERT_EXAMPLES,
         formatter_class=raw,
     )
-    convert.add_argument("input", metavar="IN", help="transcript .jsonl file (any format)")
-    convert.add_argument("-o", "--output", required=True, metavar="OUT", help="pi session to write")
+    convert.add_argument(
+        "input", metavar="IN", help="transcript .jsonl file (any format) or OpenClaw .sqlite store"
+    )
+    convert.add_argument(
+        "-o",
+        "--output",
+        required=True,
+        metavar="OUT",
+        help="pi session to write; a name ending .sqlite/.sqlite3/.db writes a new OpenClaw "
+        "store holding the (pi) session IN",
+    )
+    convert.add_argument(
+        "--session", metavar="ID", help="with a store as IN: the session to write as JSONL"
+    )
+    convert.add_argument(
+        "--session-key",
+        default="agent:main:main",
+        metavar="KEY",
+        help="with a store as OUT: the session key of its window (default: %(default)s)",
+    )
     convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
     convert.add_argument("--json", action="store_true", help="print the outcome as JSON")
     convert.set_defaults(handler=run)

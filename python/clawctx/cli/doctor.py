@@ -7,6 +7,8 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,11 @@ from clawctx.cli._common import (
     clawctx_log,
     describe,
     error,
+    is_store_path,
+    missing_session,
     positive_int,
+    store_label,
+    store_session_file,
     wrap,
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
@@ -30,6 +36,7 @@ examples:
   clawctx doctor sessions/*.jsonl --provider anthropic --provider openai-responses
   clawctx doctor session.jsonl --fix              # repair the file (backup kept)
   clawctx doctor ~/.claude/projects/-home-me-app/SESSION.jsonl --json
+  clawctx doctor openclaw-agent.sqlite --session ID   # one session of an OpenClaw store
 
 exit status: 0 nothing needs attention; 1 something does (or a file could not be read);
 2 bad arguments."""
@@ -58,21 +65,43 @@ def run(args: argparse.Namespace) -> int:
     with clawctx_log(verbose=False):
         for name in args.sessions:
             path = Path(name)
+            shown: object = path
+            store = is_store_path(path)
+            if store:
+                if args.session is None:
+                    missing_session("doctor", path)
+                    results.append({"path": str(path), "error": "no --session given"})
+                    status = 1
+                    continue
+                if args.fix:
+                    error("doctor", path, "--fix never writes a store; check it without --fix")
+                    results.append({"path": str(path), "error": "--fix on a store"})
+                    status = 1
+                    continue
+                shown = store_label(path, args.session)
             problem = check_readable(path)
             report: DoctorReport | None = None
             if problem is None:
                 try:
-                    report = doctor(
-                        path,
-                        providers=providers,
-                        model=args.model,
-                        context_window=args.context_window,
-                    )
+                    with contextlib.ExitStack() as stack:
+                        local = (
+                            stack.enter_context(store_session_file(path, args.session))
+                            if store
+                            else path
+                        )
+                        report = doctor(
+                            local,
+                            providers=providers,
+                            model=args.model,
+                            context_window=args.context_window,
+                        )
+                    if store:
+                        report = dataclasses.replace(report, path=str(shown))
                 except (OSError, _core.ClawctxError) as err:
                     problem = describe(err, path)
             if report is None:
-                error("doctor", path, problem or "unreadable")
-                results.append({"path": str(path), "error": problem})
+                error("doctor", shown, problem or "unreadable")
+                results.append({"path": str(shown), "error": problem})
                 status = 1
                 continue
             data = report.to_dict()
@@ -143,7 +172,15 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=HelpFormatter,
     )
     doctor_parser.add_argument(
-        "sessions", nargs="+", metavar="SESSION", help="session or transcript .jsonl files"
+        "sessions",
+        nargs="+",
+        metavar="SESSION",
+        help="session or transcript .jsonl files, or an OpenClaw .sqlite store with --session",
+    )
+    doctor_parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="with an OpenClaw store (openclaw-agent.sqlite): the session (window) to check",
     )
     doctor_parser.add_argument(
         "--provider",

@@ -6,6 +6,7 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,17 +19,23 @@ from clawctx.cli._common import (
     clawctx_log,
     describe,
     error,
+    is_store_path,
     positive_int,
+    store_label,
+    store_session_file,
     wrap,
 )
 from clawctx.demo import demo_session_path
 from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, inspect_file
+from clawctx.history.store import open_store
 
 _INSPECT_EXAMPLES = """\
 examples:
   clawctx inspect                                 # the bundled demo session
   clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
-  clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged"""
+  clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged
+  clawctx inspect openclaw-agent.sqlite           # the sessions of an OpenClaw store
+  clawctx inspect openclaw-agent.sqlite --session ID"""
 
 
 def _damage(report: dict[str, Any]) -> list[str]:
@@ -146,42 +153,105 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     reports: list[dict[str, Any]] = []
     with clawctx_log(verbose=False):
-        for index, path in enumerate(paths):
-            problem = check_readable(path)
-            report: dict[str, Any] | None = None
-            if problem is None:
+        for index, given in enumerate(paths):
+            # An OpenClaw store: one report per session asked for (--session), every session
+            # under --check, else the list of its sessions.
+            targets: list[tuple[Path, str | None]] = [(given, None)]
+            if is_store_path(given):
                 try:
-                    report = inspect_file(path, context_window=args.context_window)
+                    with open_store(given) as store:
+                        windows = store.sessions()
                 except (OSError, _core.ClawctxError) as err:
-                    problem = describe(err, path)
-            if report is None:
-                error("inspect", path, problem or "unreadable")
-                status = 1
-                if args.json:
-                    reports.append({"path": str(path), "error": problem})
-                continue
-            damage = _damage(report)
-            report["damaged"] = bool(damage)
-            if damage and args.check:
-                status = 1
-            if args.json:
-                reports.append(report)
-            elif args.check:
-                if damage:
-                    # The same stream as the "ok" lines: one line per file, in order.
-                    out.line(f"{path}: damaged: {'; '.join(damage)}", "red")
+                    error("inspect", given, describe(err, given))
+                    status = 1
+                    if args.json:
+                        reports.append({"path": str(given), "error": describe(err, given)})
+                    continue
+                if args.session is not None:
+                    targets = [(given, args.session)]
+                elif args.check:
+                    targets = [(given, w.session_id) for w in windows]
                 else:
-                    out.line(f"{path}: ok", "green")
-            else:
-                if index:
-                    out.line()
-                if report["format"] == "pi":
-                    _print_report(out, report)
-                else:
-                    _print_transcript_report(out, report)
+                    listing = {
+                        "path": str(given),
+                        "store": True,
+                        "schema_version": store.schema_version,
+                        "sessions": [dataclasses.asdict(w) for w in windows],
+                    }
+                    if args.json:
+                        reports.append(listing)
+                    else:
+                        if index:
+                            out.line()
+                        _print_store(out, listing)
+                    continue
+            for path, session_id in targets:
+                status = max(status, _inspect_one(args, out, path, session_id, index, reports))
     if args.json:
-        payload: Any = reports[0] if len(paths) == 1 else reports
+        payload: Any = reports[0] if len(reports) == 1 and len(paths) == 1 else reports
         print(json.dumps(payload, indent=2, ensure_ascii=False))
+    return status
+
+
+def _print_store(out: Printer, listing: dict[str, Any]) -> None:
+    """``inspect STORE``: the store's windows, oldest first, one line each."""
+    sessions = listing["sessions"]
+    out.labelled("store", f"{listing['path']} (schema {listing['schema_version']})")
+    out.labelled("sessions", f"{len(sessions)} (inspect one with --session ID)")
+    for w in sessions:
+        why = f", {w['reason']}" if w["reason"] else ""
+        after = f" after {w['previous_session_id']}" if w["previous_session_id"] else ""
+        out.line(
+            f"  {w['session_id']}  {w['session_key'] or '-'}{why}{after}: "
+            f"{w['event_count']} records, {w['event_bytes']} bytes"
+        )
+
+
+def _inspect_one(
+    args: argparse.Namespace,
+    out: Printer,
+    path: Path,
+    session_id: str | None,
+    index: int,
+    reports: list[dict[str, Any]],
+) -> int:
+    """Inspects one file (or one session of a store); returns its exit status."""
+    shown: object = path if session_id is None else store_label(path, session_id)
+    problem = check_readable(path)
+    report: dict[str, Any] | None = None
+    if problem is None:
+        try:
+            if session_id is None:
+                report = inspect_file(path, context_window=args.context_window)
+            else:
+                with store_session_file(path, session_id) as local:
+                    report = inspect_file(local, context_window=args.context_window)
+                report["path"] = str(shown)
+        except (OSError, _core.ClawctxError) as err:
+            problem = describe(err, path)
+    if report is None:
+        error("inspect", shown, problem or "unreadable")
+        if args.json:
+            reports.append({"path": str(shown), "error": problem})
+        return 1
+    damage = _damage(report)
+    report["damaged"] = bool(damage)
+    status = 1 if damage and args.check else 0
+    if args.json:
+        reports.append(report)
+    elif args.check:
+        if damage:
+            # The same stream as the "ok" lines: one line per file, in order.
+            out.line(f"{shown}: damaged: {'; '.join(damage)}", "red")
+        else:
+            out.line(f"{shown}: ok", "green")
+    else:
+        if index:
+            out.line()
+        if report["format"] == "pi":
+            _print_report(out, report)
+        else:
+            _print_transcript_report(out, report)
     return status
 
 
@@ -199,7 +269,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=raw,
     )
     inspect.add_argument(
-        "sessions", nargs="*", metavar="SESSION", help="session .jsonl files (default: the demo)"
+        "sessions",
+        nargs="*",
+        metavar="SESSION",
+        help="session .jsonl files or OpenClaw .sqlite stores (default: the demo)",
+    )
+    inspect.add_argument(
+        "--session",
+        metavar="ID",
+        help="with an OpenClaw store (openclaw-agent.sqlite): the session to inspect "
+        "(without it the store's sessions are listed)",
     )
     inspect.add_argument(
         "--json", action="store_true", help="print the report as JSON (a list for several files)"

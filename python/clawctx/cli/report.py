@@ -18,8 +18,10 @@ from clawctx.cli._common import (
     clawctx_log,
     describe,
     error,
+    is_store_path,
     positive_int,
     positive_number,
+    store_session_file,
     use_rich,
     wrap,
 )
@@ -29,7 +31,9 @@ _REPORT_EXAMPLES = """\
 examples:
   clawctx report session.jsonl -o report.html     # one session
   clawctx report ~/.openclaw/agents -o fleet.html # every *.jsonl session under a directory
-  clawctx report session.jsonl --context-window 1000000"""
+  clawctx report session.jsonl --context-window 1000000
+  clawctx report openclaw-agent.sqlite -o fleet.html          # every session of a store
+  clawctx report openclaw-agent.sqlite --session ID -o r.html # one session of a store"""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,13 +59,15 @@ def run(args: argparse.Namespace) -> int:
             'needs matplotlib, which is not installed: pip install "clawctx[report]"',
         )
         return 1
-    fleet = source.is_dir()
+    store = is_store_path(source)
+    # A store without --session is a fleet of its sessions; with it, one session.
+    fleet = source.is_dir() or (store and args.session is None)
     out = Path(args.output or ("fleet.html" if fleet else "report.html"))
     if not source.exists():
         error("report", source, "no such file or directory")
         return 1
     try:
-        with clawctx_log(verbose=False):
+        with clawctx_log(verbose=False), contextlib.ExitStack() as stack:
             if fleet:
                 with _report_progress() as progress:
                     stats = fleet_stats(
@@ -69,8 +75,13 @@ def run(args: argparse.Namespace) -> int:
                     )
                 page = fleet_page(stats)
             else:
+                local = (
+                    stack.enter_context(store_session_file(source, args.session))
+                    if store
+                    else source
+                )
                 page = session_page(
-                    session_stats(source, context_window=args.context_window, top=args.top)
+                    session_stats(local, context_window=args.context_window, top=args.top)
                 )
     except ReportDependencyError as err:
         error("report", source, str(err))
@@ -123,7 +134,16 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=_REPORT_EXAMPLES,
         formatter_class=raw,
     )
-    report.add_argument("path", metavar="SESSION|DIR", help="a session .jsonl file or a directory")
+    report.add_argument(
+        "path",
+        metavar="SESSION|DIR",
+        help="a session .jsonl file, an OpenClaw .sqlite store, or a directory",
+    )
+    report.add_argument(
+        "--session",
+        metavar="ID",
+        help="with an OpenClaw store: report this session (without it: the store as a fleet)",
+    )
     report.add_argument(
         "-o",
         "--output",

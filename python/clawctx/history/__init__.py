@@ -161,9 +161,25 @@ from clawctx.history.pruning import (
     CacheTtlPruner,
     is_cache_ttl_eligible,
 )
-from clawctx.history.scan import iter_sessions, records_table, scan_table, session_paths
+from clawctx.history.scan import (
+    ScanRecord,
+    UnreadableStore,
+    iter_sessions,
+    records_table,
+    scan_table,
+    session_paths,
+    store_records,
+)
 from clawctx.history.session import Session, build_session_context
-from clawctx.history.store import SessionStore, StoreWindow, open_store, write_store
+from clawctx.history.store import (
+    STORE_FILE_NAME,
+    SessionStore,
+    StoreWindow,
+    export_jsonl,
+    is_store,
+    open_store,
+    write_store,
+)
 
 __all__ = [
     "CACHE_TTL_CUSTOM_TYPES",
@@ -179,6 +195,7 @@ __all__ = [
     "HEARTBEAT_TRANSCRIPT_PROMPT",
     "KNOWN_RELEASES",
     "NO_PRIOR_HISTORY",
+    "STORE_FILE_NAME",
     "SUMMARIZATION_PROMPT",
     "SUMMARIZATION_SYSTEM_PROMPT",
     "TURN_PREFIX_SUMMARIZATION_PROMPT",
@@ -207,6 +224,7 @@ __all__ = [
     "RefreshReport",
     "RepairError",
     "RepairReport",
+    "ScanRecord",
     "ScanStream",
     "Session",
     "SessionContext",
@@ -224,6 +242,7 @@ __all__ = [
     "Transcript",
     "TranscriptFormat",
     "TranscriptPolicy",
+    "UnreadableStore",
     "Violation",
     "annotate_inter_session_messages",
     "apply_google_turn_ordering_fix",
@@ -250,6 +269,7 @@ __all__ = [
     "estimate_pruning_chars",
     "estimate_string_chars",
     "estimate_tokens",
+    "export_jsonl",
     "filter_heartbeat_pairs",
     "find_cut_point",
     "find_image_blocks",
@@ -260,6 +280,7 @@ __all__ = [
     "import_transcript",
     "import_transcript_bytes",
     "is_cache_ttl_eligible",
+    "is_store",
     "is_tool_prunable",
     "is_valid_tool_call_id",
     "iter_sessions",
@@ -300,6 +321,7 @@ __all__ = [
     "serialize_conversation",
     "session_paths",
     "should_compact",
+    "store_records",
     "strip_dangling_tool_calls",
     "strip_heartbeat_token",
     "strip_thought_signatures",

@@ -4,7 +4,12 @@
 read on ``jobs`` threads with the GIL released; memory holds the sessions being read and a few
 summaries, however many files there are). ``scan_table`` collects the same records into a
 ``pyarrow.Table`` (the ``arrow`` extra: ``pip install "clawctx[arrow]"``). ``session_paths``
-expands the arguments both take: globs, directories (walked for ``*.jsonl``) and plain paths.
+expands the arguments both take: globs, directories (walked for ``*.jsonl`` and OpenClaw's
+``openclaw-agent.sqlite`` stores) and plain paths.
+
+A SQLite store gives one record per session window, named ``STORE#SESSION_ID`` and summarized
+from the window's records in ``seq`` order (read through ``clawctx.history.store``, read-only);
+a store that cannot be read gives one :class:`UnreadableStore` record with its ``error``.
 """
 
 from __future__ import annotations
@@ -12,11 +17,14 @@ from __future__ import annotations
 import glob
 import os
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Union
 
 from clawctx import _core
 from clawctx._core import SessionSummary
+from clawctx.errors import StoreError
+from clawctx.history.store import STORE_FILE_NAME, is_store, open_store
 
 if TYPE_CHECKING:
     import pyarrow
@@ -30,10 +38,10 @@ def session_paths(paths_or_globs: PathsOrGlobs) -> list[Path]:
     """The session files named by ``paths_or_globs``, in order and without repeats.
 
     A string with ``*``, ``?`` or ``[`` that names no existing file is a glob (``**`` matches
-    any depth), its matches sorted. A directory is walked recursively for ``*.jsonl`` files,
-    sorted by path. Anything else is taken as a session file as it is, so a missing file, or a
-    FIFO, device or directory named ``*.jsonl``, becomes a record with its ``error`` instead of
-    silently disappearing.
+    any depth), its matches sorted. A directory is walked recursively for ``*.jsonl`` files
+    and ``openclaw-agent.sqlite`` stores, sorted by path. Anything else is taken as a session
+    file as it is, so a missing file, or a FIFO, device or directory named ``*.jsonl``,
+    becomes a record with its ``error`` instead of silently disappearing.
     """
     if isinstance(paths_or_globs, (str, os.PathLike)):
         paths_or_globs = [paths_or_globs]
@@ -52,8 +60,56 @@ def session_paths(paths_or_globs: PathsOrGlobs) -> list[Path]:
 
 def _expand(path: Path) -> list[Path]:
     if path.suffix != ".jsonl" and path.is_dir():
-        return sorted(p for p in path.rglob("*.jsonl") if not p.is_dir())
+        found = [*path.rglob("*.jsonl"), *path.rglob(STORE_FILE_NAME)]
+        return sorted(p for p in found if not p.is_dir())
     return [path]
+
+
+@dataclass(frozen=True)
+class UnreadableStore:
+    """The scan record of an OpenClaw SQLite store that cannot be read (corrupt, locked past
+    the busy timeout, an unknown schema): ``path`` and ``error`` as a ``SessionSummary`` has
+    them, every other field empty (``None`` or 0), ``format`` ``None``."""
+
+    path: Path
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as ``SessionSummary.to_dict`` gives one: every field, in order."""
+        record = _core.summarize_session_bytes(b"", self.path).to_dict()
+        record.update(path=str(self.path), error=self.error, format=None)
+        record["size_bytes"] = self.path.stat().st_size if self.path.is_file() else 0
+        return record
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in SessionSummary.fields:
+            raise AttributeError(name)
+        return self.to_dict()[name]
+
+
+#: One record of a scan: a session's summary, or a store that could not be read.
+ScanRecord = SessionSummary | UnreadableStore
+
+
+def store_records(path: str | os.PathLike[str]) -> list[ScanRecord]:
+    """One ``SessionSummary`` per window of the store at ``path`` (oldest first), each named
+    ``STORE#SESSION_ID``; a store (or window) that cannot be read gives an
+    :class:`UnreadableStore` record instead."""
+    store_path = Path(path)
+    try:
+        with open_store(store_path) as store:
+            records: list[ScanRecord] = []
+            for window in store.sessions():
+                name = f"{store_path}#{window.session_id}"
+                try:
+                    data = store.records(window.session_id)
+                except StoreError as err:
+                    records.append(UnreadableStore(Path(name), str(err)))
+                    continue
+                records.append(_core.summarize_session_bytes(data, name))
+            return records
+    except StoreError as err:
+        return [UnreadableStore(store_path, str(err))]
 
 
 def iter_sessions(
@@ -62,23 +118,47 @@ def iter_sessions(
     jobs: int | None = None,
     progress: Callable[[int, int], object] | None = None,
     ordered: bool = True,
-) -> Iterator[SessionSummary]:
+) -> Iterator[ScanRecord]:
     """Summarizes every session file ``paths_or_globs`` names (see ``session_paths``) on
     ``jobs`` threads (default: one per core) and yields each ``SessionSummary`` when it is
     ready: in the order of ``session_paths`` when ``ordered`` (the default), else as files
-    finish. A file that cannot be read as a session yields a record with ``error`` set.
+    finish. A file that cannot be read as a session yields a record with ``error`` set. An
+    OpenClaw SQLite store yields one record per window (``STORE#SESSION_ID``, see
+    :func:`store_records`), read on the calling thread before the JSONL files stream.
     ``progress(done, total)`` is called after each record. Stopping early (``break``) stops
     the scan after the files being read.
     """
     if jobs is not None and jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
     paths = session_paths(paths_or_globs)
-    stream = _core.scan_stream(paths, workers=jobs, ordered=ordered)
-    total = stream.total
-    for done, record in enumerate(stream, 1):
+    # Stores are read here (one read transaction per call, see clawctx.history.store); the
+    # JSONL files stream from the Rust scan in between, so `ordered` keeps the listing order.
+    stores = {p: store_records(p) for p in paths if p.suffix != ".jsonl" and is_store(p)}
+    files = [p for p in paths if p not in stores]
+    stream = _core.scan_stream(files, workers=jobs, ordered=ordered)
+    total = stream.total + sum(len(r) for r in stores.values())
+    done = 0
+
+    def emit(record: ScanRecord) -> ScanRecord:
+        nonlocal done
+        done += 1
         if progress is not None:
             progress(done, total)
-        yield record
+        return record
+
+    if ordered:
+        for path in paths:
+            if path in stores:
+                for record in stores[path]:
+                    yield emit(record)
+            else:
+                yield emit(next(stream))
+    else:
+        for summary in stream:
+            yield emit(summary)
+        for records in stores.values():
+            for record in records:
+                yield emit(record)
 
 
 #: The Arrow type of each ``SessionSummary`` field (``SessionSummary.fields`` order).
@@ -127,7 +207,7 @@ def _arrow_type(pa: Any, field: str) -> Any:
     return pa.string()
 
 
-def records_table(records: Iterable[SessionSummary]) -> pyarrow.Table:
+def records_table(records: Iterable[ScanRecord]) -> pyarrow.Table:
     """Scan records as a ``pyarrow.Table``: one row per record, one column per
     ``SessionSummary.fields`` entry (``path`` as a string, ``last_activity_ms`` as a UTC
     timestamp, missing values as nulls)."""
@@ -154,4 +234,12 @@ def scan_table(
     return records_table(iter_sessions(paths_or_globs, jobs=jobs, progress=progress))
 
 
-__all__ = ["iter_sessions", "records_table", "scan_table", "session_paths"]
+__all__ = [
+    "ScanRecord",
+    "UnreadableStore",
+    "iter_sessions",
+    "records_table",
+    "scan_table",
+    "session_paths",
+    "store_records",
+]

@@ -6,11 +6,15 @@ on plain entry dicts (pi-mono 0.58.3 `packages/coding-agent/src/core/session-man
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
-from typing import Any, Final, overload
+from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from clawctx import _core
 from clawctx.history.compaction import CompactionResult, compact_session
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 __all__ = ["Session", "build_session_context"]
 
@@ -44,6 +48,62 @@ class Session(_core.Session):
     whose messages reach its first entry is opened in full. Damaged lines are reported in
     ``skipped_lines`` once loaded; lines never read are not checked.
     """
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        on_invalid_header: Literal["error", "reset"] = "error",
+        rewrite_migrated: bool = False,
+        read_only: bool = False,
+        fsync: bool = True,
+        lock_timeout: float = 10.0,
+        now_ms: int | Callable[[], int] | None = None,
+        id_factory: Callable[[], str] | None = None,
+        session_id: str | None = None,
+        cwd: str | None = None,
+        lazy: bool = False,
+    ) -> Self:
+        """Opens a session file; see ``clawctx._core.Session.open`` for the JSONL options.
+
+        **An OpenClaw SQLite store.** When ``path`` is a SQLite database (an
+        ``openclaw-agent.sqlite``; any file not named ``*.jsonl`` is checked for SQLite's magic
+        bytes), ``session_id`` names the window to open and the result is what
+        ``open_store(path).open(session_id)`` gives: a read-only session of that window's
+        records (``now_ms``, ``id_factory`` and ``lazy`` apply; the store is never written).
+        Without ``session_id`` a store raises :class:`clawctx.errors.StoreError`.
+        """
+        if not os.fspath(path).endswith(".jsonl"):
+            # Imported here: the store module builds its sessions with this class.
+            from clawctx.history.store import is_store, open_store
+
+            if is_store(path):
+                from clawctx.errors import StoreError
+
+                if session_id is None:
+                    name = os.fspath(path)
+                    raise StoreError(
+                        f"{name}: an OpenClaw session store holds many sessions; "
+                        "pass session_id= (open_store(path).sessions() lists them)",
+                        path=name,
+                    )
+                with open_store(path) as store:
+                    opened = store.open(session_id, now_ms=now_ms, id_factory=id_factory, lazy=lazy)
+                return opened  # type: ignore[return-value]
+        return super().open(
+            path,
+            on_invalid_header=on_invalid_header,
+            rewrite_migrated=rewrite_migrated,
+            read_only=read_only,
+            fsync=fsync,
+            lock_timeout=lock_timeout,
+            now_ms=now_ms,
+            id_factory=id_factory,
+            session_id=session_id,
+            cwd=cwd,
+            lazy=lazy,
+        )
 
     @overload
     def compact(

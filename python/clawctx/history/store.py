@@ -16,6 +16,8 @@ Layer: ``history`` (imports only ``clawctx._core`` and ``clawctx.errors``).
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import sqlite3
@@ -32,7 +34,20 @@ from urllib.parse import quote
 from clawctx.errors import StoreError
 from clawctx.history.session import Session
 
-__all__ = ["SessionStore", "StoreWindow", "open_store", "write_store"]
+__all__ = [
+    "STORE_FILE_NAME",
+    "SessionStore",
+    "StoreWindow",
+    "export_jsonl",
+    "is_store",
+    "open_store",
+    "write_store",
+]
+
+#: The file name of OpenClaw's per-agent store (``~/.openclaw/agents/<id>/agent/``): what a
+#: directory walk (``clawctx scan``, the fleet report, ``clawctx.dask``) picks up beside
+#: ``*.jsonl`` files.
+STORE_FILE_NAME = "openclaw-agent.sqlite"
 
 _T = TypeVar("_T")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
@@ -81,6 +96,17 @@ class StoreWindow:
     spawned_by: str | None
     event_count: int
     event_bytes: int
+
+
+def is_store(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is a SQLite database file (its first 16 bytes are SQLite's magic):
+    what the commands and ``Session.open`` take as a store rather than a JSONL session. A
+    missing or unreadable file is not one."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC
+    except OSError:
+        return False
 
 
 def _is_busy(error: sqlite3.Error) -> bool:
@@ -321,30 +347,76 @@ def write_store(
     header: dict[str, Any] = json.loads(lines[0]) if lines else {}
     sid = session_id or str(header.get("id") or "session")
     now = int(time.time() * 1000)
-    conn = sqlite3.connect(target, isolation_level=None)
+    # Built under a temporary name beside the target and linked into place only when complete,
+    # so a failure leaves no half-written store (and a file created meanwhile is not replaced).
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    os.close(fd)
     try:
-        conn.execute("PRAGMA journal_mode = WAL")
-        conn.executescript(_SCHEMA)
-        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute(
-            "INSERT INTO schema_meta VALUES ('primary', 'agent', ?, NULL, NULL, ?, ?)",
-            (_SCHEMA_VERSION, now, now),
-        )
-        entry = json.dumps({"sessionId": sid, "updatedAt": now})
-        conn.execute(
-            "INSERT INTO session_nodes VALUES (?, ?, ?, ?)", (session_key, sid, entry, now)
-        )
-        conn.execute(
-            "INSERT INTO session_windows (session_id, session_key, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?)",
-            (sid, session_key, now, now),
-        )
-        conn.executemany(
-            "INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
-            ((sid, seq, line.decode(), now) for seq, line in enumerate(lines)),
-        )
-        conn.execute("COMMIT")
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.executescript(_SCHEMA)
+            conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+            conn.execute("BEGIN IMMEDIATE")
+            conn.execute(
+                "INSERT INTO schema_meta VALUES ('primary', 'agent', ?, NULL, NULL, ?, ?)",
+                (_SCHEMA_VERSION, now, now),
+            )
+            entry = json.dumps({"sessionId": sid, "updatedAt": now})
+            conn.execute(
+                "INSERT INTO session_nodes VALUES (?, ?, ?, ?)", (session_key, sid, entry, now)
+            )
+            conn.execute(
+                "INSERT INTO session_windows (session_id, session_key, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?)",
+                (sid, session_key, now, now),
+            )
+            conn.executemany(
+                "INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
+                ((sid, seq, line.decode(), now) for seq, line in enumerate(lines)),
+            )
+            conn.execute("COMMIT")
+            # WAL as OpenClaw keeps it; switching after the commit leaves no -wal sidecar
+            # behind the rename (the mode is stored in the file header).
+            conn.execute("PRAGMA journal_mode = WAL")
+        finally:
+            conn.close()
+        os.link(tmp, target)
     finally:
-        conn.close()
+        for leftover in (tmp, tmp + "-wal", tmp + "-shm"):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(leftover)
     return sid
+
+
+def export_jsonl(
+    store_path: str | os.PathLike[str],
+    session_id: str,
+    target: str | os.PathLike[str],
+    *,
+    force: bool = False,
+) -> int:
+    """Writes the window ``session_id`` of the store as a JSONL session file at ``target``: its
+    records in ``seq`` order, one line each (``clawctx convert STORE --session ID -o
+    out.jsonl``). The file is written beside ``target`` and renamed into place; an existing
+    ``target`` is refused (``FileExistsError``) unless ``force``. Returns the number of lines.
+    Raises :class:`StoreError` for an unreadable store or an unknown session."""
+    out = Path(target)
+    if out.exists() and not force:
+        raise FileExistsError(errno.EEXIST, "exists (use --force to replace it)", str(out))
+    with open_store(store_path) as store:
+        try:
+            data = store.records(session_id)
+        except KeyError:
+            raise store._error("no such session in the store", session_id=session_id) from None
+    directory = out.parent if str(out.parent) else Path(".")
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, out)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    return data.count(b"\n")

@@ -10,8 +10,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from clawctx import _core
-from clawctx.history.scan import session_paths
+from clawctx.history.scan import iter_sessions, session_paths
 
 #: File names a directory walk picks up: pi/OpenClaw sessions are ``*.jsonl``.
 SESSION_SUFFIX = ".jsonl"
@@ -19,8 +18,8 @@ SESSION_SUFFIX = ".jsonl"
 
 def find_session_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The session files under ``paths``: files as given, directories walked recursively for
-    ``*.jsonl`` as ``clawctx.history.session_paths`` walks them (hidden directories included),
-    each file once, in a stable order.
+    ``*.jsonl`` and ``openclaw-agent.sqlite`` stores as ``clawctx.history.session_paths`` walks
+    them (hidden directories included), each file once, in a stable order.
 
     Raises ``FileNotFoundError`` for a path that does not exist.
     """
@@ -129,7 +128,9 @@ def fleet_stats(
     if top <= 0:
         raise ValueError(f"top must be positive, got {top}")
     files = find_session_files(paths)
-    summaries = _core.scan_sessions(files, workers=workers, progress=progress)
+    # iter_sessions: the Rust scan of the JSONL files plus one record per window of each
+    # OpenClaw SQLite store (`STORE#SESSION_ID`).
+    summaries = list(iter_sessions(files, jobs=workers, progress=progress))
     good = [s for s in summaries if s.error is None]
     errors = [
         (Path(s.path), _reason(s.path, str(s.error))) for s in summaries if s.error is not None
