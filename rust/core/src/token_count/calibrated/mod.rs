@@ -77,15 +77,17 @@ pub const FEATURES: usize = 38;
 /// non-empty text.
 ///
 /// Texts up to [`EXACT_MAX_BYTES`] are counted exactly. Longer texts get the weighted
-/// [`text_features`] (the linear model), checked against the exact count of a sample: a few
-/// slices of [`SAMPLE_BYTES`] spread evenly over the text (one per [`SAMPLE_STRIDE`] bytes),
-/// each counted both exactly and with the linear model. Where the model is within
+/// [`text_features`] (the linear model), checked against the exact count of a sample: up to
+/// 16 slices of [`SAMPLE_BYTES`] (more past 4 MB), one per stratum of the text at a position
+/// drawn from a per-process random key, each counted both exactly and with the linear model. Where the model is within
 /// [`TRUSTED_RATIO`] of the exact count on the sample, its estimate stands; otherwise (text
 /// the features do not describe: runs of newlines, spaces, punctuation or one repeated
 /// character, emoji, combining marks, scripts other than Latin and CJK) the estimate is
 /// corrected by the sample's error, scaled up to the whole text (a difference estimator).
 /// That keeps the estimate within 0.8-2 times the exact count on every kind of text the
-/// tests generate, at the cost of exactly counting about 1/256 of a long text.
+/// tests generate, at the cost of exactly counting 16 KB of a long text. A text cannot steer
+/// the sample: positions are keyed, and with 16 slices the two slices that err most each
+/// way are left out, so a block of 1 KB planted anywhere moves the estimate by little.
 pub fn estimate(text: &str, encoding: Encoding) -> u64 {
     estimate_with(text, encoding, text_features)
 }
@@ -132,12 +134,47 @@ fn weighed(features: &[u64; FEATURES], encoding: Encoding) -> f64 {
         .sum()
 }
 
-/// The sample slices of `text` (longer than [`EXACT_MAX_BYTES`]): `max(1, len /
-/// SAMPLE_STRIDE)` slices of about [`SAMPLE_BYTES`], centred in equal strata of the text and
-/// cut at character boundaries.
-fn sample_slices(text: &str) -> Vec<&str> {
+/// The per-process key of the sample positions: drawn once from the standard library's
+/// randomly seeded hasher, so positions cannot be predicted from the text alone (issue 33,
+/// F14: 1 KB planted at the old fixed positions moved a 300 KB text's estimate from 82,076 to
+/// 1 or to 438,959), yet stay the same within a process, so a text's estimate is stable for
+/// the caches that keep it.
+fn sample_key() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    static KEY: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *KEY.get_or_init(|| {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(0x636c_6177_6374_7821);
+        hasher.finish()
+    })
+}
+
+/// A 64-bit mix (splitmix64's finaliser) of `key` and `index`.
+fn mix(key: u64, index: u64) -> u64 {
+    let mut z = key ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// With this many sample slices or more, they are combined robustly (see
+/// [`sample_correction`]); fewer are too few for a trimmed combination.
+const MIN_SLICES: usize = 16;
+
+/// The number of sample slices of a text of `len` bytes: one per 2 KB up to [`MIN_SLICES`],
+/// then one per [`SAMPLE_STRIDE`] bytes beyond that.
+fn slice_count(len: usize) -> usize {
+    (len / (2 * SAMPLE_BYTES))
+        .clamp(1, MIN_SLICES)
+        .max(len / SAMPLE_STRIDE)
+}
+
+/// The sample slices of `text` (longer than [`EXACT_MAX_BYTES`]): [`slice_count`] slices of
+/// about [`SAMPLE_BYTES`], one in each of equal strata of the text at an offset within its
+/// stratum drawn from [`sample_key`], cut at character boundaries.
+fn sample_slices(text: &str, key: u64) -> Vec<&str> {
     let len = text.len();
-    let count = (len / SAMPLE_STRIDE).max(1);
+    let count = slice_count(len);
     let floor = |mut at: usize| {
         while !text.is_char_boundary(at) {
             at -= 1;
@@ -146,8 +183,15 @@ fn sample_slices(text: &str) -> Vec<&str> {
     };
     (0..count)
         .map(|i| {
-            let centre = len * (2 * i + 1) / (2 * count);
-            let start = floor(centre.saturating_sub(SAMPLE_BYTES / 2));
+            let lo = len * i / count;
+            let hi = len * (i + 1) / count;
+            let room = hi.saturating_sub(lo + SAMPLE_BYTES);
+            let offset = if room == 0 {
+                0
+            } else {
+                (mix(key ^ len as u64, i as u64) % (room as u64 + 1)) as usize
+            };
+            let start = floor(lo + offset);
             let end = floor((start + SAMPLE_BYTES).min(len));
             &text[start..end]
         })
@@ -157,18 +201,33 @@ fn sample_slices(text: &str) -> Vec<&str> {
 
 /// The correction [`estimate`] adds to the linear model's estimate of `text`: 0 where the
 /// model is within [`TRUSTED_RATIO`] of the exact count on the sample slices, else their
-/// total error (exact minus model) times the text's length over theirs.
+/// total error (exact minus model) times the text's length over theirs. With
+/// [`MIN_SLICES`] slices or more, the slices with the two highest and the two lowest errors
+/// per byte are left out first, so that a block the sample happens to land on (or two
+/// neighbouring ones) cannot swing the whole estimate.
 fn sample_correction(text: &str, encoding: Encoding, pass: FeaturePass) -> f64 {
-    let slices = sample_slices(text);
+    sample_correction_keyed(text, encoding, pass, sample_key())
+}
+
+/// [`sample_correction`] with the sample positions drawn from `key` (the tests try several).
+fn sample_correction_keyed(text: &str, encoding: Encoding, pass: FeaturePass, key: u64) -> f64 {
+    let slices = sample_slices(text, key);
     let measure = |slice: &&str| {
         let model = weighed(&pass(slice, encoding), encoding);
         (count_exact(slice, encoding) as f64, model, slice.len())
     };
-    let measured: Vec<(f64, f64, usize)> = if slices.len() >= 8 {
+    let mut measured: Vec<(f64, f64, usize)> = if slices.len() >= 8 {
         slices.par_iter().map(measure).collect()
     } else {
         slices.iter().map(measure).collect()
     };
+    if measured.len() >= MIN_SLICES {
+        let error = |&(e, m, b): &(f64, f64, usize)| (e - m) / b.max(1) as f64;
+        measured.sort_by(|a, b| error(a).total_cmp(&error(b)));
+        let trim = 2;
+        measured.truncate(measured.len() - trim);
+        measured.drain(..trim);
+    }
     let (mut exact, mut model, mut bytes) = (0.0, 0.0, 0usize);
     for (e, m, b) in measured {
         exact += e;
@@ -670,6 +729,107 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Issue 33, F14: 1 KB planted where the old estimator sampled (the centres of equal
+    /// strata of 256 KB), or anywhere else, must not move a long text's estimate out of
+    /// 0.8-2 times its exact count.
+    #[test]
+    fn token_count_estimate_resists_planted_blocks() {
+        let encoding = Encoding::O200kBase;
+        let blocks: Vec<(&str, String)> = vec![
+            ("newlines", "\n".repeat(1024)),
+            ("spaces", " ".repeat(1024)),
+            ("one letter", "a".repeat(1024)),
+            ("emoji zwj", "👨\u{200d}👩\u{200d}👧\u{200d}👦".repeat(40)),
+            ("lone combining", "\u{301}".repeat(512)),
+            ("control", "\x01\x02".repeat(512)),
+        ];
+        let hosts = [
+            ("prose", "The quick brown fox jumps over the lazy dog. "),
+            (
+                "code",
+                "fn main() {\n    let v: Vec<u32> = (0..10).collect();\n}\n",
+            ),
+            ("cjk", "这是一个测试。我们正在检查估计器的准确性，"),
+            (
+                "base64",
+                "QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo0MTIzNDU2Nzg5K/ab",
+            ),
+            ("whitespace", "a  \t\n\n    b\n\t\t  "),
+        ];
+        let old_positions = |len: usize| -> Vec<usize> {
+            let count = (len / (1 << 18)).max(1);
+            (0..count)
+                .map(|i| (len * (2 * i + 1) / (2 * count)).saturating_sub(512))
+                .collect()
+        };
+        let plant = |host: &str, len: usize, at: &[usize], block: &str| -> String {
+            let mut text = host.repeat(len / host.len() + 1);
+            let mut cut = len;
+            while !text.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            text.truncate(cut);
+            for &p in at.iter().rev() {
+                let mut p = p.min(text.len());
+                while !text.is_char_boundary(p) {
+                    p -= 1;
+                }
+                let mut end = (p + block.len()).min(text.len());
+                while !text.is_char_boundary(end) {
+                    end += 1;
+                }
+                text.replace_range(p..end, block);
+            }
+            text
+        };
+        let check = |what: &str, text: &str| {
+            let exact = count_exact(text, encoding);
+            let estimate = estimate(text, encoding);
+            assert!(
+                estimate * 5 >= exact * 4 && estimate <= 2 * exact,
+                "{what}: exact {exact}, estimate {estimate}"
+            );
+        };
+        // Two hosts and one random position each here (a debug build counts slowly); every
+        // host, more positions and 2 MB texts run in release through Python
+        // (`tests/history/test_token_estimate_planted.py`).
+        let mut rng = Rng(33);
+        for (host_name, host) in hosts.into_iter().take(2) {
+            for (block_name, block) in &blocks {
+                let len = 300_000;
+                check(
+                    &format!("{block_name} at the old position of 300 KB {host_name}"),
+                    &plant(host, len, &old_positions(len), block),
+                );
+                for _ in 0..1 {
+                    let at = (rng.next() % len as u64) as usize;
+                    check(
+                        &format!("{block_name} at {at} of 300 KB {host_name}"),
+                        &plant(host, len, &[at], block),
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn token_count_sample_positions_depend_on_the_key_and_are_stable() {
+        let text = "The quick brown fox jumps over the lazy dog. ".repeat(7_000);
+        let starts = |key: u64| -> Vec<usize> {
+            sample_slices(&text, key)
+                .iter()
+                .map(|s| s.as_ptr() as usize - text.as_ptr() as usize)
+                .collect()
+        };
+        assert_eq!(starts(1).len(), MIN_SLICES);
+        assert_ne!(starts(1), starts(2));
+        assert_eq!(starts(sample_key()), starts(sample_key()));
+        assert_eq!(
+            estimate(&text, Encoding::O200kBase),
+            estimate(&text, Encoding::O200kBase)
+        );
     }
 
     #[test]
