@@ -180,3 +180,16 @@ def test_a_store_session_honours_the_reset(tmp_path: Path) -> None:
     with open_store(store) as opened:
         session = opened.open(sid)
         assert _texts(session.context().messages) == ["kept", "fresh"]
+
+
+def test_inspect_command_and_report_page_show_the_reset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from clawctx.cli import main
+    from clawctx.report import session_page
+
+    path = _reset_session(tmp_path, None)
+    assert main(["inspect", str(path)]) == 0
+    assert "reset (new) r, keeps nothing before it" in capsys.readouterr().out
+    page = session_page(session_stats(path))
+    assert "Resets (1)" in page
