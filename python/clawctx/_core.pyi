@@ -584,9 +584,10 @@ class LeafContext:
 def read_leaf_context(path: str | os.PathLike[str], *, chunk_bytes: int = 262144) -> LeafContext:
     """The context of the last entry of a session file, as `Session.open(path,
     read_only=True).context()` builds it, reading the file backwards from its end only as far
-    as the messages need: back to the latest compaction's first kept entry (or the root when
-    there is none). On a long compacted session that is the last few MB of hundreds.
-    `thinking_level` and `model` read on only when asked for.
+    as the messages need: back to the latest compaction's (or OpenClaw `reset`'s) first kept
+    entry, or to the reset itself when it keeps nothing (the root when there is neither). On a
+    long compacted session that is the last few MB of hundreds. `thinking_level` and `model`
+    read on only when asked for.
 
     Files that need what only a full open does (migration of a v1/v2 file, a missing, invalid
     or damaged header) are opened in full (`read_in_full`); errors are those of
@@ -1513,7 +1514,9 @@ class CompactionPreparation:
         """The previous compaction's summary (merged by the update prompt)."""
     @property
     def previous_compaction_index(self) -> int | None:
-        """Index of the previous compaction in the path."""
+        """Index of the previous compaction (or OpenClaw `reset`, the latest boundary) in the
+        path.
+        """
     @property
     def tokens_before(self) -> int:
         """`estimateContextTokens(...).tokens` from the previous compaction (or the root) on."""
@@ -1600,7 +1603,8 @@ def prepare_compaction(
 ) -> CompactionPreparation | None:
     """`prepareCompaction` (pi-mono compaction.ts) on a `Session`'s current branch (root → leaf),
     or on a list of path entry dicts. Returns `None` when there is nothing to do: the last
-    entry is a compaction, the path is empty, or the first kept entry has no id.
+    entry is a compaction (or an OpenClaw `reset`), the path is empty, or the first kept entry
+    has no id. A `reset` bounds the history as a compaction does, without a previous summary.
     """
 
 def serialize_conversation(messages: _Messages) -> str:

@@ -74,6 +74,16 @@ def _print_report(out: Printer, report: dict[str, Any]) -> None:
         f"{model_text}, thinking level {report['thinking_level']} "
         "(as recorded in the session file)",
     )
+    boundary = report.get("context_boundary")
+    if boundary is not None:
+        # The latest compaction or OpenClaw reset on the leaf path: where the context starts.
+        kept = boundary["first_kept_entry_id"]
+        reason = f" ({boundary['reason']})" if boundary["type"] == "reset" else ""
+        out.labelled(
+            "boundary",
+            f"{boundary['type']}{reason} {boundary['id']}, "
+            + (f"keeps from {kept}" if kept else "keeps nothing before it"),
+        )
     out.labelled("context", f"{report['context_messages']} messages")
     for role, count in report["context_roles"].items():
         out.line(f"  {role:<24}{count:>7}")

@@ -100,6 +100,24 @@ def _pruning_preview(messages: _core.Transcript, context_window: int) -> dict[st
     }
 
 
+def _context_boundary(path_entries: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The latest ``compaction`` or OpenClaw ``reset`` on the leaf path: where the leaf
+    context starts (OpenClaw `docs/reference/session-management-compaction.md`: the later of
+    the two wins). ``None`` when the path has neither."""
+    for entry in reversed(path_entries):
+        kind = entry.get("type")
+        if kind in ("compaction", "reset"):
+            boundary = {
+                "type": kind,
+                "id": entry.get("id"),
+                "first_kept_entry_id": entry.get("firstKeptEntryId"),
+            }
+            if kind == "reset":
+                boundary["reason"] = entry.get("reason")
+            return boundary
+    return None
+
+
 def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS) -> dict[str, Any]:
     """Everything ``clawctx inspect`` reports about one session file, as plain data.
 
@@ -107,6 +125,7 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
     """
     session = Session.open(path, read_only=True)
     context = session.context()
+    leaf_path = session.branch_path()
     messages = context.messages.to_list()
     calls: list[str] = []
     results: list[str] = []
@@ -136,7 +155,8 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
         "entries": len(session),
         "entry_counts": dict(sorted(types.items())),
         "leaf_id": session.leaf_id,
-        "leaf_path_entries": len(session.branch_path()),
+        "leaf_path_entries": len(leaf_path),
+        "context_boundary": _context_boundary(leaf_path),
         "thinking_level": context.thinking_level,
         "model": context.model,
         "context_messages": len(context.messages),

@@ -363,6 +363,29 @@ def session_page(stats: SessionStats) -> str:
             empty="No compaction.",
             numeric=(2, 3),
         )
+        + (
+            f"<h3>Resets ({_n(len(stats.resets))})</h3>"
+            '<p class="note">OpenClaw reset entries: the context restarts after each (from '
+            "its kept entry, if it names one), without a summary.</p>"
+            + _table(
+                "resets",
+                ["entry", "time", "reason", "keeps from", "where"],
+                (
+                    [
+                        ("mono", _e(r.entry_id or _NONE)),
+                        ("when", _e(_when(r.timestamp))),
+                        ("", _e(r.reason or _NONE)),
+                        ("mono", _e(r.first_kept_entry_id or _NONE)),
+                        ("", _e(_turn(r.turn))),
+                    ]
+                    for r in stats.resets
+                ),
+                total=len(stats.resets),
+                empty="No reset.",
+            )
+            if stats.resets
+            else ""
+        )
         + f"<h3>Branch points ({_n(len(stats.branch_points))})</h3>"
         + '<p class="note">Entries with more than one child: the conversation was rewound to '
         f"them and continued differently. {_n(stats.abandoned_entries)} entries are off the "

@@ -157,6 +157,21 @@ class Compaction:
 
 
 @dataclass(frozen=True)
+class Reset:
+    """An OpenClaw ``reset`` entry (``/new``, ``/reset``, an idle or daily reset): a context
+    boundary like a compaction, without a summary."""
+
+    entry_id: str | None
+    timestamp: str | None
+    #: ``new``, ``reset``, ``idle``, ``daily`` or ``cron-stale`` as OpenClaw writes it.
+    reason: str | None
+    #: The entry the context keeps from (``None``: only what follows the reset).
+    first_kept_entry_id: str | None
+    #: Its position on the leaf path in turns (``None``: on an abandoned branch).
+    turn: float | None
+
+
+@dataclass(frozen=True)
 class BranchPoint:
     """An entry with more than one child: the conversation was rewound to it."""
 
@@ -222,6 +237,8 @@ class SessionStats:
     unpaired_results: Sequence[UnpairedCall]
     #: What the report was built from (shown in the page footer).
     notes: Sequence[str] = field(default_factory=tuple)
+    #: OpenClaw ``reset`` entries, in file order.
+    resets: Sequence[Reset] = field(default_factory=tuple)
 
     @property
     def estimated_tokens(self) -> int:
@@ -439,6 +456,17 @@ def session_stats(
         )
         for i in np.flatnonzero(is_compaction).tolist()
     ]
+    resets = [
+        Reset(
+            entry_id=ids[i],
+            timestamp=stamps[i],
+            reason=_str(entries[i].get("reason")),
+            first_kept_entry_id=_str(entries[i].get("firstKeptEntryId")),
+            turn=_turn(turn_of, i),
+        )
+        for i, entry in enumerate(entries)
+        if entry.get("type") == "reset"
+    ]
     branch_points = [
         BranchPoint(
             entry_id=ids[i],
@@ -487,6 +515,7 @@ def session_stats(
         ],
         unpaired_calls=unpaired_calls,
         unpaired_results=unpaired_results,
+        resets=resets,
     )
 
 
@@ -520,7 +549,9 @@ def _context_series(
 ) -> ContextSeries:
     """The context at each assistant turn on the leaf path, as pi-mono 0.58.3
     `packages/coding-agent/src/core/session-manager.ts` (``buildSessionContext``) would build
-    it: after a compaction, its summary plus the entries from ``firstKeptEntryId`` on."""
+    it: after a compaction, its summary plus the entries from ``firstKeptEntryId`` on. An
+    OpenClaw ``reset`` entry is the same boundary without a summary (the latest of the two
+    wins; OpenClaw `docs/reference/session-management-compaction.md`)."""
     m = len(path_index)
     tokens = entry_tokens[path_index] if m else np.zeros(0, np.int64)
     cumulative = np.concatenate(([0], np.cumsum(tokens)))
@@ -532,9 +563,11 @@ def _context_series(
     compaction_at: list[int] = []
     for p, row in enumerate(path_index.tolist()):
         entry = entries[row]
-        if entry.get("type") != "compaction":
+        kind = entry.get("type")
+        if kind not in ("compaction", "reset"):
             continue
-        compaction_at.append(p)
+        if kind == "compaction":
+            compaction_at.append(p)
         kept_id = _str(entry.get("firstKeptEntryId"))
         kept = position_of.get(kept_id) if kept_id is not None else None
         start[p] = kept if kept is not None and kept <= p else p

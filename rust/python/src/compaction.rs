@@ -326,7 +326,8 @@ impl PyCompactionPreparation {
     fn previous_summary(&self) -> PyResult<Option<String>> {
         crate::errors::guard(|| Ok(self.inner.previous_summary.clone()))
     }
-    /// Index of the previous compaction in the path.
+    /// Index of the previous compaction (or OpenClaw `reset`, the latest boundary) in the
+    /// path.
     #[getter]
     fn previous_compaction_index(&self) -> PyResult<Option<usize>> {
         crate::errors::guard(|| Ok(self.inner.previous_compaction_index))
@@ -460,7 +461,8 @@ impl PySummaryRequest {
 
 /// `prepareCompaction` (pi-mono compaction.ts) on a `Session`'s current branch (root → leaf),
 /// or on a list of path entry dicts. Returns `None` when there is nothing to do: the last
-/// entry is a compaction, the path is empty, or the first kept entry has no id.
+/// entry is a compaction (or an OpenClaw `reset`), the path is empty, or the first kept entry
+/// has no id. A `reset` bounds the history as a compaction does, without a previous summary.
 #[pyfunction]
 #[pyo3(signature = (session, settings = None))]
 pub fn prepare_compaction(

@@ -107,8 +107,9 @@ impl PyLeafContext {
 
 /// The context of the last entry of a session file, as `Session.open(path,
 /// read_only=True).context()` builds it, reading the file backwards from its end only as far
-/// as the messages need: back to the latest compaction's first kept entry (or the root when
-/// there is none). On a long compacted session that is the last few MB of hundreds.
+/// as the messages need: back to the latest compaction's (or OpenClaw `reset`'s) first kept
+/// entry, or to the reset itself when it keeps nothing (the root when there is neither). On
+/// a long compacted session that is the last few MB of hundreds.
 /// `thinking_level` and `model` read on only when asked for.
 ///
 /// Files that need what only a full open does (migration of a v1/v2 file, a missing,

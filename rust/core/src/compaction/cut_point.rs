@@ -102,10 +102,11 @@ pub(super) fn find_cut_point_by(
         }
     }
     // Take in the non-message entries (settings changes, labels, custom_message, ...) right
-    // before the cut, up to a message, a compaction or the start.
+    // before the cut, up to a message, a compaction or the start. OpenClaw's cut-point code
+    // treats a `reset` as the hard boundary a compaction is.
     while cut > start {
         let previous = entries[cut - 1];
-        if previous.is_type(types::COMPACTION) || previous.is_type(types::MESSAGE) {
+        if previous.is_boundary() || previous.is_type(types::MESSAGE) {
             break;
         }
         cut -= 1;

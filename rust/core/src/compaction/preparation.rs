@@ -191,7 +191,7 @@ pub struct Preparation {
     pub tokens_before: u64,
     pub file_ops: FileOperations,
     pub settings: CompactionSettings,
-    /// Index of the previous compaction in the path.
+    /// Index of the previous compaction (or OpenClaw `reset`, the latest boundary) in the path.
     pub previous_compaction_index: Option<usize>,
     /// Id of the path's last entry (the leaf the preparation is for).
     pub leaf_id: Option<String>,
@@ -199,11 +199,15 @@ pub struct Preparation {
 
 /// `prepareCompaction(pathEntries, settings)`. `None` when the last entry is
 /// a compaction, when the path is empty, or when the first kept entry has no id.
+///
+/// OpenClaw's `reset` entry is a boundary as a compaction is: the latest of the two bounds the
+/// history (a reset gives no previous summary and no file lists), and a path ending in a
+/// reset has nothing to compact.
 pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Option<Preparation> {
-    if path.last()?.is_type(types::COMPACTION) {
+    if path.last()?.is_boundary() {
         return None;
     }
-    let previous = path.iter().rposition(|e| e.is_type(types::COMPACTION));
+    let previous = path.iter().rposition(|e| e.is_boundary());
     let boundary_start = previous.map_or(0, |p| p + 1);
     let end = path.len();
     // Derived once for [max(prev, 0), end): the token estimate counts the previous compaction

@@ -551,3 +551,116 @@ fn compacted_session_context_is_summary_then_kept_messages() {
     );
     assert!(prepare_session_compaction(&session, &settings).is_none());
 }
+
+/// The context of the builder's last entry, as its roles and message texts.
+fn context_texts(b: &Builder) -> Vec<String> {
+    let index = index_entries(&b.entries);
+    let context = build_session_context(&b.entries, &index, LeafSelector::Last);
+    context
+        .messages
+        .messages()
+        .iter()
+        .map(|m| {
+            let m: Value = serde_json::from_str(m.text().as_str()).unwrap();
+            let text = m
+                .get("content")
+                .and_then(|c| {
+                    c.as_str()
+                        .map(str::to_owned)
+                        .or_else(|| c[0]["text"].as_str().map(str::to_owned))
+                })
+                .or_else(|| m["summary"].as_str().map(str::to_owned))
+                .unwrap_or_default();
+            format!("{}:{text}", m["role"].as_str().unwrap_or_default())
+        })
+        .collect()
+}
+
+#[test]
+fn a_reset_without_kept_entries_starts_the_context_after_it() {
+    let mut b = Builder::new();
+    b.user("old");
+    b.assistant("old answer");
+    b.push(json!({"type": "reset", "reason": "new"}));
+    b.user("fresh");
+    assert_eq!(context_texts(&b), ["user:fresh"]);
+    // A reset as the leaf: an empty context (no summary message, unlike a compaction).
+    b.entries.pop();
+    assert!(context_texts(&b).is_empty());
+}
+
+#[test]
+fn a_reset_keeps_what_its_first_kept_entry_id_names() {
+    let mut b = Builder::new();
+    b.user("old");
+    let kept = b.assistant("kept");
+    b.user("also kept");
+    b.push(json!({"type": "reset", "reason": "reset", "firstKeptEntryId": kept}));
+    b.user("fresh");
+    assert_eq!(
+        context_texts(&b),
+        ["assistant:kept", "user:also kept", "user:fresh"]
+    );
+}
+
+#[test]
+fn the_latest_reset_or_compaction_bounds_the_context() {
+    // A compaction after a reset: its summary and what it keeps, nothing before the reset.
+    let mut b = Builder::new();
+    b.user("before reset");
+    b.push(json!({"type": "reset", "reason": "daily"}));
+    let u = b.user("after reset");
+    b.assistant("answer");
+    b.push(json!({"type": "compaction", "summary": "S", "firstKeptEntryId": u, "tokensBefore": 5}));
+    b.user("last");
+    assert_eq!(
+        context_texts(&b),
+        [
+            "compactionSummary:S",
+            "user:after reset",
+            "assistant:answer",
+            "user:last"
+        ]
+    );
+    // A reset after a compaction: the older summary does not reappear.
+    let mut b = Builder::new();
+    let u = b.user("one");
+    b.push(json!({"type": "compaction", "summary": "S", "firstKeptEntryId": u, "tokensBefore": 5}));
+    let kept = b.user("two");
+    b.push(json!({"type": "reset", "reason": "idle", "firstKeptEntryId": kept}));
+    b.user("three");
+    assert_eq!(context_texts(&b), ["user:two", "user:three"]);
+}
+
+#[test]
+fn a_reset_bounds_cut_points_and_preparation_as_a_compaction_does() {
+    let mut b = Builder::new();
+    b.user(&"1".repeat(40));
+    b.assistant(&"a".repeat(40));
+    b.push(json!({"type": "reset", "reason": "new"}));
+    b.push(json!({"type": "model_change", "provider": "p", "modelId": "m"}));
+    b.user(&"3".repeat(40));
+    b.assistant(&"c".repeat(40));
+    b.user(&"4".repeat(40));
+    b.assistant(&"d".repeat(40));
+    // The non-message entries before the cut are taken in up to the reset, not past it.
+    let cut = find_cut_point(&b.refs(), 0, 8, 1000);
+    assert_eq!(cut.first_kept_entry_index, 0);
+    let cut = find_cut_point(&b.refs(), 3, 8, 1000);
+    assert_eq!(cut.first_kept_entry_index, 3);
+    let settings = CompactionSettings {
+        keep_recent_tokens: 20,
+        ..Default::default()
+    };
+    let prep = prepare_compaction(&b.refs(), &settings).unwrap();
+    assert_eq!(prep.previous_compaction_index, Some(2));
+    // A reset has no summary to carry on.
+    assert_eq!(prep.previous_summary, None);
+    assert_eq!(prep.cut.first_kept_entry_index, 6);
+    // Only what follows the reset is summarized or counted.
+    assert_eq!(roles(&prep.messages_to_summarize), ["user", "assistant"]);
+    assert_eq!(prep.tokens_before, 4 * 10);
+    // A path ending in a reset has nothing to compact.
+    b.push(json!({"type": "reset", "reason": "new"}));
+    assert!(prepare_compaction(&b.refs(), &settings).is_none());
+}

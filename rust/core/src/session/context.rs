@@ -1,6 +1,9 @@
 //! `buildSessionContext` (pi-mono 0.58.3 `packages/coding-agent/src/core/session-manager.ts`):
 //! the messages on the path from the root to a leaf,
-//! with the latest compaction and branch summaries applied.
+//! with the latest compaction and branch summaries applied. OpenClaw's `reset` entry bounds
+//! the context as a compaction does, without a summary: the latest of the two on the path
+//! wins (OpenClaw `docs/reference/session-management-compaction.md`, "Model context follows
+//! the latest reset or compaction boundary").
 
 use serde_json::{Map, Value};
 
@@ -76,12 +79,9 @@ impl ContextState {
     }
 
     /// Extends the state with `segment` (entries after its leaf, root→leaf order). `None` when
-    /// the segment holds a compaction, which changes what comes before it.
+    /// the segment holds a compaction or a reset, which changes what comes before it.
     pub fn extended(&self, entries: &[Entry], segment: &[usize]) -> Option<ContextState> {
-        if segment
-            .iter()
-            .any(|&i| entries[i].is_type(types::COMPACTION))
-        {
+        if segment.iter().any(|&i| entries[i].is_boundary()) {
             return None;
         }
         let mut next = self.clone();
@@ -112,6 +112,8 @@ impl ContextState {
 
     /// The state for a root→leaf `path` (`buildSessionContext`: model and thinking level from the
     /// path, the latest compaction's summary, then the entries it keeps and those after it).
+    /// A reset later than every compaction is the boundary instead: no summary, then the
+    /// entries from its `firstKeptEntryId` (none without one) and those after it.
     pub fn for_path(entries: &[Entry], path: &[usize]) -> ContextState {
         let mut state = ContextState {
             leaf: path.last().copied().unwrap_or(0),
@@ -119,18 +121,20 @@ impl ContextState {
             model_source: None,
             messages: Vec::new(),
         };
-        let mut compaction: Option<usize> = None;
+        let mut boundary: Option<usize> = None;
         for (position, &i) in path.iter().enumerate() {
             state.note_settings(&entries[i], i);
-            if entries[i].is_type(types::COMPACTION) {
-                compaction = Some(position);
+            if entries[i].is_boundary() {
+                boundary = Some(position);
             }
         }
         let messages = &mut state.messages;
-        match compaction {
+        match boundary {
             Some(position) => {
                 let entry = &entries[path[position]];
-                messages.push(compaction_summary_message(entry));
+                if entry.is_type(types::COMPACTION) {
+                    messages.push(compaction_summary_message(entry));
+                }
                 let first_kept = entry.field("firstKeptEntryId");
                 let mut found = false;
                 for &i in &path[..position] {

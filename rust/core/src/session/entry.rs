@@ -27,11 +27,15 @@ pub mod types {
     pub const CUSTOM_MESSAGE: &str = "custom_message";
     pub const LABEL: &str = "label";
     pub const SESSION_INFO: &str = "session_info";
+    /// OpenClaw's reset boundary (`ResetEntry`: `reason`, optional `firstKeptEntryId`), written
+    /// by `SessionManager.appendResetBoundary` for `/new` and `/reset` (OpenClaw's SQLite-era
+    /// `src/agents/sessions/session-manager-entries.d.ts`). pi-mono 0.58.3 does not write it.
+    pub const RESET: &str = "reset";
 }
 
-/// The entry types pi writes (session-manager.ts), by their code in [`Entry`] (code 0 is no
+/// The entry types pi (session-manager.ts) and OpenClaw (`reset`) write, by their code in [`Entry`] (code 0 is no
 /// `type`, [`OTHER_TYPE`] one pi does not write, read back from the text when asked).
-const KNOWN_TYPES: [&str; 10] = [
+const KNOWN_TYPES: [&str; 11] = [
     types::SESSION,
     types::MESSAGE,
     types::THINKING_LEVEL_CHANGE,
@@ -42,6 +46,7 @@ const KNOWN_TYPES: [&str; 10] = [
     types::CUSTOM_MESSAGE,
     types::LABEL,
     types::SESSION_INFO,
+    types::RESET,
 ];
 const NO_TYPE: u8 = 0;
 const OTHER_TYPE: u8 = u8::MAX;
@@ -205,6 +210,12 @@ impl Entry {
             OTHER_TYPE => self.type_code == OTHER_TYPE && self.entry_type().as_deref() == Some(ty),
             code => self.type_code == code,
         }
+    }
+
+    /// Whether the entry bounds the model's context: a `compaction`, or OpenClaw's `reset`
+    /// (which bounds it the same way, without a summary). The latest one on a path wins.
+    pub fn is_boundary(&self) -> bool {
+        self.is_type(types::COMPACTION) || self.is_type(types::RESET)
     }
 
     /// The record's `timestamp`, when it is a string (read from the text).

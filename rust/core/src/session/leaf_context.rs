@@ -188,9 +188,14 @@ mod tests {
                         .get(ids.len().saturating_sub(1 + rng.below(4)))
                         .map_or_else(|| "7".to_owned(), |k| format!("\"{k}\"")),
                 };
-                format!(
-                    r#"{{"type":"compaction",{base},"summary":"sum {serial}","firstKeptEntryId":{kept},"tokensBefore":{serial}}}"#
-                )
+                if rng.chance(40) {
+                    // OpenClaw's reset: the same boundary without a summary.
+                    format!(r#"{{"type":"reset",{base},"reason":"new","firstKeptEntryId":{kept}}}"#)
+                } else {
+                    format!(
+                        r#"{{"type":"compaction",{base},"summary":"sum {serial}","firstKeptEntryId":{kept},"tokensBefore":{serial}}}"#
+                    )
+                }
             }
             1 => format!(
                 r#"{{"type":"thinking_level_change",{base},"thinkingLevel":"level{serial}"}}"#
@@ -363,6 +368,47 @@ mod tests {
         assert_eq!(reader.thinking_level().unwrap(), Value::from("high"));
         assert!(reader.bytes_read() >= (file.len() - HEADER.len()) as u64);
         assert_eq!(reader.context().unwrap(), full_context(&path).unwrap());
+    }
+
+    /// A long history, then an OpenClaw reset (keeping `kept` or nothing), then one message.
+    fn reset_file(history: usize, kept: Option<usize>) -> String {
+        let mut file = format!("{HEADER}\n");
+        let mut parent = "null".to_owned();
+        for i in 0..history {
+            file.push_str(&message_line(&format!("m{i}"), &parent, &"old ".repeat(50)));
+            file.push('\n');
+            parent = format!("\"m{i}\"");
+        }
+        let kept = kept.map_or_else(String::new, |k| format!(r#","firstKeptEntryId":"m{k}""#));
+        file.push_str(&format!(
+            r#"{{"type":"reset","id":"r","parentId":{parent},"timestamp":"2026-01-01T00:00:00.000Z","reason":"new"{kept}}}"#
+        ));
+        file.push('\n');
+        file.push_str(&message_line("new", "\"r\"", "latest"));
+        file.push('\n');
+        file
+    }
+
+    #[test]
+    fn a_reset_session_is_read_only_back_to_the_reset() {
+        let options = TailOptions {
+            first_chunk: 1024,
+            max_chunk: 4096,
+        };
+        for (kept, expected) in [(None, 1), (Some(1997), 4)] {
+            let file = reset_file(2000, kept);
+            let (_dir, path) = write_temp(file.as_bytes());
+            let mut reader = LeafContextReader::open(&path, &options).unwrap();
+            assert!(!reader.read_in_full());
+            assert_eq!(reader.messages().len(), expected, "kept {kept:?}");
+            assert!(
+                reader.bytes_read() < 4096,
+                "read {} of {}",
+                reader.bytes_read(),
+                file.len()
+            );
+            assert_eq!(reader.context().unwrap(), full_context(&path).unwrap());
+        }
     }
 
     #[test]

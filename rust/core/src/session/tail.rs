@@ -14,9 +14,9 @@
 //! lines (fast path, salvage of damaged lines), and the walk up the parents advances as far as
 //! the entries read so far allow:
 //!
-//! - the messages are settled once the walk passes the latest compaction on the path and then
-//!   reaches its `firstKeptEntryId` (or the compaction keeps nothing before it), or reaches
-//!   the root;
+//! - the messages are settled once the walk passes the latest compaction (or OpenClaw `reset`,
+//!   the same boundary without a summary) on the path and then reaches its `firstKeptEntryId`
+//!   (or the boundary keeps nothing before it), or reaches the root;
 //! - the thinking level and model are settled by the first `thinking_level_change` (and
 //!   `model_change` or assistant message) the walk meets, or the root. They are read on
 //!   request only, since a thinking level set once at the start of a session means reading
@@ -445,12 +445,12 @@ fn last_line_end(reader: &BackReader, file_len: u64) -> std::io::Result<u64> {
 
 /// What a walk from the leaf towards the root settles, entry by entry, as pi's
 /// `buildSessionContext` (pi-mono 0.58.3 `session-manager.ts`) reads a path: where the
-/// context's messages start (at the latest compaction's first kept entry) and which entries
+/// context's messages start (at the latest compaction's or reset's first kept entry) and which entries
 /// give the thinking level and the model. Both the backward reader and a cold session's walk
 /// note their entries here, so the two read a path by the same rules.
 #[derive(Debug, Default)]
 pub(super) struct PathFacts {
-    /// The latest compaction on the path was reached.
+    /// The latest boundary on the path (a compaction or a reset) was reached.
     compaction_seen: bool,
     /// Its `firstKeptEntryId`, while the walk has not reached that entry.
     first_kept: Option<String>,
@@ -463,14 +463,14 @@ pub(super) struct PathFacts {
 impl PathFacts {
     /// Notes `entry` (index `i` of the entries), reached at walk `position`.
     fn note(&mut self, entry: &Entry, i: usize, position: usize) {
-        if !self.compaction_seen && entry.is_type(types::COMPACTION) {
+        if !self.compaction_seen && entry.is_boundary() {
             self.compaction_seen = true;
             self.first_kept = entry
                 .field("firstKeptEntryId")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
             if self.first_kept.is_none() {
-                // Nothing before the compaction can match: it is the context's start.
+                // Nothing before the boundary can match: it is the context's start.
                 self.messages_from = Some(position);
             }
         } else if self.messages_from.is_none()
