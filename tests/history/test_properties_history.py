@@ -65,23 +65,7 @@ def test_repair_tool_pairing_is_idempotent(policy: str | None, messages: list[Ms
     assert twice.to_list() == once.to_list()
 
 
-@pytest.mark.parametrize(
-    "mode",
-    [
-        pytest.param(
-            m,
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="open (non-default mode): provider_safe merges an errored blank assistant "
-                "turn into the next one, leaving a blank text block a second pass drops "
-                "(found for mistral by CI's hypothesis run)",
-            ),
-        )
-        if m == "provider_safe"
-        else m
-        for m in sorted(MODES)
-    ],
-)
+@pytest.mark.parametrize("mode", sorted(MODES))
 @pytest.mark.parametrize("provider", sorted(PROVIDERS))
 @PROPERTY_SETTINGS
 @given(messages=histories())
@@ -207,3 +191,47 @@ def test_synthetic_result_for_a_repeated_call_id_is_stable() -> None:
     once = repair_tool_pairing(history, now_ms=0).messages
     assert once.to_list()[1]["toolName"] == " exec "
     assert repair_tool_pairing(once, now_ms=0).messages.to_list() == once.to_list()
+
+
+#: Histories hypothesis found where one round of the ``provider_safe`` passes was not a fixed
+#: point: turn validation merged an errored blank assistant into the next turn and left a blank
+#: text block (Google, Gemini CLI, Mistral), and the request guard left out an errored turn
+#: between two user turns, which turn validation merges only on a second pass (Bedrock).
+UNSETTLED: list[tuple[str, list[Msg]]] = [
+    (
+        provider,
+        [
+            {"role": "assistant", "content": [{"type": "text", "text": ""}], "stopReason": "error"},
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "hi"}],
+                "stopReason": "stop",
+            },
+        ],
+    )
+    for provider in ("google", "gemini-cli", "mistral")
+] + [
+    (
+        "bedrock",
+        [
+            {"role": "user", "content": ""},
+            {"role": "assistant", "content": [{"type": "redacted_thinking", "data": "x"}]},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": [], "stopReason": "error"},
+            {"role": "user", "content": "hi"},
+        ],
+    )
+]
+
+
+@pytest.mark.parametrize(("provider", "messages"), UNSETTLED)
+def test_provider_safe_settles_in_one_call(provider: str, messages: list[Msg]) -> None:
+    once = _sanitize(messages, provider, "provider_safe")
+    assert _sanitize(once, provider, "provider_safe").to_list() == once.to_list()
+    assert not validate_for_provider(once, **PROVIDERS[provider])
+    texts = [
+        block.get("text")
+        for message in once.to_list()
+        for block in (message["content"] if isinstance(message["content"], list) else [])
+    ]
+    assert "" not in texts

@@ -183,7 +183,9 @@ def sanitize_session_history(
     them): delivery-mirror assistants dropped for Anthropic, repeated tool-call ids made unique
     (as OpenClaw 2026.5), a second result for one call id dropped, the bootstrap user turn for
     Anthropic-family providers too, and, with ``validate_turns``, every unanswered tool call
-    removed (:func:`strip_dangling_tool_calls`).
+    removed (:func:`strip_dangling_tool_calls`). Whenever these passes run (``provider_safe``,
+    or the safe default's second run), they are repeated on their own output until nothing
+    changes, so the result is a fixed point: sanitizing it again returns it unchanged.
 
     Only ``session`` is ever written to (steps 10 and 11, through its append path); the
     input is never modified. Returns a Transcript: the given one when no pass changed anything
@@ -218,21 +220,62 @@ def sanitize_session_history(
         pending_writes=pending_writes,
         **options,
     )
-    if not _compat.resolve_safe(safe):
-        return transcript
+    safe_on = _compat.resolve_safe(safe)
+    if not safe_on:
+        return transcript if not provider_safe else _settle(transcript, now, False, options)
     if not _core.request_issues(
         transcript, provider=provider, model_api=model_api, model_id=model_id
     ):
-        return transcript
+        return transcript if not provider_safe else _settle(transcript, now, True, options)
     if not provider_safe:
         # The session writes were made (or queued) by the first run.
         transcript = _sanitize_passes(
             messages, now=now, provider_safe=True, session=None, pending_writes=None, **options
         )
+    return _settle(_guard(transcript, now, options), now, True, options)
+
+
+#: How often :func:`_settle` reruns the passes before it gives up looking for a fixed point;
+#: the property tests settle in at most two rounds.
+_SETTLE_ROUNDS = 6
+
+
+def _guard(transcript: _core.Transcript, now: int, options: dict[str, Any]) -> _core.Transcript:
     guarded, _changes = _core.guard_request(
-        transcript, provider=provider, model_api=model_api, model_id=model_id, now_ms=now
+        transcript,
+        provider=options["provider"],
+        model_api=options["model_api"],
+        model_id=options["model_id"],
+        now_ms=now,
     )
     return guarded
+
+
+def _settle(
+    transcript: _core.Transcript, now: int, guard: bool, options: dict[str, Any]
+) -> _core.Transcript:
+    """Reruns the ``provider_safe`` passes (and the request guard) on their own output until
+    nothing changes, so the result is a fixed point: a second ``sanitize_session_history`` of
+    it returns it unchanged. One round is not always enough, because a pass can create what an
+    earlier pass removes: Gemini turn validation merges an errored blank assistant into the
+    next turn and leaves a blank text block behind, and the guard leaves out an aborted turn
+    between two user turns, which turn validation then merges. Passes return their input when
+    they change nothing, so the common case costs one scan."""
+    for _ in range(_SETTLE_ROUNDS):
+        again = _sanitize_passes(
+            transcript, now=now, provider_safe=True, session=None, pending_writes=None, **options
+        )
+        if guard and _core.request_issues(
+            again,
+            provider=options["provider"],
+            model_api=options["model_api"],
+            model_id=options["model_id"],
+        ):
+            again = _guard(again, now, options)
+        if again is transcript:
+            break
+        transcript = again
+    return transcript
 
 
 def _sanitize_passes(
