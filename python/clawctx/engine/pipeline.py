@@ -53,6 +53,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clawctx import _compat, _core
+from clawctx.engine.cache_prefix import CachePrefixTracker
 from clawctx.engine.context_engine import (
     ContextEngine,
     LegacyContextEngine,
@@ -509,6 +510,8 @@ class ContextPipeline:
         )
         # Bootstrap truncation signatures seen per session (see the class docstring).
         self._bootstrap_warning_seen: dict[str, tuple[str, ...]] = {}
+        # What each session's last request sent, to name what breaks the prompt cache.
+        self._cache_prefix = CachePrefixTracker()
 
     # ---- entry points -----------------------------------------------------------------
 
@@ -626,6 +629,19 @@ class ContextPipeline:
                 f"estimated {estimate:,} tokens exceed the model's {window:,}-token context "
                 "window: the provider will reject the request; compact or prune the session",
             )
+        tools = self.tools if request.tools is None else _tools_tuple(request.tools)
+        for detail in self._cache_prefix.check(
+            request.session_key
+            or opened.session_id
+            or (None if opened.path is None else str(opened.path)),
+            opened,
+            system_prompt=system_prompt,
+            tools=tools,
+            history=history,
+            prompt_message=prompt_message,
+            stages=[change.stage for change in run.changes],
+        ):
+            run.note("cache", detail)
         return PreparedRequest(
             should_run=True,
             reply_text=None,
@@ -653,7 +669,7 @@ class ContextPipeline:
             model=self.model,
             compat=_compat.current_compat(),
             session_leaf_id=opened.leaf_id,
-            tools=self.tools if request.tools is None else _tools_tuple(request.tools),
+            tools=tools,
         )
 
     async def arecord_turn(
