@@ -1887,6 +1887,10 @@ class _RequestPayload:
     def guard_changes(self) -> list[tuple[str, int]]:
         """What the request guard changed in the messages, as ``(kind, count)`` pairs."""
 
+    @property
+    def headers(self) -> dict[str, str]:
+        """The HTTP headers the body needs (``anthropic-beta`` for context management)."""
+
     def to_dict(self) -> dict[str, Any]: ...
     def to_json(self) -> bytes: ...
 
@@ -1897,10 +1901,12 @@ def _build_request_payload(
     simple: bool = False,
     now_ms: int = 0,
     guard: bool = True,
+    compact: bool = False,
 ) -> _RequestPayload:
     """The request body for `request["model"]["api"]`. `request_json` is the JSON text of
     `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array
-    text.
+    text. `compact`: the body of OpenAI's `POST /responses/compact` instead (Responses APIs
+    only).
     """
 
 def _parse_response(

@@ -118,7 +118,7 @@ from clawctx.prompt.workspace import (
     build_bootstrap_context_files,
     load_workspace_bootstrap_files,
 )
-from clawctx.wire import build_request_payload, normalize_tools
+from clawctx.wire import RequestPayload, build_request_payload, normalize_tools
 from clawctx.wire.payload import KNOWN_APIS
 
 __all__ = [
@@ -327,13 +327,37 @@ class PreparedRequest:
         :attr:`tools`; they are converted per API as pi-ai does. Without tools the body has
         none, except ``tools: []`` on openai-completions when the history holds tool calls
         (pi-ai's ``hasToolHistory``; see :mod:`clawctx.wire.tools` for what each API accepts).
-        Ready for the SDK: ``client.messages.create(**prepared.request_payload())``."""
+        Ready for the SDK: ``client.messages.create(**prepared.request_payload())``.
+
+        Provider-side context management (``contextManagement``, ``promptCacheKey``) is taken
+        as :func:`~clawctx.wire.build_request_payload` takes it; ``promptCacheKey=True`` uses
+        the session id. When ``contextManagement`` adds edits, the body needs the
+        ``anthropic-beta`` header: use :meth:`build_payload` for the body and its
+        ``headers``."""
+        return self.build_payload(options, tools=tools, model=model).to_dict()
+
+    def build_payload(
+        self,
+        options: Mapping[str, Any] | None = None,
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        model: Any = None,
+    ) -> RequestPayload:
+        """:meth:`request_payload` as the :class:`~clawctx.wire.RequestPayload` object: the
+        body (``to_dict()``, ``to_json()``) and the HTTP ``headers`` it needs, e.g.
+        ``client.beta.messages.create(**p.to_dict(), extra_headers=p.headers)``.
+        ``options["promptCacheKey"] = True`` sends the session id as ``prompt_cache_key``
+        (OpenAI Responses); raises ``ValueError`` when the request has no session id."""
         target = model if model is not None else self.model
         if target is None:
             raise ValueError("this PreparedRequest has no model: pass model=")
         simple = dict(options or {})
         if self.think_level not in (None, "off"):
             simple.setdefault("reasoning", self.think_level)
+        if simple.get("promptCacheKey") is True:
+            if not self.session_id:
+                raise ValueError("promptCacheKey=True needs a session id; this request has none")
+            simple["promptCacheKey"] = self.session_id
         context = {
             "system_prompt": self.system_prompt,
             "messages": self.llm_messages(),
@@ -341,9 +365,7 @@ class PreparedRequest:
             if tools is not None
             else (None if self.tools is None else list(self.tools)),
         }
-        return build_request_payload(
-            target, context, simple, simple=True, safe=self._safe()
-        ).to_dict()
+        return build_request_payload(target, context, simple, simple=True, safe=self._safe())
 
     def llm_messages(self) -> _core.Transcript:
         """History plus the prompt message, converted for the model (pi's ``convertToLlm``,

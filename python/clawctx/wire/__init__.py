@@ -19,6 +19,7 @@ from clawctx.wire.payload import (
     SUPPORTED_APIS,
     PayloadError,
     RequestPayload,
+    build_compact_request,
     build_request_payload,
     transform_messages,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "ToolDefinitionError",
     "aiter_response_events",
     "aparse_response",
+    "build_compact_request",
     "build_request_payload",
     "iter_response_events",
     "normalize_tools",

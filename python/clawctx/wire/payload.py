@@ -13,7 +13,8 @@ from clawctx._core import _build_request_payload as _build
 from clawctx._core import _transform_messages as _transform
 from clawctx.errors import PayloadError as PayloadError  # its name in clawctx.wire
 
-#: The body :func:`build_request_payload` returns (``api``, ``to_dict()``, ``to_json()``).
+#: The body :func:`build_request_payload` returns (``api``, ``headers``, ``to_dict()``,
+#: ``to_json()``).
 RequestPayload = _RequestPayload
 
 #: The model APIs :func:`build_request_payload` builds bodies for.
@@ -46,6 +47,7 @@ _MODEL_ATTRS = (
     ("maxTokens", "max_tokens"),
     ("compat", "compat"),
     ("headers", "headers"),
+    ("contextWindow", "context_window"),
 )
 
 #: ``maxTokens`` of a model object that does not say (pi-ai's simple-options cap).
@@ -118,7 +120,36 @@ def build_request_payload(
     repeated tool-call ids made unique, results moved up to their call, orphaned and second
     results dropped, aborted turns left out, a synthetic result for a call without one, a user
     turn before an assistant-first history. ``RequestPayload.guard_changes`` says what changed.
+
+    **Provider-side context management** (opt-in; without these options the body is pi-ai's
+    byte for byte). ``options["contextManagement"]``:
+
+    - anthropic-messages: ``"auto"`` (OpenClaw 2026.9's server pruning derived from the model's
+      ``contextWindow``; ``{"auto": True, "toolsAllow": [...], "toolsDeny": [...]}`` fills
+      ``exclude_tools`` from tool allow/deny lists), or ``{"clearToolUses": ..., "clearThinking":
+      ..., "compact": ...}`` (each ``True`` for the provider's defaults or a dict of camelCase
+      settings), or ``{"edits": [...]}`` passed through as given. The body gains
+      ``context_management.edits`` and :attr:`RequestPayload.headers` the ``anthropic-beta``
+      header it needs.
+    - OpenAI Responses: ``{"compactThreshold": N}`` gives ``context_management: [{"type":
+      "compaction", "compact_threshold": N}]``.
+
+    ``options["promptCacheKey"]`` (OpenAI Responses) sets ``prompt_cache_key``. Bad values
+    raise :class:`PayloadError`. See the guide, "Provider-side context management".
     """
+    return _build_payload(model, context, options, simple, now_ms, safe, compact=False)
+
+
+def _build_payload(
+    model: Any,
+    context: Any,
+    options: Mapping[str, Any] | None,
+    simple: bool,
+    now_ms: int | None,
+    safe: bool | None,
+    *,
+    compact: bool,
+) -> RequestPayload:
     model_dict = _model_dict(model)
     request: dict[str, Any] = {"model": model_dict, "options": dict(options or {})}
     system = _context_field(context, "system_prompt", "systemPrompt")
@@ -136,9 +167,31 @@ def build_request_payload(
             simple=simple,
             now_ms=clock,
             guard=_compat.resolve_safe(safe),
+            compact=compact,
         )
     except ValueError as e:
         raise PayloadError(str(e)) from e
+
+
+def build_compact_request(
+    model: Any,
+    context: Any,
+    options: Mapping[str, Any] | None = None,
+    *,
+    simple: bool = False,
+    now_ms: int | None = None,
+    safe: bool | None = None,
+) -> RequestPayload:
+    """The body of OpenAI's ``POST /responses/compact`` (``client.responses.compact(...)``) for
+    an OpenAI Responses ``model``: the ``model``, ``input`` and (Codex) ``instructions`` that
+    :func:`build_request_payload` would send for the same arguments, with its
+    ``prompt_cache_key``, ``prompt_cache_retention`` and ``service_tier``;
+    ``options["previousResponseId"]`` adds ``previous_response_id``. Fields only a generating
+    request takes (``stream``, ``store``, ``tools``, ``reasoning``, ``context_management``)
+    are left out. The reply's ``output`` is the new input prefix. Raises
+    :class:`PayloadError` for another API or a bad option.
+    """
+    return _build_payload(model, context, options, simple, now_ms, safe, compact=True)
 
 
 def transform_messages(

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use clawctx_core::base::{parse_value, to_js_string};
 use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::payload::{
-    build_payload, strip_lone_surrogate_escapes, transform_messages as core_transform, Model,
-    Normalizer, Payload, PayloadError, PayloadRequest,
+    build_compact_payload, build_payload, strip_lone_surrogate_escapes,
+    transform_messages as core_transform, Model, Normalizer, Payload, PayloadError, PayloadRequest,
 };
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -59,6 +59,18 @@ impl PyRequestPayload {
     #[getter]
     fn guard_changes(&self) -> Vec<(&'static str, usize)> {
         self.payload.guard.counts()
+    }
+
+    /// The HTTP headers the body needs besides the provider's usual ones, as a new dict:
+    /// `anthropic-beta` (comma-joined, after the betas already given in the model's or the
+    /// options' `headers`) when the body carries `context_management` edits; empty otherwise.
+    #[getter]
+    fn headers(&self) -> std::collections::BTreeMap<&str, &str> {
+        self.payload
+            .headers
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .collect()
     }
 
     /// The body as compact JSON bytes, written as `JSON.stringify` writes them.
@@ -119,8 +131,11 @@ fn messages_arg(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Arc<Tra
 
 /// The request body for `request["model"]["api"]`. `request_json` is the JSON text of
 /// `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array text.
+/// `compact`: the body of OpenAI's `POST /responses/compact` instead (Responses APIs only).
 #[pyfunction]
-#[pyo3(signature = (request_json, messages, *, simple = false, now_ms = 0, guard = true))]
+#[pyo3(signature = (
+    request_json, messages, *, simple = false, now_ms = 0, guard = true, compact = false
+))]
 pub fn _build_request_payload(
     py: Python<'_>,
     request_json: &str,
@@ -128,6 +143,7 @@ pub fn _build_request_payload(
     simple: bool,
     now_ms: i64,
     guard: bool,
+    compact: bool,
 ) -> PyResult<PyRequestPayload> {
     crate::errors::guard(|| {
         let mut request = parse_sanitized(request_json, "request")?;
@@ -162,7 +178,13 @@ pub fn _build_request_payload(
             guard,
         };
         let payload = py
-            .detach(move || build_payload(&request, &transcript))
+            .detach(move || {
+                if compact {
+                    build_compact_payload(&request, &transcript)
+                } else {
+                    build_payload(&request, &transcript)
+                }
+            })
             .map_err(payload_error)?;
         Ok(PyRequestPayload {
             payload: Arc::new(payload),

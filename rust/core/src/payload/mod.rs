@@ -7,6 +7,7 @@
 //! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`.
 
 mod anthropic;
+mod context_management;
 mod google;
 mod mistral;
 mod model;
@@ -65,6 +66,9 @@ pub struct Payload {
     spliced: Option<Spliced>,
     /// What the request guard changed in the messages (nothing when they were valid).
     pub guard: GuardReport,
+    /// HTTP headers the body needs (`anthropic-beta` for context management), in order;
+    /// empty for every body pi-ai itself builds.
+    pub headers: Vec<(String, String)>,
 }
 
 /// JSON text written in place of the body's value at `path` (object keys from the top).
@@ -80,6 +84,7 @@ impl From<Value> for Payload {
             body,
             spliced: None,
             guard: GuardReport::default(),
+            headers: Vec::new(),
         }
     }
 }
@@ -96,6 +101,7 @@ impl Payload {
             body,
             spliced: json.map(|json| Spliced { path, json }),
             guard: GuardReport::default(),
+            headers: Vec::new(),
         }
     }
 
@@ -201,6 +207,59 @@ pub fn build_payload(
     build_payload_with(request, messages, true)
 }
 
+/// The top-level fields of a `POST /responses` body that `POST /responses/compact` also takes
+/// (openai 3.51 `types/responses/response_compact_params.py`), in the create body's order.
+const COMPACT_FIELDS: [&str; 6] = [
+    "model",
+    "input",
+    "instructions",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "service_tier",
+];
+
+/// The body of OpenAI's `POST /responses/compact` for `request.model` (an OpenAI Responses
+/// API): the create body's `model`, `input` (the same input items), `instructions`, prompt
+/// cache and service-tier fields, plus `previous_response_id` from the `previousResponseId`
+/// option. The fields only a generating request takes (`stream`, `store`, `tools`, `reasoning`,
+/// `context_management`, ...) are left out.
+pub fn build_compact_payload(
+    request: &PayloadRequest,
+    messages: &Transcript,
+) -> Result<Payload, PayloadError> {
+    let model = Model::from_value(&request.model)?;
+    if !matches!(
+        model.api.as_str(),
+        "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+    ) {
+        return Err(PayloadError::Invalid {
+            what: "model",
+            reason: format!(
+                "/responses/compact is an OpenAI Responses endpoint, not for api {:?}",
+                model.api
+            ),
+        });
+    }
+    let previous = match request.options.get("previousResponseId") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(id)) if !id.is_empty() => Some(id.clone()),
+        Some(other) => {
+            return Err(PayloadError::Invalid {
+                what: "previousResponseId",
+                reason: format!("expected a non-empty string, got {other}"),
+            })
+        }
+    };
+    let mut payload = build_payload(request, messages)?;
+    if let Value::Object(body) = &mut payload.body {
+        body.retain(|key, _| COMPACT_FIELDS.contains(&key.as_str()));
+        if let Some(id) = previous {
+            body.insert("previous_response_id".to_owned(), Value::String(id));
+        }
+    }
+    Ok(payload)
+}
+
 /// [`build_payload`], writing from the stored bytes where a builder can (`raw`) or always
 /// through value trees.
 fn build_payload_with(
@@ -265,7 +324,70 @@ fn build_payload_with(
     };
     let mut payload = build(&model, &context, &options, request.now_ms)?;
     payload.guard = guard;
+    add_context_management(&mut payload, request, &model, &llm)?;
     Ok(payload)
+}
+
+/// The provider-side context-management options (`contextManagement`, `promptCacheKey`; see
+/// `context_management`), read from the options as given (pi-ai's `SimpleStreamOptions`
+/// mapping does not know them) and added to the top level of the built body. Without them the
+/// body is untouched.
+fn add_context_management(
+    payload: &mut Payload,
+    request: &PayloadRequest,
+    model: &Model,
+    llm: &Transcript,
+) -> Result<(), PayloadError> {
+    let option = request
+        .options
+        .get(context_management::OPTION)
+        .filter(|v| !v.is_null());
+    let cache_key = request
+        .options
+        .get(context_management::PROMPT_CACHE_KEY_OPTION)
+        .filter(|v| !v.is_null());
+    if option.is_none() && cache_key.is_none() {
+        return Ok(());
+    }
+    let responses = matches!(
+        model.api.as_str(),
+        "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+    );
+    let unsupported = |what: &'static str| PayloadError::Invalid {
+        what,
+        reason: format!("not supported for api {:?}", model.api),
+    };
+    let Value::Object(body) = &mut payload.body else {
+        return Ok(());
+    };
+    if let Some(option) = option {
+        if model.api == "anthropic-messages" {
+            let cm =
+                context_management::anthropic(option, &request.model, request.tools.as_ref(), llm)?;
+            body.insert("context_management".to_owned(), cm.config);
+            payload.headers.extend(context_management::merge_betas(
+                &request.model,
+                &request.options,
+                &cm.betas,
+            ));
+        } else if responses {
+            let entries = context_management::responses(option)?;
+            body.insert("context_management".to_owned(), entries);
+        } else {
+            return Err(unsupported("contextManagement"));
+        }
+    }
+    if let Some(key) = cache_key {
+        if !responses {
+            return Err(unsupported("promptCacheKey"));
+        }
+        // Replaces the key pi-ai derives from `sessionId` (in its place), else is added.
+        body.insert(
+            "prompt_cache_key".to_owned(),
+            context_management::prompt_cache_key(key)?,
+        );
+    }
+    Ok(())
 }
 
 #[cfg(test)]
