@@ -348,3 +348,59 @@ def test_pipeline_model_spec_reads_the_item() -> None:
     spec = clawctx.ModelSpec("openai", "openai-responses", "gpt-5", context_window=400_000)
     reply = parse_response(spec, _responses_reply("ok"))
     assert reply["content"][0]["raw"] == ITEM
+
+
+def test_validate_request_body_knows_compaction_blocks() -> None:
+    from clawctx.wire import validate_request_body
+
+    first = {"role": "assistant", "content": [BLOCK, {"type": "text", "text": "t"}]}
+    ok = {"model": "m", "max_tokens": 1, "messages": [first, {"role": "user", "content": "q"}]}
+    assert validate_request_body(ok, "anthropic-messages") == []
+    late = {
+        "model": "m",
+        "max_tokens": 1,
+        "messages": [{"role": "user", "content": "q"}, first, {"role": "user", "content": "r"}],
+    }
+    rules = [v.rule for v in validate_request_body(late, "anthropic-messages")]
+    assert rules == ["compaction-block-misplaced"]
+    two = {"role": "assistant", "content": [BLOCK, BLOCK]}
+    rules = [
+        v.rule
+        for v in validate_request_body(
+            {"model": "m", "max_tokens": 1, "messages": [two]}, "anthropic-messages"
+        )
+    ]
+    assert rules == ["compaction-block-misplaced", "compaction-block-ambiguous"]
+    # Without a compaction block an assistant turn first is refused as before.
+    plain = {"model": "m", "max_tokens": 1, "messages": [{"role": "assistant", "content": "x"}]}
+    assert [v.rule for v in validate_request_body(plain, "anthropic-messages")] == [
+        "first-message-not-user"
+    ]
+
+
+def test_pipeline_turns_carry_the_block_back(tmp_path: Path) -> None:
+    from clawctx.wire import validate_request_body
+
+    from ._sdk_loop import demo_pipeline
+
+    model = clawctx.ModelSpec(
+        "anthropic", "anthropic-messages", "claude-sonnet-4-5", context_window=200_000
+    )
+    replay = Replay(anthropic, "/v1/messages", [_anthropic_reply("Friday."), _anthropic_reply("x")])
+    client = anthropic.Anthropic(
+        api_key="k", base_url="https://api.anthropic.test", http_client=replay.http_client()
+    )
+    pipeline, session, _path = demo_pipeline(tmp_path, model)
+    first = pipeline.prepare(session, clawctx.PromptRequest(text="When do we ship?"))
+    stream = client.beta.messages.create(**first.request_payload(), betas=["compact-2026-01-12"])
+    pipeline.record_turn(session, first, [stream])
+    second = pipeline.prepare(session, clawctx.PromptRequest(text="And then?"))
+    body = second.request_payload()
+    assert body["messages"][0] == {
+        "role": "assistant",
+        "content": [BLOCK, {"type": "text", "text": "Friday."}],
+    }
+    assert body["messages"][-1]["role"] == "user"
+    assert validate_request_body(body, "anthropic-messages") == []
+    client.beta.messages.create(**body, betas=["compact-2026-01-12"])
+    assert replay.sent[1]["messages"][0]["content"][0] == BLOCK
