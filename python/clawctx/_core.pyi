@@ -63,6 +63,8 @@ __all__ = [
     "annotate_inter_session_messages",
     "build_compaction_prompt",
     "build_session_context",
+    "compaction_boundary",
+    "compaction_send_view",
     "convert_to_llm",
     "count_message_tokens",
     "count_tokens",
@@ -73,6 +75,7 @@ __all__ = [
     "downgrade_openai_reasoning",
     "drop_delivery_mirror_messages",
     "drop_duplicate_tool_results",
+    "drop_foreign_compaction_blocks",
     "drop_thinking_blocks",
     "estimate_context_tokens",
     "estimate_messages_tokens",
@@ -1128,6 +1131,31 @@ def strip_tool_result_details(messages: _Messages) -> Transcript:
 
 def drop_duplicate_tool_results(messages: _Messages) -> Transcript:
     """Drops tool results whose id an earlier result already answered (first wins)."""
+
+def drop_foreign_compaction_blocks(
+    messages: _Messages, *, provider: str | None = None, model_api: str | None = None
+) -> Transcript:
+    """Drops or converts the provider `compaction` blocks another provider returned (see
+    `compaction_send_view`): one with a readable summary (Anthropic's) becomes a
+    `compactionSummary` message in front of its turn and the history before it is left out; an
+    opaque one (a Responses item) is dropped. The target's own blocks stay where they are.
+    """
+
+def compaction_boundary(messages: _Messages) -> int | None:
+    """The latest provider compaction boundary of `messages` (AgentMessages): the index of the
+    last assistant message, not errored or aborted, holding a provider `compaction` block
+    (stored by `parse_response`: an Anthropic compaction block, an OpenAI Responses compaction
+    item) that carries context; `None` when there is none. Nothing before it needs to be sent.
+    """
+
+def compaction_send_view(
+    messages: _Messages, *, provider: str | None = None, model_api: str | None = None
+) -> Transcript:
+    """The history a request to `provider` / `model_api` is built from, as the payload writers
+    build it: it starts at the latest provider `compaction` block that target can use, sent
+    first in its turn and verbatim to its own provider and API, as a `compactionSummary`
+    message elsewhere when its summary is readable; every other compaction block is dropped.
+    """
 
 def zero_stale_usage(messages: _Messages) -> Transcript:
     """Zeroes assistant usage recorded before the latest compaction summary (OpenClaw

@@ -165,7 +165,9 @@ def sanitize_session_history(
     9. for OpenAI Responses APIs, drop unreplayable reasoning blocks and downgrade
     ``call|fc_`` tool-call id pairs (pi-embedded-helpers/openai.ts); 10. record a
     ``model-snapshot`` custom entry in ``session`` when the model differs from the last one;
-    11. when the policy applies Google turn ordering: :func:`apply_google_turn_ordering_fix`
+    11. (clawctx addition, before step 2) another provider's ``compaction`` blocks
+    (:func:`drop_foreign_compaction_blocks`; the target's own stay for the payload writers);
+    12. when the policy applies Google turn ordering: :func:`apply_google_turn_ordering_fix`
     for the Google APIs (warning and marker, with ``session``), the bootstrap user turn alone
     for the other (strict OpenAI-compatible) providers.
 
@@ -298,6 +300,12 @@ def _sanitize_passes(
 ) -> _core.Transcript:
     """The passes of :func:`sanitize_session_history` in order (its steps 2-11)."""
     transcript = _core.annotate_inter_session_messages(messages)
+    if provider or model_api:
+        # clawctx addition (issue 31): provider `compaction` blocks another provider returned
+        # are dropped, or become their readable summary, as the payload writers send them.
+        transcript = _core.drop_foreign_compaction_blocks(
+            transcript, provider=provider, model_api=model_api
+        )
     if provider_safe and (provider == "anthropic" or model_api == "anthropic-messages"):
         transcript = _core.drop_delivery_mirror_messages(transcript)
     id_mode = policy.tool_call_id_mode if policy.sanitize_tool_call_ids else None

@@ -29,6 +29,7 @@ from clawctx._compat import resolve_safe
 from clawctx._core import (
     Transcript,
     _budget_units,
+    compaction_boundary,
     count_message_tokens,
     drop_duplicate_tool_results,
     estimate_tokens,
@@ -252,22 +253,32 @@ def fit_to_budget(
         good = units.kinds == _USER
     else:
         good = (units.kinds != _TOOL_RESULT) & (units.kinds != _BLANK_USER)
-    rest = costs[prelude:]
+    # A provider compaction block (issue 31) is a boundary: nothing before its turn needs to
+    # be kept, and the kept part may start at that (assistant) turn.
+    floor = prelude
+    boundary = compaction_boundary(transcript)
+    if boundary is not None:
+        unit = int(np.searchsorted(units.bounds, boundary, side="right")) - 1
+        if unit > prelude:
+            floor = unit
+            good = good.copy()
+            good[unit] = True
+    rest = costs[floor:]
     if strategy == "last":
         # The longest newest run that fits, then moved forward to a unit it may start with.
         from_end = np.cumsum(rest[::-1])
-        first = units.count - int(np.searchsorted(from_end, budget, side="right"))
+        first = max(floor, units.count - int(np.searchsorted(from_end, budget, side="right")))
         starts = np.flatnonzero(good[first:])
         first = first + int(starts[0]) if len(starts) else units.count
         last = units.count
     else:
-        starts = np.flatnonzero(good[prelude:])
-        first = prelude + int(starts[0]) if len(starts) else units.count
+        starts = np.flatnonzero(good[floor:])
+        first = floor + int(starts[0]) if len(starts) else units.count
         last = first + int(np.searchsorted(np.cumsum(costs[first:]), budget, side="right"))
     kept = [(0, prelude), (first, last)]
     dropped = [(prelude, first), (last, units.count)]
     tokens = needed + int(costs[first:last].sum())
-    users = np.flatnonzero(units.kinds[prelude:] == _USER) + prelude
+    users = np.flatnonzero(units.kinds[floor:] == _USER) + floor
     if strategy == "last" and first == units.count and len(users):
         # An agent run (one prompt, then many tool turns) fits only without its start: keep
         # the newest user turn and the newest complete exchanges after it that fit.

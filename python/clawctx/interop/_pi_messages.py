@@ -1,6 +1,7 @@
 """clawctx's own shape: a ``Transcript`` or a list of pi message dicts (pi-mono 0.58.3
 `packages/ai/src/types.ts`), read as it is; blocks carried from another format
-(``"type": "foreign"``, see ``clawctx.interop._carried``) included."""
+(``"type": "foreign"``, see ``clawctx.interop._carried``) and provider compaction blocks
+(``"type": "compaction"``, as ``clawctx.wire.parse_response`` stores them) included."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from clawctx.interop import _common as c
 FORMAT = "pi"
 _BLOCKS = {
     "user": ("text", "image", "foreign"),
-    "assistant": ("text", "thinking", "toolCall", "foreign"),
+    "assistant": ("text", "thinking", "toolCall", "foreign", "compaction"),
 }
 
 

@@ -80,17 +80,41 @@ def _anthropic(body: Mapping[str, Any]) -> _Found:
       must be unique") and match ``^[a-zA-Z0-9_-]+$``.
     - "text content blocks must contain non-whitespace text"; "all messages must have
       non-empty content except for the optional final assistant message".
+    - Server compaction (beta ``compact-2026-01-12``): a ``compaction`` block must be the first
+      block of the conversation (``compaction_block_misplaced``; an assistant turn may then come
+      first), and at most one holds content (``compaction_block_ambiguous``).
     """
     found: _Found = []
     messages = _messages(body, "messages")
     seen_ids: set[str] = set()
+    with_content = 0
     for i, msg in enumerate(messages):
         where = f"messages[{i}]"
         role = msg.get("role") if isinstance(msg, Mapping) else None
         if role not in ("user", "assistant"):
             found.append(BodyViolation(where, "role-not-allowed", f"role {role!r}"))
             continue
-        if i == 0 and role != "user":
+        for j, block in enumerate(_list(msg.get("content"))):
+            if isinstance(block, Mapping) and block.get("type") == "compaction":
+                if (i, j) != (0, 0):
+                    found.append(
+                        BodyViolation(
+                            f"{where}.content[{j}]",
+                            "compaction-block-misplaced",
+                            "not the first block of the conversation",
+                        )
+                    )
+                if isinstance(block.get("content"), str):
+                    with_content += 1
+                    if with_content == 2:
+                        found.append(
+                            BodyViolation(
+                                f"{where}.content[{j}]",
+                                "compaction-block-ambiguous",
+                                "more than one compaction block with content",
+                            )
+                        )
+        if i == 0 and role != "user" and not _starts_with_compaction(msg):
             found.append(BodyViolation(where, "first-message-not-user", f"role {role!r}"))
         content = msg.get("content")
         last_assistant = i == len(messages) - 1 and role == "assistant"
@@ -130,6 +154,11 @@ def _anthropic(body: Mapping[str, Any]) -> _Found:
         else:
             _anthropic_answers(messages, i, blocks, found)
     return found
+
+
+def _starts_with_compaction(msg: Mapping[str, Any]) -> bool:
+    blocks = _list(msg.get("content"))
+    return bool(blocks) and isinstance(blocks[0], Mapping) and blocks[0].get("type") == "compaction"
 
 
 def _tool_use_ids(msg: Any) -> list[Any]:

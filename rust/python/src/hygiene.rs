@@ -559,3 +559,26 @@ pub fn provider_family(
         )
     })
 }
+
+/// Drops or converts the provider `compaction` blocks another provider returned (see
+/// `compaction_send_view`): one with a readable summary (Anthropic's) becomes a
+/// `compactionSummary` message in front of its turn and the history before it is left out; an
+/// opaque one (a Responses item) is dropped. The target's own blocks stay where they are.
+#[pyfunction]
+#[pyo3(signature = (messages, *, provider = None, model_api = None))]
+pub fn drop_foreign_compaction_blocks(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    provider: Option<String>,
+    model_api: Option<String>,
+) -> PyResult<Py<PyTranscript>> {
+    crate::errors::guard(|| {
+        run_pass(py, messages, move |t| {
+            let target = clawctx_core::transcript::CompactionTarget {
+                provider: provider.as_deref(),
+                api: model_api.as_deref(),
+            };
+            clawctx_core::transcript::drop_foreign_compaction_blocks(t, target)
+        })
+    })
+}

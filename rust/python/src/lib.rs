@@ -83,11 +83,12 @@ mod _core {
     use crate::transcript_columns::message_columns;
     #[pymodule_export]
     use crate::transcript_ops::{
-        estimate_context_tokens, estimate_messages_tokens, estimate_pruning_chars,
-        estimate_string_chars, estimate_tokens, history_limit_for_session_key, is_tool_prunable,
-        limit_history_turns, prune_context, repair_tool_call_inputs, repair_tool_pairing,
-        sanitize_tool_call_inputs, sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens,
-        PyPairingReport, PyPruningSettings, PyToolCallInputsReport,
+        compaction_boundary, compaction_send_view, estimate_context_tokens,
+        estimate_messages_tokens, estimate_pruning_chars, estimate_string_chars, estimate_tokens,
+        history_limit_for_session_key, is_tool_prunable, limit_history_turns, prune_context,
+        repair_tool_call_inputs, repair_tool_pairing, sanitize_tool_call_inputs,
+        sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens, PyPairingReport,
+        PyPruningSettings, PyToolCallInputsReport,
     };
     #[pymodule_export]
     use clawctx_core::session::SessionSummary;
@@ -104,7 +105,7 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene::{
         dedupe_tool_call_ids, downgrade_openai_function_call_pairs, drop_duplicate_tool_results,
-        provider_family, validate_for_provider, PyViolation,
+        drop_foreign_compaction_blocks, provider_family, validate_for_provider, PyViolation,
     };
 
     #[pymodule_export]

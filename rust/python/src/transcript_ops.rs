@@ -512,3 +512,40 @@ pub fn is_tool_prunable(tool_name: &str, tools: Option<&Bound<'_, PyAny>>) -> Py
         Ok(ToolMatcher::from_tools(&tools).is_prunable(tool_name))
     })
 }
+
+/// The latest provider compaction boundary of `messages` (AgentMessages): the index of the last
+/// assistant message, not errored or aborted, holding a provider `compaction` block (stored by
+/// `parse_response`: an Anthropic compaction block, an OpenAI Responses compaction item) that
+/// carries context; `None` when there is none. Nothing before it needs to be sent.
+#[pyfunction]
+pub fn compaction_boundary(py: Python<'_>, messages: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    crate::errors::guard(|| {
+        let input = transcript_arg(messages)?;
+        Ok(py.detach(move || {
+            clawctx_core::transcript::compaction_boundary(&input, None).map(|(i, _)| i)
+        }))
+    })
+}
+
+/// The history a request to `provider` / `model_api` is built from, as the payload writers
+/// build it: it starts at the latest provider `compaction` block that target can use, sent first
+/// in its turn and verbatim to its own provider and API, as a `compactionSummary` message
+/// elsewhere when its summary is readable; every other compaction block is dropped.
+#[pyfunction]
+#[pyo3(signature = (messages, *, provider = None, model_api = None))]
+pub fn compaction_send_view(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    provider: Option<String>,
+    model_api: Option<String>,
+) -> PyResult<Py<PyTranscript>> {
+    crate::errors::guard(|| {
+        run_pass(py, messages, move |t| {
+            let target = clawctx_core::transcript::CompactionTarget {
+                provider: provider.as_deref(),
+                api: model_api.as_deref(),
+            };
+            clawctx_core::transcript::compaction_send_view(t, target)
+        })
+    })
+}

@@ -15,7 +15,7 @@ use super::settings::CompactionSettings;
 use crate::base::{is_truthy, object, to_js_string, JsonText};
 use crate::session::{types, Entry};
 use crate::session::{NewEntry, Session};
-use crate::transcript::estimate_context_tokens;
+use crate::transcript::{estimate_context_tokens, message_compaction};
 use crate::transcript::{Message, Transcript};
 
 /// `getMessageFromEntry`: the message an entry contributes to a summary.
@@ -221,6 +221,17 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
     let usage = Transcript::from_messages(derived.iter().flatten().cloned().collect());
     let tokens_before = estimate_context_tokens(&usage).tokens;
 
+    // A provider compaction block with a readable summary (`transcript::COMPACTION_BLOCK_TYPE`)
+    // is a boundary too: nothing before its message needs summarizing again, and its summary is
+    // the previous summary. An opaque one (a Responses item) is not: a local compaction past it
+    // replaces it, so the history it stands for is summarized here.
+    let server = (boundary_start..end).rev().find_map(|i| {
+        at(i)
+            .and_then(message_compaction)
+            .flatten()
+            .map(|summary| (i, summary))
+    });
+    let boundary_start = server.as_ref().map_or(boundary_start, |(i, _)| *i);
     let cut = find_cut_point_by(
         path,
         boundary_start,
@@ -260,7 +271,10 @@ pub fn prepare_compaction(path: &[&Entry], settings: &CompactionSettings) -> Opt
         first_kept_entry_id: first_kept_entry_id.into(),
         messages_to_summarize,
         turn_prefix_messages,
-        previous_summary: previous.and_then(|p| path[p].str_field("summary").map(str::to_owned)),
+        previous_summary: match server {
+            Some((_, summary)) => Some(summary),
+            None => previous.and_then(|p| path[p].str_field("summary").map(str::to_owned)),
+        },
         tokens_before,
         file_ops,
         settings: *settings,

@@ -356,6 +356,13 @@ fn convert_messages(
                             b.insert("input".to_owned(), input);
                             blocks.push(Value::Object(b));
                         }
+                        // A server compaction block, verbatim (`payload::compaction_view` left
+                        // only the one this request sends, first in its turn).
+                        Some("compaction") => {
+                            if let Some(raw @ Value::Object(_)) = block.get("raw") {
+                                blocks.push(raw.clone());
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -884,7 +891,14 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                 }
                 out.raw("}");
             }
-            BlockKind::Other => {}
+            BlockKind::Other => {
+                if f.is("compaction")? {
+                    if let Some(raw) = f.compaction_raw() {
+                        sep(out);
+                        out.copy(raw);
+                    }
+                }
+            }
         }
     }
     if !any {

@@ -20,7 +20,9 @@ use serde_json::{Map, Value};
 
 use crate::base::write_js;
 use crate::hygiene::{guard_request, GuardReport, GuardTarget};
-use crate::transcript::{convert_to_llm, Transcript};
+use crate::transcript::{
+    compaction_send_view, convert_to_llm, has_compaction_blocks, CompactionTarget, Transcript,
+};
 
 pub use model::{strip_lone_surrogate_escapes, Model};
 pub use transform::{
@@ -287,6 +289,18 @@ fn build_payload_with(
     } else {
         (llm, GuardReport::default())
     };
+    // Provider-side compaction blocks (`transcript::COMPACTION_BLOCK_TYPE`): the request
+    // starts at the latest one the target can use, sent verbatim to its own provider and API,
+    // as a summary message elsewhere; the others are dropped. Nothing changes without them.
+    let llm = if has_compaction_blocks(&llm) {
+        let target = CompactionTarget {
+            provider: Some(&model.provider),
+            api: Some(&model.api),
+        };
+        convert_to_llm(&compaction_send_view(&llm, target))
+    } else {
+        llm
+    };
     let context = model::Context {
         system_prompt: request.system_prompt.as_deref(),
         llm: &llm,
@@ -518,6 +532,58 @@ mod tests {
                     let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
                     both_paths(&m, &prefix, options.clone(), true);
                 }
+            }
+        }
+    }
+
+    /// Provider compaction blocks (`transcript::COMPACTION_BLOCK_TYPE`): both paths write the
+    /// same body, the bytes path is taken, and the block goes first and verbatim to its own
+    /// provider only.
+    #[test]
+    fn compaction_blocks_are_written_alike_on_both_paths() {
+        let anthropic_block = r#"{"type":"compaction","api":"anthropic-messages","content":"sum é","raw":{"type":"compaction","content":"sum é","encrypted_content":"E","signature":"S","tool_changes":[]}}"#;
+        let item = r#"{"type":"compaction","api":"openai-responses","content":null,"raw":{"type":"compaction","id":"cmp_1","encrypted_content":"X"}}"#;
+        let lines = [
+            r#"{"role":"user","content":"before","timestamp":1}"#.to_owned(),
+            format!(
+                r#"{{"role":"assistant","content":[{{"type":"text","text":"t"}},{anthropic_block}],"api":"anthropic-messages","provider":"anthropic","model":"claude-x","stopReason":"stop"}}"#
+            ),
+            format!(
+                r#"{{"role":"assistant","content":[{item},{{"type":"text","text":"u"}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}}"#
+            ),
+            r#"{"role":"user","content":"after"}"#.to_owned(),
+        ];
+        let transcript = Transcript::new(
+            lines
+                .iter()
+                .map(|l| crate::base::JsonText::owned(l.clone()))
+                .collect(),
+        );
+        for (provider, api, id, first) in [
+            ("anthropic", "anthropic-messages", "claude-x", "messages"),
+            ("openai", "openai-responses", "gpt-5", "input"),
+        ] {
+            let model = anthropic_model(provider, api, id);
+            assert!(both_paths(&model, &transcript, Map::new(), false), "{api}");
+            let request = PayloadRequest {
+                guard: true,
+                model: model.clone(),
+                system_prompt: None,
+                tools: None,
+                options: Map::new(),
+                simple: false,
+                now_ms: 7,
+            };
+            let body = build_payload(&request, &transcript).unwrap().to_value();
+            let text = body[first].to_string();
+            assert!(!text.contains("before"), "{api}: {text}");
+            if api == "anthropic-messages" {
+                // The Responses item is no boundary here: the Anthropic block starts it.
+                assert_eq!(body["messages"][0]["content"][0]["signature"], "S");
+                assert!(!text.contains("cmp_1"));
+            } else {
+                assert_eq!(body["input"][0]["id"], "cmp_1");
+                assert!(!text.contains(r#""S""#));
             }
         }
     }

@@ -462,6 +462,13 @@ fn convert_messages(
                             }
                             items.push(Value::Object(item));
                         }
+                        // A server compaction item, verbatim (`payload::compaction_view` left
+                        // only the latest, first in its turn, and nothing before it).
+                        Some("compaction") => {
+                            if let Some(raw @ Value::Object(_)) = block.get("raw") {
+                                items.push(raw.clone());
+                            }
+                        }
                         _ => {}
                     }
                 }
@@ -812,7 +819,14 @@ fn write_assistant(
                 }
                 w.out.raw("}");
             }
-            BlockKind::Other => continue,
+            BlockKind::Other => {
+                let raw = f
+                    .compaction_raw()
+                    .filter(|_| f.is("compaction") == Some(true));
+                let Some(raw) = raw else { continue };
+                w.open();
+                w.out.copy(raw);
+            }
         }
         wrote = true;
     }

@@ -577,6 +577,8 @@ pub struct BlockFields<'a> {
     /// A Responses text block's message item id (openai-responses-shared.ts).
     pub text_signature: Option<&'a str>,
     pub thought_signature: Option<&'a str>,
+    /// The whole block's stored text (a compaction block is sent from its `raw` field).
+    pub item: Option<&'a str>,
 }
 
 impl<'a> BlockFields<'a> {
@@ -599,11 +601,26 @@ impl<'a> BlockFields<'a> {
             data,
             text_signature,
             thought_signature,
+            item: Some(item.text),
         })
     }
 
     pub fn parse(text: &'a str) -> Option<BlockFields<'a>> {
-        BlockFields::read(|field| for_each_field(text, field))
+        let mut fields = BlockFields::read(|field| for_each_field(text, field))?;
+        fields.item = Some(text);
+        Some(fields)
+    }
+
+    /// The stored `raw` field of a compaction block (see `transcript::COMPACTION_BLOCK_TYPE`):
+    /// the provider's block, to be sent verbatim; `None` when it is not an object.
+    pub fn compaction_raw(&self) -> Option<&'a str> {
+        let mut found = None;
+        for_each_field(self.item?, |key, value| {
+            if key == "raw" {
+                found = Some(value);
+            }
+        })?;
+        found.filter(|v| v.starts_with('{'))
     }
 
     fn read(

@@ -80,7 +80,9 @@ fn obj(pairs: &[(&str, Value)]) -> Map<String, Value> {
 /// pi-ai's `mapStopReason` for Anthropic; `Err` is the error it throws.
 fn map_stop_reason(reason: &str) -> Result<&'static str, String> {
     Ok(match reason {
-        "end_turn" | "pause_turn" | "stop_sequence" => "stop",
+        // `compaction`: the server compacted and paused (`pause_after_compaction`); the turn
+        // holds the compaction block. pi-ai 0.58.3 throws on it (it predates the beta).
+        "end_turn" | "pause_turn" | "stop_sequence" | "compaction" => "stop",
         "max_tokens" => "length",
         "tool_use" => "toolUse",
         "refusal" | "sensitive" => "error",
@@ -444,6 +446,8 @@ impl AnthropicReader {
                 };
                 append_to_field(&mut block.fields, "thinkingSignature", text);
             }
+            // A compaction block's deltas are read by the general path.
+            (_, "compaction") => return false,
             _ => {}
         }
         true
@@ -470,6 +474,8 @@ impl AnthropicReader {
                     match block.kind() {
                         "text" => out.push("text_end", Some(at)),
                         "thinking" => out.push("thinking_end", Some(at)),
+                        // pi has no event for a compaction block.
+                        "compaction" => {}
                         _ => {
                             let json = block.partial_json.take().unwrap_or_default();
                             block.args_stale = false;
@@ -563,6 +569,19 @@ impl AnthropicReader {
                     Some(String::new()),
                 )
             }
+            // Anthropic's server compaction block (beta `compact-2026-01-12`): kept verbatim
+            // under `raw` (it must go back unchanged), its summary as `content`; see
+            // `transcript::COMPACTION_BLOCK_TYPE`. pi-ai 0.58.3 drops it. No pi event.
+            Some("compaction") => {
+                self.blocks.push(Block {
+                    fields: compaction_fields(cb.clone()),
+                    kind: "compaction",
+                    index,
+                    partial_json: None,
+                    args_stale: false,
+                });
+                return;
+            }
             _ => return,
         };
         let kind = match fields.get("type").and_then(Value::as_str) {
@@ -623,7 +642,39 @@ impl AnthropicReader {
             (Some("signature_delta"), "thinking") => {
                 append_to_field(&mut block.fields, "thinkingSignature", &text("signature"));
             }
+            // As the anthropic SDK's beta stream accumulates it (`_beta_messages.py`): the
+            // delta's `content` and `encrypted_content` replace the block's.
+            (Some("compaction_delta"), "compaction") => {
+                let mut raw = block.fields.get("raw").cloned().unwrap_or_default();
+                if let Value::Object(m) = &mut raw {
+                    for key in ["content", "encrypted_content"] {
+                        m.insert(key.into(), delta.get(key).cloned().unwrap_or(Value::Null));
+                    }
+                }
+                block.fields = compaction_fields(raw);
+            }
+            (Some("signature_delta"), "compaction") => {
+                let mut raw = block.fields.get("raw").cloned().unwrap_or_default();
+                if let Value::Object(m) = &mut raw {
+                    m.insert(
+                        "signature".into(),
+                        delta.get("signature").cloned().unwrap_or(Value::Null),
+                    );
+                }
+                block.fields = compaction_fields(raw);
+            }
             _ => {}
         }
     }
+}
+
+/// pi's block for an Anthropic `compaction` block (see `transcript::COMPACTION_BLOCK_TYPE`).
+fn compaction_fields(raw: Value) -> Map<String, Value> {
+    let content = raw.get("content").cloned().unwrap_or(Value::Null);
+    obj(&[
+        ("type", "compaction".into()),
+        ("api", "anthropic-messages".into()),
+        ("content", content),
+        ("raw", raw),
+    ])
 }

@@ -37,6 +37,17 @@ enum Variant {
     Codex,
 }
 
+impl Variant {
+    /// The API name of the reader.
+    fn api(self) -> &'static str {
+        match self {
+            Variant::OpenAi => "openai-responses",
+            Variant::Azure => "azure-openai-responses",
+            Variant::Codex => "openai-codex-responses",
+        }
+    }
+}
+
 /// The item pi-ai holds as `currentItem`: what later events consult about it.
 #[derive(Default)]
 struct CurrentItem {
@@ -661,6 +672,23 @@ impl ResponsesReader {
                 // message keeps the arguments parsed from `partialJson` (and `partialJson`).
                 self.current = None;
                 out.push("toolcall_end", last);
+            }
+            // A server compaction item (`context_management` compaction,
+            // `ResponseCompactionItem`): kept verbatim under `raw` to go back into `input`
+            // (see `transcript::COMPACTION_BLOCK_TYPE`); its content is encrypted, so there is
+            // no summary. pi-ai 0.58.3 drops it; pi has no event for it, and it leaves the
+            // current item as it was.
+            Some("compaction") => {
+                let mut fields = Map::new();
+                fields.insert("type".into(), Value::from("compaction"));
+                fields.insert("api".into(), Value::from(self.variant.api()));
+                fields.insert("content".into(), Value::Null);
+                fields.insert("raw".into(), item.clone());
+                self.blocks.push(Block {
+                    fields,
+                    partial_json: None,
+                    args_stale: false,
+                });
             }
             _ => {}
         }

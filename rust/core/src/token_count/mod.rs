@@ -212,6 +212,14 @@ fn block_tokens(block: &RawValue, counter: TokenCounter) -> u64 {
                 });
             text(obj.get("name")) + arguments
         }
+        // A provider compaction block (`transcript::COMPACTION_BLOCK_TYPE`): the provider
+        // bills it as context, its summary and its opaque part alike.
+        Some("compaction") => obj
+            .get("raw")
+            .and_then(|raw| RawObject::parse(raw.get()).ok())
+            .map_or(0, |raw| {
+                text(raw.get("content")) + text(raw.get("encrypted_content"))
+            }),
         _ => 0,
     }
 }
@@ -286,5 +294,15 @@ mod tests {
             t("x y")
         );
         assert_eq!(counter.message("not json"), 0);
+        // A provider compaction block counts its summary and its opaque content.
+        let compacted = r#"{"role":"assistant","content":[{"type":"compaction","api":"anthropic-messages","content":"sum up","raw":{"type":"compaction","content":"sum up","encrypted_content":"opaque bits","signature":"s"}}]}"#;
+        for estimator in [Estimator::Exact, Estimator::Calibrated] {
+            let counter = TokenCounter::new(Encoding::O200kBase, estimator);
+            assert_eq!(
+                counter.message(compacted),
+                counter.text("sum up") + counter.text("opaque bits")
+            );
+            assert!(counter.message(compacted) > 0);
+        }
     }
 }

@@ -19,6 +19,7 @@ mod layout;
 mod list;
 mod message;
 mod pairing;
+mod provider_compaction;
 mod pruning;
 mod send_shape;
 mod tool_call_inputs;
@@ -49,6 +50,11 @@ pub use message::{
 pub use pairing::{
     missing_tool_result, repair_tool_pairing, ErroredAssistantPolicy, PairingOptions,
     PairingReport, MISSING_TOOL_RESULT_TEXT,
+};
+pub use provider_compaction::{
+    compaction_boundary, compaction_carries_context, compaction_counted_text, compaction_send_view,
+    compaction_summary, drop_foreign_compaction_blocks, has_compaction_blocks, message_compaction,
+    CompactionTarget, COMPACTION_BLOCK_TYPE,
 };
 pub use pruning::{
     parse_duration_ms, prune_context, soft_trimmed_text, HardClear, PruningSettings, ToolMatcher,

@@ -416,12 +416,21 @@ pub fn prune_context(
             None => return input.clone(),
         }
     };
+    // A provider compaction block (`COMPACTION_BLOCK_TYPE`) is a boundary: nothing before its
+    // message is sent, so nothing there is counted or pruned (the block itself never is: only
+    // tool results are).
+    let boundary = super::compaction_boundary(input, None).map_or(0, |(i, _)| i);
     let start = facts
         .iter()
         .position(|f| f.is_role("user"))
-        .unwrap_or(messages.len());
+        .unwrap_or(messages.len())
+        .max(boundary);
 
-    let mut chars: Vec<u64> = facts.iter().map(|f| f.pruning_chars).collect();
+    let mut chars: Vec<u64> = facts
+        .iter()
+        .enumerate()
+        .map(|(i, f)| if i < boundary { 0 } else { f.pruning_chars })
+        .collect();
     let mut total: u64 = chars.iter().sum();
     if (total as f64) / char_window < settings.soft_trim_ratio {
         return input.clone();
