@@ -32,10 +32,39 @@ pub struct CompactionTarget<'a> {
     pub api: Option<&'a str>,
 }
 
-/// Whether the message's text may hold a compaction block (a substring test, no parse).
+/// Whether the message may hold a compaction block, without a parse: the `type` of each
+/// content block from the message's cached layout (which the request writers read anyway), or
+/// a substring test when the layout cannot tell.
 fn may_hold(message: &Message) -> bool {
-    message.role() == Some("assistant")
-        && memchr::memmem::find(message.as_str().as_bytes(), b"\"compaction\"").is_some()
+    if message.role() != Some("assistant") {
+        return false;
+    }
+    let text = message.as_str();
+    if let Some(mut items) = message.layout().content_items(text) {
+        let mut unsure = false;
+        let found = items.any(|item| match item.fields().map(|f| f[0]) {
+            // An escaped type may read as "compaction": the substring test is not enough
+            // either, so such a message is parsed.
+            Some(Some(kind)) if kind.contains('\\') => {
+                unsure = true;
+                false
+            }
+            Some(kind) => kind == Some("\"compaction\""),
+            None => {
+                unsure = true;
+                false
+            }
+        });
+        if found || !unsure {
+            return found;
+        }
+    }
+    memchr::memmem::find(text.as_bytes(), b"\"compaction\"").is_some() || unsure_escaped(text)
+}
+
+/// A message whose text holds an escaped `type` value (`"comp\u0061ction"`) is parsed too.
+fn unsure_escaped(text: &str) -> bool {
+    memchr::memmem::find(text.as_bytes(), b"\\u").is_some()
 }
 
 fn is_block(block: &Value) -> bool {
@@ -421,6 +450,17 @@ mod tests {
             drop_foreign_compaction_blocks(&mine, ANTHROPIC).messages()[1]
                 .is_same(&mine.messages()[1])
         );
+    }
+
+    #[test]
+    fn an_escaped_type_is_found() {
+        let line = r#"{"role":"assistant","content":[{"type":"compa\u0063tion","api":"anthropic-messages","content":"s","raw":{"type":"compaction","content":"s"}}],"provider":"anthropic","api":"anthropic-messages","stopReason":"stop"}"#;
+        let t = Transcript::new(vec![
+            crate::base::JsonText::owned(r#"{"role":"user","content":"a"}"#.to_owned()),
+            crate::base::JsonText::owned(line.to_owned()),
+        ]);
+        assert!(has_compaction_blocks(&t));
+        assert_eq!(compaction_boundary(&t, Some(ANTHROPIC)), Some((1, 0)));
     }
 
     #[test]
