@@ -32,39 +32,10 @@ pub struct CompactionTarget<'a> {
     pub api: Option<&'a str>,
 }
 
-/// Whether the message may hold a compaction block, without a parse: the `type` of each
-/// content block from the message's cached layout (which the request writers read anyway), or
-/// a substring test when the layout cannot tell.
+/// Whether the message holds a compaction block: from its send shape, read once per message
+/// and cached with it (the request guard reads the same shape on every request).
 fn may_hold(message: &Message) -> bool {
-    if message.role() != Some("assistant") {
-        return false;
-    }
-    let text = message.as_str();
-    if let Some(mut items) = message.layout().content_items(text) {
-        let mut unsure = false;
-        let found = items.any(|item| match item.fields().map(|f| f[0]) {
-            // An escaped type may read as "compaction": the substring test is not enough
-            // either, so such a message is parsed.
-            Some(Some(kind)) if kind.contains('\\') => {
-                unsure = true;
-                false
-            }
-            Some(kind) => kind == Some("\"compaction\""),
-            None => {
-                unsure = true;
-                false
-            }
-        });
-        if found || !unsure {
-            return found;
-        }
-    }
-    memchr::memmem::find(text.as_bytes(), b"\"compaction\"").is_some() || unsure_escaped(text)
-}
-
-/// A message whose text holds an escaped `type` value (`"comp\u0061ction"`) is parsed too.
-fn unsure_escaped(text: &str) -> bool {
-    memchr::memmem::find(text.as_bytes(), b"\\u").is_some()
+    message.role() == Some("assistant") && message.send_shape().compaction_blocks > 0
 }
 
 fn is_block(block: &Value) -> bool {
