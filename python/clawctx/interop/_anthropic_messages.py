@@ -44,7 +44,7 @@ _CARRIED = (
     "mcp_tool_result",
 )
 _USER_BLOCKS = ("text", "image", "tool_result", *_CARRIED)
-_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use", *_CARRIED)
+_ASSISTANT_BLOCKS = ("text", "thinking", "redacted_thinking", "tool_use", "compaction", *_CARRIED)
 
 
 def claims(element: object) -> bool:
@@ -168,6 +168,17 @@ def read(
                         "thinking": "",
                         "thinkingSignature": block["data"],
                         "redacted": True,
+                    }
+                )
+            elif kind == "compaction":
+                # Server compaction (beta): pi's compaction block, the original under `raw`
+                # (see `clawctx.wire.parse_response`).
+                blocks.append(
+                    {
+                        "type": "compaction",
+                        "api": "anthropic-messages",
+                        "content": block.get("content"),
+                        "raw": dict(block),
                     }
                 )
             elif kind in _CARRIED:
@@ -301,6 +312,12 @@ def write(messages: Iterable[Mapping[str, Any]]) -> tuple[Any, list[c.JsonDict]]
                 if b.get("thinkingSignature") is not None:
                     thinking["signature"] = b["thinkingSignature"]
                 blocks.append(thinking)
+            elif kind == "compaction":
+                # Anthropic's own compaction block goes back verbatim; another API's (an
+                # opaque Responses item) cannot be read here and is left out.
+                raw = b.get("raw")
+                if b.get("api") == "anthropic-messages" and isinstance(raw, Mapping):
+                    blocks.append(dict(raw))
             elif _carried.is_carried(b):
                 original = _carried.native(b, FORMAT)
                 if original is None:

@@ -26,6 +26,9 @@ def claims(element: object) -> bool:
             isinstance(b, Mapping)
             and b.get("type") in _BLOCKS[role]
             and (b.get("type") != "image" or "data" in b or "url" in b)
+            # pi's compaction block holds the provider's block under `raw`; a bare one is
+            # Anthropic's own (carried from that format).
+            and (b.get("type") != "compaction" or isinstance(b.get("raw"), Mapping))
             for b in content
         )
     if role == "assistant":

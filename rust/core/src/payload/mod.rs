@@ -297,7 +297,17 @@ fn build_payload_with(
             provider: Some(&model.provider),
             api: Some(&model.api),
         };
-        convert_to_llm(&compaction_send_view(&llm, target))
+        let view = compaction_send_view(&llm, target);
+        // Another provider's summary comes as pi's compaction summary message: converted here.
+        if view
+            .messages()
+            .iter()
+            .any(|m| m.role() == Some("compactionSummary"))
+        {
+            convert_to_llm(&view)
+        } else {
+            view
+        }
     } else {
         llm
     };

@@ -32,10 +32,10 @@ pub struct CompactionTarget<'a> {
     pub api: Option<&'a str>,
 }
 
-/// Whether the message's text may hold a compaction block (a substring test, no parse).
+/// Whether the message holds a compaction block: from its send shape, read once per message
+/// and cached with it (the request guard reads the same shape on every request).
 fn may_hold(message: &Message) -> bool {
-    message.role() == Some("assistant")
-        && memchr::memmem::find(message.as_str().as_bytes(), b"\"compaction\"").is_some()
+    message.role() == Some("assistant") && message.send_shape().compaction_blocks > 0
 }
 
 fn is_block(block: &Value) -> bool {
@@ -421,6 +421,17 @@ mod tests {
             drop_foreign_compaction_blocks(&mine, ANTHROPIC).messages()[1]
                 .is_same(&mine.messages()[1])
         );
+    }
+
+    #[test]
+    fn an_escaped_type_is_found() {
+        let line = r#"{"role":"assistant","content":[{"type":"compa\u0063tion","api":"anthropic-messages","content":"s","raw":{"type":"compaction","content":"s"}}],"provider":"anthropic","api":"anthropic-messages","stopReason":"stop"}"#;
+        let t = Transcript::new(vec![
+            crate::base::JsonText::owned(r#"{"role":"user","content":"a"}"#.to_owned()),
+            crate::base::JsonText::owned(line.to_owned()),
+        ]);
+        assert!(has_compaction_blocks(&t));
+        assert_eq!(compaction_boundary(&t, Some(ANTHROPIC)), Some((1, 0)));
     }
 
     #[test]

@@ -56,6 +56,8 @@ pub struct SendShape {
     /// Assistant only: thinking blocks with text that are not redacted (another model's
     /// become text when replayed).
     pub thinking_blocks: u32,
+    /// Assistant only: provider compaction blocks (`COMPACTION_BLOCK_TYPE`).
+    pub compaction_blocks: u32,
 }
 
 fn string_field(value: &Value, key: &str) -> Option<String> {
@@ -129,6 +131,9 @@ impl SendShape {
                             .is_some_and(|t| !js_trim(t).is_empty())
                     {
                         shape.thinking_blocks += 1;
+                    }
+                    if is_assistant && ty == Some("compaction") {
+                        shape.compaction_blocks += 1;
                     }
                     if is_assistant && ty == Some("toolCall") {
                         shape.calls.push(CallShape {
