@@ -27,12 +27,12 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote
 
 from clawctx import _core
@@ -102,6 +102,9 @@ class StoreWindow:
     spawned_by: str | None
     event_count: int
     event_bytes: int
+
+
+_WINDOW_FIELDS = tuple(f.name for f in fields(StoreWindow))
 
 
 def is_store(path: str | os.PathLike[str]) -> bool:
@@ -215,7 +218,15 @@ class SessionStore:
             "FROM transcript_events GROUP BY session_id) e ON e.session_id = w.session_id "
             + ("ORDER BY w.created_at, w.session_id" if "created_at" in present else "")
         ).fetchall()
-        return [StoreWindow(*row) for row in rows]
+        # Built without the frozen dataclass's __init__ (one object.__setattr__ per field):
+        # a third of the time of listing 10,000 windows otherwise.
+        make = object.__new__
+        windows = []
+        for row in rows:
+            window = make(StoreWindow)
+            window.__dict__.update(zip(_WINDOW_FIELDS, row, strict=True))
+            windows.append(window)
+        return windows
 
     def sessions(self) -> list[StoreWindow]:
         """Every window of the store, oldest first (by ``created_at``)."""
@@ -250,9 +261,10 @@ class SessionStore:
         :meth:`open` and ``clawctx.scan_sessions`` do). Raises ``KeyError`` for an unknown
         session."""
         read = self._retry(lambda: self._records(session_id))
-        if check and _core.summarize_session_bytes(read.data).damaged_lines:
-            self.check_records(session_id, read.data)
-        return read.data
+        data = read.data
+        if check and _core.summarize_session_bytes(data).damaged_lines:
+            self.check_records(session_id, data)
+        return data
 
     def check_records(self, session_id: str, data: bytes) -> None:
         """Raises :class:`StoreError` naming the ``seq`` of the first row of ``data`` (bytes
@@ -328,22 +340,25 @@ class SessionStore:
         return blobs, [int(span[0]), int(span[1])]
 
     def _lines(self, session_id: str, blobs: list[bytes], first_seq: int) -> bytes:
-        """The rows as JSONL lines. A row that is blank or spans lines cannot stay one line
-        as it is: a blank one is refused (the reader would drop it unseen), one with a line
-        break is re-encoded on one line (the only rows parsed in Python)."""
+        """The rows as JSONL bytes (see :meth:`_one_line_each`)."""
+        self._one_line_each(session_id, blobs, first_seq)
+        blobs.append(b"")
+        return b"\n".join(blobs)
+
+    def _one_line_each(self, session_id: str, blobs: list[bytes], first_seq: int) -> None:
+        """Makes each row one JSONL line, in place. A blank row is refused (the reader would
+        drop it unseen); one holding a line break is re-encoded on one line (the only rows
+        parsed in Python). A CR needs nothing: between tokens it is JSON whitespace, inside
+        a string the row is not JSON and the native reader says so."""
         if not all(blobs) or any(map(bytes.isspace, blobs)):
             index = next(i for i, b in enumerate(blobs) if not b.strip())
             seq = self._seq_at(session_id, self._row_of(session_id, first_seq) + index)
             raise self._error("event_json is empty", session_id=session_id, seq=seq)
-        # A memchr per row, at C speed (no Python bytecode per row).
-        if any(map(bytes.__contains__, blobs, repeat(10))) or any(
-            map(bytes.__contains__, blobs, repeat(13))
-        ):
+        # One memchr per row at C speed (no Python bytecode per row).
+        if any(map(bytes.__contains__, blobs, repeat(10))):
             for i, blob in enumerate(blobs):
-                if b"\n" in blob or b"\r" in blob:
+                if b"\n" in blob:
                     blobs[i] = self._one_line(session_id, blob, first_seq, i)
-        blobs.append(b"")
-        return b"\n".join(blobs)
 
     def _row_of(self, session_id: str, seq: int) -> int:
         """How many rows of the session come before ``seq``."""
@@ -366,16 +381,17 @@ class SessionStore:
 
     def _records(self, session_id: str) -> _Records:
         self._window_row(session_id)
-        blobs, span = self._rows(session_id, None)
-        has_header = bool(blobs) and _is_header(blobs[0])
-        data = self._lines(session_id, blobs, span[0]) if blobs else b""
+        lines, span = self._rows(session_id, None)
+        has_header = bool(lines) and _is_header(lines[0])
+        if lines:
+            self._one_line_each(session_id, lines, span[0])
         if not has_header:
             created = self._conn.execute(
                 "SELECT MIN(created_at) FROM transcript_events WHERE session_id = ?",
                 (session_id,),
             ).fetchone()[0]
-            data = _header(session_id, created) + b"\n" + data
-        return _Records(data, has_header, span[1] if span else None)
+            lines.insert(0, _header(session_id, created))
+        return _Records(lines, has_header, span[1] if span else None)
 
     def open(self, session_id: str, **options: Any) -> StoreSession:
         """The window ``session_id`` as a read-only :class:`StoreSession` (a
@@ -390,7 +406,8 @@ class SessionStore:
         directory = tempfile.mkdtemp(prefix="clawctx-store-")
         try:
             path = Path(directory) / "session.jsonl"
-            path.write_bytes(read.data)
+            with open(path, "wb") as f:
+                read.write_to(f)
             session = StoreSession.open(path, read_only=True, **options)
         except BaseException:
             shutil.rmtree(directory, ignore_errors=True)
@@ -464,9 +481,21 @@ class SessionStore:
 
 @dataclass(frozen=True)
 class _Records:
-    data: bytes
+    """A window's rows as lines (without their "\\n"), the header first."""
+
+    lines: list[bytes]
     has_header: bool
     last_seq: int | None
+
+    @property
+    def data(self) -> bytes:
+        """The lines as JSONL bytes."""
+        return b"\n".join(self.lines) + b"\n"
+
+    def write_to(self, f: BinaryIO) -> None:
+        """Writes the JSONL bytes without joining them first: no copy of the whole window in
+        memory (and its page faults), a third of the time of a join and one write at 100 MB."""
+        f.writelines(chain.from_iterable(zip(self.lines, repeat(b"\n"))))
 
 
 def _is_header(blob: bytes) -> bool:
