@@ -211,13 +211,23 @@ class SessionStore:
         table = self._layout[0]
         present = self._columns(table)
         select = ", ".join(f"w.{c}" if c in present else "NULL" for c in _WINDOW_COLUMNS)
-        rows = self._conn.execute(
-            f"SELECT {select}, COALESCE(e.n, 0), COALESCE(e.bytes, 0) FROM {table} w "
-            "LEFT JOIN (SELECT session_id, COUNT(*) AS n, "
-            "SUM(LENGTH(CAST(event_json AS BLOB)) + 1) AS bytes "
-            "FROM transcript_events GROUP BY session_id) e ON e.session_id = w.session_id "
-            + ("ORDER BY w.created_at, w.session_id" if "created_at" in present else "")
-        ).fetchall()
+        # Two queries joined in Python: a LEFT JOIN on the aggregate (SQLite materializes it
+        # and builds an automatic index) takes half as long again at 10,000 windows.
+        counts = {
+            row[0]: row[1:]
+            for row in self._conn.execute(
+                "SELECT session_id, COUNT(*), SUM(LENGTH(CAST(event_json AS BLOB)) + 1) "
+                "FROM transcript_events GROUP BY session_id"
+            )
+        }
+        none = (0, 0)
+        rows = [
+            row + counts.get(row[0], none)
+            for row in self._conn.execute(
+                f"SELECT {select} FROM {table} w "
+                + ("ORDER BY w.created_at, w.session_id" if "created_at" in present else "")
+            )
+        ]
         # Built without the frozen dataclass's __init__ (one object.__setattr__ per field):
         # a third of the time of listing 10,000 windows otherwise.
         make = object.__new__
