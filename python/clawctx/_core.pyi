@@ -55,6 +55,7 @@ __all__ = [
     "_compaction_texts",
     "_panic_for_tests",
     "_parse_response",
+    "_read_leaf_context_lines",
     "_response_apis",
     "_token_feature_names",
     "_token_features",
@@ -583,6 +584,19 @@ class LeafContext:
         """Whether the file was loaded in full (a header to migrate or check) instead of read
         from its end.
         """
+
+def _read_leaf_context_lines(
+    header: bytes, source: Any, *, chunk_bytes: int = 262144
+) -> LeafContext | None:
+    """The backward read of `read_leaf_context` over lines handed over by `source` instead of
+    read from a file (an OpenClaw store's rows read in descending `seq`,
+    `SessionStore.read_leaf_context`). `header` is the session header's line; `source` has
+    `older_lines(hint) -> bytes | None` (the complete lines just before those handed over, in
+    file order, about `hint` bytes; `None` when none are left) and `damaged(line, reason)` (a
+    line of the last chunk that is skipped or salvaged, 1-based in it; raise to stop; the
+    exception is re-raised as it is). `None` when the header needs a full open. Reads without
+    the GIL, taking it only to call `source`.
+    """
 
 def read_leaf_context(path: str | os.PathLike[str], *, chunk_bytes: int = 262144) -> LeafContext:
     """The context of the last entry of a session file, as `Session.open(path,

@@ -177,6 +177,7 @@ from clawctx.history.session import Session, build_session_context
 from clawctx.history.store import (
     STORE_FILE_NAME,
     SessionStore,
+    StoreSession,
     StoreWindow,
     export_jsonl,
     is_store,
@@ -237,6 +238,7 @@ __all__ = [
     "SessionSummary",
     "SkippedLine",
     "StoreError",
+    "StoreSession",
     "StoreWindow",
     "StripResult",
     "Summarizer",

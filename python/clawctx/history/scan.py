@@ -102,11 +102,15 @@ def store_records(path: str | os.PathLike[str]) -> list[ScanRecord]:
             for window in store.sessions():
                 name = f"{store_path}#{window.session_id}"
                 try:
-                    data = store.records(window.session_id)
+                    # One native read: the rows are checked only when it finds damage.
+                    data = store.records(window.session_id, check=False)
+                    summary = _core.summarize_session_bytes(data, name)
+                    if summary.damaged_lines:
+                        store.check_records(window.session_id, data)
                 except StoreError as err:
                     records.append(UnreadableStore(Path(name), str(err)))
                     continue
-                records.append(_core.summarize_session_bytes(data, name))
+                records.append(summary)
             return records
     except StoreError as err:
         return [UnreadableStore(store_path, str(err))]

@@ -20,23 +20,29 @@ import contextlib
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import tempfile
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime, timezone
+from itertools import chain, repeat
+from operator import itemgetter
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, BinaryIO, TypeVar
 from urllib.parse import quote
 
+from clawctx import _core
 from clawctx.errors import StoreError
 from clawctx.history.session import Session
 
 __all__ = [
     "STORE_FILE_NAME",
     "SessionStore",
+    "StoreSession",
     "StoreWindow",
     "export_jsonl",
     "is_store",
@@ -96,6 +102,9 @@ class StoreWindow:
     spawned_by: str | None
     event_count: int
     event_bytes: int
+
+
+_WINDOW_FIELDS = tuple(f.name for f in fields(StoreWindow))
 
 
 def is_store(path: str | os.PathLike[str]) -> bool:
@@ -202,14 +211,32 @@ class SessionStore:
         table = self._layout[0]
         present = self._columns(table)
         select = ", ".join(f"w.{c}" if c in present else "NULL" for c in _WINDOW_COLUMNS)
-        rows = self._conn.execute(
-            f"SELECT {select}, COALESCE(e.n, 0), COALESCE(e.bytes, 0) FROM {table} w "
-            "LEFT JOIN (SELECT session_id, COUNT(*) AS n, "
-            "SUM(LENGTH(CAST(event_json AS BLOB)) + 1) AS bytes "
-            "FROM transcript_events GROUP BY session_id) e ON e.session_id = w.session_id "
-            + ("ORDER BY w.created_at, w.session_id" if "created_at" in present else "")
-        ).fetchall()
-        return [StoreWindow(*row) for row in rows]
+        # Two queries joined in Python: a LEFT JOIN on the aggregate (SQLite materializes it
+        # and builds an automatic index) takes half as long again at 10,000 windows.
+        counts = {
+            row[0]: row[1:]
+            for row in self._conn.execute(
+                "SELECT session_id, COUNT(*), SUM(LENGTH(CAST(event_json AS BLOB)) + 1) "
+                "FROM transcript_events GROUP BY session_id"
+            )
+        }
+        none = (0, 0)
+        rows = [
+            row + counts.get(row[0], none)
+            for row in self._conn.execute(
+                f"SELECT {select} FROM {table} w "
+                + ("ORDER BY w.created_at, w.session_id" if "created_at" in present else "")
+            )
+        ]
+        # Built without the frozen dataclass's __init__ (one object.__setattr__ per field):
+        # a third of the time of listing 10,000 windows otherwise.
+        make = object.__new__
+        windows = []
+        for row in rows:
+            window = make(StoreWindow)
+            window.__dict__.update(zip(_WINDOW_FIELDS, row, strict=True))
+            windows.append(window)
+        return windows
 
     def sessions(self) -> list[StoreWindow]:
         """Every window of the store, oldest first (by ``created_at``)."""
@@ -232,59 +259,224 @@ class SessionStore:
 
     # -- records ----------------------------------------------------------------------------
 
-    def records(self, session_id: str) -> bytes:
+    def records(self, session_id: str, *, check: bool = True) -> bytes:
         """The session's records in ``seq`` order as JSONL bytes (one line each), with a v3
-        header synthesized from the window's row when the store holds none."""
-        return self._retry(lambda: self._records(session_id))
+        header synthesized from the window's row when the store holds none.
 
-    def _records(self, session_id: str) -> bytes:
+        The rows are joined as they are stored (no row is parsed in Python; only a row that
+        spans lines is re-encoded on one). With ``check`` (the default) the native reader then
+        reads the bytes once and a row that is not a JSON object raises :class:`StoreError`
+        naming its ``seq``; pass ``check=False`` when the caller reads the bytes natively
+        anyway and calls :meth:`check_records` only when that read reports damaged lines (as
+        :meth:`open` and ``clawctx.scan_sessions`` do). Raises ``KeyError`` for an unknown
+        session."""
+        read = self._retry(lambda: self._records(session_id))
+        data = read.data
+        if check and _core.summarize_session_bytes(data).damaged_lines:
+            self.check_records(session_id, data)
+        return data
+
+    def check_records(self, session_id: str, data: bytes) -> None:
+        """Raises :class:`StoreError` naming the ``seq`` of the first row of ``data`` (bytes
+        :meth:`records` returned for ``session_id``) that the native reader skips or salvages:
+        a row whose ``event_json`` is not a JSON object. Lines it only sanitizes (a BOM,
+        invalid UTF-8, lone surrogates) or ignores (a second header) pass, as in a JSONL
+        file."""
+        with tempfile.TemporaryDirectory(prefix="clawctx-store-") as tmp:
+            path = Path(tmp) / "session.jsonl"
+            path.write_bytes(data)
+            lines = _core.Session.open(path, read_only=True).skipped_lines
+        self._raise_damage(
+            session_id, lines, self._retry(lambda: self._first_is_header(session_id))
+        )
+
+    def _raise_damage(
+        self, session_id: str, skipped: list[_core.SkippedLine], has_header: bool
+    ) -> None:
+        """Raises StoreError for the first skipped or salvaged line of the session's bytes."""
+        bad = next((s for s in skipped if s.action in ("skipped", "salvaged")), None)
+        if bad is None:
+            return
+        # Line 1 is the header (stored or synthesized); row k (0-based) is line k + 1, or
+        # k + 2 after a synthesized header.
+        row = bad.line - (1 if has_header else 2)
+        seq = self._retry(lambda: self._seq_at(session_id, row)) if row >= 0 else None
+        raise self._error(
+            f"event_json is not a JSON object ({bad.reason})", session_id=session_id, seq=seq
+        )
+
+    def _seq_at(self, session_id: str, row: int) -> int | None:
+        found = self._conn.execute(
+            "SELECT seq FROM transcript_events WHERE session_id = ? ORDER BY seq LIMIT 1 OFFSET ?",
+            (session_id, row),
+        ).fetchone()
+        return None if found is None else int(found[0])
+
+    def _first_is_header(self, session_id: str) -> bool:
+        first = self._conn.execute(
+            "SELECT CAST(event_json AS BLOB) FROM transcript_events WHERE session_id = ? "
+            "ORDER BY seq LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        return first is not None and _is_header(first[0])
+
+    def _window_row(self, session_id: str) -> None:
         table = self._layout[0]
         window = self._conn.execute(
-            f"SELECT * FROM {table} WHERE session_id = ?", (session_id,)
+            f"SELECT 1 FROM {table} WHERE session_id = ?", (session_id,)
         ).fetchone()
         if window is None:
             raise KeyError(f"{self.path}: no session {session_id!r}")
-        lines: list[bytes] = []
-        first_type: object = None
-        for seq, raw in self._conn.execute(
-            "SELECT seq, event_json FROM transcript_events WHERE session_id = ? ORDER BY seq",
-            (session_id,),
-        ):
-            data = raw.encode() if isinstance(raw, str) else bytes(raw)
-            try:
-                value = json.loads(data)
-            except ValueError as error:
-                raise self._error(
-                    f"event_json is not JSON: {error}", session_id=session_id, seq=seq
-                ) from error
-            if not isinstance(value, dict):
-                raise self._error("event_json is not a JSON object", session_id=session_id, seq=seq)
-            if not lines:
-                first_type = value.get("type")
-            if b"\n" in data or b"\r" in data:
-                data = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
-            lines.append(data)
-        if first_type != "session":
+
+    def _rows(self, session_id: str, after: int | None) -> tuple[list[bytes], list[int]]:
+        """The ``event_json`` bytes of the session's rows with ``seq > after`` (all of them
+        when ``after`` is None) in ``seq`` order, and ``[first seq, last seq]`` of them."""
+        where = "session_id = ?" + ("" if after is None else " AND seq > ?")
+        args: tuple[object, ...] = (session_id,) if after is None else (session_id, after)
+        span = self._conn.execute(
+            f"SELECT MIN(seq), MAX(seq) FROM transcript_events WHERE {where}", args
+        ).fetchone()
+        if span[0] is None:
+            return [], []
+        # Bytes, not str: no UTF-8 decoding in Python; the native reader judges the text.
+        # The rows are read up to the MAX(seq) read above, so rows committed in between
+        # (another connection; this one holds one read transaction) cannot slip in unseen.
+        rows = self._conn.execute(
+            "SELECT CAST(COALESCE(event_json, '') AS BLOB) FROM transcript_events "
+            f"WHERE {where} AND seq <= ? ORDER BY seq",
+            (*args, span[1]),
+        ).fetchall()
+        blobs = list(map(itemgetter(0), rows))
+        return blobs, [int(span[0]), int(span[1])]
+
+    def _lines(self, session_id: str, blobs: list[bytes], first_seq: int) -> bytes:
+        """The rows as JSONL bytes (see :meth:`_one_line_each`)."""
+        self._one_line_each(session_id, blobs, first_seq)
+        blobs.append(b"")
+        return b"\n".join(blobs)
+
+    def _one_line_each(self, session_id: str, blobs: list[bytes], first_seq: int) -> None:
+        """Makes each row one JSONL line, in place. A blank row is refused (the reader would
+        drop it unseen); one holding a line break is re-encoded on one line (the only rows
+        parsed in Python). A CR needs nothing: between tokens it is JSON whitespace, inside
+        a string the row is not JSON and the native reader says so."""
+        if not all(blobs) or any(map(bytes.isspace, blobs)):
+            index = next(i for i, b in enumerate(blobs) if not b.strip())
+            seq = self._seq_at(session_id, self._row_of(session_id, first_seq) + index)
+            raise self._error("event_json is empty", session_id=session_id, seq=seq)
+        # One memchr per row at C speed (no Python bytecode per row).
+        if any(map(bytes.__contains__, blobs, repeat(10))):
+            for i, blob in enumerate(blobs):
+                if b"\n" in blob:
+                    blobs[i] = self._one_line(session_id, blob, first_seq, i)
+
+    def _row_of(self, session_id: str, seq: int) -> int:
+        """How many rows of the session come before ``seq``."""
+        return int(
+            self._conn.execute(
+                "SELECT COUNT(*) FROM transcript_events WHERE session_id = ? AND seq < ?",
+                (session_id, seq),
+            ).fetchone()[0]
+        )
+
+    def _one_line(self, session_id: str, blob: bytes, first_seq: int, index: int) -> bytes:
+        try:
+            value = json.loads(blob)
+        except ValueError as error:
+            seq = self._seq_at(session_id, self._row_of(session_id, first_seq) + index)
+            raise self._error(
+                f"event_json is not JSON: {error}", session_id=session_id, seq=seq
+            ) from error
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+
+    def _records(self, session_id: str) -> _Records:
+        self._window_row(session_id)
+        lines, span = self._rows(session_id, None)
+        has_header = bool(lines) and _is_header(lines[0])
+        if lines:
+            self._one_line_each(session_id, lines, span[0])
+        if not has_header:
             created = self._conn.execute(
                 "SELECT MIN(created_at) FROM transcript_events WHERE session_id = ?",
                 (session_id,),
             ).fetchone()[0]
             lines.insert(0, _header(session_id, created))
-        return b"\n".join(lines) + b"\n"
+        return _Records(lines, has_header, span[1] if span else None)
 
-    def open(self, session_id: str, **options: Any) -> Session:
-        """The window ``session_id`` as a read-only :class:`clawctx.Session`, with the same
-        entries, tree, leaf and context as the JSONL file of the same records. ``options`` go to
-        ``Session.open`` (``id_factory``, ``now_ms``, ``lazy``); the session is always read-only
-        and has no file to refresh from."""
-        data = self.records(session_id)
-        fd, tmp = tempfile.mkstemp(prefix="clawctx-store-", suffix=".jsonl")
+    def open(self, session_id: str, **options: Any) -> StoreSession:
+        """The window ``session_id`` as a read-only :class:`StoreSession` (a
+        :class:`clawctx.Session`), with the same entries, tree, leaf and context as the JSONL
+        file of the same records. ``options`` go to ``Session.open`` (``id_factory``,
+        ``now_ms``, ``lazy``); the session is always read-only. Its records are held in a
+        private temporary file for the session's lifetime, so :meth:`StoreSession.refresh`
+        reads only the rows added since. Raises ``KeyError`` for an unknown session and
+        :class:`StoreError` for a row that is not a JSON object (found by the native reader;
+        a ``lazy`` open checks only the rows it reads, as a lazy JSONL open does)."""
+        read = self._retry(lambda: self._records(session_id))
+        directory = tempfile.mkdtemp(prefix="clawctx-store-")
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-            return Session.open(tmp, read_only=True, **options)
-        finally:
-            os.unlink(tmp)
+            path = Path(directory) / "session.jsonl"
+            with open(path, "wb") as f:
+                read.write_to(f)
+            session = StoreSession.open(path, read_only=True, **options)
+        except BaseException:
+            shutil.rmtree(directory, ignore_errors=True)
+            raise
+        session._attach(self.path.resolve(), session_id, read, path)
+        if not session.is_lazy:
+            self._raise_damage(session_id, session.skipped_lines, read.has_header)
+        return session
+
+    def read_leaf_context(self, session_id: str, *, chunk_bytes: int = 262144) -> _core.LeafContext:
+        """The context of the window's last entry, equal to ``self.open(session_id).context()``,
+        read from the newest rows back only as far as the messages need (to the latest
+        compaction's or reset's first kept entry, or the root): the rows are fetched in
+        descending ``seq``, about ``chunk_bytes`` first and twice as many each time after (up to
+        16 MiB), and handed to the native backward reader of :func:`clawctx.read_leaf_context`
+        (``thinking_level`` and ``model`` read on when asked for). Each fetch is its own short
+        read transaction bounded by the window's last ``seq`` when the call began, so rows the
+        Gateway appends meanwhile are not mixed in. ``bytes_read`` and ``file_size`` count the
+        lines handed over. A header only a full open handles (none of OpenClaw's) falls back to
+        one (``read_in_full``). Raises ``KeyError`` for an unknown session and
+        :class:`StoreError` for a row read that is not a JSON object."""
+        header, lower, upper = self._retry(lambda: self._leaf_bounds(session_id))
+        source = _RowsBackward(self, session_id, lower, upper)
+        context = _core._read_leaf_context_lines(header, source, chunk_bytes=chunk_bytes)
+        if context is not None:
+            return context
+        data = self.records(session_id)
+        with tempfile.TemporaryDirectory(prefix="clawctx-store-") as tmp:
+            path = Path(tmp) / "session.jsonl"
+            path.write_bytes(data)
+            return _core.read_leaf_context(path, chunk_bytes=chunk_bytes)
+
+    def _leaf_bounds(self, session_id: str) -> tuple[bytes, int | None, int | None]:
+        """The header line of the window, the seq of its stored header row (``None`` when it
+        has none) and its last seq (``None`` without rows)."""
+        self._window_row(session_id)
+        first = self._conn.execute(
+            "SELECT seq, CAST(COALESCE(event_json, '') AS BLOB) FROM transcript_events "
+            "WHERE session_id = ? ORDER BY seq LIMIT 1",
+            (session_id,),
+        ).fetchone()
+        last = self._conn.execute(
+            "SELECT MAX(seq) FROM transcript_events WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+        if first is not None and _is_header(first[1]):
+            line = self._lines(session_id, [first[1]], int(first[0]))[:-1]
+            return line, int(first[0]), int(last)
+        created = self._conn.execute(
+            "SELECT MIN(created_at) FROM transcript_events WHERE session_id = ?", (session_id,)
+        ).fetchone()[0]
+        return _header(session_id, created), None, None if last is None else int(last)
+
+    def _appended(self, session_id: str, after: int | None) -> tuple[bytes, int | None]:
+        """The lines of the rows added to the session after ``seq`` ``after``, and the last
+        seq read (``after`` when there are none)."""
+        blobs, span = self._rows(session_id, after)
+        if not blobs:
+            return b"", after
+        return self._lines(session_id, blobs, span[0]), span[1]
 
     def close(self) -> None:
         """Closes the read connection."""
@@ -295,6 +487,150 @@ class SessionStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class _Records:
+    """A window's rows as lines (without their "\\n"), the header first."""
+
+    lines: list[bytes]
+    has_header: bool
+    last_seq: int | None
+
+    @property
+    def data(self) -> bytes:
+        """The lines as JSONL bytes."""
+        return b"\n".join(self.lines) + b"\n"
+
+    def write_to(self, f: BinaryIO) -> None:
+        """Writes the JSONL bytes without joining them first: no copy of the whole window in
+        memory (and its page faults), a third of the time of a join and one write at 100 MB."""
+        f.writelines(chain.from_iterable(zip(self.lines, repeat(b"\n"))))
+
+
+def _is_header(blob: bytes) -> bool:
+    """Whether a row is a session header (one row parsed, never one per message)."""
+    try:
+        value = json.loads(blob)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("type") == "session"
+
+
+class _RowsBackward:
+    """Hands a window's rows to the native backward reader (``_core._read_leaf_context_lines``)
+    newest first: the rows with ``lower < seq <= upper`` in descending ``seq``, each fetch
+    its own read transaction."""
+
+    def __init__(
+        self, store: SessionStore, session_id: str, lower: int | None, upper: int | None
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.lower = -(2**63) if lower is None else lower
+        # The next fetch reads the rows below this seq.
+        self.below = None if upper is None else upper + 1
+        self.seqs: list[int] = []
+        self.batch = 64
+
+    def older_lines(self, hint: int) -> bytes | None:
+        """About ``hint`` bytes of the rows before those handed over, as lines in seq order."""
+        if self.below is None:
+            return None
+        return self.store._retry(lambda: self._older(hint))
+
+    def _older(self, hint: int) -> bytes | None:
+        assert self.below is not None
+        blobs: list[bytes] = []
+        seqs: list[int] = []
+        size = 0
+        while size < hint:
+            rows = self.store._conn.execute(
+                "SELECT seq, CAST(COALESCE(event_json, '') AS BLOB) FROM transcript_events "
+                "WHERE session_id = ? AND seq < ? AND seq > ? ORDER BY seq DESC LIMIT ?",
+                (self.session_id, self.below, self.lower, self.batch),
+            ).fetchall()
+            if not rows:
+                self.below = None
+                break
+            seqs.extend(map(itemgetter(0), rows))
+            chunk = list(map(itemgetter(1), rows))
+            blobs.extend(chunk)
+            size += sum(map(len, chunk))
+            self.below = seqs[-1]
+            self.batch = min(self.batch * 2, 1 << 16)
+        if not blobs:
+            return None
+        blobs.reverse()
+        seqs.reverse()
+        self.seqs = seqs
+        return self.store._lines(self.session_id, blobs, seqs[0])
+
+    def damaged(self, line: int, reason: str) -> None:
+        """Refuses a row of the last chunk that is not a JSON object."""
+        raise self.store._error(
+            f"event_json is not a JSON object ({reason})",
+            session_id=self.session_id,
+            seq=self.seqs[line - 1],
+        )
+
+
+class StoreSession(Session):
+    """A window of a session store opened read-only (:meth:`SessionStore.open`,
+    ``Session.open(store, session_id=...)``): a :class:`clawctx.Session` whose records are held
+    in a private temporary JSONL file, removed when the session is garbage-collected (or by
+    :meth:`close`). :meth:`refresh` reads only the rows the store gained since (``seq`` above
+    the last one read), as a JSONL session reads only appended bytes."""
+
+    store_path: Path
+    store_session_id: str
+    _last_seq: int | None
+    _has_header: bool
+    _jsonl: Path
+    _cleanup: weakref.finalize[..., Any]
+
+    def _attach(self, store_path: Path, session_id: str, read: _Records, jsonl: Path) -> None:
+        self.store_path = store_path
+        self.store_session_id = session_id
+        self._last_seq = read.last_seq
+        self._has_header = read.has_header
+        self._jsonl = jsonl
+        self._cleanup = weakref.finalize(self, shutil.rmtree, str(jsonl.parent), True)
+
+    @property
+    def last_seq(self) -> int | None:
+        """The ``seq`` of the last row read (``None`` when the window had none)."""
+        return self._last_seq
+
+    def refresh(self) -> _core.RefreshReport:
+        """Reads the rows added to the window since it was opened or last refreshed (``seq``
+        greater than :attr:`last_seq`, in one read transaction) and hands their lines to the
+        native refresh, which parses only them (``mode`` ``"incremental"``, or
+        ``"unchanged"`` when there were none). OpenClaw never rewrites rows (a reset or
+        rewind starts a new window), so rows at or below :attr:`last_seq` are not read again.
+        Raises :class:`StoreError` for an unreadable store or a new row that is not a JSON
+        object (the lines before it are read)."""
+        with open_store(self.store_path) as store:
+            data, last = store._retry(
+                lambda: store._appended(self.store_session_id, self._last_seq)
+            )
+            if not data:
+                return super().refresh()
+            checked = not self.is_lazy
+            before = len(self.skipped_lines) if checked else 0
+            with open(self._jsonl, "ab") as f:
+                f.write(data)
+            self._last_seq = last
+            report = super().refresh()
+            if checked:
+                store._raise_damage(
+                    self.store_session_id, self.skipped_lines[before:], self._has_header
+                )
+            return report
+
+    def close(self) -> None:
+        """Removes the session's temporary file now (the session cannot refresh after)."""
+        self._cleanup()
 
 
 def _header(session_id: str, created_ms: int | None) -> bytes:

@@ -67,7 +67,7 @@ mod _core {
     #[pymodule_export]
     use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
     #[pymodule_export]
-    use crate::session_leaf_context::{read_leaf_context, PyLeafContext};
+    use crate::session_leaf_context::{_read_leaf_context_lines, read_leaf_context, PyLeafContext};
     #[pymodule_export]
     use crate::session_repair::{
         repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,

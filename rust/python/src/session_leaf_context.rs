@@ -1,11 +1,13 @@
 //! `read_leaf_context`: the last entry's context, reading the file from its end.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use clawctx_core::session::{LeafContextReader, TailOptions};
+use clawctx_core::base::{Error, Result as CoreResult};
+use clawctx_core::session::{LeafContextReader, LineSource, TailOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::convert::to_py;
 use crate::errors::IntoPyResult;
@@ -18,6 +20,20 @@ use crate::transcript::PyTranscript;
 pub struct PyLeafContext {
     reader: Mutex<LeafContextReader>,
     messages: Py<PyTranscript>,
+    /// The exception a Python line source raised, re-raised as it is.
+    failure: Failure,
+}
+
+/// Where a [`PySource`] keeps the exception its Python object raised.
+type Failure = Arc<Mutex<Option<PyErr>>>;
+
+/// The core error or, when a Python line source failed, its own exception.
+fn raise(py: Python<'_>, failure: &Failure, error: Error) -> PyErr {
+    let stashed = failure
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .take();
+    stashed.unwrap_or_else(|| crate::errors::to_py(py, error))
 }
 
 impl PyLeafContext {
@@ -50,7 +66,9 @@ impl PyLeafContext {
     #[getter]
     fn thinking_level(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         crate::errors::guard(|| {
-            let level = self.with_reader(py, |r| r.thinking_level()).py_err(py)?;
+            let level = self
+                .with_reader(py, |r| r.thinking_level())
+                .map_err(|e| raise(py, &self.failure, e))?;
             to_py(py, &level)
         })
     }
@@ -59,16 +77,23 @@ impl PyLeafContext {
     /// the path, or `None`. Reads on like `thinking_level` when needed.
     #[getter]
     fn model(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        crate::errors::guard(|| match self.with_reader(py, |r| r.model()).py_err(py)? {
-            Some(model) => to_py(py, &model),
-            None => Ok(py.None()),
+        crate::errors::guard(|| {
+            match self
+                .with_reader(py, |r| r.model())
+                .map_err(|e| raise(py, &self.failure, e))?
+            {
+                Some(model) => to_py(py, &model),
+                None => Ok(py.None()),
+            }
         })
     }
 
     /// The whole `SessionContext`, equal to `Session.open(path).context()`.
     fn context(&self, py: Python<'_>) -> PyResult<PySessionContext> {
         crate::errors::guard(|| {
-            let context = self.with_reader(py, |r| r.context()).py_err(py)?;
+            let context = self
+                .with_reader(py, |r| r.context())
+                .map_err(|e| raise(py, &self.failure, e))?;
             PySessionContext::from_core(py, context)
         })
     }
@@ -140,6 +165,97 @@ pub fn read_leaf_context(
         Ok(PyLeafContext {
             reader: Mutex::new(reader),
             messages,
+            failure: Failure::default(),
         })
+    })
+}
+
+/// A Python object handing over a session's lines newest first (see
+/// `_read_leaf_context_lines`).
+struct PySource {
+    source: Py<PyAny>,
+    failure: Failure,
+}
+
+impl PySource {
+    /// Keeps `error` to re-raise and returns a core error that ends the read.
+    fn fail(&self, error: PyErr) -> Error {
+        *self
+            .failure
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(error);
+        Error::InvalidArgument("the line source raised an exception".into())
+    }
+}
+
+impl LineSource for PySource {
+    fn older_lines(&mut self, hint: usize) -> CoreResult<Option<Vec<u8>>> {
+        Python::attach(|py| {
+            let lines = self
+                .source
+                .bind(py)
+                .call_method1("older_lines", (hint,))
+                .map_err(|e| self.fail(e))?;
+            if lines.is_none() {
+                return Ok(None);
+            }
+            let bytes = lines.cast::<PyBytes>().map_err(|e| self.fail(e.into()))?;
+            Ok(Some(bytes.as_bytes().to_vec()))
+        })
+    }
+
+    fn damaged(&mut self, line: usize, reason: &str) -> CoreResult<()> {
+        Python::attach(|py| {
+            self.source
+                .bind(py)
+                .call_method1("damaged", (line, reason))
+                .map(|_| ())
+                .map_err(|e| self.fail(e))
+        })
+    }
+}
+
+/// The backward read of `read_leaf_context` over lines handed over by `source` instead of
+/// read from a file (an OpenClaw store's rows read in descending `seq`,
+/// `SessionStore.read_leaf_context`). `header` is the session header's line; `source` has
+/// `older_lines(hint) -> bytes | None` (the complete lines just before those handed over, in
+/// file order, about `hint` bytes; `None` when none are left) and `damaged(line, reason)`
+/// (a line of the last chunk that is skipped or salvaged, 1-based in it; raise to stop; the
+/// exception is re-raised as it is). `None` when the header needs a full open. Reads without
+/// the GIL, taking it only to call `source`.
+#[pyfunction]
+#[pyo3(signature = (header, source, *, chunk_bytes = 262144))]
+pub fn _read_leaf_context_lines(
+    py: Python<'_>,
+    header: &[u8],
+    source: Py<PyAny>,
+    chunk_bytes: usize,
+) -> PyResult<Option<PyLeafContext>> {
+    crate::errors::guard(|| {
+        if chunk_bytes == 0 {
+            return Err(PyValueError::new_err("chunk_bytes must be positive"));
+        }
+        let options = TailOptions {
+            first_chunk: chunk_bytes,
+            ..TailOptions::default()
+        };
+        let failure = Failure::default();
+        let lines = PySource {
+            source,
+            failure: failure.clone(),
+        };
+        let header = header.to_vec();
+        let reader = py
+            .detach(|| LeafContextReader::from_source(&header, Box::new(lines), &options))
+            .map_err(|e| raise(py, &failure, e))?;
+        let Some(reader) = reader else {
+            return Ok(None);
+        };
+        let messages = Py::new(py, PyTranscript::new(reader.messages()))?;
+        Ok(Some(PyLeafContext {
+            reader: Mutex::new(reader),
+            messages,
+            failure,
+        }))
     })
 }

@@ -10,7 +10,9 @@ use serde_json::Value;
 use super::context::{model_of, LeafSelector, SessionContext};
 use super::manager::{OpenOptions, Session};
 use super::persist::{open_session_file, Access};
-use super::tail::{find_header_end, TailOptions, TailWalk};
+use super::tail::{
+    checked_header, find_header_end, Backward, LineSource, PulledReader, TailOptions, TailWalk,
+};
 use crate::base::RandomIds;
 use crate::base::{Error, Result};
 use crate::transcript::Transcript;
@@ -29,6 +31,8 @@ enum Source {
         file_len: u64,
     },
     Tail(Box<TailWalk>),
+    /// Lines handed over by a [`LineSource`].
+    Pulled(Box<TailWalk<PulledReader>>),
 }
 
 impl LeafContextReader {
@@ -57,11 +61,33 @@ impl LeafContextReader {
         Ok(LeafContextReader { source })
     }
 
+    /// Reads the lines `source` hands over, newest first, until the leaf's messages are
+    /// settled, as [`LeafContextReader::open`] reads a file whose first line is `header` (the
+    /// session header, without its `"\n"`). `None` when the header is one only a full open
+    /// handles (missing, invalid, damaged, v1/v2 to migrate): the caller then opens the
+    /// records in full. An error of the source (see [`LineSource::damaged`]) ends the read.
+    pub fn from_source(
+        header: &[u8],
+        source: Box<dyn LineSource>,
+        options: &TailOptions,
+    ) -> Result<Option<LeafContextReader>> {
+        if checked_header(header).is_none() {
+            return Ok(None);
+        }
+        let mut walk = TailWalk::over(PulledReader::new(source, options), 0);
+        walk.read_until(TailWalk::messages_settled)?;
+        walk.settle_messages();
+        Ok(Some(LeafContextReader {
+            source: Source::Pulled(Box::new(walk)),
+        }))
+    }
+
     /// The messages of the leaf's context (settled when the reader was opened).
     pub fn messages(&self) -> Transcript {
         match &self.source {
             Source::Loaded { context, .. } => context.messages.clone(),
             Source::Tail(walk) => Transcript::from_messages(walk.messages.clone()),
+            Source::Pulled(walk) => Transcript::from_messages(walk.messages.clone()),
         }
     }
 
@@ -69,10 +95,8 @@ impl LeafContextReader {
     pub fn thinking_level(&mut self) -> Result<Value> {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.thinking_level.clone()),
-            Source::Tail(walk) => {
-                walk.read_until(|w| w.facts.thinking_source.is_some())?;
-                Ok(walk.thinking_level())
-            }
+            Source::Tail(walk) => thinking_level(walk),
+            Source::Pulled(walk) => thinking_level(walk),
         }
     }
 
@@ -81,10 +105,8 @@ impl LeafContextReader {
     pub fn model(&mut self) -> Result<Option<Value>> {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.model.clone()),
-            Source::Tail(walk) => {
-                walk.read_until(|w| w.facts.model_source.is_some())?;
-                Ok(walk.facts.model_source.map(|i| model_of(&walk.entries[i])))
-            }
+            Source::Tail(walk) => model(walk),
+            Source::Pulled(walk) => model(walk),
         }
     }
 
@@ -92,28 +114,28 @@ impl LeafContextReader {
     pub fn context(&mut self) -> Result<SessionContext> {
         match &mut self.source {
             Source::Loaded { context, .. } => Ok(context.clone()),
-            Source::Tail(walk) => {
-                walk.read_until(|w| {
-                    w.facts.thinking_source.is_some() && w.facts.model_source.is_some()
-                })?;
-                Ok(walk.to_context())
-            }
+            Source::Tail(walk) => context(walk),
+            Source::Pulled(walk) => context(walk),
         }
     }
 
-    /// Bytes of the file read so far (the whole file when it was opened in full).
+    /// Bytes of the file read so far (the whole file when it was opened in full; the lines
+    /// handed over so far by a [`LineSource`]).
     pub fn bytes_read(&self) -> u64 {
         match &self.source {
             Source::Loaded { file_len, .. } => *file_len,
             Source::Tail(walk) => walk.reader.bytes_read,
+            Source::Pulled(walk) => walk.reader.bytes_read,
         }
     }
 
-    /// The file's length when it was opened (appends after that are not read).
+    /// The file's length when it was opened (appends after that are not read). A
+    /// [`LineSource`] has no length known in advance: the bytes handed over so far.
     pub fn file_len(&self) -> u64 {
         match &self.source {
             Source::Loaded { file_len, .. } => *file_len,
             Source::Tail(walk) => walk.file_len,
+            Source::Pulled(walk) => walk.reader.bytes_read,
         }
     }
 
@@ -122,6 +144,22 @@ impl LeafContextReader {
         matches!(self.source, Source::Loaded { .. })
     }
 }
+
+fn thinking_level<R: Backward>(walk: &mut TailWalk<R>) -> Result<Value> {
+    walk.read_until(|w| w.facts.thinking_source.is_some())?;
+    Ok(walk.thinking_level())
+}
+
+fn model<R: Backward>(walk: &mut TailWalk<R>) -> Result<Option<Value>> {
+    walk.read_until(|w| w.facts.model_source.is_some())?;
+    Ok(walk.facts.model_source.map(|i| model_of(&walk.entries[i])))
+}
+
+fn context<R: Backward>(walk: &mut TailWalk<R>) -> Result<SessionContext> {
+    walk.read_until(|w| w.facts.thinking_source.is_some() && w.facts.model_source.is_some())?;
+    Ok(walk.to_context())
+}
+
 #[cfg(test)]
 mod tests {
     use std::fs;
@@ -316,6 +354,116 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A file's lines after its header, handed over from the end a few lines at a time.
+    struct Lines {
+        lines: Vec<Vec<u8>>,
+        chunk: usize,
+        damaged: Vec<usize>,
+    }
+
+    impl LineSource for Lines {
+        fn older_lines(&mut self, hint: usize) -> Result<Option<Vec<u8>>> {
+            if self.lines.is_empty() {
+                return Ok(None);
+            }
+            let mut taken = Vec::new();
+            let mut size = 0;
+            while let Some(line) = self.lines.pop() {
+                size += line.len() + 1;
+                taken.push(line);
+                if size >= hint.min(self.chunk) {
+                    break;
+                }
+            }
+            let mut out = Vec::new();
+            for line in taken.iter().rev() {
+                out.extend_from_slice(line);
+                out.push(b'\n');
+            }
+            Ok(Some(out))
+        }
+
+        fn damaged(&mut self, line: usize, _reason: &str) -> Result<()> {
+            self.damaged.push(line);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn lines_handed_over_build_the_full_open_context() {
+        for seed in 0..2000u64 {
+            let mut rng = Rng(seed);
+            let bytes = random_file(&mut rng);
+            let (_dir, path) = write_temp(&bytes);
+            let Ok(expected) = full_context(&path) else {
+                continue;
+            };
+            let mut lines = bytes.split(|b| *b == b'\n').map(<[u8]>::to_vec);
+            let header = lines.next().unwrap_or_default();
+            let mut rest: Vec<Vec<u8>> = lines.collect();
+            if rest.last().is_some_and(Vec::is_empty) {
+                rest.pop();
+            }
+            let source = Lines {
+                lines: rest,
+                chunk: 1 + rng.below(400),
+                damaged: Vec::new(),
+            };
+            let options = TailOptions {
+                first_chunk: 1 + rng.below(400),
+                max_chunk: 1 + rng.below(2000),
+            };
+            let describe = || format!("seed {seed}:\n{}", String::from_utf8_lossy(&bytes));
+            // `None`: a header only a full open handles (the caller opens the records in
+            // full then).
+            let Some(mut reader) =
+                LeafContextReader::from_source(&header, Box::new(source), &options).unwrap()
+            else {
+                continue;
+            };
+            assert_eq!(reader.messages(), expected.messages, "{}", describe());
+            assert_eq!(reader.context().unwrap(), expected, "{}", describe());
+        }
+    }
+
+    /// A source that refuses damage ends the read with its error.
+    struct Strict(Vec<u8>);
+
+    impl LineSource for Strict {
+        fn older_lines(&mut self, _hint: usize) -> Result<Option<Vec<u8>>> {
+            Ok(Some(std::mem::take(&mut self.0)).filter(|b| !b.is_empty()))
+        }
+
+        fn damaged(&mut self, line: usize, reason: &str) -> Result<()> {
+            Err(Error::InvalidArgument(format!("line {line}: {reason}")))
+        }
+    }
+
+    #[test]
+    fn a_source_can_refuse_a_damaged_line() {
+        let lines = format!(
+            "{}\n[1,2]\n{}\n",
+            message_line("a", "null", "x"),
+            message_line("b", "\"a\"", "y")
+        );
+        let walk = LeafContextReader::from_source(
+            HEADER.as_bytes(),
+            Box::new(Strict(lines.into_bytes())),
+            &TailOptions::default(),
+        );
+        assert!(
+            matches!(walk, Err(Error::InvalidArgument(ref m)) if m.starts_with("line 2")),
+            "{walk:?}"
+        );
+        let v2 = br#"{"type":"session","version":2,"id":"s"}"#;
+        let none = LeafContextReader::from_source(
+            v2,
+            Box::new(Strict(Vec::new())),
+            &TailOptions::default(),
+        );
+        assert!(matches!(none, Ok(None)));
     }
 
     fn message_line(id: &str, parent: &str, text: &str) -> String {

@@ -41,7 +41,7 @@ use super::context::{ContextState, SessionContext};
 use super::entry::{types, Entry};
 use super::header::{Header, CURRENT_SESSION_VERSION};
 use super::persist::{file_identity, open_session_file, Access, FileIdentity};
-use super::read::{is_valid_header, read_shared_at, scan_records, TAIL_PROBE_LEN};
+use super::read::{is_valid_header, read_shared_at, scan_records, LineAction, TAIL_PROBE_LEN};
 use super::tree::IdIndex;
 use crate::base::{Error, Result};
 use crate::transcript::Message;
@@ -229,10 +229,115 @@ impl BackReader {
     }
 }
 
+/// What the backward walk reads from: a file ([`BackReader`]) or lines handed over by the
+/// caller ([`PulledReader`]).
+pub(super) trait Backward {
+    /// The records of the lines just before those read, in file order (none once all are).
+    fn read_chunk(&mut self) -> Result<Vec<Entry>>;
+    /// Whether every line after the header has been read.
+    fn at_header(&self) -> bool;
+}
+
+impl Backward for BackReader {
+    fn read_chunk(&mut self) -> Result<Vec<Entry>> {
+        BackReader::read_chunk(self)
+    }
+    fn at_header(&self) -> bool {
+        BackReader::at_header(self)
+    }
+}
+
+/// Where a backward read gets its lines when they are not in a file: the caller hands over
+/// complete lines, newest first, one chunk at a time (the rows of an OpenClaw SQLite store
+/// read in descending `seq`, `clawctx.history.store`).
+pub trait LineSource: Send {
+    /// The complete lines just before those handed over so far, in file order, each ended by
+    /// `"\n"`: about `hint` bytes (at least one line), or `None` when none are left. The
+    /// session header is not one of them (it is given to
+    /// [`LeafContextReader::from_source`](super::LeafContextReader::from_source)).
+    fn older_lines(&mut self, hint: usize) -> Result<Option<Vec<u8>>>;
+
+    /// Called for each line of the chunk just handed over that the reader skips or salvages
+    /// (`line` is 1-based within that chunk; `reason` says what is wrong). An `Err` ends the
+    /// read with it; `Ok` reads on with the damage salvaged, as a file read does.
+    fn damaged(&mut self, line: usize, reason: &str) -> Result<()>;
+}
+
+/// Reads lines a [`LineSource`] hands over, in chunks that double up to the largest read,
+/// parsed exactly as [`BackReader`] parses a file's chunks.
+pub(super) struct PulledReader {
+    source: Box<dyn LineSource>,
+    next_chunk: usize,
+    max_chunk: usize,
+    pub(super) bytes_read: u64,
+    exhausted: bool,
+}
+
+impl std::fmt::Debug for PulledReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PulledReader")
+            .field("bytes_read", &self.bytes_read)
+            .field("exhausted", &self.exhausted)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PulledReader {
+    pub(super) fn new(source: Box<dyn LineSource>, options: &TailOptions) -> PulledReader {
+        PulledReader {
+            source,
+            next_chunk: options.first_chunk.max(1),
+            max_chunk: options.max_chunk.max(options.first_chunk).max(1),
+            bytes_read: 0,
+            exhausted: false,
+        }
+    }
+}
+
+impl Backward for PulledReader {
+    fn read_chunk(&mut self) -> Result<Vec<Entry>> {
+        if self.exhausted {
+            return Ok(Vec::new());
+        }
+        let Some(bytes) = self.source.older_lines(self.next_chunk)? else {
+            self.exhausted = true;
+            return Ok(Vec::new());
+        };
+        self.bytes_read += bytes.len() as u64;
+        self.next_chunk = self.next_chunk.saturating_mul(2).min(self.max_chunk);
+        let scan = scan_records(Arc::from(bytes), 1, false);
+        for skipped in &scan.skipped {
+            if matches!(skipped.action, LineAction::Skipped | LineAction::Salvaged) {
+                self.source.damaged(skipped.line, &skipped.reason)?;
+            }
+        }
+        let mut records = scan.records;
+        records.retain(|r| !r.is_type(types::SESSION));
+        Ok(records)
+    }
+
+    fn at_header(&self) -> bool {
+        self.exhausted
+    }
+}
+
+/// The header record of a source's session when a backward read can start from it (a valid
+/// v3 header alone on its line), as [`find_header_end`] checks a file's; `None` when only a
+/// full open gets what [`Session::open`](crate::Session::open) gets.
+pub(super) fn checked_header(line: &[u8]) -> Option<Entry> {
+    let scan = scan_records(Arc::from(line), 1, false);
+    let first = scan.records.first()?;
+    let usable = scan.records.len() == 1
+        && scan.skipped.is_empty()
+        && is_valid_header(first)
+        && Header::from_record(first.clone()).version() >= CURRENT_SESSION_VERSION;
+    usable.then(|| first.clone())
+}
+
 /// The backward walk over a file whose header checked out.
 #[derive(Debug)]
-pub(super) struct TailWalk {
-    pub(super) reader: BackReader,
+pub(super) struct TailWalk<R = BackReader> {
+    pub(super) reader: R,
     pub(super) file_len: u64,
     /// Entries in the order read: the last entry of the file first.
     pub(super) entries: Vec<Entry>,
@@ -258,8 +363,16 @@ impl TailWalk {
         header_end: u64,
         options: &TailOptions,
     ) -> TailWalk {
+        let reader = BackReader::new(path, file, file_len, header_end, options);
+        TailWalk::over(reader, file_len)
+    }
+}
+
+impl<R: Backward> TailWalk<R> {
+    /// A walk over what `reader` reads (`file_len`: the bytes it can read at most).
+    pub(super) fn over(reader: R, file_len: u64) -> TailWalk<R> {
         TailWalk {
-            reader: BackReader::new(path, file, file_len, header_end, options),
+            reader,
             file_len,
             entries: Vec::new(),
             index: IdIndex::default(),
@@ -276,7 +389,7 @@ impl TailWalk {
     }
 
     /// Reads chunks and walks on until `settled` or the walk ends.
-    pub(super) fn read_until(&mut self, settled: impl Fn(&TailWalk) -> bool) -> Result<()> {
+    pub(super) fn read_until(&mut self, settled: impl Fn(&TailWalk<R>) -> bool) -> Result<()> {
         self.advance();
         while !self.walk_done && !settled(self) {
             self.read_chunk()?;
