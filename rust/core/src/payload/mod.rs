@@ -4,9 +4,11 @@
 //!
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
-//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`.
+//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`; and `cache_diff`,
+//! where a body stops extending the previous one as a prompt cache sees it.
 
 mod anthropic;
+mod cache_diff;
 mod google;
 mod mistral;
 mod model;
@@ -21,6 +23,7 @@ use crate::base::write_js;
 use crate::hygiene::{guard_request, GuardReport, GuardTarget};
 use crate::transcript::{convert_to_llm, Transcript};
 
+pub use cache_diff::{cache_diff, BreakCause, CacheBreak, CacheDiffError};
 pub use model::{strip_lone_surrogate_escapes, Model};
 pub use transform::{
     derive_mistral_id as derive_mistral_tool_call_id, transform_messages, Normalizer,
