@@ -124,6 +124,16 @@ fn ws(b: &[u8], mut i: usize) -> usize {
 /// The end (one past the closing quote) of the string starting at `i`.
 fn string_end(b: &[u8], i: usize) -> Scan<usize> {
     let mut j = i + 1;
+    // Most strings of a body (keys, types, ids) are short: a plain loop over their first bytes
+    // costs less than setting up a vector search.
+    let short = (j + 24).min(b.len());
+    while j < short {
+        match b[j] {
+            b'"' => return Ok(j + 1),
+            b'\\' => j += 2,
+            _ => j += 1,
+        }
+    }
     loop {
         match memchr2(b'"', b'\\', &b[j.min(b.len())..]) {
             None => return Err((i, "unterminated string")),
@@ -347,6 +357,39 @@ impl<'a> Walk<'a> {
         }
     }
 
+    /// A cached part of both bodies (`a[sa..ea]`, `b[sb..eb]`). The bytes they share from the
+    /// start are compared at memory speed first: identical parts are the same prompt, and the
+    /// items of an array that lie wholly in the shared bytes are skipped, so the structural
+    /// walk starts at the item where the bodies part.
+    fn segment(&mut self, sa: usize, ea: usize, sb: usize, eb: usize) -> Result<Step, WalkError> {
+        let (a, b) = (self.a, self.b);
+        let common = common_prefix(&a[sa..ea], &b[sb..eb]);
+        if common == ea - sa && common == eb - sb {
+            return Ok(Step::Same(ea, eb));
+        }
+        if a[sa] != b'[' || b[sb] != b'[' {
+            return self.value(sa, sb, 0);
+        }
+        // Items of the previous body's array that end inside the shared bytes (the next body
+        // has the same bytes there, so the same items).
+        let mut i = ws(a, sa + 1);
+        let mut n = 0usize;
+        let mut after = sa + 1;
+        while i < ea && a[i] != b']' {
+            let end = skip_value(a, i).map_err(in_prev)?;
+            if end - sa > common {
+                break;
+            }
+            n += 1;
+            after = end;
+            i = ws(a, end);
+            if a.get(i) == Some(&b',') {
+                i = ws(a, i + 1);
+            }
+        }
+        self.array_from(after, sb + (after - sa), n, 0)
+    }
+
     fn value(&mut self, ia: usize, ib: usize, depth: usize) -> Result<Step, WalkError> {
         let (a, b) = (self.a, self.b);
         let ia = ws(a, ia);
@@ -381,9 +424,19 @@ impl<'a> Walk<'a> {
     }
 
     fn array(&mut self, ia: usize, ib: usize, depth: usize) -> Result<Step, WalkError> {
+        self.array_from(ia + 1, ib + 1, 0, depth)
+    }
+
+    /// The rest of two arrays from item `n` on: `ia`, `ib` are just after `[` (`n` = 0) or
+    /// just after item `n - 1`.
+    fn array_from(
+        &mut self,
+        mut ia: usize,
+        mut ib: usize,
+        mut n: usize,
+        depth: usize,
+    ) -> Result<Step, WalkError> {
         let (a, b) = (self.a, self.b);
-        let (mut ia, mut ib) = (ia + 1, ib + 1);
-        let mut n = 0usize;
         loop {
             let (pa, pb) = (ws(a, ia), ws(b, ib));
             let (end_a, end_b) = (a.get(pa) == Some(&b']'), b.get(pb) == Some(&b']'));
@@ -632,16 +685,18 @@ pub fn cache_diff(
                     next: sb,
                 }
             }
-            (Some((sa, ea)), Some((sb, _))) => {
+            (Some((sa, ea)), Some((sb, eb))) => {
                 walk.path.clear();
                 walk.path.extend(seg.iter().map(|p| Part::Key(p)));
-                let step = walk.value(sa, sb, 0).map_err(|(in_a, offset, reason)| {
-                    if in_a {
-                        prev_err((offset, reason))
-                    } else {
-                        next_err((offset, reason))
-                    }
-                })?;
+                let step = walk
+                    .segment(sa, ea, sb, eb)
+                    .map_err(|(in_a, offset, reason)| {
+                        if in_a {
+                            prev_err((offset, reason))
+                        } else {
+                            next_err((offset, reason))
+                        }
+                    })?;
                 match step {
                     Step::Same(..) => continue,
                     Step::Differ(found) => found,
