@@ -123,7 +123,7 @@ from clawctx.runtime import (
     TurnRequest,
     resolve_queue_settings,
 )
-from clawctx.wire import build_request_payload, parse_response, transform_messages
+from clawctx.wire import build_request_payload, cache_diff, parse_response, transform_messages
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -172,6 +172,7 @@ __all__ = [
     "build_request_payload",
     "build_session_context",
     "build_system_prompt",
+    "cache_diff",
     "compat",
     "convert_to_llm",
     "count_message_tokens",

@@ -52,6 +52,7 @@ __all__ = [
     "__version__",
     "_budget_units",
     "_build_request_payload",
+    "_cache_diff",
     "_compaction_texts",
     "_panic_for_tests",
     "_parse_response",
@@ -1949,6 +1950,19 @@ def _build_request_payload(
     `{model, systemPrompt?, tools?, options?}`; `messages` a `Transcript` or a JSON array
     text. `compact`: the body of OpenAI's `POST /responses/compact` instead (Responses APIs
     only).
+    """
+
+def _cache_diff(
+    previous: bytes | _RequestPayload,
+    next: bytes | _RequestPayload,
+    encoding: _Encoding = "o200k_base",
+    estimator: _Estimator = "calibrated",
+) -> tuple[str, int, int, str, int] | None:
+    """Where `next` stops extending `previous` as a provider's prompt cache sees it (tools,
+    system prompt, then messages; cache markers skipped): `None` when it extends it, else
+    `(path, previous_offset, next_offset, cause, rewrite_tokens)`. Bodies are JSON bytes or
+    `RequestPayload`s; the walk runs without the GIL. Raises `ValueError` for a body that is
+    not a JSON object.
     """
 
 def _parse_response(

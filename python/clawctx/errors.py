@@ -14,6 +14,7 @@
         TurnMessageError(ValueError)              record_turn got a message that is not pi's
         ResponseParseError(ValueError)            a provider reply that cannot be read at all
         ToolDefinitionError(ValueError)           a tool definition in no shape clawctx reads
+        RequestBodyError(ValueError)              a body given to cache_diff is not a JSON object
         _ImageError                               internal to history.images, never escapes
 
 A name in parentheses is a built-in base kept beside ``ClawctxError``, so ``except ValueError``
@@ -53,6 +54,7 @@ __all__ = [
     "PayloadError",
     "RepairError",
     "ReportDependencyError",
+    "RequestBodyError",
     "SessionFormatError",
     "SessionLockError",
     "StoreError",
@@ -119,3 +121,8 @@ class ResponseParseError(ClawctxError, ValueError):
 
 class ToolDefinitionError(ClawctxError, ValueError):
     """A tool definition in none of the shapes :func:`normalize_tools` reads."""
+
+
+class RequestBodyError(ClawctxError, ValueError):
+    """A request body given to :func:`clawctx.cache_diff` is not a JSON object (or not UTF-8):
+    the message names the body (``previous`` or ``next``), the byte offset and the reason."""

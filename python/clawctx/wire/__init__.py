@@ -10,11 +10,15 @@ rules (tool-call pairing, ids, turn order, blank text) and lists what a provider
 ``parse_response`` reads the provider's reply back into pi's assistant message as pi-ai does
 (``read_response`` also gives the types of the events pi-ai pushes on the way).
 
+``cache_diff`` names where a request body stops extending the previous one as a provider's
+prompt cache sees it (the JSON path, the byte offsets, the cause, the tokens written again).
+
 Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
 """
 
 from __future__ import annotations
 
+from clawctx.wire.cache import BREAK_CAUSES, CacheBreak, CacheBreakCause, cache_diff
 from clawctx.wire.payload import (
     SUPPORTED_APIS,
     PayloadError,
@@ -38,10 +42,13 @@ from clawctx.wire.tools import ToolDefinitionError, normalize_tools
 from clawctx.wire.validate import VALIDATED_APIS, BodyViolation, validate_request_body
 
 __all__ = [
+    "BREAK_CAUSES",
     "RESPONSE_APIS",
     "SUPPORTED_APIS",
     "VALIDATED_APIS",
     "BodyViolation",
+    "CacheBreak",
+    "CacheBreakCause",
     "ParsedResponse",
     "PayloadError",
     "RequestPayload",
@@ -52,6 +59,7 @@ __all__ = [
     "aparse_response",
     "build_compact_request",
     "build_request_payload",
+    "cache_diff",
     "iter_response_events",
     "normalize_tools",
     "parse_response",

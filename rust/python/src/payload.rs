@@ -8,8 +8,9 @@ use std::sync::Arc;
 use clawctx_core::base::{parse_value, to_js_string};
 use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::payload::{
-    build_compact_payload, build_payload, strip_lone_surrogate_escapes,
-    transform_messages as core_transform, Model, Normalizer, Payload, PayloadError, PayloadRequest,
+    build_compact_payload, build_payload, cache_diff as core_cache_diff,
+    strip_lone_surrogate_escapes, transform_messages as core_transform, Model, Normalizer, Payload,
+    PayloadError, PayloadRequest,
 };
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -243,5 +244,54 @@ pub fn _transform_messages(
             core_transform(messages, &model, normalizer, now_ms)
         });
         Ok(to_js_string(&Value::Array(out)))
+    })
+}
+
+/// The JSON bytes of a body argument: a `RequestPayload` (written in Rust) or `bytes`.
+fn body_bytes(py: Python<'_>, body: &Bound<'_, PyAny>, which: &str) -> PyResult<Vec<u8>> {
+    if let Ok(p) = body.cast::<PyRequestPayload>() {
+        return Ok(p.get().json_bytes(py));
+    }
+    if let Ok(b) = body.cast::<PyBytes>() {
+        return Ok(b.as_bytes().to_vec());
+    }
+    Err(PyTypeError::new_err(format!(
+        "{which} must be bytes or a RequestPayload"
+    )))
+}
+
+/// `(path, previous_offset, next_offset, cause, rewrite_tokens)`.
+type CacheBreakTuple = (String, usize, usize, &'static str, u64);
+
+/// Where `next` stops extending `previous` as a provider's prompt cache sees it (tools, system
+/// prompt, then messages; cache markers skipped): `None` when it extends it, else `(path,
+/// previous_offset, next_offset, cause, rewrite_tokens)`. Bodies are JSON bytes or
+/// `RequestPayload`s; the walk runs without the GIL. Raises `ValueError` for a body that is not
+/// a JSON object.
+#[pyfunction]
+#[pyo3(signature = (previous, next, encoding = "o200k_base", estimator = "calibrated"))]
+pub fn _cache_diff(
+    py: Python<'_>,
+    previous: &Bound<'_, PyAny>,
+    next: &Bound<'_, PyAny>,
+    encoding: &str,
+    estimator: &str,
+) -> PyResult<Option<CacheBreakTuple>> {
+    crate::errors::guard(|| {
+        let counter = crate::token_count::counter(encoding, estimator)?;
+        let a = body_bytes(py, previous, "previous")?;
+        let b = body_bytes(py, next, "next")?;
+        let found = py
+            .detach(move || core_cache_diff(&a, &b, counter))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(found.map(|br| {
+            (
+                br.path,
+                br.previous_offset,
+                br.next_offset,
+                br.cause.name(),
+                br.rewrite_tokens,
+            )
+        }))
     })
 }

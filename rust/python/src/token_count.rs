@@ -16,7 +16,7 @@ use crate::transcript::transcript_arg;
 /// Texts shorter than this are counted without releasing the GIL.
 const DETACH_MIN_BYTES: usize = 4096;
 
-fn counter(encoding: &str, estimator: &str) -> PyResult<TokenCounter> {
+pub(crate) fn counter(encoding: &str, estimator: &str) -> PyResult<TokenCounter> {
     let encoding = Encoding::from_name(encoding).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown encoding {encoding:?}: expected \"o200k_base\" or \"cl100k_base\""

@@ -4,9 +4,11 @@
 //!
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
-//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`.
+//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`; and `cache_diff`,
+//! where a body stops extending the previous one as a prompt cache sees it.
 
 mod anthropic;
+mod cache_diff;
 mod context_management;
 mod google;
 mod mistral;
@@ -24,6 +26,7 @@ use crate::transcript::{
     compaction_send_view, convert_to_llm, has_compaction_blocks, CompactionTarget, Transcript,
 };
 
+pub use cache_diff::{cache_diff, BreakCause, CacheBreak, CacheDiffError};
 pub use model::{strip_lone_surrogate_escapes, Model};
 pub use transform::{
     derive_mistral_id as derive_mistral_tool_call_id, transform_messages, Normalizer,
