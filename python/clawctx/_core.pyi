@@ -52,6 +52,7 @@ __all__ = [
     "__version__",
     "_budget_units",
     "_build_request_payload",
+    "_cache_breakpoint_issues",
     "_cache_diff",
     "_compaction_texts",
     "_panic_for_tests",
@@ -1226,6 +1227,16 @@ def validate_for_provider(
     Raises `ValueError` listing the known names for an unknown `model_api`, or for an unknown
     `provider` when no known `model_api` is given (any provider id is accepted with a known
     model API, so custom OpenAI-compatible providers work).
+    """
+
+def _cache_breakpoint_issues(
+    messages: _Messages, *, tools_json: str | None = None, system_json: str | None = None
+) -> list[Violation]:
+    """Anthropic's prompt-cache breakpoint rules over a request's `tools` and `system` (JSON
+    texts) and `messages`: at most 4 `cache_control` markers, and no `1h` marker after a `5m`
+    one in prefix order (tools, system, messages). Rules: `too-many-cache-breakpoints`,
+    `cache-ttl-order`, `invalid-cache-ttl`; `index` is the message holding the marker (0 for
+    tools and system) and the detail starts with the marker's path.
     """
 
 def provider_family(*, provider: str | None = None, model_api: str | None = None) -> str:

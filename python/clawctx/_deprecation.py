@@ -23,7 +23,7 @@ STAGES: Final = ("clawctx.history", "clawctx.prompt", "clawctx.runtime", "clawct
 #: A frozen historical record, kept as words so it does not restate the stages' ``__all__``.
 MOVED: Final[frozenset[str]] = frozenset(
     """
-    filter_heartbeat_pairs strip_heartbeat_token
+    filter_heartbeat_pairs strip_heartbeat_token detach_orphaned_trailing_user
     LineChange PairingReport SkippedLine ToolCallInputsReport
     ABORT_HINT AGENT_INTERNAL_EVENT_SOURCES AGENT_INTERNAL_EVENT_STATUSES
     AGENT_INTERNAL_EVENT_TYPE_TASK_COMPLETION ANNOUNCE_NO_OUTPUT AgentInternalEvent

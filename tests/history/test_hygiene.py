@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import clawctx
 from clawctx import Transcript, TranscriptPolicy
+from clawctx.history import detach_orphaned_trailing_user
 
 Msg = dict[str, Any]
 
@@ -1835,7 +1836,7 @@ def test_detach_orphaned_user_moves_leaf_to_parent(
     a1 = s.append_message(a("answer", timestamp=2, stopReason="stop"))
     u2 = s.append_message(u("orphan", timestamp=3))
     with caplog.at_level(logging.WARNING, logger="clawctx"):
-        report = clawctx.detach_orphaned_trailing_user(s, run_id="run-7")
+        report = detach_orphaned_trailing_user(s, run_id="run-7")
     assert report.detached is True
     assert report.entry_id == u2
     assert report.new_leaf_id == a1
@@ -1860,7 +1861,7 @@ def test_detach_orphaned_root_user_resets_leaf(
 ) -> None:
     s = make_session(ids, clock)
     u1 = s.append_message(u("only", timestamp=1))
-    report = clawctx.detach_orphaned_trailing_user(s, run_id="r")
+    report = detach_orphaned_trailing_user(s, run_id="r")
     assert report.detached is True
     assert report.entry_id == u1
     assert report.new_leaf_id is None
@@ -1880,7 +1881,7 @@ def test_detach_orphaned_user_file_keeps_orphan(tmp_path: Path, ids: Callable[[]
     a1 = s.append_message(a("answer", timestamp=2, stopReason="stop"))
     u2 = s.append_message(u("orphan", timestamp=3))
     before = path.read_bytes()
-    report = clawctx.detach_orphaned_trailing_user(s, run_id="r1")
+    report = detach_orphaned_trailing_user(s, run_id="r1")
     assert report.detached
     assert report.warning == (
         "Removed orphaned user message to prevent consecutive user turns. runId=r1 sessionId=file-1"
@@ -1909,7 +1910,7 @@ def test_detach_non_user_leaf(kind: str, ids: Callable[[], str], clock: Callable
         s.append_message(a(tc("c1"), stopReason="toolUse"))
         s.append_message(tr("c1"))
     leaf = s.leaf_id
-    report = clawctx.detach_orphaned_trailing_user(s, run_id="r")
+    report = detach_orphaned_trailing_user(s, run_id="r")
     assert report == clawctx.history.OrphanedUserReport(detached=False)
     assert report.warning is None and report.messages is None
     assert s.leaf_id == leaf

@@ -10,6 +10,7 @@ only when a :class:`~clawctx.Session` is given.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -381,6 +382,8 @@ def validate_for_provider(
     model_api: str | None = None,
     model_id: str | None = None,
     followed_by_user: bool = False,
+    tools: Sequence[Mapping[str, Any]] | None = None,
+    system: str | Sequence[Mapping[str, Any]] | None = None,
 ) -> list[_core.Violation]:
     """The provider's request rules a request built from ``messages`` (AgentMessages or pi
     Messages) would break; an empty list means the provider accepts it.
@@ -398,15 +401,34 @@ def validate_for_provider(
     Bedrock, Gemini). ``model_id`` names the target model (a turn of another model has its ids
     normalised). The request bodies themselves are checked by
     :func:`clawctx.wire.validate_request_body`.
+
+    Anthropic (and Bedrock) prompt-cache breakpoints: the ``cache_control`` markers on
+    ``tools`` (the request's tool definitions), ``system`` (a list of system blocks; a string
+    has none) and the messages' content blocks (Anthropic message params, or pi messages that
+    carry them), counted in prefix order (tools, system, messages):
+    ``too-many-cache-breakpoints`` on each marker past the 4th the API takes,
+    ``cache-ttl-order`` on a ``"1h"`` marker after a ``"5m"`` one (the default: longer TTLs
+    must come first), ``invalid-cache-ttl``. Their ``index`` is the message holding the marker
+    (0 for tools and system) and the detail starts with its path (``tools[2]``,
+    ``messages[3].content[0]``).
     """
-    _core.provider_family(provider=provider, model_api=model_api)
-    return _core.request_issues(
+    family = _core.provider_family(provider=provider, model_api=model_api)
+    found = _core.request_issues(
         messages,
         provider=provider,
         model_api=model_api,
         model_id=model_id,
         followed_by_user=followed_by_user,
     )
+    if family == "anthropic":
+        found += _core._cache_breakpoint_issues(
+            messages,
+            tools_json=None if tools is None else json.dumps(list(tools), allow_nan=False),
+            system_json=None
+            if system is None or isinstance(system, str)
+            else json.dumps(list(system), allow_nan=False),
+        )
+    return found
 
 
 @dataclass(frozen=True)

@@ -153,12 +153,64 @@ def _anthropic(body: Mapping[str, Any]) -> _Found:
             _anthropic_results(messages, i, blocks, found)
         else:
             _anthropic_answers(messages, i, blocks, found)
+    _anthropic_cache_breakpoints(body, found)
     return found
 
 
 def _starts_with_compaction(msg: Mapping[str, Any]) -> bool:
     blocks = _list(msg.get("content"))
     return bool(blocks) and isinstance(blocks[0], Mapping) and blocks[0].get("type") == "compaction"
+
+
+#: Anthropic's limit on cache breakpoints per request (prompt-caching docs: "You can define up
+#: to 4 cache breakpoints").
+_MAX_CACHE_BREAKPOINTS = 4
+
+
+def _cache_markers(blocks: Any, prefix: str, out: list[tuple[str, Any]]) -> None:
+    for j, block in enumerate(_list(blocks)):
+        if not isinstance(block, Mapping):
+            continue
+        path = f"{prefix}[{j}]"
+        if block.get("cache_control") is not None:
+            out.append((path, block["cache_control"]))
+        _cache_markers(block.get("content"), f"{path}.content", out)
+
+
+def _anthropic_cache_breakpoints(body: Mapping[str, Any], found: _Found) -> None:
+    """Anthropic prompt caching (docs, "Prompt caching"): at most 4 ``cache_control``
+    breakpoints; with mixed TTLs, a ``1h`` breakpoint must come before any ``5m`` one (the
+    default) in prefix order ``tools``, ``system``, ``messages``. The top-level automatic
+    ``cache_control`` is not counted (whether it takes a slot is not confirmed here)."""
+    markers: list[tuple[str, Any]] = []
+    for i, tool in enumerate(_list(body.get("tools"))):
+        if isinstance(tool, Mapping) and tool.get("cache_control") is not None:
+            markers.append((f"tools[{i}]", tool["cache_control"]))
+    _cache_markers(body.get("system"), "system", markers)
+    for i, msg in enumerate(_messages(body, "messages")):
+        if isinstance(msg, Mapping):
+            _cache_markers(msg.get("content"), f"messages[{i}].content", markers)
+    short_at: str | None = None
+    for n, (path, control) in enumerate(markers):
+        if n >= _MAX_CACHE_BREAKPOINTS:
+            found.append(
+                BodyViolation(
+                    path,
+                    "too-many-cache-breakpoints",
+                    f"breakpoint {n + 1} of {len(markers)}; at most {_MAX_CACHE_BREAKPOINTS}",
+                )
+            )
+        ttl = control.get("ttl") if isinstance(control, Mapping) else None
+        if ttl not in (None, "5m", "1h"):
+            found.append(BodyViolation(path, "invalid-cache-ttl", f"ttl {ttl!r}"))
+        elif ttl == "1h" and short_at is not None:
+            found.append(
+                BodyViolation(
+                    path, "cache-ttl-order", f"a 1h breakpoint after the 5m at {short_at}"
+                )
+            )
+        elif ttl != "1h" and short_at is None:
+            short_at = path
 
 
 def _tool_use_ids(msg: Any) -> list[Any]:

@@ -541,6 +541,44 @@ pub fn validate_for_provider(
     })
 }
 
+/// Anthropic's prompt-cache breakpoint rules over a request's `tools` and `system` (JSON texts)
+/// and `messages`: at most 4 `cache_control` markers, and no `1h` marker after a `5m` one in
+/// prefix order (tools, system, messages). Rules: `too-many-cache-breakpoints`,
+/// `cache-ttl-order`, `invalid-cache-ttl`; `index` is the message holding the marker (0 for
+/// tools and system) and the detail starts with the marker's path.
+#[pyfunction]
+#[pyo3(signature = (messages, *, tools_json = None, system_json = None))]
+pub fn _cache_breakpoint_issues(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    tools_json: Option<&str>,
+    system_json: Option<&str>,
+) -> PyResult<Vec<PyViolation>> {
+    crate::errors::guard(|| {
+        let parse = |text: Option<&str>, what: &str| -> PyResult<Option<Value>> {
+            text.map(|t| {
+                clawctx_core::base::parse_value(t)
+                    .map_err(|e| PyValueError::new_err(format!("invalid {what} JSON: {e}")))
+            })
+            .transpose()
+        };
+        let tools = parse(tools_json, "tools")?;
+        let system = parse(system_json, "system")?;
+        let input = crate::transcript::transcript_arg(messages)?;
+        let found = py.detach(move || {
+            hygiene::cache_breakpoint_issues(tools.as_ref(), system.as_ref(), &input)
+        });
+        Ok(found
+            .into_iter()
+            .map(|v| PyViolation {
+                index: v.index,
+                rule: v.rule.to_owned(),
+                detail: v.detail,
+            })
+            .collect())
+    })
+}
+
 /// The provider family `validate_for_provider` applies: "anthropic", "openai", "gemini" or
 /// "other". Raises `ValueError` listing the known names for an unknown `model_api`, or for an
 /// unknown `provider` when no known `model_api` is given.

@@ -95,17 +95,18 @@ mod _core {
 
     #[pymodule_export]
     use crate::hygiene::{
+        _cache_breakpoint_issues, dedupe_tool_call_ids, downgrade_openai_function_call_pairs,
+        drop_duplicate_tool_results, drop_foreign_compaction_blocks, provider_family,
+        validate_for_provider, PyViolation,
+    };
+    #[pymodule_export]
+    use crate::hygiene::{
         annotate_inter_session_messages, downgrade_openai_reasoning, drop_delivery_mirror_messages,
         drop_thinking_blocks, is_valid_tool_call_id, normalize_usage, resolve_transcript_policy,
         sanitize_google_turn_ordering, sanitize_message_blocks, sanitize_tool_call_id,
         sanitize_tool_call_ids, strip_dangling_tool_calls, strip_thought_signatures,
         strip_tool_result_details, validate_anthropic_turns, validate_gemini_turns,
         zero_stale_usage, PyTranscriptPolicy,
-    };
-    #[pymodule_export]
-    use crate::hygiene::{
-        dedupe_tool_call_ids, downgrade_openai_function_call_pairs, drop_duplicate_tool_results,
-        drop_foreign_compaction_blocks, provider_family, validate_for_provider, PyViolation,
     };
 
     #[pymodule_export]

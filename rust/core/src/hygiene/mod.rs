@@ -7,6 +7,7 @@
 //!
 //! Uses only the `transcript` and `base` stages.
 
+mod cache_breakpoints;
 mod heartbeat;
 mod images;
 mod policy;
@@ -15,6 +16,7 @@ mod sanitize;
 mod tool_call_ids;
 mod validate;
 
+pub use cache_breakpoints::{cache_breakpoint_issues, MAX_CACHE_BREAKPOINTS};
 pub use heartbeat::{
     filter_heartbeat_pairs, js_number, resolve_ack_max_chars, strip_heartbeat_token,
     HeartbeatMatcher, StripMode, StripResult, DEFAULT_HEARTBEAT_ACK_MAX_CHARS,
