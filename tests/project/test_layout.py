@@ -23,6 +23,7 @@ STAGES = (
 STAGE_NAMES = tuple(stage.rpartition(".")[2] for stage in STAGES)
 # Top-level names added after the split (issues 16 and 19 name them as `clawctx.<name>`).
 ADDED_SINCE_SPLIT = {
+    "cache_diff",
     "build_request_payload",
     "transform_messages",
     "fit_to_budget",
