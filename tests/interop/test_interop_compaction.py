@@ -52,3 +52,34 @@ def test_an_opaque_item_is_left_out_of_anthropic_messages() -> None:
     ]
     _system, messages = to_anthropic(pi)
     assert messages[1] == {"role": "assistant", "content": [{"type": "text", "text": "t"}]}
+
+
+def test_responses_compaction_items_round_trip() -> None:
+    from clawctx.interop import to_openai_responses
+
+    item = {"type": "compaction", "id": "cmp_1", "encrypted_content": "X"}
+    history: list[dict[str, Any]] = [
+        {"role": "user", "content": "a"},
+        item,
+        {
+            "type": "message",
+            "id": "msg_1",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": "t", "annotations": []}],
+        },
+    ]
+    converted = read(history)
+    assert converted.format == "openai_responses"
+    blocks = converted.transcript.to_list()[1]["content"]
+    assert blocks[0] == {
+        "type": "compaction",
+        "api": "openai-responses",
+        "content": None,
+        "raw": item,
+    }
+    items = to_openai_responses(converted.transcript)
+    assert items[1] == item
+    # Anthropic's block has no Responses form.
+    anthropic = read([{"role": "user", "content": "a"}, {"role": "assistant", "content": [BLOCK]}])
+    assert not any(i.get("type") == "compaction" for i in to_openai_responses(anthropic.transcript))

@@ -404,3 +404,67 @@ def test_pipeline_turns_carry_the_block_back(tmp_path: Path) -> None:
     assert validate_request_body(body, "anthropic-messages") == []
     client.beta.messages.create(**body, betas=["compact-2026-01-12"])
     assert replay.sent[1]["messages"][0]["content"][0] == BLOCK
+
+
+def test_streamed_signature_and_deltas_replace_the_fields() -> None:
+    # A signature delta on a compaction block (written as Anthropic writes deltas, which the
+    # reader's fast path takes for thinking blocks) and a second compaction delta: the block's
+    # fields are replaced, as the anthropic SDK accumulates them.
+    start = {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-5",
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
+    events = [
+        {"type": "message_start", "message": start},
+        {"type": "content_block_start", "index": 0, "content_block": {"type": "compaction"}},
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": "first", "encrypted_content": "e1"},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "compaction_delta", "content": "second"},
+        },
+        {
+            "type": "content_block_delta",
+            "index": 0,
+            "delta": {"type": "signature_delta", "signature": "s2"},
+        },
+        {"type": "content_block_stop", "index": 0},
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "compaction"},
+            "usage": {"output_tokens": 2},
+        },
+        {"type": "message_stop"},
+    ]
+    sse = "".join(
+        f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n" for e in events
+    )
+    reply = parse_response(CLAUDE, sse)
+    assert reply["content"] == [
+        {
+            "type": "compaction",
+            "api": "anthropic-messages",
+            "content": "second",
+            "raw": {
+                "type": "compaction",
+                "content": "second",
+                "encrypted_content": None,
+                "signature": "s2",
+            },
+        }
+    ]
+    assert reply["stopReason"] == "stop"
+    # The incremental reader gives the same message.
+    stream = clawctx.wire.ResponseStream(CLAUDE)
+    stream.feed(sse)
+    stream.finish()
+    assert stream.message["content"] == reply["content"]

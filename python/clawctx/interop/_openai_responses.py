@@ -29,7 +29,8 @@ from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "openai_responses"
-_MODEL_ITEMS = ("reasoning", "function_call")
+_RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
+_MODEL_ITEMS = ("reasoning", "function_call", "compaction")
 _INPUT_PARTS = ("input_text", "input_image", "input_file", "input_audio")
 _FILE_KEYS = ("type", "file_data", "file_id", "file_url", "filename", "detail")
 
@@ -60,7 +61,7 @@ def claims(element: object) -> bool:
     if not isinstance(element, Mapping):
         return False
     kind = element.get("type")
-    if kind in ("reasoning", "function_call", "function_call_output"):
+    if kind in ("reasoning", "function_call", "function_call_output", "compaction"):
         return True
     return _is_message(element)
 
@@ -125,7 +126,18 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
             else:
                 origins[-1] = index
             blocks = current["content"]
-            if kind == "reasoning":
+            if kind == "compaction":
+                # Server compaction: pi's compaction block, the item verbatim under `raw`
+                # (see `clawctx.wire.parse_response`); its context is encrypted.
+                blocks.append(
+                    {
+                        "type": "compaction",
+                        "api": "openai-responses",
+                        "content": None,
+                        "raw": dict(item),
+                    }
+                )
+            elif kind == "reasoning":
                 c.check_keys(
                     item,
                     ("type", "id", "summary", "encrypted_content", "content", "status"),
@@ -292,7 +304,13 @@ def write(messages: Iterable[Mapping[str, Any]]) -> list[c.JsonDict]:
                     kind = "text"
                 if kind != "text":
                     message_item = None
-                if kind == "thinking":
+                if kind == "compaction":
+                    # A Responses compaction item goes back verbatim; another API's block
+                    # (Anthropic's) has no Responses form and is left out.
+                    raw = block.get("raw")
+                    if block.get("api") in _RESPONSES_APIS and isinstance(raw, Mapping):
+                        out.append(dict(raw))
+                elif kind == "thinking":
                     signature = block.get("thinkingSignature")
                     try:
                         item = json.loads(signature) if isinstance(signature, str) else None
