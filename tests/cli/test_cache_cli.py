@@ -149,3 +149,35 @@ def test_cache_text_output_and_library_call_agree(
 def test_cache_missing_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["cache", str(tmp_path / "none.jsonl")]) == 1
     assert "none.jsonl" in capsys.readouterr().err
+
+
+def test_a_turn_pi_ai_cannot_build_is_reported_not_fatal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib
+
+    from clawctx.errors import PayloadError
+
+    # The module (the engine package exports its function under the same name).
+    module = importlib.import_module("clawctx.engine.cache_report")
+
+    session = tmp_path / "s.jsonl"
+    _write_session(session)
+    real = module.build_request_payload
+    calls = 0
+
+    def flaky(*args: Any, **kwargs: Any) -> Any:
+        nonlocal calls
+        calls += 1
+        if calls == 2:
+            raise PayloadError("Unexpected token")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "build_request_payload", flaky)
+    report = module.cache_report(session)
+    assert [t.rebuild_error for t in report.turns] == [None, "Unexpected token", None, None]
+    # No request for turn 1, so turn 2 is compared with nothing.
+    assert report.turns[2].cache_break is None
+    # Without rebuilding: hit rates only.
+    quick = module.cache_report(session, rebuild=False)
+    assert quick.breaks == () and quick.turns[1].hit_rate == pytest.approx(2000 / 2025)

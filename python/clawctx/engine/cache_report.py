@@ -18,7 +18,12 @@ from typing import Any
 
 from clawctx._core import Session
 from clawctx.wire.cache import CacheBreak, cache_diff
-from clawctx.wire.payload import SUPPORTED_APIS, RequestPayload, build_request_payload
+from clawctx.wire.payload import (
+    SUPPORTED_APIS,
+    PayloadError,
+    RequestPayload,
+    build_request_payload,
+)
 
 __all__ = ["CacheReport", "CacheTurn", "cache_report"]
 
@@ -38,7 +43,9 @@ class CacheTurn:
     + cacheWrite)`` (``None`` when all are zero). ``cache_write_cost`` is the recorded
     ``usage.cost.cacheWrite``. ``cache_break`` is where the rebuilt request stops extending the
     previous turn's (``None`` for the first turn, a turn whose API has no request builder, or
-    a request that extends the previous one); ``break_cost`` prices its ``rewrite_tokens``
+    a request that extends the previous one, or the turn after one whose request could not be
+    rebuilt: ``rebuild_error`` then says why, e.g. where pi-ai itself throws for the recorded
+    messages); ``break_cost`` prices its ``rewrite_tokens``
     at what a cache write costs over a cache read for this model (from the recorded costs of
     the session's turns of the model; ``None`` when the session records none).
     """
@@ -55,6 +62,7 @@ class CacheTurn:
     cache_write_cost: float
     cache_break: CacheBreak | None = None
     break_cost: float | None = None
+    rebuild_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The turn as JSON-ready data (``cache_break`` as a dict or ``None``)."""
@@ -70,6 +78,7 @@ class CacheTurn:
             "cacheWrite": self.cache_write_tokens,
             "hitRate": self.hit_rate,
             "cacheWriteCost": self.cache_write_cost,
+            "rebuildError": self.rebuild_error,
             "break": None
             if brk is None
             else {
@@ -172,13 +181,14 @@ def _write_premiums(messages: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, An
 
 
 def cache_report(
-    path: str | os.PathLike[str],
+    path: str | os.PathLike[str] | Session,
     *,
     system_prompt: str | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    rebuild: bool = True,
 ) -> CacheReport:
-    """The prompt cache of the session file at ``path``, turn by turn (see
-    :class:`CacheTurn`).
+    """The prompt cache of the session file at ``path`` (or of an open :class:`Session`), turn
+    by turn (see :class:`CacheTurn`).
 
     Each assistant turn's request is rebuilt as the runtime sends it: the context at the turn's
     parent entry (compactions and branches applied, as ``Session.context_messages``), the
@@ -186,9 +196,10 @@ def cache_report(
     agent ran with to see their effect, e.g. ``clawctx assemble``'s), through
     :func:`~clawctx.wire.build_request_payload` for the API, provider and model recorded on the
     turn. Consecutive rebuilt requests are compared with :func:`~clawctx.wire.cache_diff`. The
-    file is only read.
+    file is only read. ``rebuild=False`` reads only the recorded usage (hit rates and costs,
+    no breaks): quick on any size.
     """
-    session = Session.open(path, read_only=True)
+    session = path if isinstance(path, Session) else Session.open(path, read_only=True)
     entries = [e for e in session.entries() if e.get("type") == "message"]
     assistants = [
         e
@@ -212,15 +223,21 @@ def cache_report(
         total = read + write + fresh
         brk: CacheBreak | None = None
         body: RequestPayload | None = None
-        if message.get("api") in SUPPORTED_APIS:
+        failed: str | None = None
+        if rebuild and message.get("api") in SUPPORTED_APIS:
             parent = entry.get("parentId")
             context: Any = [] if parent is None else session.context_messages(parent)
-            body = build_request_payload(
-                _model(message),
-                {"system_prompt": system_prompt, "messages": context, "tools": tools},
-                now_ms=_NOW_MS,
-            )
-            if previous is not None:
+            try:
+                body = build_request_payload(
+                    _model(message),
+                    {"system_prompt": system_prompt, "messages": context, "tools": tools},
+                    now_ms=_NOW_MS,
+                )
+            except PayloadError as err:
+                # pi-ai throws for these messages (a runtime would have failed the same way):
+                # no request to compare, and none for the next turn to compare with.
+                failed = str(err)
+            if body is not None and previous is not None:
                 brk = cache_diff(previous, body)
         premium = premiums.get((message.get("provider"), message.get("model")))
         turns.append(
@@ -237,7 +254,9 @@ def cache_report(
                 cache_write_cost=_number(cost.get("cacheWrite")),
                 cache_break=brk,
                 break_cost=None if brk is None or premium is None else brk.rewrite_tokens * premium,
+                rebuild_error=failed,
             )
         )
         previous = body
-    return CacheReport(path=os.fspath(path), turns=tuple(turns))
+    where = session.path if isinstance(path, Session) else path
+    return CacheReport(path=os.fspath(where or ""), turns=tuple(turns))
