@@ -21,7 +21,6 @@ from clawctx.wire.cache import CacheBreak, cache_diff
 from clawctx.wire.payload import (
     SUPPORTED_APIS,
     PayloadError,
-    RequestPayload,
     build_request_payload,
 )
 
@@ -208,7 +207,7 @@ def cache_report(
     ]
     premiums = _write_premiums([e["message"] for e in assistants])
     turns: list[CacheTurn] = []
-    previous: RequestPayload | None = None
+    previous: bytes | None = None
     for index, entry in enumerate(assistants):
         message = entry["message"]
         usage = message.get("usage")
@@ -222,17 +221,18 @@ def cache_report(
         fresh = int(_number(usage.get("input")))
         total = read + write + fresh
         brk: CacheBreak | None = None
-        body: RequestPayload | None = None
+        body: bytes | None = None
         failed: str | None = None
         if rebuild and message.get("api") in SUPPORTED_APIS:
             parent = entry.get("parentId")
             context: Any = [] if parent is None else session.context_messages(parent)
             try:
+                # Written once: compared as the next body here and as the previous one next.
                 body = build_request_payload(
                     _model(message),
                     {"system_prompt": system_prompt, "messages": context, "tools": tools},
                     now_ms=_NOW_MS,
-                )
+                ).to_json()
             except PayloadError as err:
                 # pi-ai throws for these messages (a runtime would have failed the same way):
                 # no request to compare, and none for the next turn to compare with.
