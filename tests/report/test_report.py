@@ -292,7 +292,7 @@ def test_session_page_shows_the_numbers(crafted: Path) -> None:
     assert [_int(r[0]) for r in _rows(page, "damaged-lines")] == [6]
     assert [r[0] for r in _rows(page, "unpaired-calls")] == ["c2"]
     assert [r[0] for r in _rows(page, "unpaired-results")] == ["c99"]
-    assert page.charts == ["context", "roles", "tools"]
+    assert page.charts == ["context", "cache", "roles", "tools"]
 
 
 def test_strings_from_the_session_are_escaped(crafted: Path) -> None:
@@ -635,7 +635,7 @@ def test_session_page_renders_in_chromium(crafted: Path, tmp_path: Path) -> None
     out = tmp_path / "session.html"
     out.write_text(session_report(crafted), encoding="utf-8")
     result = _load_in_browser(out)
-    _assert_rendered(result, out, ["context", "roles", "tools"])
+    _assert_rendered(result, out, ["context", "cache", "roles", "tools"])
     assert "crafted.jsonl" in result["title"]
 
 
@@ -645,7 +645,7 @@ def test_large_session_and_fleet_pages_render_in_chromium(
     _chromium()
     out = tmp_path / "large.html"
     out.write_text(session_report(large_session), encoding="utf-8")
-    _assert_rendered(_load_in_browser(out), out, ["context", "roles", "tools"])
+    _assert_rendered(_load_in_browser(out), out, ["context", "cache", "roles", "tools"])
     fleet = tmp_path / "fleet.html"
     fleet.write_text(fleet_report([fleet_dir]), encoding="utf-8")
     _assert_rendered(_load_in_browser(fleet), fleet, ["sizes", "size-tokens", "top-tokens"])
@@ -683,3 +683,107 @@ def test_claude_code_and_codex_transcripts_get_a_report(name: str, tmp_path: Pat
     assert main(["report", str(path), "-o", str(out)]) == 0
     assert out.stat().st_size > 0
     assert path.read_bytes() == before  # read only
+
+
+# ---- the prompt cache chart (issue 31) -----------------------------------------------------
+
+
+def _cache_session(path: Path) -> Path:
+    """Two turns that extend each other, a compaction, one more turn: one cache break."""
+
+    def usage(read: int, write: int) -> dict[str, Any]:
+        return {
+            "input": 5,
+            "output": 5,
+            "cacheRead": read,
+            "cacheWrite": write,
+            "totalTokens": 10 + read + write,
+            "cost": {"cacheRead": read * 3e-7, "cacheWrite": write * 3.75e-6},
+        }
+
+    def assistant(text: str, u: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "role": "assistant",
+            "content": [{"type": "text", "text": text}],
+            "api": "anthropic-messages",
+            "provider": "anthropic",
+            "model": "claude-sonnet-4-5",
+            "usage": u,
+            "stopReason": "stop",
+            "timestamp": 1,
+        }
+
+    rows: list[dict[str, Any]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s",
+            "timestamp": "2026-01-01T00:00:00Z",
+            "cwd": "/",
+        }
+    ]
+    messages: list[Any] = [
+        {"role": "user", "content": "one " * 300, "timestamp": 1},
+        assistant("a", usage(0, 900)),
+        {"role": "user", "content": "two", "timestamp": 2},
+        assistant("b", usage(900, 10)),
+        {"role": "user", "content": "three", "timestamp": 3},
+        "compaction",
+        assistant("c", usage(0, 300)),
+    ]
+    parent = None
+    for n, m in enumerate(messages):
+        entry: dict[str, Any] = {
+            "id": f"e{n}",
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01Z",
+        }
+        if m == "compaction":
+            entry.update(
+                type="compaction",
+                summary="Asked three things.",
+                firstKeptEntryId="e4",
+                tokensBefore=900,
+            )
+        else:
+            entry.update(type="message", message=m)
+        rows.append(entry)
+        parent = entry["id"]
+    write_jsonl(path, rows)
+    return path
+
+
+def test_cache_chart_shows_hit_rates_and_marks_breaks(tmp_path: Path) -> None:
+    from clawctx.report import session_stats
+
+    session = _cache_session(tmp_path / "cache.jsonl")
+    quick = session_stats(session)
+    assert quick.cache is not None
+    assert [t.hit_rate for t in quick.cache.turns] == [0.0, pytest.approx(900 / 915), 0.0]
+    assert quick.cache.breaks == ()
+    page = session_page(quick)
+    assert 'data-chart="cache"' in page and 'data-breaks="0"' in page
+    assert "--cache-breaks" in page
+    stats = session_stats(session, cache_breaks=True)
+    assert stats.cache is not None
+    assert [(t.index, t.cache_break.cause) for t in stats.cache.breaks if t.cache_break] == [
+        (2, "compaction")
+    ]
+    marked = session_page(stats)
+    assert 'data-breaks="1"' in marked
+    # The break's cause is written on the chart.
+    chart = marked[marked.index('data-chart="cache"') :]
+    assert "compaction" in chart[: chart.index("</svg>")]
+
+
+def test_cache_chart_renders_in_chromium(tmp_path: Path) -> None:
+    _chromium()
+    from clawctx.report import session_stats
+
+    session = _cache_session(tmp_path / "cache.jsonl")
+    out = tmp_path / "cache.html"
+    out.write_text(session_page(session_stats(session, cache_breaks=True)), encoding="utf-8")
+    result = _load_in_browser(out)
+    _assert_rendered(result, out, ["context", "cache", "roles", "tools"])
+    _box, marks = result["charts"]["cache"]
+    assert marks > 3  # the line, its points, the break line

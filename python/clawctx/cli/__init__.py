@@ -1,6 +1,6 @@
 """The ``clawctx`` command line: ``assemble`` the context of a request, ``inspect`` session
 files, ``repair`` them, ``convert`` foreign transcripts, ``scan`` many files, ``report`` as HTML,
-``doctor`` what needs attention.
+``doctor`` what needs attention, ``cache`` the prompt cache turn by turn.
 
 One module per command (as pip's ``commands/``): each has ``add_parser`` and ``run``; what they
 share (printer, error lines, argument types, provider choices) is in ``clawctx.cli._common``.
@@ -23,7 +23,7 @@ import sys
 from collections.abc import Sequence
 
 from clawctx import _core
-from clawctx.cli import assemble, convert, doctor, inspect, repair, report, scan
+from clawctx.cli import assemble, cache, convert, doctor, inspect, repair, report, scan
 from clawctx.cli._common import MODEL_APIS, PROVIDERS, HelpFormatter, choice_error
 from clawctx.cli.assemble import DEFAULT_ASSEMBLE_TOOLS
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS
@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"clawctx {_core.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (assemble, inspect, convert, repair, report, scan, doctor):
+    for command in (assemble, inspect, convert, repair, report, cache, scan, doctor):
         command.add_parser(commands)
     return parser
 

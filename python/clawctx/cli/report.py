@@ -81,7 +81,12 @@ def run(args: argparse.Namespace) -> int:
                     else source
                 )
                 page = session_page(
-                    session_stats(local, context_window=args.context_window, top=args.top)
+                    session_stats(
+                        local,
+                        context_window=args.context_window,
+                        top=args.top,
+                        cache_breaks=args.cache_breaks,
+                    )
                 )
     except ReportDependencyError as err:
         error("report", source, str(err))
@@ -170,5 +175,11 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         default=None,
         metavar="N",
         help="threads scanning a directory (default: one per core)",
+    )
+    report.add_argument(
+        "--cache-breaks",
+        action="store_true",
+        help="mark on the prompt cache chart where the cache broke (rebuilds each turn's "
+        "request, as clawctx cache does; about a second per 1,000 turns)",
     )
     report.set_defaults(handler=run)

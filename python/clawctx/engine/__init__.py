@@ -11,6 +11,7 @@ Layer: the top stage; it may import every stage below it.
 
 from __future__ import annotations
 
+from clawctx.engine.cache_report import CacheReport, CacheTurn, cache_report
 from clawctx.engine.context_engine import (
     DEFAULT_CONTEXT_ENGINE_ID,
     OPTIONAL_CONTEXT_ENGINE_METHODS,
@@ -126,6 +127,8 @@ __all__ = [
     "AgentTaskCompletionEvent",
     "AssembleResult",
     "BootstrapResult",
+    "CacheReport",
+    "CacheTurn",
     "CompactResult",
     "CompactResultDetails",
     "CompactionTarget",
@@ -164,6 +167,7 @@ __all__ = [
     "assemble_with_engine",
     "bootstrap_with_engine",
     "build_inter_session_prefix",
+    "cache_report",
     "check_turn_messages",
     "doctor",
     "filter_runtime_context_messages",

@@ -78,13 +78,19 @@ def session_report(
     *,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     top: int = 20,
+    cache_breaks: bool = False,
 ) -> str:
     """The HTML page of the session file at ``path`` (read-only).
+
+    ``cache_breaks=True`` marks on the prompt cache chart where each break happened (each
+    assistant turn's request is rebuilt, as ``clawctx cache`` does).
 
     ``context_window`` is the model's window in tokens (the line the context chart is drawn
     against; default OpenClaw's 200,000); ``top`` the number of largest tool results listed.
     """
-    return session_page(session_stats(path, context_window=context_window, top=top))
+    return session_page(
+        session_stats(path, context_window=context_window, top=top, cache_breaks=cache_breaks)
+    )
 
 
 def fleet_report(

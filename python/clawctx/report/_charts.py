@@ -310,3 +310,42 @@ def size_tokens_scatter(
             ax.legend(loc="upper left")
         ax.set_title("Tokens against size", loc="left")
         return _svg(figure, "size-tokens", "Estimated tokens against file size")
+
+
+def cache_chart(
+    turns: Sequence[int], hit_rates: Sequence[float | None], breaks: Sequence[tuple[int, str]]
+) -> str:
+    """The prompt cache hit rate per assistant turn, from the recorded usage, with the turns
+    whose request broke the cache marked (a red line, labelled with the cause)."""
+    from matplotlib.ticker import PercentFormatter
+
+    with _style("cache"):
+        figure = _figure(10.0, 3.0)
+        ax = figure.add_subplot()
+        x = np.asarray(turns, dtype=np.float64)
+        y = np.asarray([np.nan if r is None else r * 100 for r in hit_rates], dtype=np.float64)
+        known = ~np.isnan(y)
+        if not known.any():
+            _empty(ax, "no cache usage recorded on any assistant turn")
+        else:
+            ax.plot(x[known], y[known], color=_BLUE, linewidth=1.2, label="cache hit rate")
+            ax.scatter(x[known], y[known], s=6, color=_BLUE, zorder=3)
+            if breaks:
+                where = [t for t, _ in breaks]
+                ax.vlines(
+                    where,
+                    0,
+                    100,
+                    color=_RED,
+                    alpha=0.7,
+                    linewidth=1.0,
+                    label=f"cache breaks ({len(breaks)})",
+                )
+                for turn, cause in breaks[:20]:
+                    ax.text(turn, 101, cause, color=_RED, fontsize=7, rotation=45, ha="left")
+            ax.set_ylim(0, 110)
+            ax.yaxis.set_major_formatter(PercentFormatter())
+            ax.set_xlabel("assistant turn")
+            ax.set_ylabel("read from the cache")
+            ax.legend(loc="lower right")
+        return _svg(figure, "cache", "Prompt cache hit rate per assistant turn, breaks marked")

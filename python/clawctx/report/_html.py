@@ -250,6 +250,32 @@ def session_page(stats: SessionStats) -> str:
         f"<figure>{_charts.context_chart(shown, window)}</figure></section>"
     )
 
+    cache = stats.cache
+    if cache is not None and cache.turns:
+        breaks = [(t.index, t.cache_break.cause) for t in cache.turns if t.cache_break is not None]
+        rebuilt = stats.cache_breaks
+        how = (
+            f"{_plural(len(breaks), 'break')} found by rebuilding each turn's request "
+            "(red lines, labelled with the cause; <code>clawctx cache</code> lists them)."
+            if rebuilt
+            else "Breaks are not marked: build the report with <code>--cache-breaks</code> "
+            "(or <code>session_stats(cache_breaks=True)</code>) to rebuild each turn's request "
+            "and mark where the cache broke."
+        )
+        rate = cache.hit_rate
+        chart = _charts.cache_chart(
+            [t.index for t in cache.turns], [t.hit_rate for t in cache.turns], breaks
+        )
+        sections.append(
+            f'<section id="cache" data-breaks="{len(breaks)}"><h2>Prompt cache per turn</h2>'
+            "<p class=\"note\">The share of each assistant turn's input read from the provider's "
+            "prompt cache, from its recorded <code>usage</code> (<code>cacheRead / (input + "
+            "cacheRead + cacheWrite)</code>); "
+            + ("no cache usage recorded" if rate is None else f"{rate:.0%} over the session")
+            + f". {how}</p>"
+            f"<figure>{chart}</figure></section>"
+        )
+
     roles = sorted(stats.tokens_by_role.items(), key=lambda kv: (-kv[1], kv[0]))
     role_labels, role_values = _bars(roles)
     tools = [(t.name, t.tokens) for t in stats.tokens_by_tool]

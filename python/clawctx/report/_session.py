@@ -16,7 +16,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,9 @@ import numpy.typing as npt
 from clawctx import _core
 from clawctx.history import SessionFormatError, detect_transcript_format, read_transcript
 from clawctx.history.session import Session
+
+if TYPE_CHECKING:
+    from clawctx.engine.cache_report import CacheReport
 
 #: OpenClaw's default context window (``DEFAULT_CONTEXT_TOKENS``, OpenClaw 2026.3.13
 #: `src/agents/defaults.ts`): the line the context chart is drawn against unless the caller
@@ -239,6 +242,12 @@ class SessionStats:
     notes: Sequence[str] = field(default_factory=tuple)
     #: OpenClaw ``reset`` entries, in file order.
     resets: Sequence[Reset] = field(default_factory=tuple)
+    #: The prompt cache turn by turn (``clawctx.engine.cache_report``): hit rates from the
+    #: recorded usage, and the breaks when ``session_stats(cache_breaks=True)``; ``None`` for a
+    #: file that is not a pi session (Claude Code, Codex).
+    cache: CacheReport | None = None
+    #: Whether ``cache`` holds the breaks (each turn's request rebuilt).
+    cache_breaks: bool = False
 
     @property
     def estimated_tokens(self) -> int:
@@ -292,6 +301,7 @@ def session_stats(
     *,
     context_window: int = DEFAULT_CONTEXT_WINDOW,
     top: int = 20,
+    cache_breaks: bool = False,
 ) -> SessionStats:
     """Reads ``path`` read-only and gathers the numbers of its report.
 
@@ -299,6 +309,10 @@ def session_stats(
     as a linear session (those formats have no pi compaction or branch entries).
     Raises what :meth:`Session.open` raises for a file that is none of these (``OSError``,
     :class:`~clawctx.history.SessionFormatError`).
+
+    ``cache_breaks=True`` also rebuilds each assistant turn's request to find where the prompt
+    cache broke (:func:`clawctx.engine.cache_report`; about a second per 1,000 turns); the
+    per-turn hit rates are always read from the recorded usage.
     """
     if context_window <= 0:
         raise ValueError(
@@ -516,7 +530,18 @@ def session_stats(
         unpaired_calls=unpaired_calls,
         unpaired_results=unpaired_results,
         resets=resets,
+        cache=_cache(session, cache_breaks),
+        cache_breaks=cache_breaks,
     )
+
+
+def _cache(session: Session, breaks: bool) -> CacheReport | None:
+    # Imported here: the engine's request assembly only when a page is built.
+    from clawctx.engine.cache_report import cache_report
+
+    if session.path is None:  # a Claude Code or Codex thread read into memory
+        return None
+    return cache_report(session, rebuild=breaks)
 
 
 def _turn_positions(

@@ -18,7 +18,13 @@ Layer: after ``history`` (it takes a ``Transcript``), before ``prompt``.
 
 from __future__ import annotations
 
-from clawctx.wire.cache import BREAK_CAUSES, CacheBreak, CacheBreakCause, cache_diff
+from clawctx.wire.cache import (
+    BREAK_CAUSES,
+    CacheBreak,
+    CacheBreakCause,
+    RequestBodyError,
+    cache_diff,
+)
 from clawctx.wire.payload import (
     SUPPORTED_APIS,
     PayloadError,
@@ -51,6 +57,7 @@ __all__ = [
     "CacheBreakCause",
     "ParsedResponse",
     "PayloadError",
+    "RequestBodyError",
     "RequestPayload",
     "ResponseParseError",
     "ResponseStream",

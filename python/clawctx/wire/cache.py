@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast, get_args
 
 from clawctx._core import _cache_diff, _RequestPayload
-from clawctx.errors import RequestBodyError
+from clawctx.errors import RequestBodyError as RequestBodyError  # its name in clawctx.wire
 
 __all__ = ["BREAK_CAUSES", "CacheBreak", "CacheBreakCause", "cache_diff"]
 

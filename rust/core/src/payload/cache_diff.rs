@@ -401,6 +401,39 @@ impl<'a> Walk<'a> {
                 (false, ib, "expected a value")
             });
         };
+        // pi-ai writes the last user message's text as one text block carrying the breakpoint
+        // and the same message as a string once it is older (pi-mono 0.58.3
+        // `packages/ai/src/providers/anthropic.ts`, `convertMessages`): the provider renders
+        // both alike, so they are the same prompt.
+        if (ca, cb) == (b'"', b'[') || (ca, cb) == (b'[', b'"') {
+            let (text_a, end_a) = match ca {
+                b'"' => ((ia, skip_value(a, ia).map_err(in_prev)?), None),
+                _ => match single_text_block(a, ia) {
+                    Some((t, e)) => (t, Some(e)),
+                    None => ((0, 0), None),
+                },
+            };
+            let (text_b, end_b) = match cb {
+                b'"' => ((ib, skip_value(b, ib).map_err(in_next)?), None),
+                _ => match single_text_block(b, ib) {
+                    Some((t, e)) => (t, Some(e)),
+                    None => ((0, 0), None),
+                },
+            };
+            if text_a.1 > text_a.0
+                && text_b.1 > text_b.0
+                && a[text_a.0..text_a.1] == b[text_b.0..text_b.1]
+            {
+                if self.marker.is_none() {
+                    let found = self.found(None, ia, ib);
+                    self.marker = Some(found);
+                }
+                return Ok(Step::Same(
+                    end_a.unwrap_or(text_a.1),
+                    end_b.unwrap_or(text_b.1),
+                ));
+            }
+        }
         if depth >= MAX_DEPTH || ca != cb || !matches!(ca, b'{' | b'[') {
             let ea = skip_value(a, ia).map_err(in_prev)?;
             let eb = skip_value(b, ib).map_err(in_next)?;
@@ -561,6 +594,31 @@ fn next_content_member<'a>(
         }
         return Ok(Ok(h));
     }
+}
+
+/// For an array of one `{"type":"text","text":...}` block (cache markers allowed) at `i`: the
+/// span of the text string and the end of the array.
+fn single_text_block(b: &[u8], i: usize) -> Option<((usize, usize), usize)> {
+    let open = ws(b, i + 1);
+    if b.get(open) != Some(&b'{') {
+        return None;
+    }
+    let (fields, end) = members(b, open).ok()?;
+    let mut text = None;
+    let mut typed = false;
+    for m in &fields {
+        match m.key {
+            b"type" => typed = &b[m.value..m.end] == br#""text""#,
+            b"text" if b[m.value] == b'"' => text = Some((m.value, m.end)),
+            k if MARKERS.contains(&k) => {}
+            _ => return None,
+        }
+    }
+    let close = ws(b, end);
+    if !typed || b.get(close) != Some(&b']') {
+        return None;
+    }
+    text.map(|t| (t, close + 1))
 }
 
 fn common_prefix(a: &[u8], b: &[u8]) -> usize {
@@ -906,6 +964,19 @@ mod tests {
         let br = diff(two, shorter).unwrap();
         assert_eq!(br.path, "messages[1]");
         assert_eq!(br.cause, BreakCause::HistoryRewritten);
+    }
+
+    #[test]
+    fn a_string_and_one_text_block_are_the_same_prompt() {
+        let a = r#"{"messages":[{"role":"user","content":[{"type":"text","text":"q","cache_control":{"type":"ephemeral"}}]}]}"#;
+        let b =
+            r#"{"messages":[{"role":"user","content":"q"},{"role":"assistant","content":"a"}]}"#;
+        assert_eq!(diff(a, b), None);
+        let c =
+            r#"{"messages":[{"role":"user","content":"r"},{"role":"assistant","content":"a"}]}"#;
+        assert_eq!(diff(a, c).unwrap().path, "messages[0].content");
+        let same = r#"{"messages":[{"role":"user","content":"q"}]}"#;
+        assert_eq!(diff(a, same).unwrap().cause, BreakCause::BreakpointMoved);
     }
 
     #[test]
