@@ -209,18 +209,20 @@ CALL_IDS = st.one_of(
     st.integers(0, 10**9).map(lambda n: f"toolu_{n:09d}"), st.sampled_from(GOOD_IDS + BAD_IDS)
 )
 TOOL_NAMES = st.sampled_from(["read", "bash", "edit", "web_search"])
+#: A small pi ``usage`` of an assistant message (15 tokens, no cost).
+SMALL_USAGE: Msg = {
+    "input": 10,
+    "output": 5,
+    "cacheRead": 0,
+    "cacheWrite": 0,
+    "totalTokens": 15,
+    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+}
 ASSISTANT_META: Msg = {
     "api": "anthropic-messages",
     "provider": "anthropic",
     "model": "claude-sonnet-4-5",
-    "usage": {
-        "input": 10,
-        "output": 5,
-        "cacheRead": 0,
-        "cacheWrite": 0,
-        "totalTokens": 15,
-        "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-    },
+    "usage": SMALL_USAGE,
 }
 
 

@@ -22,6 +22,7 @@ from clawctx.engine.hooks import HookRunner
 from clawctx.history import Session
 from clawctx.prompt.prompt_images import ImageContent
 from clawctx.prompt.system_events import SystemEventQueue
+from tests._broken_sessions import SMALL_USAGE
 
 # A 1x1 PNG.
 PNG = base64.b64encode(
@@ -149,14 +150,7 @@ class _Loop:
         return prepared, _without_cache_markers(prepared.request_payload(tools=TOOLS))
 
     def reply(self, prepared: clawctx.PreparedRequest, *, tool_call: bool = False) -> None:
-        usage = {
-            "input": 10,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 15,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        }
+        usage = dict(SMALL_USAGE)
         model = {"api": self.model.api, "provider": self.model.provider, "model": self.model.id}
         messages: list[dict[str, Any]] = []
         if tool_call:

@@ -12,6 +12,7 @@ import pytest
 import clawctx
 from clawctx.errors import ClawctxError, RequestBodyError
 from clawctx.wire import BREAK_CAUSES, CacheBreak, build_request_payload, cache_diff
+from tests._broken_sessions import SMALL_USAGE
 
 NOW = 1_700_000_000_000
 
@@ -54,14 +55,7 @@ def _assistant(text: str, api: str, ts: int) -> dict[str, Any]:
         "api": api,
         "provider": spec["provider"],
         "model": spec["id"],
-        "usage": {
-            "input": 10,
-            "output": 5,
-            "cacheRead": 0,
-            "cacheWrite": 0,
-            "totalTokens": 15,
-            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
-        },
+        "usage": dict(SMALL_USAGE),
         "stopReason": "stop",
         "timestamp": ts,
     }

@@ -610,13 +610,11 @@ pub fn drop_foreign_compaction_blocks(
     provider: Option<String>,
     model_api: Option<String>,
 ) -> PyResult<Py<PyTranscript>> {
-    crate::errors::guard(|| {
-        run_pass(py, messages, move |t| {
-            let target = clawctx_core::transcript::CompactionTarget {
-                provider: provider.as_deref(),
-                api: model_api.as_deref(),
-            };
-            clawctx_core::transcript::drop_foreign_compaction_blocks(t, target)
-        })
-    })
+    crate::transcript_ops::compaction_pass(
+        py,
+        messages,
+        provider,
+        model_api,
+        clawctx_core::transcript::drop_foreign_compaction_blocks,
+    )
 }

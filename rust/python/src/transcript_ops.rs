@@ -54,6 +54,25 @@ pub fn run_pass(
     result_object(py, messages, &input, output)
 }
 
+/// A pass over provider `compaction` blocks for the target `provider` / `model_api`.
+pub fn compaction_pass(
+    py: Python<'_>,
+    messages: &Bound<'_, PyAny>,
+    provider: Option<String>,
+    model_api: Option<String>,
+    pass: fn(&Transcript, clawctx_core::transcript::CompactionTarget<'_>) -> Transcript,
+) -> PyResult<Py<PyTranscript>> {
+    crate::errors::guard(|| {
+        run_pass(py, messages, move |t| {
+            let target = clawctx_core::transcript::CompactionTarget {
+                provider: provider.as_deref(),
+                api: model_api.as_deref(),
+            };
+            pass(t, target)
+        })
+    })
+}
+
 fn weighting(cjk: bool) -> CharWeighting {
     if cjk {
         CharWeighting::Cjk
@@ -539,13 +558,11 @@ pub fn compaction_send_view(
     provider: Option<String>,
     model_api: Option<String>,
 ) -> PyResult<Py<PyTranscript>> {
-    crate::errors::guard(|| {
-        run_pass(py, messages, move |t| {
-            let target = clawctx_core::transcript::CompactionTarget {
-                provider: provider.as_deref(),
-                api: model_api.as_deref(),
-            };
-            clawctx_core::transcript::compaction_send_view(t, target)
-        })
-    })
+    compaction_pass(
+        py,
+        messages,
+        provider,
+        model_api,
+        clawctx_core::transcript::compaction_send_view,
+    )
 }
