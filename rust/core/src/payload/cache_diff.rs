@@ -13,7 +13,7 @@
 //! in well under a millisecond), strings are compared as written (with their escapes), and
 //! whitespace between tokens is skipped, so pretty-printed and compact bodies compare alike.
 
-use memchr::{memchr2, memmem};
+use memchr::{memchr, memmem};
 
 use crate::token_count::TokenCounter;
 
@@ -134,12 +134,22 @@ fn string_end(b: &[u8], i: usize) -> Scan<usize> {
             _ => j += 1,
         }
     }
+    // Then quote to quote: message text is full of escapes (`\n`, `\"`), and stopping at each
+    // backslash cost a vector search per escape. A quote closes the string when the run of
+    // backslashes in front of it (inside the string) is even.
     loop {
-        match memchr2(b'"', b'\\', &b[j.min(b.len())..]) {
-            None => return Err((i, "unterminated string")),
-            Some(k) if b[j + k] == b'"' => return Ok(j + k + 1),
-            Some(k) => j += k + 2,
+        let Some(k) = memchr(b'"', &b[j.min(b.len())..]) else {
+            return Err((i, "unterminated string"));
+        };
+        let quote = j + k;
+        let mut run = 0;
+        while quote - run > i + 1 && b[quote - run - 1] == b'\\' {
+            run += 1;
         }
+        if run % 2 == 0 {
+            return Ok(quote + 1);
+        }
+        j = quote + 1;
     }
 }
 
@@ -890,6 +900,26 @@ mod tests {
 
     fn diff(a: &str, b: &str) -> Option<CacheBreak> {
         cache_diff(a.as_bytes(), b.as_bytes(), counter()).unwrap()
+    }
+
+    #[test]
+    fn string_end_finds_the_closing_quote_past_escapes() {
+        let pad = "x".repeat(40);
+        for inner in [
+            format!("{pad}"),
+            format!("{pad}\\\\"),
+            format!("{pad}\\\"{pad}"),
+            format!("{pad}\\\\\\\"{pad}\\\\"),
+            format!("\\n{pad}\\t\\\"\\\\{pad}"),
+            format!("{pad}\\u0022{pad}"),
+        ] {
+            let text = format!("\"{inner}\" tail");
+            let parsed: String = serde_json::from_str(&text[..inner.len() + 2]).unwrap();
+            assert!(!parsed.is_empty());
+            assert_eq!(string_end(text.as_bytes(), 0), Ok(inner.len() + 2), "{text}");
+        }
+        let open = format!("\"{pad}\\\"");
+        assert!(string_end(open.as_bytes(), 0).is_err());
     }
 
     const BASE: &str = r#"{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":"hi","cache_control":{"type":"ephemeral"}}]}],"system":[{"type":"text","text":"You are"}],"tools":[{"name":"read","input_schema":{"type":"object"}}]}"#;
