@@ -906,7 +906,7 @@ mod tests {
     fn string_end_finds_the_closing_quote_past_escapes() {
         let pad = "x".repeat(40);
         for inner in [
-            format!("{pad}"),
+            pad.clone(),
             format!("{pad}\\\\"),
             format!("{pad}\\\"{pad}"),
             format!("{pad}\\\\\\\"{pad}\\\\"),
@@ -916,7 +916,11 @@ mod tests {
             let text = format!("\"{inner}\" tail");
             let parsed: String = serde_json::from_str(&text[..inner.len() + 2]).unwrap();
             assert!(!parsed.is_empty());
-            assert_eq!(string_end(text.as_bytes(), 0), Ok(inner.len() + 2), "{text}");
+            assert_eq!(
+                string_end(text.as_bytes(), 0),
+                Ok(inner.len() + 2),
+                "{text}"
+            );
         }
         let open = format!("\"{pad}\\\"");
         assert!(string_end(open.as_bytes(), 0).is_err());
