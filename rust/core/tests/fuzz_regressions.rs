@@ -195,3 +195,24 @@ fn structured_transcripts_mostly_parse() {
     assert!(parsed * 100 >= total * 80, "only {parsed} of {total} parse");
     assert!(texts.len() * 100 >= total * 95);
 }
+
+/// The `tool_call_inputs` target's repair check (see
+/// `rust/fuzz/fuzz_targets/tool_call_inputs.rs`): `repairToolCallInputs`, with and without an
+/// allowlist, is idempotent.
+#[test]
+fn tool_call_inputs_regressions_pass_the_target_checks() {
+    let found = inputs("tool_call_inputs");
+    assert!(!found.is_empty());
+    let names: std::collections::HashSet<String> =
+        ["read", "exec", "write"].map(String::from).into();
+    for path in found {
+        let text = fs::read_to_string(&path).unwrap();
+        let transcript = clawctx_core::transcript::Transcript::from_json(&text).unwrap();
+        for allowed in [None, Some(&names)] {
+            let once =
+                clawctx_core::transcript::repair_tool_call_inputs(&transcript, allowed).messages;
+            let twice = clawctx_core::transcript::repair_tool_call_inputs(&once, allowed).messages;
+            assert_eq!(once.to_json(), twice.to_json(), "{}", path.display());
+        }
+    }
+}

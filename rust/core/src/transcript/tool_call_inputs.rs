@@ -163,7 +163,18 @@ pub fn repair_tool_call_inputs(
         let mut dropped_here = 0;
         let mut message_changed = false;
         for raw in &blocks {
-            let parsed = RawObject::parse(raw.get()).ok();
+            let lossy_text: String;
+            let parsed = match RawObject::parse(raw.get()) {
+                Ok(block) => Some(block),
+                // A lone surrogate escape (JSON allows it; serde does not) is read as every
+                // reader here reads it, `\u{FFFD}` (`raw_value`), so the block is judged now as a
+                // second pass over the written result would judge it (found by the
+                // tool_call_inputs fuzz target: a call kept once, dropped the next time).
+                Err(_) => {
+                    lossy_text = to_js_string(&raw_value(raw));
+                    RawObject::parse(&lossy_text).ok()
+                }
+            };
             let block_type = parsed
                 .as_ref()
                 .and_then(|b| b.get("type").and_then(raw_as_str));
