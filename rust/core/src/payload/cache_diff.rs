@@ -13,7 +13,7 @@
 //! text in about a millisecond), strings are compared as written (with their escapes), and
 //! whitespace between tokens is skipped, so pretty-printed and compact bodies compare alike.
 
-use memchr::{memchr, memmem};
+use memchr::memmem;
 
 use crate::token_count::TokenCounter;
 
@@ -121,36 +121,10 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end (one past the closing quote) of the string starting at `i`.
+/// The end (one past the closing quote) of the string starting at `i` (the transcript
+/// layout's scan, quote to quote).
 fn string_end(b: &[u8], i: usize) -> Scan<usize> {
-    let mut j = i + 1;
-    // Most strings of a body (keys, types, ids) are short: a plain loop over their first bytes
-    // costs less than setting up a vector search.
-    let short = (j + 24).min(b.len());
-    while j < short {
-        match b[j] {
-            b'"' => return Ok(j + 1),
-            b'\\' => j += 2,
-            _ => j += 1,
-        }
-    }
-    // Then quote to quote: message text is full of escapes (`\n`, `\"`), and stopping at each
-    // backslash cost a vector search per escape. A quote closes the string when the run of
-    // backslashes in front of it (inside the string) is even.
-    loop {
-        let Some(k) = memchr(b'"', &b[j.min(b.len())..]) else {
-            return Err((i, "unterminated string"));
-        };
-        let quote = j + k;
-        let mut run = 0;
-        while quote - run > i + 1 && b[quote - run - 1] == b'\\' {
-            run += 1;
-        }
-        if run % 2 == 0 {
-            return Ok(quote + 1);
-        }
-        j = quote + 1;
-    }
+    crate::transcript::json_string_end(b, i).ok_or((i, "unterminated string"))
 }
 
 /// The end of the number or literal starting at `i`.

@@ -16,6 +16,7 @@ mod estimate;
 mod facts;
 mod history;
 mod layout;
+pub(crate) use layout::string_end as json_string_end;
 mod list;
 mod message;
 mod pairing;
