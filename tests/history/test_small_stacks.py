@@ -25,7 +25,7 @@ CHILD = r"""
 import resource, sys, tempfile, threading, os
 resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
 import clawctx
-from clawctx import Session, Transcript, count_message_tokens, estimate_tokens
+from clawctx import Session, Transcript, count_message_tokens, count_tokens, estimate_tokens
 from clawctx import sanitize_session_history
 
 STACK_KIB, LEVELS, ENTRY = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
@@ -54,6 +54,10 @@ def run():
         return len(sanitize_session_history([message()]))
     if ENTRY == "count_message_tokens":
         return int(count_message_tokens([message()])[0])
+    if ENTRY == "first_exact_count":
+        return count_tokens("hello world", encoding="cl100k_base")
+    if ENTRY == "first_calibrated_cjk_count":
+        return count_tokens("日本語のテキスト、한국어 텍스트", estimator="calibrated")
     if ENTRY == "append_message":
         with tempfile.TemporaryDirectory() as tmp:
             session = Session.create(os.path.join(tmp, "s.jsonl"), cwd=tmp)
@@ -145,6 +149,16 @@ def test_every_depth_on_a_small_stack(stack_kib: int, entry: str) -> None:
     assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
     assert "deepest converted" in result.stdout
     print(f"{entry} {stack_kib} KiB: {result.stdout.strip()}")
+
+
+@pytest.mark.parametrize("entry", ["first_exact_count", "first_calibrated_cjk_count"])
+def test_first_count_builds_its_tables_on_a_small_stack(entry: str) -> None:
+    # The vocabulary, pre-tokenizer and CJK tables are built on the first count in a process;
+    # their gzip decoder and regex compiler need more than a 64 KiB thread stack holds, so they
+    # are built on a thread of their own (token_count/encoding.rs `build_on_roomy_stack`).
+    result = _run(64, 4, entry)
+    assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
+    assert "('ok'," in result.stdout
 
 
 def test_shallow_value_on_a_small_stack_still_converts() -> None:

@@ -16,6 +16,32 @@ use rustc_hash::FxHashMap;
 /// Texts at least this long are split and counted on all cores (rayon's pool).
 pub(super) const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
+/// The stack the one-time table builds run on.
+const TABLE_BUILD_STACK: usize = 8 << 20;
+
+/// Runs a one-time table build (vocabulary expansion, pre-tokenizer compilation, CJK tables) on
+/// a thread of its own with an 8 MiB stack, and returns what it built.
+///
+/// The first count may come from any thread, and a Python thread can run on a 64 KiB stack
+/// (`threading.stack_size`): the gzip decoder and the regex compiler alone need more than that,
+/// and an overflow kills the process (issue 33, N6). Where no thread can be started, the build
+/// runs on the caller's thread as before.
+pub(super) fn build_on_roomy_stack<T: Send>(build: impl FnOnce() -> T + Send) -> T {
+    let mut build = Some(build);
+    let outcome = std::thread::scope(|scope| {
+        let spawned = std::thread::Builder::new()
+            .name("clawctx-tables".to_owned())
+            .stack_size(TABLE_BUILD_STACK)
+            .spawn_scoped(scope, || (build.take().expect("taken once"))());
+        spawned.ok().map(|handle| handle.join())
+    });
+    match outcome {
+        Some(Ok(built)) => built,
+        Some(Err(panic)) => std::panic::resume_unwind(panic),
+        None => (build.take().expect("not started"))(),
+    }
+}
+
 /// A byte-pair encoding whose vocabulary ships with clawctx.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Encoding {
@@ -45,8 +71,12 @@ impl Encoding {
         static O200K: OnceLock<Tokenizer> = OnceLock::new();
         static CL100K: OnceLock<Tokenizer> = OnceLock::new();
         match self {
-            Encoding::O200kBase => O200K.get_or_init(|| Tokenizer::build(self)),
-            Encoding::Cl100kBase => CL100K.get_or_init(|| Tokenizer::build(self)),
+            Encoding::O200kBase => {
+                O200K.get_or_init(|| build_on_roomy_stack(|| Tokenizer::build(self)))
+            }
+            Encoding::Cl100kBase => {
+                CL100K.get_or_init(|| build_on_roomy_stack(|| Tokenizer::build(self)))
+            }
         }
     }
 

@@ -5,7 +5,7 @@
 use rayon::prelude::*;
 
 use super::boundaries::TokenBoundaries;
-use super::encoding::{decode, Encoding, Tokenizer, PARALLEL_MIN_BYTES};
+use super::encoding::{build_on_roomy_stack, decode, Encoding, Tokenizer, PARALLEL_MIN_BYTES};
 
 /// The exact token count of `text` (tiktoken's `len(encode_ordinary(text))`). Linear in the
 /// length of the text, also on long inputs without whitespace (base64, minified JSON); a single
@@ -235,7 +235,7 @@ impl Vocab {
             Encoding::O200kBase => &VOCAB_O200K,
             Encoding::Cl100kBase => &VOCAB_CL100K,
         };
-        cell.get_or_init(|| Vocab::build(encoding))
+        cell.get_or_init(|| build_on_roomy_stack(|| Vocab::build(encoding)))
     }
 
     fn build(encoding: Encoding) -> Vocab {

@@ -2,6 +2,7 @@
 //! their per-character pass.
 
 use super::*;
+use crate::token_count::encoding::build_on_roomy_stack;
 
 /// Per-encoding table of the BMP for the non-ASCII features: per code point, its class (the
 /// feature slot it counts in), whether it is a token by itself, and its index among the
@@ -53,7 +54,7 @@ impl CjkTables {
             Encoding::O200kBase => &CJK_O200K,
             Encoding::Cl100kBase => &CJK_CL100K,
         };
-        cell.get_or_init(|| CjkTables::build(encoding))
+        cell.get_or_init(|| build_on_roomy_stack(|| CjkTables::build(encoding)))
     }
 
     pub(super) fn build(encoding: Encoding) -> CjkTables {
