@@ -155,7 +155,7 @@ def test_every_depth_on_a_small_stack(stack_kib: int, entry: str) -> None:
 def test_first_count_builds_its_tables_on_a_small_stack(entry: str) -> None:
     # The vocabulary, pre-tokenizer and CJK tables are built on the first count in a process;
     # their gzip decoder and regex compiler need more than a 64 KiB thread stack holds, so they
-    # are built on a thread of their own (token_count/encoding.rs `build_on_roomy_stack`).
+    # are built on a fresh stack segment (token_count/encoding.rs `build_on_roomy_stack`).
     result = _run(64, 4, entry)
     assert result.returncode == 0, f"exit {result.returncode}: {result.stderr[-2000:]}"
     assert "('ok'," in result.stdout

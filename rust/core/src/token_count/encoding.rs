@@ -16,30 +16,21 @@ use rustc_hash::FxHashMap;
 /// Texts at least this long are split and counted on all cores (rayon's pool).
 pub(super) const PARALLEL_MIN_BYTES: usize = 1 << 20;
 
-/// The stack the one-time table builds run on.
-const TABLE_BUILD_STACK: usize = 8 << 20;
+/// Stack the one-time table builds need below them (the gzip decoder and the regex
+/// compiler), and the segment they get when the calling thread has less left.
+const TABLE_BUILD_RED_ZONE: usize = 512 << 10;
+const TABLE_BUILD_STACK: usize = 2 << 20;
 
-/// Runs a one-time table build (vocabulary expansion, pre-tokenizer compilation, CJK tables) on
-/// a thread of its own with an 8 MiB stack, and returns what it built.
+/// Runs a one-time table build (vocabulary expansion, pre-tokenizer compilation, CJK tables)
+/// with enough stack under it.
 ///
 /// The first count may come from any thread, and a Python thread can run on a 64 KiB stack
 /// (`threading.stack_size`): the gzip decoder and the regex compiler alone need more than that,
-/// and an overflow kills the process (issue 33, N6). Where no thread can be started, the build
-/// runs on the caller's thread as before.
-pub(super) fn build_on_roomy_stack<T: Send>(build: impl FnOnce() -> T + Send) -> T {
-    let mut build = Some(build);
-    let outcome = std::thread::scope(|scope| {
-        let spawned = std::thread::Builder::new()
-            .name("clawctx-tables".to_owned())
-            .stack_size(TABLE_BUILD_STACK)
-            .spawn_scoped(scope, || (build.take().expect("taken once"))());
-        spawned.ok().map(|handle| handle.join())
-    });
-    match outcome {
-        Some(Ok(built)) => built,
-        Some(Err(panic)) => std::panic::resume_unwind(panic),
-        None => (build.take().expect("not started"))(),
-    }
+/// and an overflow kills the process (issue 33, N6). Where less than the red zone is left, the
+/// build runs on a new stack segment that is freed after it (`stacker`, as rustc does); a
+/// thread with room builds in place.
+pub(super) fn build_on_roomy_stack<T>(build: impl FnOnce() -> T) -> T {
+    stacker::maybe_grow(TABLE_BUILD_RED_ZONE, TABLE_BUILD_STACK, build)
 }
 
 /// A byte-pair encoding whose vocabulary ships with clawctx.
