@@ -338,3 +338,110 @@ fn try_refresh_with_too_few_drawn_ids_changes_nothing() {
     assert!(report.is_some());
     assert!(session.index_of("y1").is_some());
 }
+
+/// `Session::context` reuses the last context it built when the new leaf descends from it. On
+/// a tree with branches, compactions, a reset, setting changes, a child written before its
+/// parent and a parent cycle, every leaf visited in file order, in reverse and shuffled must
+/// give what a fresh `buildSessionContext` gives.
+#[test]
+fn reused_context_equals_a_fresh_build_in_any_visiting_order() {
+    let mut lines = vec![header()];
+    let mut ids: Vec<String> = Vec::new();
+    let mut push = |lines: &mut Vec<Value>, value: Value| {
+        ids.push(value["id"].as_str().unwrap().to_owned());
+        lines.push(value);
+    };
+    // Main line with two compactions and settings changes.
+    let mut parent: Option<String> = None;
+    for i in 0..40 {
+        let id = format!("m{i}");
+        let value = match i {
+            10 => {
+                json!({"type":"compaction","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:05.000Z",
+                "summary":"first summary","firstKeptEntryId":"m6","tokensBefore":100})
+            }
+            25 => {
+                json!({"type":"compaction","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:06.000Z",
+                "summary":"second summary","firstKeptEntryId":"m20","tokensBefore":200})
+            }
+            14 => {
+                json!({"type":"thinking_level_change","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:07.000Z",
+                "thinkingLevel":"high"})
+            }
+            17 => {
+                json!({"type":"model_change","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:08.000Z",
+                "provider":"openai","modelId":"gpt-test"})
+            }
+            33 => {
+                json!({"type":"reset","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:09.000Z",
+                "firstKeptEntryId":"m31"})
+            }
+            _ => msg(
+                &id,
+                parent.as_deref(),
+                if i % 2 == 0 { "user" } else { "assistant" },
+                &format!("main {i}"),
+            ),
+        };
+        push(&mut lines, value);
+        parent = Some(id);
+    }
+    // A branch off m12 and one off m27, interleaved with the main line's last entries.
+    let mut branch_parent = "m12".to_owned();
+    for i in 0..6 {
+        let id = format!("b{i}");
+        push(
+            &mut lines,
+            msg(&id, Some(&branch_parent), "user", &format!("branch {i}")),
+        );
+        branch_parent = id;
+    }
+    push(&mut lines, msg("c0", Some("m27"), "assistant", "side"));
+    // A child written before its parent, and a two-entry parent cycle.
+    push(
+        &mut lines,
+        msg("late-child", Some("late-parent"), "user", "child first"),
+    );
+    push(
+        &mut lines,
+        msg("late-parent", Some("m39"), "assistant", "parent second"),
+    );
+    push(&mut lines, msg("cy1", Some("cy2"), "user", "cycle a"));
+    push(&mut lines, msg("cy2", Some("cy1"), "assistant", "cycle b"));
+    let (_dir, session) = open(&to_lines(&lines));
+
+    let fresh = |id: &str| {
+        let index = index_entries(session.stored_entries());
+        build_session_context(session.stored_entries(), &index, LeafSelector::Id(id))
+    };
+    let same = |id: &str| {
+        let reused = session.context(LeafSelector::Id(id));
+        let expected = fresh(id);
+        let strings = |c: &clawctx_core::session::SessionContext| {
+            c.messages
+                .messages()
+                .iter()
+                .map(|m| m.as_str().to_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(strings(&reused), strings(&expected), "messages at {id}");
+        assert_eq!(
+            reused.thinking_level, expected.thinking_level,
+            "thinking level at {id}"
+        );
+        assert_eq!(reused.model, expected.model, "model at {id}");
+    };
+    for id in &ids {
+        same(id);
+    }
+    for id in ids.iter().rev() {
+        same(id);
+    }
+    // A fixed shuffle (a linear congruential walk over the indices), visited twice.
+    let n = ids.len();
+    let mut k = 7usize;
+    for _ in 0..(2 * n) {
+        k = (k * 31 + 11) % n;
+        same(&ids[k]);
+    }
+}

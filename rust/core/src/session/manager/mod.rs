@@ -93,7 +93,8 @@ pub struct Session {
 #[derive(Debug, Clone)]
 struct CachedContext {
     state: super::context::ContextState,
-    entries_len: usize,
+    /// The highest entry index on the state's path.
+    path_max: usize,
     index_generation: u64,
 }
 
@@ -196,9 +197,10 @@ impl Session {
     }
 
     /// `buildSessionContext` for a leaf, reusing the last context built: when the leaf
-    /// is reached from that context's leaf through entries appended since (the usual case
-    /// after `refresh` or an append), only those entries are added. A compaction among them,
-    /// an id re-pointed by a duplicate, or any other leaf rebuilds from the path.
+    /// descends from that context's leaf through entries later in the file than any on its path
+    /// (the usual case after `refresh` or an append, and when a session's turns are visited in
+    /// file order), only those entries are added. A compaction among them, an id re-pointed by
+    /// a duplicate, or any other leaf rebuilds from the path.
     pub fn context(
         &self,
         leaf: super::context::LeafSelector<'_>,
@@ -215,22 +217,26 @@ impl Session {
             .as_ref()
             .filter(|c| c.index_generation == self.index_generation)
             .and_then(|c| {
-                if c.state.leaf == leaf_index && c.entries_len == self.entries.len() {
-                    return Some(c.state.clone());
-                }
-                // Walk back from the leaf through entries appended since the cache was built.
+                // Walk back from the leaf to the cached one. Every entry passed must come after
+                // all of the cached path in the file: then none of them is on it (a parent
+                // cycle through the cached path would otherwise be walked twice), and the new
+                // path is the cached one plus them. The length bound stops a cycle among them.
                 let mut segment = Vec::new();
                 let mut current = Some(leaf_index);
                 while let Some(i) = current {
                     if i == c.state.leaf {
                         segment.reverse();
                         return if segment.is_empty() {
-                            Some(c.state.clone())
+                            Some((c.state.clone(), c.path_max))
                         } else {
-                            c.state.extended(&self.entries, &segment)
+                            // Every entry passed is above the cached path's highest.
+                            let path_max = segment.iter().copied().max().unwrap_or(c.path_max);
+                            c.state
+                                .extended(&self.entries, &segment)
+                                .map(|state| (state, path_max))
                         };
                     }
-                    if i < c.entries_len {
+                    if i <= c.path_max || segment.len() > self.entries.len() {
                         return None;
                     }
                     segment.push(i);
@@ -242,16 +248,15 @@ impl Session {
                 }
                 None
             });
-        let state = reused.unwrap_or_else(|| {
-            ContextState::for_path(
-                &self.entries,
-                &path_to_root(&self.entries, &self.index, leaf_index),
-            )
+        let (state, path_max) = reused.unwrap_or_else(|| {
+            let path = path_to_root(&self.entries, &self.index, leaf_index);
+            let path_max = path.iter().copied().max().unwrap_or(leaf_index);
+            (ContextState::for_path(&self.entries, &path), path_max)
         });
         let context = state.to_context(&self.entries);
         *cache = Some(CachedContext {
             state,
-            entries_len: self.entries.len(),
+            path_max,
             index_generation: self.index_generation,
         });
         context
