@@ -47,6 +47,7 @@ __all__ = [
     "Transcript",
     "TranscriptPolicy",
     "Violation",
+    "_CacheDiffChain",
     "_RequestPayload",
     "_ResponseReader",
     "__version__",
@@ -1975,6 +1976,24 @@ def _cache_diff(
     `RequestPayload`s; the walk runs without the GIL. Raises `ValueError` for a body that is
     not a JSON object.
     """
+
+@final
+class _CacheDiffChain:
+    """`_cache_diff` of each body pushed with the one pushed before it, for the requests of a
+    session in turn: the previous body's layout is kept, so each push reads structurally only
+    what the new body does not repeat. One chain serves one thread at a time.
+    """
+
+    def __new__(
+        cls, encoding: _Encoding = "o200k_base", estimator: _Estimator = "calibrated"
+    ) -> _CacheDiffChain: ...
+    def push(self, body: bytes | _RequestPayload) -> tuple[str, int, int, str, int] | None:
+        """Where `body` stops extending the body pushed before it (`_cache_diff`'s tuple; `None`
+        when it extends it or is the first), then keeps it for the next push. Raises
+        `ValueError` for a body that is not a JSON object (the chain then starts over).
+        """
+    def reset(self) -> None:
+        """Forgets the previous body: the next push is compared with nothing."""
 
 def _parse_response(
     model_json: str,

@@ -32,7 +32,9 @@ def _usage(inp: int, read: int, write: int) -> dict[str, Any]:
     }
 
 
-def _write_session(path: Path, model_of_last: tuple[str, str, str] = MODEL) -> None:
+def _write_session(
+    path: Path, model_of_last: tuple[str, str, str] = MODEL, *, second_compaction: bool = False
+) -> None:
     lines: list[dict[str, Any]] = [
         {
             "type": "session",
@@ -99,6 +101,22 @@ def _write_session(path: Path, model_of_last: tuple[str, str, str] = MODEL) -> N
     assistant("third answer", _usage(5, 0, 600))
     user("fourth question")
     assistant("fourth answer", _usage(5, 0, 650), model_of_last)
+    if second_compaction:
+        # The same summary text again: the bodies differ first after it.
+        kept = user("fifth question")
+        add(
+            {
+                "type": "compaction",
+                "summary": "The user asked two questions.",
+                "firstKeptEntryId": kept,
+                "tokensBefore": 900,
+            }
+        )
+        assistant("fifth answer", _usage(5, 0, 300))
+        # A branch back to the third question: a rewritten history, no compaction since.
+        parent = "e5"
+        user("another fourth question")
+        assistant("another fourth answer", _usage(5, 0, 300))
     path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
 
 
@@ -144,6 +162,19 @@ def test_cache_text_output_and_library_call_agree(
     # A changed system prompt on every turn is no break: the same one is sent each time.
     with_prompt = cache_report(session, system_prompt="You are an agent.")
     assert len(with_prompt.breaks) == 1
+
+
+def test_a_later_compaction_that_keeps_its_summary_is_named_as_such(tmp_path: Path) -> None:
+    session = tmp_path / "s.jsonl"
+    _write_session(session, second_compaction=True)
+    report = cache_report(session)
+    causes = [(t.index, t.cache_break.cause) for t in report.turns if t.cache_break]
+    # Turn 4 follows the second compaction: the summary message is the same, the history
+    # after it is not; the session's compaction entry names the cause. Turn 5 switched
+    # branches: a rewritten history.
+    assert causes == [(2, "compaction"), (4, "compaction"), (5, "history_rewritten")]
+    assert report.turns[4].cache_break is not None
+    assert report.turns[4].cache_break.path.startswith("messages[1]")
 
 
 def test_cache_missing_file_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

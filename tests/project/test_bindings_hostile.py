@@ -210,6 +210,7 @@ def instances(cls):
         "PairingReport": lambda: core.repair_tool_pairing(transcript),
         "ContextTokens": lambda: core.estimate_context_tokens(transcript),
         "StripResult": lambda: core.strip_heartbeat_token("HEARTBEAT_OK"),
+        "_CacheDiffChain": lambda: core._CacheDiffChain(),
         "_ResponseReader": lambda: core._ResponseReader(
             '{"api": "anthropic-messages", "provider": "anthropic", "id": "claude-x"}', 0.0
         ),

@@ -151,6 +151,7 @@ def _native_objects(tmp_path: Path) -> list[object]:
         _core._ResponseReader(
             '{"api": "anthropic-messages", "provider": "anthropic", "id": "claude-x"}', 0.0
         ),
+        _core._CacheDiffChain(),
         _core._build_request_payload(
             '{"model": {"id": "m", "api": "anthropic-messages", "provider": "anthropic",'
             ' "maxTokens": 1024}}',

@@ -8,6 +8,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import clawctx
 from clawctx.errors import ClawctxError, RequestBodyError
@@ -252,3 +254,89 @@ def test_the_exact_estimator_and_the_causes_literal() -> None:
         "breakpoint_moved",
     }
     assert clawctx.cache_diff is cache_diff
+
+
+# The chain `cache_report` uses (`_core._CacheDiffChain`): each body compared with the one
+# pushed before it, reading structurally only what the new body adds. It must name the same
+# break as the pairwise walk for every pair, whatever the bodies share.
+
+_EDITS = st.sampled_from(
+    [
+        "append",
+        "marker",
+        "system",
+        "rewrite",
+        "drop_first",
+        "number",
+        "number",
+        "byte",
+        "space",
+        "cut",
+    ]
+)
+
+
+def _mutated_body(base: bytes, edit: str, data: st.DataObject) -> bytes:
+    body = bytearray(base)
+    at = data.draw(st.integers(0, max(len(body) - 1, 0)))
+    if edit == "byte":
+        body[at] = ord(data.draw(st.sampled_from(list('0123456789az",:{}[] \\'))))
+    elif edit == "space":
+        body[at:at] = b" " * data.draw(st.integers(1, 3))
+    elif edit == "cut":
+        del body[at:]
+    elif edit == "number":
+        # A leading number that ends exactly where two bodies part (`1`, then `11`, ...): the
+        # byte after it decides its end, so it must not be taken from the previous body.
+        digits = data.draw(st.integers(1, 4))
+        body = bytearray(b'{"n":' + b"1" * digits + b"," + base[base.index(b"{") + 1 :])
+    return bytes(body)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.sampled_from(list(MODELS)), st.lists(_EDITS, min_size=2, max_size=8), st.data())
+def test_the_chain_names_what_the_pairwise_walk_names(
+    api: str, edits: list[str], data: st.DataObject
+) -> None:
+    from clawctx._core import _cache_diff, _CacheDiffChain
+
+    history = _history(api, 3)
+    system = "You are a helpful agent."
+    bodies: list[bytes] = []
+    for n, edit in enumerate(edits):
+        if edit == "append":
+            history = [*history, _user(f"more {n}", 200 + n), _assistant("ok", api, 300 + n)]
+        elif edit == "system":
+            system += " Be brief."
+        elif edit == "rewrite":
+            history = [_user("changed", 1), *history[1:]]
+        elif edit == "drop_first":
+            history = history[2:] or _history(api, 1)
+        body = _body(api, [*history, _user(f"turn {n}", 400 + n)], system).to_json()
+        if edit == "number":
+            body = _mutated_body(body, edit, data)
+        elif edit in ("byte", "space", "cut") or (edit == "marker" and bodies):
+            body = _mutated_body(bodies[-1] if bodies else body, edit, data)
+        bodies.append(body)
+    chain = _CacheDiffChain()
+    previous: bytes | None = None
+    for body in bodies:
+        try:
+            # A first body is only laid out: an error iff it is not a JSON object.
+            expected: object = (
+                _cache_diff(body, body) if previous is None else _cache_diff(previous, body)
+            )
+        except ValueError:
+            expected = ValueError
+        try:
+            got: object = chain.push(body)
+        except ValueError:
+            got = ValueError
+            previous = None
+        else:
+            previous = body
+        if expected is ValueError and got is not ValueError:
+            # The previous body was the bad one; the chain refused it already and starts over.
+            assert got is None
+            continue
+        assert got == expected

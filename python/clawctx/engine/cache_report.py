@@ -11,13 +11,17 @@ Layer: ``clawctx.engine`` (it reads sessions and builds requests).
 
 from __future__ import annotations
 
+import dataclasses
 import os
+from collections import deque
 from collections.abc import Mapping, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from clawctx._core import Session
-from clawctx.wire.cache import CacheBreak, cache_diff
+from clawctx import _compat
+from clawctx._core import Session, _CacheDiffChain
+from clawctx.wire.cache import CacheBreak, _break_from_tuple
 from clawctx.wire.payload import (
     SUPPORTED_APIS,
     PayloadError,
@@ -44,7 +48,9 @@ class CacheTurn:
     previous turn's (``None`` for the first turn, a turn whose API has no request builder, or
     a request that extends the previous one, or the turn after one whose request could not be
     rebuilt: ``rebuild_error`` then says why, e.g. where pi-ai itself throws for the recorded
-    messages); ``break_cost`` prices its ``rewrite_tokens``
+    messages); its cause is ``"compaction"`` where the bodies show a rewritten history and the
+    session records a compaction or reset on the turn's path since the previous turn (a later
+    compaction that kept the summary text); ``break_cost`` prices its ``rewrite_tokens``
     at what a cache write costs over a cache read for this model (from the recorded costs of
     the session's turns of the model; ``None`` when the session records none).
     """
@@ -179,6 +185,118 @@ def _write_premiums(messages: Sequence[Mapping[str, Any]]) -> dict[tuple[Any, An
     return out
 
 
+#: Threads that build the rebuilt requests (native work without the GIL).
+_REBUILD_WORKERS = max(1, min(os.cpu_count() or 1, 8))
+#: Turns in flight at once (their requests held in memory): a few per thread.
+_WINDOW = 4 * _REBUILD_WORKERS
+
+
+def _rebuild(
+    job: tuple[Mapping[str, Any], Any],
+    system_prompt: str | None,
+    tools: Sequence[Mapping[str, Any]] | None,
+    safe: bool,
+) -> bytes | str | None:
+    """The turn's request body, the reason it cannot be built, or ``None`` (not rebuilt)."""
+    message, context = job
+    if context is None:
+        return None
+    try:
+        return build_request_payload(
+            _model(message),
+            {"system_prompt": system_prompt, "messages": context, "tools": tools},
+            now_ms=_NOW_MS,
+            safe=safe,
+        ).to_json()
+    except PayloadError as err:
+        # pi-ai throws for these messages (a runtime would have failed the same way): no
+        # request to compare, and none for the next turn to compare with.
+        return str(err)
+
+
+#: A turn whose request is being built: its entry, message, the build, and whether the
+#: session records a compaction or reset since the previous turn.
+_Pending = tuple[Mapping[str, Any], Mapping[str, Any], "Future[bytes | str | None]", bool]
+
+
+class _Boundaries:
+    """Whether a compaction or a reset lies on a turn's path since the previous turn."""
+
+    def __init__(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        self._by_id = {e.get("id"): e for e in entries}
+        self._order = {e.get("id"): i for i, e in enumerate(entries)}
+
+    def between(self, previous_id: str | None, entry: Mapping[str, Any]) -> bool:
+        # Parents come before their children in the file: the walk back from the turn stops
+        # at the previous turn or at any entry written before it (another branch).
+        stop = -1 if previous_id is None else self._order.get(previous_id, -1)
+        current = self._by_id.get(entry.get("parentId"))
+        while current is not None and self._order.get(current.get("id"), -1) > stop:
+            if current.get("type") in ("compaction", "reset"):
+                return True
+            current = self._by_id.get(current.get("parentId"))
+        return False
+
+
+def _collect(
+    pending: deque[_Pending],
+    chain: _CacheDiffChain,
+    turns: list[CacheTurn],
+    premiums: Mapping[tuple[Any, Any], float],
+) -> None:
+    """The oldest pending turn, once its request is built, compared with the previous turn's
+    (``None`` when either could not be built) and appended to ``turns``."""
+    entry, message, body, compacted = pending.popleft()
+    built = body.result()
+    brk: CacheBreak | None = None
+    if isinstance(built, bytes):
+        brk = _break_from_tuple(chain.push(built))
+        if brk is not None and compacted and brk.cause == "history_rewritten":
+            # The bodies alone show a rewritten history when a later compaction kept the
+            # summary text; the session says what rewrote it.
+            brk = dataclasses.replace(brk, cause="compaction")
+    else:
+        chain.reset()
+    failed = built if isinstance(built, str) else None
+    turns.append(_turn(len(turns), entry, message, premiums, brk, failed))
+
+
+def _turn(
+    index: int,
+    entry: Mapping[str, Any],
+    message: Mapping[str, Any],
+    premiums: Mapping[tuple[Any, Any], float],
+    brk: CacheBreak | None,
+    failed: str | None,
+) -> CacheTurn:
+    usage = message.get("usage")
+    if not isinstance(usage, Mapping):
+        usage = {}
+    cost = usage.get("cost")
+    if not isinstance(cost, Mapping):
+        cost = {}
+    read = int(_number(usage.get("cacheRead")))
+    write = int(_number(usage.get("cacheWrite")))
+    fresh = int(_number(usage.get("input")))
+    total = read + write + fresh
+    premium = premiums.get((message.get("provider"), message.get("model")))
+    return CacheTurn(
+        index=index,
+        entry_id=str(entry.get("id")),
+        api=message.get("api"),
+        provider=message.get("provider"),
+        model=message.get("model"),
+        input_tokens=fresh,
+        cache_read_tokens=read,
+        cache_write_tokens=write,
+        hit_rate=read / total if total else None,
+        cache_write_cost=_number(cost.get("cacheWrite")),
+        cache_break=brk,
+        break_cost=None if brk is None or premium is None else brk.rewrite_tokens * premium,
+        rebuild_error=failed,
+    )
+
+
 def cache_report(
     path: str | os.PathLike[str] | Session,
     *,
@@ -195,68 +313,48 @@ def cache_report(
     agent ran with to see their effect, e.g. ``clawctx assemble``'s), through
     :func:`~clawctx.wire.build_request_payload` for the API, provider and model recorded on the
     turn. Consecutive rebuilt requests are compared with :func:`~clawctx.wire.cache_diff`. The
-    file is only read. ``rebuild=False`` reads only the recorded usage (hit rates and costs,
-    no breaks): quick on any size.
+    file is only read. The requests are built on a pool of threads (as many as CPUs, at most
+    8) and compared in order, each with the one before, reading only what it adds: a 100 MB
+    session takes about 7 s. ``rebuild=False`` reads only the recorded usage (hit rates and
+    costs, no breaks): quick on any size.
     """
     session = path if isinstance(path, Session) else Session.open(path, read_only=True)
-    entries = [e for e in session.entries() if e.get("type") == "message"]
+    every_entry = session.entries()
     assistants = [
         e
-        for e in entries
-        if isinstance(e.get("message"), Mapping) and e["message"].get("role") == "assistant"
+        for e in every_entry
+        if e.get("type") == "message"
+        and isinstance(e.get("message"), Mapping)
+        and e["message"].get("role") == "assistant"
     ]
+    boundaries = _Boundaries(every_entry)
     premiums = _write_premiums([e["message"] for e in assistants])
+    # The request guard follows the caller's compat release; the worker threads do not see
+    # the caller's context variables, so it is resolved here.
+    safe = _compat.resolve_safe(None)
     turns: list[CacheTurn] = []
-    previous: bytes | None = None
-    for index, entry in enumerate(assistants):
-        message = entry["message"]
-        usage = message.get("usage")
-        if not isinstance(usage, Mapping):
-            usage = {}
-        cost = usage.get("cost")
-        if not isinstance(cost, Mapping):
-            cost = {}
-        read = int(_number(usage.get("cacheRead")))
-        write = int(_number(usage.get("cacheWrite")))
-        fresh = int(_number(usage.get("input")))
-        total = read + write + fresh
-        brk: CacheBreak | None = None
-        body: bytes | None = None
-        failed: str | None = None
-        if rebuild and message.get("api") in SUPPORTED_APIS:
-            parent = entry.get("parentId")
-            context: Any = [] if parent is None else session.context_messages(parent)
-            try:
-                # Written once: compared as the next body here and as the previous one next.
-                body = build_request_payload(
-                    _model(message),
-                    {"system_prompt": system_prompt, "messages": context, "tools": tools},
-                    now_ms=_NOW_MS,
-                ).to_json()
-            except PayloadError as err:
-                # pi-ai throws for these messages (a runtime would have failed the same way):
-                # no request to compare, and none for the next turn to compare with.
-                failed = str(err)
-            if body is not None and previous is not None:
-                brk = cache_diff(previous, body)
-        premium = premiums.get((message.get("provider"), message.get("model")))
-        turns.append(
-            CacheTurn(
-                index=index,
-                entry_id=str(entry.get("id")),
-                api=message.get("api"),
-                provider=message.get("provider"),
-                model=message.get("model"),
-                input_tokens=fresh,
-                cache_read_tokens=read,
-                cache_write_tokens=write,
-                hit_rate=read / total if total else None,
-                cache_write_cost=_number(cost.get("cacheWrite")),
-                cache_break=brk,
-                break_cost=None if brk is None or premium is None else brk.rewrite_tokens * premium,
-                rebuild_error=failed,
-            )
-        )
-        previous = body
+    # Requests are built on a thread pool (the build releases the GIL, and each turn's request
+    # depends only on its context) while this thread reads the contexts in order (the session
+    # extends the previous turn's context to the next). Each built request is then compared
+    # with the one before in order, by a chain that keeps the previous request's layout and
+    # so reads only what the next one adds.
+    chain = _CacheDiffChain()
+    pending: deque[_Pending] = deque()
+    with ThreadPoolExecutor(max_workers=_REBUILD_WORKERS) as pool:
+        previous_id: str | None = None
+        for entry in assistants:
+            message = entry["message"]
+            context: Any = None
+            if rebuild and message.get("api") in SUPPORTED_APIS:
+                parent = entry.get("parentId")
+                context = [] if parent is None else session.context_messages(parent)
+            body = pool.submit(_rebuild, (message, context), system_prompt, tools, safe)
+            compacted = boundaries.between(previous_id, entry)
+            pending.append((entry, message, body, compacted))
+            previous_id = entry.get("id")
+            while len(pending) > _WINDOW:
+                _collect(pending, chain, turns, premiums)
+        while pending:
+            _collect(pending, chain, turns, premiums)
     where = session.path if isinstance(path, Session) else path
     return CacheReport(path=os.fspath(where or ""), turns=tuple(turns))

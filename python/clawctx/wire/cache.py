@@ -124,6 +124,11 @@ def cache_diff(
         found = _cache_diff(previous, following, encoding, estimator)
     except ValueError as err:
         raise RequestBodyError(str(err)) from err
+    return _break_from_tuple(found)
+
+
+def _break_from_tuple(found: tuple[str, int, int, str, int] | None) -> CacheBreak | None:
+    """A :class:`CacheBreak` from the native walk's tuple (``None`` stays ``None``)."""
     if found is None:
         return None
     path, previous_offset, next_offset, cause, tokens = found

@@ -61,7 +61,9 @@ mod _core {
         PyImageBlockRef,
     };
     #[pymodule_export]
-    use crate::payload::{_build_request_payload, _cache_diff, _transform_messages};
+    use crate::payload::{
+        _build_request_payload, _cache_diff, _transform_messages, PyCacheDiffChain,
+    };
     #[pymodule_export]
     use crate::response::{_parse_response, _response_apis, PyResponseReader};
     #[pymodule_export]

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use clawctx_core::base::{parse_value, to_js_string};
 use clawctx_core::hygiene::{guard_request, GuardTarget};
 use clawctx_core::payload::{
-    build_compact_payload, build_payload, cache_diff as core_cache_diff,
-    strip_lone_surrogate_escapes, transform_messages as core_transform, Model, Normalizer, Payload,
-    PayloadError, PayloadRequest,
+    body_layout, build_compact_payload, build_payload, cache_diff as core_cache_diff,
+    cache_diff_after, strip_lone_surrogate_escapes, transform_messages as core_transform,
+    BodyLayout, CacheBreak, Model, Normalizer, Payload, PayloadError, PayloadRequest,
 };
 use clawctx_core::Transcript;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
 use pyo3::types::PyBytes;
 use serde_json::{Map, Value};
 
@@ -248,12 +249,29 @@ pub fn _transform_messages(
 }
 
 /// The JSON bytes of a body argument: a `RequestPayload` (written in Rust) or `bytes`.
-fn body_bytes(py: Python<'_>, body: &Bound<'_, PyAny>, which: &str) -> PyResult<Vec<u8>> {
+/// A body for [`_cache_diff`]: a `bytes` object's own buffer (no copy; `PyBackedBytes`
+/// keeps the immutable object alive and is readable without the GIL) or a payload's JSON.
+enum Body {
+    Python(PyBackedBytes),
+    Written(Vec<u8>),
+}
+
+impl std::ops::Deref for Body {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Body::Python(b) => b,
+            Body::Written(b) => b,
+        }
+    }
+}
+
+fn body_bytes(py: Python<'_>, body: &Bound<'_, PyAny>, which: &str) -> PyResult<Body> {
     if let Ok(p) = body.cast::<PyRequestPayload>() {
-        return Ok(p.get().json_bytes(py));
+        return Ok(Body::Written(p.get().json_bytes(py)));
     }
     if let Ok(b) = body.cast::<PyBytes>() {
-        return Ok(b.as_bytes().to_vec());
+        return Ok(Body::Python(PyBackedBytes::from(b.clone())));
     }
     Err(PyTypeError::new_err(format!(
         "{which} must be bytes or a RequestPayload"
@@ -284,14 +302,73 @@ pub fn _cache_diff(
         let found = py
             .detach(move || core_cache_diff(&a, &b, counter))
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(found.map(|br| {
-            (
-                br.path,
-                br.previous_offset,
-                br.next_offset,
-                br.cause.name(),
-                br.rewrite_tokens,
-            )
-        }))
+        Ok(found.map(break_tuple))
     })
+}
+
+fn break_tuple(br: CacheBreak) -> CacheBreakTuple {
+    (
+        br.path,
+        br.previous_offset,
+        br.next_offset,
+        br.cause.name(),
+        br.rewrite_tokens,
+    )
+}
+
+/// `_cache_diff` of each body pushed with the one pushed before it, for the requests of a
+/// session in turn: the previous body's layout is kept, so each push reads structurally only
+/// what the new body does not repeat. One chain serves one thread at a time.
+#[pyclass(name = "_CacheDiffChain", module = "clawctx._core")]
+pub struct PyCacheDiffChain {
+    counter: clawctx_core::token_count::TokenCounter,
+    previous: Option<(Body, BodyLayout)>,
+}
+
+#[pymethods]
+impl PyCacheDiffChain {
+    #[new]
+    #[pyo3(signature = (encoding = "o200k_base", estimator = "calibrated"))]
+    fn new(encoding: &str, estimator: &str) -> PyResult<Self> {
+        crate::errors::guard(|| {
+            Ok(PyCacheDiffChain {
+                counter: crate::token_count::counter(encoding, estimator)?,
+                previous: None,
+            })
+        })
+    }
+
+    /// Where `body` stops extending the body pushed before it (`_cache_diff`'s tuple; `None`
+    /// when it extends it or is the first), then keeps it for the next push. Raises
+    /// `ValueError` for a body that is not a JSON object (the chain then starts over).
+    fn push(
+        &mut self,
+        py: Python<'_>,
+        body: &Bound<'_, PyAny>,
+    ) -> PyResult<Option<CacheBreakTuple>> {
+        crate::errors::guard(|| {
+            let next = body_bytes(py, body, "body")?;
+            let counter = self.counter;
+            let previous = self.previous.take();
+            let (found, kept) = py.detach(move || {
+                let outcome = match &previous {
+                    Some((bytes, layout)) => cache_diff_after(bytes, layout, &next, counter),
+                    None => body_layout(&next).map(|layout| (None, layout)),
+                };
+                match outcome {
+                    Ok((found, layout)) => (Ok(found), Some((next, layout))),
+                    Err(e) => (Err(e), None),
+                }
+            });
+            self.previous = kept;
+            found
+                .map(|f| f.map(break_tuple))
+                .map_err(|e| PyValueError::new_err(e.to_string()))
+        })
+    }
+
+    /// Forgets the previous body: the next push is compared with nothing.
+    fn reset(&mut self) {
+        self.previous = None;
+    }
 }

@@ -26,7 +26,9 @@ use crate::transcript::{
     compaction_send_view, convert_to_llm, has_compaction_blocks, CompactionTarget, Transcript,
 };
 
-pub use cache_diff::{cache_diff, BreakCause, CacheBreak, CacheDiffError};
+pub use cache_diff::{
+    body_layout, cache_diff, cache_diff_after, BodyLayout, BreakCause, CacheBreak, CacheDiffError,
+};
 pub use model::{strip_lone_surrogate_escapes, Model};
 pub use transform::{
     derive_mistral_id as derive_mistral_tool_call_id, transform_messages, Normalizer,
