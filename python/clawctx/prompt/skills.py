@@ -8,9 +8,11 @@ the task.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Final
 
+from clawctx.prompt._file_cache import FileCache, now_ns
 from clawctx.prompt.system_prompt import Skill
 
 __all__ = ["load_workspace_skills", "parse_skill_front_matter"]
@@ -42,11 +44,33 @@ def parse_skill_front_matter(text: str) -> dict[str, str]:
     return {}  # an unterminated block is not front matter
 
 
+#: Front matter read from SKILL.md files in this process, reused while a file is unchanged.
+_FRONT_MATTER: FileCache[dict[str, str] | None] = FileCache()
+
+
+def _front_matter(real: Path) -> dict[str, str] | None:
+    """The front matter of the SKILL.md at ``real`` (``None``: not a regular file, or too
+    large), reused while the file is unchanged. Raises ``OSError`` when it cannot be read."""
+    with open(real, "rb") as f:
+        info = os.fstat(f.fileno())
+        kept = _FRONT_MATTER.get(real, info)
+        if kept is not None:
+            return kept
+        read_at = now_ns()
+        fields: dict[str, str] | None = None
+        if stat.S_ISREG(info.st_mode) and info.st_size <= _MAX_SKILL_FILE_BYTES:
+            text = f.read(_MAX_SKILL_FILE_BYTES + 1).decode("utf-8", errors="replace")
+            fields = parse_skill_front_matter(text)
+    _FRONT_MATTER.put(real, info, fields, read_at_ns=read_at)
+    return fields
+
+
 def load_workspace_skills(workspace_dir: str | os.PathLike[str]) -> list[Skill]:
     """Skills in ``<workspace>/skills/*/SKILL.md``, sorted by directory name. A skill's name
     defaults to its directory name; files without a description, unreadable files and entries
     that resolve outside the workspace (symlinks) are skipped. ``location`` is the SKILL.md
-    path, which the model reads with the ``read`` tool."""
+    path, which the model reads with the ``read`` tool. A SKILL.md read before in this process
+    and unchanged since (device, inode, size and times) is not read again."""
     root = Path(workspace_dir)
     skills_dir = root / "skills"
     if not skills_dir.is_dir():
@@ -57,14 +81,14 @@ def load_workspace_skills(workspace_dir: str | os.PathLike[str]) -> list[Skill]:
         skill_file = entry / "SKILL.md"
         try:
             real = skill_file.resolve(strict=True)
+            # is_file first: opening a FIFO would wait for a writer.
             if not real.is_relative_to(real_root) or not real.is_file():
                 continue
-            if real.stat().st_size > _MAX_SKILL_FILE_BYTES:
-                continue
-            text = real.read_text(encoding="utf-8", errors="replace")
+            fields = _front_matter(real)
         except OSError:
             continue
-        fields = parse_skill_front_matter(text)
+        if fields is None:
+            continue
         description = fields.get("description", "").strip()
         if not description:
             continue

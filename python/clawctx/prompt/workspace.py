@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
+from clawctx.prompt._file_cache import FileCache, now_ns
 from clawctx.prompt.prompt_images import _open_inside_root as open_inside_root
 from clawctx.prompt.system_prompt import ContextFile
 
@@ -273,6 +274,10 @@ def _read_sampled(fd: int, size: int, window_bytes: int, max_scan_bytes: int) ->
     return (head + tail if tail else head.rstrip(_JS_WHITESPACE)), length
 
 
+#: Bootstrap files read in this process, reused while unchanged (``_file_cache``).
+_BOOTSTRAP_FILES: FileCache[WorkspaceBootstrapFile] = FileCache()
+
+
 def _read_bootstrap_file(
     name: str,
     path: str,
@@ -280,22 +285,38 @@ def _read_bootstrap_file(
     max_file_bytes: int,
     max_scan_bytes: int,
 ) -> WorkspaceBootstrapFile:
-    """Reads the open file ``fd`` (and closes it); None or a read error gives a missing file."""
+    """Reads the open file ``fd`` (and closes it); None or a read error gives a missing file.
+    A file read before and unchanged since (same device, inode, size and times) is not read
+    again: the earlier result is returned."""
     if fd is None:
         return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
     try:
-        size = os.fstat(fd).st_size
-        if size <= max_file_bytes:
-            data = _pread_exactly(fd, max_file_bytes + 1, 0)  # +1: a file that grew is seen
-            if len(data) <= max_file_bytes:
-                content = data.decode("utf-8", errors="replace")
-                return WorkspaceBootstrapFile(name=name, path=path, content=content, missing=False)
-            size = max(size, len(data))
-        content, length = _read_sampled(fd, size, max_file_bytes // 2, max_scan_bytes)
+        info = os.fstat(fd)
+        key = (path, max_file_bytes, max_scan_bytes)
+        kept = _BOOTSTRAP_FILES.get(key, info)
+        if kept is not None:
+            return kept
+        read_at = now_ns()
+        read = _read_open_file(name, path, fd, info.st_size, max_file_bytes, max_scan_bytes)
+        _BOOTSTRAP_FILES.put(key, info, read, read_at_ns=read_at)
+        return read
     except OSError:
         return WorkspaceBootstrapFile(name=name, path=path, content=None, missing=True)
     finally:
         os.close(fd)
+
+
+def _read_open_file(
+    name: str, path: str, fd: int, size: int, max_file_bytes: int, max_scan_bytes: int
+) -> WorkspaceBootstrapFile:
+    """The file's content: whole up to ``max_file_bytes``, else head and tail windows."""
+    if size <= max_file_bytes:
+        data = _pread_exactly(fd, max_file_bytes + 1, 0)  # +1: a file that grew is seen
+        if len(data) <= max_file_bytes:
+            content = data.decode("utf-8", errors="replace")
+            return WorkspaceBootstrapFile(name=name, path=path, content=content, missing=False)
+        size = max(size, len(data))
+    content, length = _read_sampled(fd, size, max_file_bytes // 2, max_scan_bytes)
     return WorkspaceBootstrapFile(
         name=name, path=path, content=content, missing=False, content_length=length
     )
@@ -339,6 +360,12 @@ def load_workspace_bootstrap_files(
     tail (20 %) fit in those windows (a budget up to about 349 000 characters with the default
     limit) and the file does not end in more than a window of whitespace; the marker's length
     is then exact up to ``max_scan_bytes``.
+
+    A file read before in this process and unchanged since (the same device, inode, size,
+    modification and change times) is not read again; its earlier result is returned, so the
+    next request of a runtime opens and ``fstat``s the files but reads none it has read. A file
+    written within two seconds before it was read is read again next time (the file system's
+    timestamps may not show a second write within the same tick).
     """
     if max_file_bytes < 2:
         raise ValueError("max_file_bytes must be at least 2")
