@@ -92,6 +92,13 @@ def test_trim_right_trims_and_keeps_fitting_content() -> None:
     assert not exact.truncated
 
 
+@given(st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0x10FFFF)))
+def test_utf16_length_is_js_length(text: str) -> None:
+    # JS `length`: one unit per code point, two for one beyond the BMP; a lone surrogate is one.
+    assert utf16_length(text) == sum(2 if ord(c) > 0xFFFF else 1 for c in text)
+    assert utf16_length(text + "\ud83d") == utf16_length(text) + 1
+
+
 def test_trim_counts_utf16_units_without_splitting_pairs() -> None:
     """Lengths are UTF-16 units (an emoji counts 2); a cut never splits a surrogate pair."""
     emoji = "😀"

@@ -88,9 +88,18 @@ _ASTRAL: Final = re.compile("[\U00010000-\U0010ffff]")
 # ---------------------------------------------------------------------------------------------
 
 
+def _astral_count(text: str) -> int:
+    """How many characters of ``text`` lie beyond the BMP (two UTF-16 units each). Counted by
+    encoding, in C: a regex scan cost 70 us per 10 KB, and every workspace file is measured on
+    every request."""
+    if text.isascii():
+        return 0
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2 - len(text)
+
+
 def utf16_length(text: str) -> int:
     """The JS ``length`` of ``text``: UTF-16 code units (astral characters count 2)."""
-    return len(text) + sum(1 for _ in _ASTRAL.finditer(text))
+    return len(text) + _astral_count(text)
 
 
 class _Utf16View:
@@ -100,7 +109,9 @@ class _Utf16View:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.astral = [match.start() for match in _ASTRAL.finditer(text)]
+        self.astral = (
+            [match.start() for match in _ASTRAL.finditer(text)] if _astral_count(text) else []
+        )
         self.units = len(text) + len(self.astral)
 
     def _offset(self, index: int) -> int:
