@@ -337,3 +337,32 @@ def test_causes_are_listed_and_the_tracker_is_bounded(tmp_path: Path) -> None:
             stages=[],
         )
     assert len(tracker._sent) == 2
+
+
+def _naive_first_difference(old: Any, new: Any) -> int:
+    for index in range(min(len(old), len(new))):
+        if old[index] != new[index]:
+            return index
+    return min(len(old), len(new))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.integers(0, 3), max_size=12),
+    st.lists(st.integers(0, 3), max_size=12),
+    st.text(alphabet="ab\u00e9\U0001f600", max_size=30),
+    st.text(alphabet="ab\u00e9\U0001f600", max_size=30),
+)
+def test_the_first_difference_is_the_first_differing_item(
+    old: list[int], new: list[int], old_text: str, new_text: str
+) -> None:
+    from clawctx._core import Transcript
+    from clawctx.engine.cache_prefix import _first_difference
+
+    def transcript(values: list[int]) -> Transcript:
+        return Transcript.from_list(
+            [{"role": "user", "content": f"m{v}", "timestamp": 1} for v in values]
+        )
+
+    assert _first_difference(transcript(old), transcript(new)) == _naive_first_difference(old, new)
+    assert _first_difference(old_text, new_text) == _naive_first_difference(old_text, new_text)

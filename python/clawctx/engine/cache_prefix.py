@@ -127,11 +127,18 @@ def _breaks(
 
 
 def _first_difference(old: Sequence[Any], new: Sequence[Any]) -> int:
-    # Only run on a break; for transcripts each step reads two messages.
-    for index in range(min(len(old), len(new))):
-        if old[index] != new[index]:
-            return index
-    return min(len(old), len(new))
+    """The index of the first item that differs (the shorter length when one is a prefix of
+    the other). A binary search over prefix equality: each step compares two slices natively
+    (``str``, ``Transcript``), where a loop over the items built a dict per message (7 ms for
+    200 messages on every request whose last message changed)."""
+    low, high = 0, min(len(old), len(new))
+    while low < high:
+        middle = (low + high + 1) // 2
+        if old[:middle] == new[:middle]:
+            low = middle
+        else:
+            high = middle - 1
+    return low
 
 
 def _message_break(
