@@ -240,6 +240,12 @@ pub fn sanitize_message_blocks(
         let facts = message.facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
+                // Most results already hold an array: read the fields raw, no value tree.
+                let raw = crate::base::RawObject::parse(message.as_str()).ok();
+                let content = raw.as_ref().and_then(|o| o.get("content"));
+                if content.is_some_and(|c| c.get().trim_start().starts_with('[')) {
+                    return None;
+                }
                 let mut obj = object(message);
                 if obj.get("content").is_some_and(Value::is_array) {
                     return None;
@@ -247,12 +253,12 @@ pub fn sanitize_message_blocks(
                 obj.insert("content".into(), json!([]));
                 Some(Value::Object(obj))
             }
-            Some("assistant") if facts.stop_reason.as_deref() != Some("error") => {
+            // Outside `full` mode an assistant is left as it is: not parsed at all.
+            Some("assistant")
+                if mode == SanitizeMode::Full && facts.stop_reason.as_deref() != Some("error") =>
+            {
                 let mut obj = object(message);
                 let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
-                if mode != SanitizeMode::Full {
-                    return None;
-                }
                 let mut changed =
                     !preserve_signatures && strip_signatures_in(blocks, signature_options);
                 let before = blocks.len();
