@@ -93,6 +93,8 @@ mod _core {
         PyPruningSettings, PyToolCallInputsReport,
     };
     #[pymodule_export]
+    use clawctx_core::hygiene::StripResult;
+    #[pymodule_export]
     use clawctx_core::session::SessionSummary;
 
     #[pymodule_export]
@@ -114,7 +116,7 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene_guard::{guard_request, request_issues};
     #[pymodule_export]
-    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, PyStripResult};
+    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token};
     #[pymodule_export]
     use crate::session_heartbeat::{
         mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatMark,

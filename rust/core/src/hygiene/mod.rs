@@ -9,6 +9,8 @@
 
 mod cache_breakpoints;
 mod heartbeat;
+#[cfg(feature = "python")]
+mod heartbeat_py;
 mod images;
 mod policy;
 mod request_guard;
