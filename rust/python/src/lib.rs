@@ -95,13 +95,15 @@ mod _core {
     #[pymodule_export]
     use clawctx_core::hygiene::StripResult;
     #[pymodule_export]
+    use clawctx_core::hygiene::Violation;
+    #[pymodule_export]
     use clawctx_core::session::SessionSummary;
 
     #[pymodule_export]
     use crate::hygiene::{
         _cache_breakpoint_issues, dedupe_tool_call_ids, downgrade_openai_function_call_pairs,
         drop_duplicate_tool_results, drop_foreign_compaction_blocks, provider_family,
-        validate_for_provider, PyViolation,
+        validate_for_provider,
     };
     #[pymodule_export]
     use crate::hygiene::{

@@ -17,6 +17,8 @@ mod request_guard;
 mod sanitize;
 mod tool_call_ids;
 mod validate;
+#[cfg(feature = "python")]
+mod validate_py;
 
 pub use cache_breakpoints::{cache_breakpoint_issues, MAX_CACHE_BREAKPOINTS};
 pub use heartbeat::{
