@@ -42,7 +42,7 @@ mod _core {
     use crate::compaction::{
         build_compaction_prompt, compaction_texts, find_cut_point, prepare_compaction,
         serialize_conversation, should_compact, PyCompactionPreparation, PyCompactionSettings,
-        PyCutPoint, PySummaryRequest,
+        PySummaryRequest,
     };
     #[pymodule_export]
     use crate::errors::{_panic_for_tests, InternalError};
@@ -92,6 +92,8 @@ mod _core {
         sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens, PyPairingReport,
         PyPruningSettings, PyToolCallInputsReport,
     };
+    #[pymodule_export]
+    use clawctx_core::compaction::CutPoint;
     #[pymodule_export]
     use clawctx_core::hygiene::StripResult;
     #[pymodule_export]
