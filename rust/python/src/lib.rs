@@ -89,8 +89,8 @@ mod _core {
         estimate_messages_tokens, estimate_pruning_chars, estimate_string_chars, estimate_tokens,
         history_limit_for_session_key, is_tool_prunable, limit_history_turns, prune_context,
         repair_tool_call_inputs, repair_tool_pairing, sanitize_tool_call_inputs,
-        sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens, PyPairingReport,
-        PyPruningSettings, PyToolCallInputsReport,
+        sanitize_tool_use_result_pairing, usage_tokens, PyPairingReport, PyPruningSettings,
+        PyToolCallInputsReport,
     };
     #[pymodule_export]
     use clawctx_core::compaction::CutPoint;
@@ -100,6 +100,8 @@ mod _core {
     use clawctx_core::hygiene::Violation;
     #[pymodule_export]
     use clawctx_core::session::SessionSummary;
+    #[pymodule_export]
+    use clawctx_core::transcript::ContextTokens;
 
     #[pymodule_export]
     use crate::hygiene::{
