@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clawctx_core::base::{random_session_id, DrawnIds, IdSource, RandomIds};
 use clawctx_core::session::{
-    Entry, InvalidHeader, NewEntry, OpenOptions, RefreshReport, Session, WriteOptions,
+    Entry, InvalidHeader, NewEntry, OpenOptions, RefreshReport, Session, SkippedLine, WriteOptions,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -88,35 +88,6 @@ impl PyRefreshReport {
                 slf.as_any(),
                 &["mode", "appended_entries", "bytes_read", "reason"],
             )
-        })
-    }
-}
-
-/// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
-#[pyclass(
-    name = "SkippedLine",
-    module = "clawctx._core",
-    frozen,
-    get_all,
-    skip_from_py_object
-)]
-#[derive(Clone)]
-pub struct PySkippedLine {
-    /// The 1-based line number in the file.
-    pub line: usize,
-    /// `"skipped"`, `"salvaged"`, `"sanitized"` or `"ignored"`.
-    pub action: String,
-    /// What was wrong with the line, in words.
-    pub reason: String,
-    /// How many entries the line yielded (a salvaged line may hold several).
-    pub records: usize,
-}
-
-#[pymethods]
-impl PySkippedLine {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["line", "action", "reason", "records"])
         })
     }
 }
@@ -664,21 +635,8 @@ impl PySession {
 
     /// Lines the loader could not take as they were.
     #[getter]
-    fn skipped_lines(&self, py: Python<'_>) -> PyResult<Vec<PySkippedLine>> {
-        crate::errors::guard(|| {
-            Ok(self
-                .lock(py)?
-                .inner
-                .skipped_lines()
-                .iter()
-                .map(|s| PySkippedLine {
-                    line: s.line,
-                    action: s.action.as_str().to_owned(),
-                    reason: s.reason.clone(),
-                    records: s.records,
-                })
-                .collect())
-        })
+    fn skipped_lines(&self, py: Python<'_>) -> PyResult<Vec<SkippedLine>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.skipped_lines().to_vec()))
     }
 
     /// The backup written by a reset or `save_migrated()`, if any.

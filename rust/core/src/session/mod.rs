@@ -20,6 +20,8 @@ mod lines;
 mod manager;
 mod persist;
 mod read;
+#[cfg(feature = "python")]
+mod read_py;
 mod repair;
 mod scan;
 #[cfg(feature = "python")]
