@@ -67,7 +67,7 @@ mod _core {
     #[pymodule_export]
     use crate::response::{_parse_response, _response_apis, PyResponseReader};
     #[pymodule_export]
-    use crate::session::{PyRefreshReport, PySession, PySessionContext};
+    use crate::session::{PySession, PySessionContext};
     #[pymodule_export]
     use crate::session_leaf_context::{_read_leaf_context_lines, read_leaf_context, PyLeafContext};
     #[pymodule_export]
@@ -99,7 +99,11 @@ mod _core {
     #[pymodule_export]
     use clawctx_core::hygiene::Violation;
     #[pymodule_export]
+    use clawctx_core::session::RefreshReport;
+    #[pymodule_export]
     use clawctx_core::session::SessionSummary;
+    #[pymodule_export]
+    use clawctx_core::session::SkippedLine;
     #[pymodule_export]
     use clawctx_core::session::SkippedLine;
     #[pymodule_export]

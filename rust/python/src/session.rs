@@ -69,29 +69,6 @@ impl PySessionContext {
     }
 }
 
-/// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
-#[pyclass(name = "RefreshReport", module = "clawctx._core", frozen, get_all)]
-pub struct PyRefreshReport {
-    pub mode: &'static str,
-    /// Entries added (after a full load: all of them).
-    pub appended_entries: usize,
-    pub bytes_read: u64,
-    /// Why a full load was needed.
-    pub reason: Option<String>,
-}
-
-#[pymethods]
-impl PyRefreshReport {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &["mode", "appended_entries", "bytes_read", "reason"],
-            )
-        })
-    }
-}
-
 /// A `lock_timeout` argument in seconds as a duration: `ValueError` for NaN, an infinity or a
 /// negative number; a finite number too large for a `Duration` (above about 5.8e11 years, where
 /// `Duration::from_secs_f64` panics) is clamped to the largest one, which waits as long as any
@@ -864,7 +841,7 @@ impl PySession {
     /// file needs migration, the ids it needs are counted under the lock, drawn after it, and
     /// the reload is made again with them; an exception from the factory leaves the session
     /// as it was.
-    fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
+    fn refresh(&self, py: Python<'_>) -> PyResult<RefreshReport> {
         crate::errors::guard(|| {
             // The clock and the id factory are user code: called with the session lock
             // released (issue 33, N5).
@@ -879,12 +856,7 @@ impl PySession {
                         .py_err(py)?
                 }
             };
-            Ok(PyRefreshReport {
-                mode: report.mode.as_str(),
-                appended_entries: report.appended_entries,
-                bytes_read: report.bytes_read,
-                reason: report.reason,
-            })
+            Ok(report)
         })
     }
 
