@@ -2,40 +2,13 @@
 
 use std::path::PathBuf;
 
-use clawctx_core::session::{BackupPolicy, RepairOptions};
+use clawctx_core::session::{BackupPolicy, ChangeKind, LineChange, RepairOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::convert::Clock;
 use crate::errors::IntoPyResult;
-
-/// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
-#[pyclass(
-    name = "LineChange",
-    module = "clawctx._core",
-    frozen,
-    get_all,
-    skip_from_py_object
-)]
-#[derive(Clone)]
-pub struct PyLineChange {
-    /// The 1-based line number in the original file.
-    pub line: usize,
-    /// `"dropped"`, `"rewritten"` or `"salvaged"`.
-    pub kind: String,
-    /// Why the line changed, in words.
-    pub reason: String,
-}
-
-#[pymethods]
-impl PyLineChange {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["line", "kind", "reason"])
-        })
-    }
-}
 
 /// What `repair_session_file` did (OpenClaw's report plus the changed lines).
 #[pyclass(name = "RepairReport", module = "clawctx._core", frozen)]
@@ -66,7 +39,7 @@ pub struct PyRepairReport {
     pub reason: Option<String>,
     /// Every changed line, as `LineChange`s.
     #[pyo3(get)]
-    pub changes: Vec<PyLineChange>,
+    pub changes: Vec<LineChange>,
     summary_text: String,
 }
 
@@ -79,7 +52,7 @@ impl PyRepairReport {
             Ok({
                 self.changes
                     .iter()
-                    .filter(|c| c.kind == "dropped")
+                    .filter(|c| c.kind == ChangeKind::Dropped)
                     .map(|c| c.line)
                     .collect()
             })
@@ -93,7 +66,7 @@ impl PyRepairReport {
             Ok({
                 self.changes
                     .iter()
-                    .filter(|c| c.kind != "dropped")
+                    .filter(|c| c.kind != ChangeKind::Dropped)
                     .map(|c| c.line)
                     .collect()
             })
@@ -209,15 +182,7 @@ impl From<&clawctx_core::RepairReport> for PyRepairReport {
             backup_path: report.backup_path.clone(),
             reason: report.reason.clone(),
             summary_text: report.summary(),
-            changes: report
-                .changes
-                .iter()
-                .map(|c| PyLineChange {
-                    line: c.line,
-                    kind: c.kind.as_str().to_owned(),
-                    reason: c.reason.clone(),
-                })
-                .collect(),
+            changes: report.changes.clone(),
         }
     }
 }

@@ -23,6 +23,8 @@ mod read;
 #[cfg(feature = "python")]
 mod read_py;
 mod repair;
+#[cfg(feature = "python")]
+mod repair_py;
 mod scan;
 #[cfg(feature = "python")]
 mod scan_py;

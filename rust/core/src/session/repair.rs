@@ -93,7 +93,19 @@ impl ChangeKind {
     }
 }
 
+/// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
+// With the `python` feature this is `clawctx._core.LineChange` itself: its attributes are the
+// getters in `repair_py.rs` (`kind` as its name), whose `///` docs are the stub's docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "LineChange",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct LineChange {
     /// 1-based line number in the original file.
     pub line: usize,
