@@ -71,7 +71,7 @@ mod _core {
     #[pymodule_export]
     use crate::session_leaf_context::{_read_leaf_context_lines, read_leaf_context, PyLeafContext};
     #[pymodule_export]
-    use crate::session_repair::{repair_session_bytes, repair_session_file, PyRepairReport};
+    use crate::session_repair::{repair_session_bytes, repair_session_file};
     #[pymodule_export]
     use crate::session_scan::{scan_sessions, scan_stream, summarize_session_bytes, PyScanStream};
     // Report types declared in the core (its `python` feature): no mirror here.
@@ -100,6 +100,8 @@ mod _core {
     use clawctx_core::session::LineChange;
     #[pymodule_export]
     use clawctx_core::session::RefreshReport;
+    #[pymodule_export]
+    use clawctx_core::session::RepairReport;
     #[pymodule_export]
     use clawctx_core::session::SessionSummary;
     #[pymodule_export]
