@@ -107,6 +107,8 @@ mod _core {
     #[pymodule_export]
     use clawctx_core::session::SkippedLine;
     #[pymodule_export]
+    use clawctx_core::session::TranscriptMark;
+    #[pymodule_export]
     use clawctx_core::transcript::ContextTokens;
 
     #[pymodule_export]
@@ -131,8 +133,7 @@ mod _core {
     use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token};
     #[pymodule_export]
     use crate::session_heartbeat::{
-        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatMark,
-        PyHeartbeatPruneReport,
+        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatPruneReport,
     };
 
     #[pymodule_export]

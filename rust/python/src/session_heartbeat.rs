@@ -17,38 +17,6 @@ fn lock_timeout(seconds: f64) -> PyResult<Duration> {
     crate::session::lock_timeout_duration(seconds)
 }
 
-/// The size of a session file recorded (under its lock) before a heartbeat run.
-#[pyclass(name = "HeartbeatMark", module = "clawctx._core", frozen)]
-pub struct PyHeartbeatMark {
-    inner: TranscriptMark,
-}
-
-#[pymethods]
-impl PyHeartbeatMark {
-    #[getter]
-    fn path(&self) -> PyResult<PathBuf> {
-        crate::errors::guard(|| Ok(self.inner.path.clone()))
-    }
-
-    /// The byte size before the run.
-    #[getter]
-    fn size(&self) -> PyResult<u64> {
-        crate::errors::guard(|| Ok(self.inner.size))
-    }
-
-    /// Whether the size is at a line boundary (nothing is pruned otherwise).
-    #[getter]
-    fn at_line_boundary(&self) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(self.inner.at_line_boundary))
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["path", "size", "at_line_boundary"])
-        })
-    }
-}
-
 /// Records the byte size of a session file under its exclusive lock (as OpenClaw 2026.3.13
 /// `src/infra/heartbeat-runner.ts` does before a heartbeat run).
 /// Raises `FileNotFoundError` for a missing file and `SessionLockError` on lock timeout.
@@ -58,16 +26,14 @@ pub fn mark_heartbeat_transcript(
     py: Python<'_>,
     path: PathBuf,
     lock_timeout: f64,
-) -> PyResult<PyHeartbeatMark> {
+) -> PyResult<TranscriptMark> {
     crate::errors::guard(|| {
         let options = WriteOptions {
             fsync: false,
             lock_timeout: self::lock_timeout(lock_timeout)?,
         };
-        let mark = py
-            .detach(|| TranscriptMark::capture(&path, options))
-            .py_err(py)?;
-        Ok(PyHeartbeatMark { inner: mark })
+        py.detach(|| TranscriptMark::capture(&path, options))
+            .py_err(py)
     })
 }
 
@@ -130,7 +96,7 @@ impl PyHeartbeatPruneReport {
 #[allow(clippy::too_many_arguments)]
 pub fn prune_heartbeat_transcript(
     py: Python<'_>,
-    mark: &PyHeartbeatMark,
+    mark: &TranscriptMark,
     entries: Option<&Bound<'_, PyAny>>,
     heartbeat_prompt: Option<String>,
     transcript_prompt: bool,
@@ -163,7 +129,6 @@ pub fn prune_heartbeat_transcript(
             lock_timeout: self::lock_timeout(lock_timeout)?,
         };
         let now = Clock::from_arg(now_ms)?.now_ms(py)?;
-        let mark = &mark.inner;
         let report = py
             .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
             .py_err(py)?;

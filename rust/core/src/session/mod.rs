@@ -15,6 +15,8 @@ mod context;
 mod entry;
 mod header;
 mod heartbeat;
+#[cfg(feature = "python")]
+mod heartbeat_py;
 mod leaf_context;
 mod lines;
 mod manager;
