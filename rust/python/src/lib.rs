@@ -99,6 +99,8 @@ mod _core {
     #[pymodule_export]
     use clawctx_core::session::LineChange;
     #[pymodule_export]
+    use clawctx_core::session::PruneReport;
+    #[pymodule_export]
     use clawctx_core::session::RefreshReport;
     #[pymodule_export]
     use clawctx_core::session::RepairReport;
@@ -132,9 +134,7 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token};
     #[pymodule_export]
-    use crate::session_heartbeat::{
-        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatPruneReport,
-    };
+    use crate::session_heartbeat::{mark_heartbeat_transcript, prune_heartbeat_transcript};
 
     #[pymodule_export]
     use crate::token_count::{

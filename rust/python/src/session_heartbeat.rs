@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clawctx_core::hygiene::DEFAULT_HEARTBEAT_PROMPT;
-use clawctx_core::session::{self, ExchangeRule, TranscriptMark, WriteOptions};
+use clawctx_core::session::{self, ExchangeRule, PruneReport, TranscriptMark, WriteOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -37,53 +37,6 @@ pub fn mark_heartbeat_transcript(
     })
 }
 
-/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
-/// `"unchanged"` (then `reason` says why).
-#[pyclass(
-    name = "HeartbeatPruneReport",
-    module = "clawctx._core",
-    frozen,
-    get_all
-)]
-pub struct PyHeartbeatPruneReport {
-    /// `"truncated"`, `"rewritten"` or `"unchanged"`.
-    pub action: String,
-    /// Lines removed from the file.
-    pub removed_lines: usize,
-    /// Bytes removed from the file.
-    pub removed_bytes: u64,
-    /// The ids of the entries removed.
-    pub removed_ids: Vec<String>,
-    /// Lines the file keeps.
-    pub kept_lines: usize,
-    /// Why nothing was removed (when `action` is `"unchanged"`).
-    pub reason: Option<String>,
-}
-
-#[pymethods]
-impl PyHeartbeatPruneReport {
-    /// Whether lines were removed.
-    #[getter]
-    fn pruned(&self) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(self.action != "unchanged"))
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &[
-                    "action",
-                    "removed_lines",
-                    "removed_bytes",
-                    "kept_lines",
-                    "reason",
-                ],
-            )
-        })
-    }
-}
-
 /// Removes the acknowledged heartbeat exchange written after `mark`, under the session lock
 /// (`pruneHeartbeatTranscript` of `src/infra/heartbeat-runner.ts`, safely against other writers).
 /// `entries`: the entries appended through the caller's session during the run (dicts with their
@@ -104,7 +57,7 @@ pub fn prune_heartbeat_transcript(
     lock_timeout: f64,
     fsync: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyHeartbeatPruneReport> {
+) -> PyResult<PruneReport> {
     crate::errors::guard(|| {
         let rule = match entries.filter(|e| !e.is_none()) {
             Some(list) => {
@@ -129,16 +82,7 @@ pub fn prune_heartbeat_transcript(
             lock_timeout: self::lock_timeout(lock_timeout)?,
         };
         let now = Clock::from_arg(now_ms)?.now_ms(py)?;
-        let report = py
-            .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
-            .py_err(py)?;
-        Ok(PyHeartbeatPruneReport {
-            action: report.action.as_str().to_owned(),
-            removed_lines: report.removed_lines,
-            removed_bytes: report.removed_bytes,
-            removed_ids: report.removed_ids,
-            kept_lines: report.kept_lines,
-            reason: report.reason,
-        })
+        py.detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
+            .py_err(py)
     })
 }

@@ -136,7 +136,21 @@ impl PruneAction {
     }
 }
 
+/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
+/// `"unchanged"` (then `reason` says why).
+// With the `python` feature this is `clawctx._core.HeartbeatPruneReport` itself: its attributes
+// are the getters in `heartbeat_py.rs` (`action` as its name), whose `///` docs are the stub's
+// docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "HeartbeatPruneReport",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct PruneReport {
     pub action: PruneAction,
     /// Lines of the heartbeat exchange removed.
