@@ -5,7 +5,9 @@
 //! Conventions: each file binds one core stage (or a part of one) and is named after it
 //! (`transcript`, `transcript_ops`, `hygiene`, `hygiene_*`, `token_count`, `session`,
 //! `session_*`, `compaction`); every Rust struct exposed to Python is `PyX` declared with
-//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`; conversion between Python objects
+//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`, except the report types the core
+//! declares itself with its `python` feature (exported below as `clawctx_core::...`, their
+//! methods in the core's `*_py.rs` files); conversion between Python objects
 //! and JSON values lives in `convert.rs` only, exception classes and the mapping of core errors
 //! in `errors.rs` only; core items are imported through the stage surfaces
 //! (`clawctx_core::transcript::...`, never a file inside a stage).
