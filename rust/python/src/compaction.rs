@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use clawctx_core::compaction::{
-    self, CompactionSettings, CutPoint as CoreCutPoint, Preparation, DEFAULT_RESERVE_TOKENS_FLOOR,
+    self, CompactionSettings, CutPoint, Preparation, DEFAULT_RESERVE_TOKENS_FLOOR,
 };
 use clawctx_core::{Entry, Transcript};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -182,43 +182,6 @@ pub fn should_compact(
     })
 }
 
-/// Where `find_cut_point` cuts (pi's `CutPointResult`).
-#[pyclass(name = "CutPoint", module = "clawctx._core", frozen, get_all)]
-pub struct PyCutPoint {
-    /// Index of the first entry kept verbatim.
-    pub first_kept_entry_index: usize,
-    /// Index of the entry that starts the split turn, or -1 when the turn is not split.
-    pub turn_start_index: i64,
-    /// Whether the cut lands inside a turn (the cut entry is not a user message).
-    pub is_split_turn: bool,
-}
-
-impl From<CoreCutPoint> for PyCutPoint {
-    fn from(cut: CoreCutPoint) -> Self {
-        PyCutPoint {
-            first_kept_entry_index: cut.first_kept_entry_index,
-            turn_start_index: cut.turn_start_index.map_or(-1, |i| i as i64),
-            is_split_turn: cut.is_split_turn,
-        }
-    }
-}
-
-#[pymethods]
-impl PyCutPoint {
-    fn __repr__(&self) -> PyResult<String> {
-        crate::errors::guard(|| {
-            Ok({
-                format!(
-                    "CutPoint(first_kept_entry_index={}, turn_start_index={}, is_split_turn={})",
-                    self.first_kept_entry_index,
-                    self.turn_start_index,
-                    if self.is_split_turn { "True" } else { "False" }
-                )
-            })
-        })
-    }
-}
-
 /// Entry dicts as core entries (a plain list stands for the entries it holds, in order).
 fn entry_list(entries: &Bound<'_, PyAny>) -> PyResult<Vec<Entry>> {
     let mut out = Vec::new();
@@ -255,15 +218,13 @@ pub fn find_cut_point(
     start_index: i64,
     end_index: i64,
     keep_recent_tokens: i64,
-) -> PyResult<PyCutPoint> {
+) -> PyResult<CutPoint> {
     crate::errors::guard(|| {
         let keep = keep_recent_tokens.max(0) as u64;
-        let run = |list: &[&Entry]| -> PyResult<PyCutPoint> {
+        let run = |list: &[&Entry]| -> PyResult<CutPoint> {
             let start = index_arg("start_index", start_index, list.len())?;
             let end = index_arg("end_index", end_index, list.len())?;
-            Ok(py
-                .detach(|| compaction::find_cut_point(list, start, end, keep))
-                .into())
+            Ok(py.detach(|| compaction::find_cut_point(list, start, end, keep)))
         };
         if let Ok(session) = entries.cast::<PySession>() {
             let session = session.get().lock(py)?;

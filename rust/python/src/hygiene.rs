@@ -5,6 +5,7 @@
 use clawctx_core::base::system_now_ms;
 use clawctx_core::hygiene::{
     self, SanitizeMode, ThoughtSignatureOptions, ToolCallIdMode, TranscriptPolicy as CorePolicy,
+    Violation,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -489,27 +490,6 @@ pub fn downgrade_openai_function_call_pairs(
     crate::errors::guard(|| run_pass(py, messages, hygiene::downgrade_openai_function_call_pairs))
 }
 
-/// One broken provider rule found by `validate_for_provider`.
-#[pyclass(name = "Violation", module = "clawctx._core", frozen, get_all)]
-pub struct PyViolation {
-    /// Index of the offending message in the input transcript.
-    pub index: usize,
-    /// Rule name: first-turn-not-user, call-without-result, result-without-call,
-    /// duplicate-call-id, duplicate-result, invalid-call-id, result-without-id,
-    /// function-call-first.
-    pub rule: String,
-    pub detail: String,
-}
-
-#[pymethods]
-impl PyViolation {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["index", "rule", "detail"])
-        })
-    }
-}
-
 /// Checks a transcript against the structural rules of a provider family (Anthropic, OpenAI
 /// Chat/Responses, Gemini), modelling replay as pi-ai sends it (errored and aborted assistant
 /// turns skipped, same-role messages combined into one turn). Returns the violations found;
@@ -525,19 +505,12 @@ pub fn validate_for_provider(
     messages: &Bound<'_, PyAny>,
     provider: Option<&str>,
     model_api: Option<&str>,
-) -> PyResult<Vec<PyViolation>> {
+) -> PyResult<Vec<Violation>> {
     crate::errors::guard(|| {
         let family = hygiene::ProviderFamily::resolve_checked(provider, model_api).py_err(py)?;
         let input = crate::transcript::transcript_arg(messages)?;
         let found = py.detach(move || hygiene::validate_for_provider(&input, family));
-        Ok(found
-            .into_iter()
-            .map(|v| PyViolation {
-                index: v.index,
-                rule: v.rule.to_owned(),
-                detail: v.detail,
-            })
-            .collect())
+        Ok(found)
     })
 }
 
@@ -553,7 +526,7 @@ pub fn _cache_breakpoint_issues(
     messages: &Bound<'_, PyAny>,
     tools_json: Option<&str>,
     system_json: Option<&str>,
-) -> PyResult<Vec<PyViolation>> {
+) -> PyResult<Vec<Violation>> {
     crate::errors::guard(|| {
         let parse = |text: Option<&str>, what: &str| -> PyResult<Option<Value>> {
             text.map(|t| {
@@ -568,14 +541,7 @@ pub fn _cache_breakpoint_issues(
         let found = py.detach(move || {
             hygiene::cache_breakpoint_issues(tools.as_ref(), system.as_ref(), &input)
         });
-        Ok(found
-            .into_iter()
-            .map(|v| PyViolation {
-                index: v.index,
-                rule: v.rule.to_owned(),
-                detail: v.detail,
-            })
-            .collect())
+        Ok(found)
     })
 }
 

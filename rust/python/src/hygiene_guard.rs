@@ -3,11 +3,10 @@
 //! otherwise rewrites it into the canonical shape every provider accepts.
 
 use clawctx_core::base::system_now_ms;
-use clawctx_core::hygiene::{self, GuardTarget};
+use clawctx_core::hygiene::{self, GuardTarget, Violation};
 use pyo3::prelude::*;
 
 use crate::convert::Clock;
-use crate::hygiene::PyViolation;
 use crate::transcript::PyTranscript;
 use crate::transcript_ops::result_object;
 
@@ -73,7 +72,7 @@ pub fn request_issues(
     model_id: Option<String>,
     followed_by_user: bool,
     verbatim_ids: bool,
-) -> PyResult<Vec<PyViolation>> {
+) -> PyResult<Vec<Violation>> {
     crate::errors::guard(|| {
         let input = crate::transcript::transcript_arg(messages)?;
         let found = py.detach(move || {
@@ -87,9 +86,9 @@ pub fn request_issues(
         });
         Ok(found
             .into_iter()
-            .map(|v| PyViolation {
+            .map(|v| Violation {
                 index: v.index,
-                rule: v.rule.to_owned(),
+                rule: v.rule,
                 detail: v.detail,
             })
             .collect())

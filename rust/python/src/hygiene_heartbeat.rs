@@ -3,10 +3,12 @@
 
 use std::sync::Arc;
 
-use clawctx_core::hygiene::{self, HeartbeatMatcher, StripMode, DEFAULT_HEARTBEAT_PROMPT};
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use clawctx_core::hygiene::{
+    self, HeartbeatMatcher, StripMode, StripResult, DEFAULT_HEARTBEAT_PROMPT,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyIterator, PyString, PyTuple};
+use pyo3::types::{PyBool, PyString};
 
 use crate::transcript::{transcript_arg, PyTranscript};
 
@@ -37,80 +39,6 @@ fn strip_mode(mode: &str) -> PyResult<StripMode> {
         ))),
     }
 }
-/// `stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as
-/// `should_skip, text, did_strip = result` and equals the tuple of its fields.
-#[pyclass(name = "StripResult", module = "clawctx._core", frozen, get_all)]
-pub struct PyStripResult {
-    /// Deliver nothing: the reply was blank, only the token, or (heartbeat mode) the token with
-    /// at most `max_ack_chars` of other text.
-    pub should_skip: bool,
-    /// What remains to deliver (`""` when skipped).
-    pub text: String,
-    /// The token was found at an edge and removed.
-    pub did_strip: bool,
-}
-
-impl PyStripResult {
-    fn as_tuple<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        (self.should_skip, self.text.as_str(), self.did_strip).into_pyobject(py)
-    }
-}
-
-#[pymethods]
-impl PyStripResult {
-    fn __len__(&self) -> PyResult<usize> {
-        crate::errors::guard(|| Ok(3))
-    }
-
-    fn __getitem__<'py>(&self, py: Python<'py>, index: isize) -> PyResult<Bound<'py, PyAny>> {
-        crate::errors::guard(|| {
-            let i = if index < 0 { index + 3 } else { index };
-            if !(0..3).contains(&i) {
-                return Err(PyIndexError::new_err("StripResult index out of range"));
-            }
-            self.as_tuple(py)?.get_item(i as usize)
-        })
-    }
-
-    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
-        crate::errors::guard(|| self.as_tuple(py)?.try_iter())
-    }
-
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> PyResult<bool> {
-        crate::errors::guard(|| {
-            Ok({
-                if let Ok(o) = other.cast::<PyStripResult>() {
-                    let o = o.get();
-                    return Ok((o.should_skip, &o.text, o.did_strip)
-                        == (self.should_skip, &self.text, self.did_strip));
-                }
-                other
-                    .cast::<PyTuple>()
-                    .ok()
-                    .and_then(|t| t.extract::<(bool, String, bool)>().ok())
-                    .is_some_and(|(s, t, d)| {
-                        (s, &t, d) == (self.should_skip, &self.text, self.did_strip)
-                    })
-            })
-        })
-    }
-
-    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
-        crate::errors::guard(|| self.as_tuple(py)?.hash())
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            let py_bool = |b: bool| if b { "True" } else { "False" };
-            Ok(format!(
-                "StripResult(should_skip={}, text={}, did_strip={})",
-                py_bool(self.should_skip),
-                PyString::new(py, &self.text).repr()?,
-                py_bool(self.did_strip)
-            ))
-        })
-    }
-}
 
 /// `stripHeartbeatToken` (OpenClaw 2026.3.13 `src/auto-reply/heartbeat.ts`), exactly as OpenClaw
 /// does it.
@@ -129,16 +57,15 @@ pub fn strip_heartbeat_token(
     text: Option<&str>,
     mode: &str,
     max_ack_chars: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyStripResult> {
+) -> PyResult<StripResult> {
     crate::errors::guard(|| {
         let mode = strip_mode(mode)?;
         let limit = ack_max_chars(max_ack_chars)?;
-        let r = hygiene::strip_heartbeat_token(text.unwrap_or(""), mode, limit);
-        Ok(PyStripResult {
-            should_skip: r.should_skip,
-            text: r.text,
-            did_strip: r.did_strip,
-        })
+        Ok(hygiene::strip_heartbeat_token(
+            text.unwrap_or(""),
+            mode,
+            limit,
+        ))
     })
 }
 

@@ -5,7 +5,9 @@
 //! Conventions: each file binds one core stage (or a part of one) and is named after it
 //! (`transcript`, `transcript_ops`, `hygiene`, `hygiene_*`, `token_count`, `session`,
 //! `session_*`, `compaction`); every Rust struct exposed to Python is `PyX` declared with
-//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`; conversion between Python objects
+//! `#[pyclass(name = "X", module = "clawctx._core", ...)]`, except the report types the core
+//! declares itself with its `python` feature (exported below as `clawctx_core::...`, their
+//! methods in the core's `*_py.rs` files); conversion between Python objects
 //! and JSON values lives in `convert.rs` only, exception classes and the mapping of core errors
 //! in `errors.rs` only; core items are imported through the stage surfaces
 //! (`clawctx_core::transcript::...`, never a file inside a stage).
@@ -42,7 +44,7 @@ mod _core {
     use crate::compaction::{
         build_compaction_prompt, compaction_texts, find_cut_point, prepare_compaction,
         serialize_conversation, should_compact, PyCompactionPreparation, PyCompactionSettings,
-        PyCutPoint, PySummaryRequest,
+        PySummaryRequest,
     };
     #[pymodule_export]
     use crate::errors::{_panic_for_tests, InternalError};
@@ -67,13 +69,11 @@ mod _core {
     #[pymodule_export]
     use crate::response::{_parse_response, _response_apis, PyResponseReader};
     #[pymodule_export]
-    use crate::session::{PyRefreshReport, PySession, PySessionContext, PySkippedLine};
+    use crate::session::{PySession, PySessionContext};
     #[pymodule_export]
     use crate::session_leaf_context::{_read_leaf_context_lines, read_leaf_context, PyLeafContext};
     #[pymodule_export]
-    use crate::session_repair::{
-        repair_session_bytes, repair_session_file, PyLineChange, PyRepairReport,
-    };
+    use crate::session_repair::{repair_session_bytes, repair_session_file};
     #[pymodule_export]
     use crate::session_scan::{scan_sessions, scan_stream, summarize_session_bytes, PyScanStream};
     // Report types declared in the core (its `python` feature): no mirror here.
@@ -89,17 +89,37 @@ mod _core {
         estimate_messages_tokens, estimate_pruning_chars, estimate_string_chars, estimate_tokens,
         history_limit_for_session_key, is_tool_prunable, limit_history_turns, prune_context,
         repair_tool_call_inputs, repair_tool_pairing, sanitize_tool_call_inputs,
-        sanitize_tool_use_result_pairing, usage_tokens, PyContextTokens, PyPairingReport,
-        PyPruningSettings, PyToolCallInputsReport,
+        sanitize_tool_use_result_pairing, usage_tokens, PyPairingReport, PyPruningSettings,
+        PyToolCallInputsReport,
     };
     #[pymodule_export]
+    use clawctx_core::compaction::CutPoint;
+    #[pymodule_export]
+    use clawctx_core::hygiene::StripResult;
+    #[pymodule_export]
+    use clawctx_core::hygiene::Violation;
+    #[pymodule_export]
+    use clawctx_core::session::LineChange;
+    #[pymodule_export]
+    use clawctx_core::session::PruneReport;
+    #[pymodule_export]
+    use clawctx_core::session::RefreshReport;
+    #[pymodule_export]
+    use clawctx_core::session::RepairReport;
+    #[pymodule_export]
     use clawctx_core::session::SessionSummary;
+    #[pymodule_export]
+    use clawctx_core::session::SkippedLine;
+    #[pymodule_export]
+    use clawctx_core::session::TranscriptMark;
+    #[pymodule_export]
+    use clawctx_core::transcript::ContextTokens;
 
     #[pymodule_export]
     use crate::hygiene::{
         _cache_breakpoint_issues, dedupe_tool_call_ids, downgrade_openai_function_call_pairs,
         drop_duplicate_tool_results, drop_foreign_compaction_blocks, provider_family,
-        validate_for_provider, PyViolation,
+        validate_for_provider,
     };
     #[pymodule_export]
     use crate::hygiene::{
@@ -114,12 +134,9 @@ mod _core {
     #[pymodule_export]
     use crate::hygiene_guard::{guard_request, request_issues};
     #[pymodule_export]
-    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token, PyStripResult};
+    use crate::hygiene_heartbeat::{filter_heartbeat_pairs, strip_heartbeat_token};
     #[pymodule_export]
-    use crate::session_heartbeat::{
-        mark_heartbeat_transcript, prune_heartbeat_transcript, PyHeartbeatMark,
-        PyHeartbeatPruneReport,
-    };
+    use crate::session_heartbeat::{mark_heartbeat_transcript, prune_heartbeat_transcript};
 
     #[pymodule_export]
     use crate::token_count::{

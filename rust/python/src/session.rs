@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clawctx_core::base::{random_session_id, DrawnIds, IdSource, RandomIds};
 use clawctx_core::session::{
-    Entry, InvalidHeader, NewEntry, OpenOptions, RefreshReport, Session, WriteOptions,
+    Entry, InvalidHeader, NewEntry, OpenOptions, RefreshReport, Session, SkippedLine, WriteOptions,
 };
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -65,58 +65,6 @@ impl PySessionContext {
                         .unwrap_or_default()
                 )
             })
-        })
-    }
-}
-
-/// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
-#[pyclass(name = "RefreshReport", module = "clawctx._core", frozen, get_all)]
-pub struct PyRefreshReport {
-    pub mode: &'static str,
-    /// Entries added (after a full load: all of them).
-    pub appended_entries: usize,
-    pub bytes_read: u64,
-    /// Why a full load was needed.
-    pub reason: Option<String>,
-}
-
-#[pymethods]
-impl PyRefreshReport {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &["mode", "appended_entries", "bytes_read", "reason"],
-            )
-        })
-    }
-}
-
-/// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
-#[pyclass(
-    name = "SkippedLine",
-    module = "clawctx._core",
-    frozen,
-    get_all,
-    skip_from_py_object
-)]
-#[derive(Clone)]
-pub struct PySkippedLine {
-    /// The 1-based line number in the file.
-    pub line: usize,
-    /// `"skipped"`, `"salvaged"`, `"sanitized"` or `"ignored"`.
-    pub action: String,
-    /// What was wrong with the line, in words.
-    pub reason: String,
-    /// How many entries the line yielded (a salvaged line may hold several).
-    pub records: usize,
-}
-
-#[pymethods]
-impl PySkippedLine {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["line", "action", "reason", "records"])
         })
     }
 }
@@ -664,21 +612,8 @@ impl PySession {
 
     /// Lines the loader could not take as they were.
     #[getter]
-    fn skipped_lines(&self, py: Python<'_>) -> PyResult<Vec<PySkippedLine>> {
-        crate::errors::guard(|| {
-            Ok(self
-                .lock(py)?
-                .inner
-                .skipped_lines()
-                .iter()
-                .map(|s| PySkippedLine {
-                    line: s.line,
-                    action: s.action.as_str().to_owned(),
-                    reason: s.reason.clone(),
-                    records: s.records,
-                })
-                .collect())
-        })
+    fn skipped_lines(&self, py: Python<'_>) -> PyResult<Vec<SkippedLine>> {
+        crate::errors::guard(|| Ok(self.lock(py)?.inner.skipped_lines().to_vec()))
     }
 
     /// The backup written by a reset or `save_migrated()`, if any.
@@ -906,7 +841,7 @@ impl PySession {
     /// file needs migration, the ids it needs are counted under the lock, drawn after it, and
     /// the reload is made again with them; an exception from the factory leaves the session
     /// as it was.
-    fn refresh(&self, py: Python<'_>) -> PyResult<PyRefreshReport> {
+    fn refresh(&self, py: Python<'_>) -> PyResult<RefreshReport> {
         crate::errors::guard(|| {
             // The clock and the id factory are user code: called with the session lock
             // released (issue 33, N5).
@@ -921,12 +856,7 @@ impl PySession {
                         .py_err(py)?
                 }
             };
-            Ok(PyRefreshReport {
-                mode: report.mode.as_str(),
-                appended_entries: report.appended_entries,
-                bytes_read: report.bytes_read,
-                reason: report.reason,
-            })
+            Ok(report)
         })
     }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use clawctx_core::hygiene::DEFAULT_HEARTBEAT_PROMPT;
-use clawctx_core::session::{self, ExchangeRule, TranscriptMark, WriteOptions};
+use clawctx_core::session::{self, ExchangeRule, PruneReport, TranscriptMark, WriteOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -17,38 +17,6 @@ fn lock_timeout(seconds: f64) -> PyResult<Duration> {
     crate::session::lock_timeout_duration(seconds)
 }
 
-/// The size of a session file recorded (under its lock) before a heartbeat run.
-#[pyclass(name = "HeartbeatMark", module = "clawctx._core", frozen)]
-pub struct PyHeartbeatMark {
-    inner: TranscriptMark,
-}
-
-#[pymethods]
-impl PyHeartbeatMark {
-    #[getter]
-    fn path(&self) -> PyResult<PathBuf> {
-        crate::errors::guard(|| Ok(self.inner.path.clone()))
-    }
-
-    /// The byte size before the run.
-    #[getter]
-    fn size(&self) -> PyResult<u64> {
-        crate::errors::guard(|| Ok(self.inner.size))
-    }
-
-    /// Whether the size is at a line boundary (nothing is pruned otherwise).
-    #[getter]
-    fn at_line_boundary(&self) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(self.inner.at_line_boundary))
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["path", "size", "at_line_boundary"])
-        })
-    }
-}
-
 /// Records the byte size of a session file under its exclusive lock (as OpenClaw 2026.3.13
 /// `src/infra/heartbeat-runner.ts` does before a heartbeat run).
 /// Raises `FileNotFoundError` for a missing file and `SessionLockError` on lock timeout.
@@ -58,64 +26,15 @@ pub fn mark_heartbeat_transcript(
     py: Python<'_>,
     path: PathBuf,
     lock_timeout: f64,
-) -> PyResult<PyHeartbeatMark> {
+) -> PyResult<TranscriptMark> {
     crate::errors::guard(|| {
         let options = WriteOptions {
             fsync: false,
             lock_timeout: self::lock_timeout(lock_timeout)?,
         };
-        let mark = py
-            .detach(|| TranscriptMark::capture(&path, options))
-            .py_err(py)?;
-        Ok(PyHeartbeatMark { inner: mark })
+        py.detach(|| TranscriptMark::capture(&path, options))
+            .py_err(py)
     })
-}
-
-/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
-/// `"unchanged"` (then `reason` says why).
-#[pyclass(
-    name = "HeartbeatPruneReport",
-    module = "clawctx._core",
-    frozen,
-    get_all
-)]
-pub struct PyHeartbeatPruneReport {
-    /// `"truncated"`, `"rewritten"` or `"unchanged"`.
-    pub action: String,
-    /// Lines removed from the file.
-    pub removed_lines: usize,
-    /// Bytes removed from the file.
-    pub removed_bytes: u64,
-    /// The ids of the entries removed.
-    pub removed_ids: Vec<String>,
-    /// Lines the file keeps.
-    pub kept_lines: usize,
-    /// Why nothing was removed (when `action` is `"unchanged"`).
-    pub reason: Option<String>,
-}
-
-#[pymethods]
-impl PyHeartbeatPruneReport {
-    /// Whether lines were removed.
-    #[getter]
-    fn pruned(&self) -> PyResult<bool> {
-        crate::errors::guard(|| Ok(self.action != "unchanged"))
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &[
-                    "action",
-                    "removed_lines",
-                    "removed_bytes",
-                    "kept_lines",
-                    "reason",
-                ],
-            )
-        })
-    }
 }
 
 /// Removes the acknowledged heartbeat exchange written after `mark`, under the session lock
@@ -130,7 +49,7 @@ impl PyHeartbeatPruneReport {
 #[allow(clippy::too_many_arguments)]
 pub fn prune_heartbeat_transcript(
     py: Python<'_>,
-    mark: &PyHeartbeatMark,
+    mark: &TranscriptMark,
     entries: Option<&Bound<'_, PyAny>>,
     heartbeat_prompt: Option<String>,
     transcript_prompt: bool,
@@ -138,7 +57,7 @@ pub fn prune_heartbeat_transcript(
     lock_timeout: f64,
     fsync: bool,
     now_ms: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyHeartbeatPruneReport> {
+) -> PyResult<PruneReport> {
     crate::errors::guard(|| {
         let rule = match entries.filter(|e| !e.is_none()) {
             Some(list) => {
@@ -163,17 +82,7 @@ pub fn prune_heartbeat_transcript(
             lock_timeout: self::lock_timeout(lock_timeout)?,
         };
         let now = Clock::from_arg(now_ms)?.now_ms(py)?;
-        let mark = &mark.inner;
-        let report = py
-            .detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
-            .py_err(py)?;
-        Ok(PyHeartbeatPruneReport {
-            action: report.action.as_str().to_owned(),
-            removed_lines: report.removed_lines,
-            removed_bytes: report.removed_bytes,
-            removed_ids: report.removed_ids,
-            kept_lines: report.kept_lines,
-            reason: report.reason,
-        })
+        py.detach(|| session::prune_heartbeat_transcript(mark, &rule, options, now))
+            .py_err(py)
     })
 }

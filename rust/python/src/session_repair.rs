@@ -2,126 +2,13 @@
 
 use std::path::PathBuf;
 
-use clawctx_core::session::{BackupPolicy, RepairOptions};
+use clawctx_core::session::{BackupPolicy, RepairOptions, RepairReport};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
 use crate::convert::Clock;
 use crate::errors::IntoPyResult;
-
-/// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
-#[pyclass(
-    name = "LineChange",
-    module = "clawctx._core",
-    frozen,
-    get_all,
-    skip_from_py_object
-)]
-#[derive(Clone)]
-pub struct PyLineChange {
-    /// The 1-based line number in the original file.
-    pub line: usize,
-    /// `"dropped"`, `"rewritten"` or `"salvaged"`.
-    pub kind: String,
-    /// Why the line changed, in words.
-    pub reason: String,
-}
-
-#[pymethods]
-impl PyLineChange {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(slf.as_any(), &["line", "kind", "reason"])
-        })
-    }
-}
-
-/// What `repair_session_file` did (OpenClaw's report plus the changed lines).
-#[pyclass(name = "RepairReport", module = "clawctx._core", frozen)]
-pub struct PyRepairReport {
-    /// Whether the file was rewritten (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`).
-    #[pyo3(get)]
-    pub repaired: bool,
-    /// Malformed lines dropped.
-    #[pyo3(get)]
-    pub dropped_lines: usize,
-    /// Assistant messages rewritten to a valid shape.
-    #[pyo3(get)]
-    pub rewritten_assistant_messages: usize,
-    /// User messages with no content dropped.
-    #[pyo3(get)]
-    pub dropped_blank_user_messages: usize,
-    /// User messages rewritten to a valid shape.
-    #[pyo3(get)]
-    pub rewritten_user_messages: usize,
-    /// Entries recovered from lines that held more than one record.
-    #[pyo3(get)]
-    pub salvaged_records: usize,
-    /// Where the original was copied before the rewrite, or `None`.
-    #[pyo3(get)]
-    pub backup_path: Option<PathBuf>,
-    /// Why the file was not repaired (missing, not a session, nothing to fix), or `None`.
-    #[pyo3(get)]
-    pub reason: Option<String>,
-    /// Every changed line, as `LineChange`s.
-    #[pyo3(get)]
-    pub changes: Vec<PyLineChange>,
-    summary_text: String,
-}
-
-#[pymethods]
-impl PyRepairReport {
-    /// Line numbers (1-based, in the original file) of lines removed entirely.
-    #[getter]
-    fn dropped_line_numbers(&self) -> PyResult<Vec<usize>> {
-        crate::errors::guard(|| {
-            Ok({
-                self.changes
-                    .iter()
-                    .filter(|c| c.kind == "dropped")
-                    .map(|c| c.line)
-                    .collect()
-            })
-        })
-    }
-
-    /// Line numbers of lines replaced by corrected or salvaged records.
-    #[getter]
-    fn rewritten_line_numbers(&self) -> PyResult<Vec<usize>> {
-        crate::errors::guard(|| {
-            Ok({
-                self.changes
-                    .iter()
-                    .filter(|c| c.kind != "dropped")
-                    .map(|c| c.line)
-                    .collect()
-            })
-        })
-    }
-
-    /// OpenClaw's log phrase, e.g. `"dropped 1 malformed line(s), rewrote 1 user message(s)"`.
-    fn summary(&self) -> PyResult<String> {
-        crate::errors::guard(|| Ok(self.summary_text.clone()))
-    }
-
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &[
-                    "repaired",
-                    "dropped_lines",
-                    "rewritten_assistant_messages",
-                    "rewritten_user_messages",
-                    "salvaged_records",
-                    "backup_path",
-                    "reason",
-                ],
-            )
-        })
-    }
-}
 
 /// Repairs a session file in place if needed, as OpenClaw 2026.3.13
 /// `src/agents/session-file-repair.ts` (`repairSessionFileIfNeeded`) decides it: only when a
@@ -146,7 +33,7 @@ pub fn repair_session_file(
     lock_timeout: f64,
     now_ms: Option<&Bound<'_, PyAny>>,
     fix_messages: bool,
-) -> PyResult<PyRepairReport> {
+) -> PyResult<RepairReport> {
     crate::errors::guard(|| {
         let backup = match backup {
             "keep" => BackupPolicy::Keep,
@@ -193,33 +80,8 @@ pub fn repair_session_file(
                 .call_method1("getLogger", ("clawctx",))?
                 .call_method1("warning", ("%s", message))?;
         }
-        Ok(PyRepairReport::from(&report))
+        Ok(report)
     })
-}
-
-impl From<&clawctx_core::RepairReport> for PyRepairReport {
-    fn from(report: &clawctx_core::RepairReport) -> Self {
-        PyRepairReport {
-            repaired: report.repaired,
-            dropped_lines: report.dropped_lines,
-            rewritten_assistant_messages: report.rewritten_assistant_messages,
-            dropped_blank_user_messages: report.dropped_blank_user_messages,
-            rewritten_user_messages: report.rewritten_user_messages,
-            salvaged_records: report.salvaged_records,
-            backup_path: report.backup_path.clone(),
-            reason: report.reason.clone(),
-            summary_text: report.summary(),
-            changes: report
-                .changes
-                .iter()
-                .map(|c| PyLineChange {
-                    line: c.line,
-                    kind: c.kind.as_str().to_owned(),
-                    reason: c.reason.clone(),
-                })
-                .collect(),
-        }
-    }
 }
 
 /// `repair_session_file`'s decision and rewrite on a session's bytes held in memory (an object
@@ -232,13 +94,10 @@ pub fn repair_session_bytes<'py>(
     py: Python<'py>,
     data: &[u8],
     fix_messages: bool,
-) -> PyResult<(PyRepairReport, Option<Bound<'py, PyBytes>>)> {
+) -> PyResult<(RepairReport, Option<Bound<'py, PyBytes>>)> {
     crate::errors::guard(|| {
         let (report, repaired) =
             py.detach(|| clawctx_core::session::repair_session_bytes(data, fix_messages));
-        Ok((
-            PyRepairReport::from(&report),
-            repaired.map(|bytes| PyBytes::new(py, &bytes)),
-        ))
+        Ok((report, repaired.map(|bytes| PyBytes::new(py, &bytes))))
     })
 }

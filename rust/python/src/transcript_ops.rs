@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use clawctx_core::base::system_now_ms;
 use clawctx_core::transcript::{
-    self, CharWeighting, ErroredAssistantPolicy, PairingOptions, PruningSettings as CoreSettings,
-    ToolMatcher, Transcript,
+    self, CharWeighting, ContextTokens, ErroredAssistantPolicy, PairingOptions,
+    PruningSettings as CoreSettings, ToolMatcher, Transcript,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -309,52 +309,16 @@ pub fn estimate_string_chars(text: &str) -> PyResult<u64> {
     crate::errors::guard(|| Ok(transcript::cjk_weighted_chars(text)))
 }
 
-/// Result of `estimate_context_tokens`.
-#[pyclass(name = "ContextTokens", module = "clawctx._core", frozen, get_all)]
-pub struct PyContextTokens {
-    /// `usage_tokens + trailing_tokens`: the context's estimated size.
-    pub tokens: u64,
-    /// The total tokens of the last usable assistant `usage`, or 0.
-    pub usage_tokens: u64,
-    /// The chars/4 estimate of the messages after that assistant.
-    pub trailing_tokens: u64,
-    /// The index of that assistant, or `None` when no usage was recorded.
-    pub last_usage_index: Option<usize>,
-}
-
-#[pymethods]
-impl PyContextTokens {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &[
-                    "tokens",
-                    "usage_tokens",
-                    "trailing_tokens",
-                    "last_usage_index",
-                ],
-            )
-        })
-    }
-}
-
 /// `estimateContextTokens` (compaction.ts): the last usable assistant `usage` plus the
 /// chars/4 estimate of the messages after it.
 #[pyfunction]
 pub fn estimate_context_tokens(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
-) -> PyResult<PyContextTokens> {
+) -> PyResult<ContextTokens> {
     crate::errors::guard(|| {
         let input = transcript_arg(messages)?;
-        let r = py.detach(move || transcript::estimate_context_tokens(&input));
-        Ok(PyContextTokens {
-            tokens: r.tokens,
-            usage_tokens: r.usage_tokens,
-            trailing_tokens: r.trailing_tokens,
-            last_usage_index: r.last_usage_index,
-        })
+        Ok(py.detach(move || transcript::estimate_context_tokens(&input)))
     })
 }
 

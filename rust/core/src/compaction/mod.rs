@@ -12,6 +12,8 @@
 //! The last stage: uses `session`, `transcript` and `base`.
 
 mod cut_point;
+#[cfg(feature = "python")]
+mod cut_point_py;
 mod preparation;
 mod prompts;
 mod serialize;

@@ -9,12 +9,16 @@
 
 mod cache_breakpoints;
 mod heartbeat;
+#[cfg(feature = "python")]
+mod heartbeat_py;
 mod images;
 mod policy;
 mod request_guard;
 mod sanitize;
 mod tool_call_ids;
 mod validate;
+#[cfg(feature = "python")]
+mod validate_py;
 
 pub use cache_breakpoints::{cache_breakpoint_issues, MAX_CACHE_BREAKPOINTS};
 pub use heartbeat::{

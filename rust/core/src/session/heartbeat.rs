@@ -28,8 +28,20 @@ const MARK_FINGERPRINT_BYTES: u64 = 4096;
 
 // ---- on-disk pruning (OpenClaw src/infra/heartbeat-runner.ts: pruneHeartbeatTranscript) ----
 
-/// The state of a session file recorded before a heartbeat run.
+/// The size of a session file recorded (under its lock) before a heartbeat run.
+// With the file's identity and last bytes, to notice a replacement or an in-place change. With
+// the `python` feature this is `clawctx._core.HeartbeatMark` itself: its attributes are the
+// getters in `heartbeat_py.rs`, whose `///` docs are the stub's docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "HeartbeatMark",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct TranscriptMark {
     pub path: PathBuf,
     /// The file's byte size before the run.
@@ -124,7 +136,21 @@ impl PruneAction {
     }
 }
 
+/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
+/// `"unchanged"` (then `reason` says why).
+// With the `python` feature this is `clawctx._core.HeartbeatPruneReport` itself: its attributes
+// are the getters in `heartbeat_py.rs` (`action` as its name), whose `///` docs are the stub's
+// docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "HeartbeatPruneReport",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct PruneReport {
     pub action: PruneAction,
     /// Lines of the heartbeat exchange removed.

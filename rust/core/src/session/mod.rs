@@ -15,12 +15,18 @@ mod context;
 mod entry;
 mod header;
 mod heartbeat;
+#[cfg(feature = "python")]
+mod heartbeat_py;
 mod leaf_context;
 mod lines;
 mod manager;
 mod persist;
 mod read;
+#[cfg(feature = "python")]
+mod read_py;
 mod repair;
+#[cfg(feature = "python")]
+mod repair_py;
 mod scan;
 #[cfg(feature = "python")]
 mod scan_py;

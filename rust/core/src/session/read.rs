@@ -40,9 +40,21 @@ impl LineAction {
     }
 }
 
-/// A line the loader skipped or had to fix.
+/// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
+// With the `python` feature this is `clawctx._core.SkippedLine` itself: its attributes are the
+// getters in `read_py.rs` (`action` as its name), whose `///` docs are the stub's docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "SkippedLine",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct SkippedLine {
+    /// The 1-based line number in the file.
     pub line: usize,
     pub action: LineAction,
     pub reason: String,

@@ -23,12 +23,29 @@ pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64>
         .collect()
 }
 
-/// The result of [`estimate_context_tokens`] (compaction.ts, `estimateContextTokens`).
+/// Result of `estimate_context_tokens`.
+// What [`estimate_context_tokens`] returns (compaction.ts, `estimateContextTokens`). With the
+// `python` feature this is `clawctx._core.ContextTokens` itself: its `///` docs are the stub's
+// docstrings (`scripts/stub_docs.py`), its methods are in `context_tokens_py.rs`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "ContextTokens",
+        module = "clawctx._core",
+        frozen,
+        get_all,
+        skip_from_py_object
+    )
+)]
 pub struct ContextTokens {
+    /// `usage_tokens + trailing_tokens`: the context's estimated size.
     pub tokens: u64,
+    /// The total tokens of the last usable assistant `usage`, or 0.
     pub usage_tokens: u64,
+    /// The chars/4 estimate of the messages after that assistant.
     pub trailing_tokens: u64,
+    /// The index of that assistant, or `None` when no usage was recorded.
     pub last_usage_index: Option<usize>,
 }
 

@@ -11,6 +11,8 @@
 mod budget;
 mod columns;
 mod context_tokens;
+#[cfg(feature = "python")]
+mod context_tokens_py;
 mod convert;
 mod estimate;
 mod facts;

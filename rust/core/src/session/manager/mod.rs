@@ -7,6 +7,8 @@ mod append;
 mod cold;
 mod open;
 mod refresh;
+#[cfg(feature = "python")]
+mod refresh_py;
 
 pub use append::{NewEntry, TurnAppend};
 pub use refresh::{RefreshMode, RefreshReport};

@@ -32,8 +32,20 @@ impl RefreshMode {
     }
 }
 
-/// What [`Session::refresh`] did.
+/// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
+// What [`Session::refresh`] did. With the `python` feature this is `clawctx._core.RefreshReport`
+// itself: its attributes are the getters in `refresh_py.rs` (`mode` as its name), whose `///`
+// docs are the stub's docstrings.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "RefreshReport",
+        module = "clawctx._core",
+        frozen,
+        skip_from_py_object
+    )
+)]
 pub struct RefreshReport {
     pub mode: RefreshMode,
     /// Entries added (for a full load: all entries).
