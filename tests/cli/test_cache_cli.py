@@ -212,3 +212,55 @@ def test_a_turn_pi_ai_cannot_build_is_reported_not_fatal(
     # Without rebuilding: hit rates only.
     quick = module.cache_report(session, rebuild=False)
     assert quick.breaks == () and quick.turns[1].hit_rate == pytest.approx(2000 / 2025)
+
+
+def test_a_parent_cycle_after_the_previous_turn_ends_the_boundary_walk(tmp_path: Path) -> None:
+    # Two messages naming each other as parent, written after the first turn, and a turn on
+    # them: the walk back for a compaction since the previous turn must end.
+    import threading
+
+    api, provider, model = MODEL
+
+    def message(entry_id: str, parent: str | None, role: str) -> dict[str, Any]:
+        body: dict[str, Any] = {"role": role, "content": f"{entry_id} text", "timestamp": 1}
+        if role == "assistant":
+            body = {
+                "role": "assistant",
+                "content": [{"type": "text", "text": f"{entry_id} text"}],
+                "api": api,
+                "provider": provider,
+                "model": model,
+                "usage": _usage(5, 0, 10),
+                "stopReason": "stop",
+                "timestamp": 1,
+            }
+        return {
+            "type": "message",
+            "id": entry_id,
+            "parentId": parent,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": body,
+        }
+
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s",
+            "timestamp": "2026-01-01T00:00:00.000Z",
+            "cwd": "/tmp",
+        },
+        message("u1", None, "user"),
+        message("a1", "u1", "assistant"),
+        message("x", "y", "user"),
+        message("y", "x", "assistant"),
+        message("a2", "x", "assistant"),
+    ]
+    session = tmp_path / "cycle.jsonl"
+    session.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    reports: list[Any] = []
+    worker = threading.Thread(target=lambda: reports.append(cache_report(session)), daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "cache_report did not finish within 60 s"
+    assert [t.entry_id for t in reports[0].turns] == ["a1", "y", "a2"]

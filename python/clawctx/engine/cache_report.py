@@ -228,12 +228,15 @@ class _Boundaries:
 
     def between(self, previous_id: str | None, entry: Mapping[str, Any]) -> bool:
         # Parents come before their children in the file: the walk back from the turn stops
-        # at the previous turn or at any entry written before it (another branch).
+        # at the previous turn or at any entry written before it (another branch), and at a
+        # parent written after its child, so a parent cycle ends it.
         stop = -1 if previous_id is None else self._order.get(previous_id, -1)
+        below = self._order.get(entry.get("id"), len(self._order))
         current = self._by_id.get(entry.get("parentId"))
-        while current is not None and self._order.get(current.get("id"), -1) > stop:
+        while current is not None and stop < (at := self._order.get(current.get("id"), -1)) < below:
             if current.get("type") in ("compaction", "reset"):
                 return True
+            below = at
             current = self._by_id.get(current.get("parentId"))
         return False
 
