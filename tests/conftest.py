@@ -1,7 +1,9 @@
 """Shared test fixtures.
 
 Tests that read the real session files in ``../shared/fixtures/pi/`` skip with a reason when
-that directory is absent (a user's clone); CI always has it.
+that directory is absent (a user's clone); CI always has it. Property tests run with the
+``repeatable`` hypothesis profile (fixed examples); ``--hypothesis-profile explore`` searches
+with random seeds.
 """
 
 from __future__ import annotations
@@ -12,6 +14,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+# Property tests draw the same examples on every run, so a result on main is the result in CI and
+# a red run is never a dice roll. Edit a test and its examples change; to search afresh, run
+# `python -m pytest --hypothesis-profile explore` (random seeds, more examples).
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False, max_examples=500)
+settings.load_profile("repeatable")
 
 #: The repository, the recorded ground truth beside it, and the fixtures of the tests: every
 #: test finds them here, whatever folder it sits in (``from conftest import REPO``).

@@ -280,7 +280,12 @@ def _mutated_body(base: bytes, edit: str, data: st.DataObject) -> bytes:
     body = bytearray(base)
     at = data.draw(st.integers(0, max(len(body) - 1, 0)))
     if edit == "byte":
-        body[at] = ord(data.draw(st.sampled_from(list('0123456789az",:{}[] \\'))))
+        byte = ord(data.draw(st.sampled_from(list('0123456789az",:{}[] \\'))))
+        # A cut before may have left nothing to overwrite; the byte is then the whole body.
+        if body:
+            body[at] = byte
+        else:
+            body.append(byte)
     elif edit == "space":
         body[at:at] = b" " * data.draw(st.integers(1, 3))
     elif edit == "cut":
