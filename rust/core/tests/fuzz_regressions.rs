@@ -146,7 +146,8 @@ fn an_unsaved_migration_gets_fresh_ids_on_each_open() {
     assert_ne!(ids(&a), ids(&b));
 }
 
-/// The committed seeds of both transcript targets pass their checks on stable, and every
+/// The committed seeds of both transcript targets pass their checks on stable (every group of
+/// checks, and the one the structured target's selector picks), and every
 /// `transcript_structured` seed builds a transcript that parses.
 #[test]
 fn transcript_seeds_pass_the_target_checks() {
@@ -154,15 +155,21 @@ fn transcript_seeds_pass_the_target_checks() {
     for entry in fs::read_dir(dir.join("transcript_json")).unwrap() {
         let text = fs::read_to_string(entry.unwrap().path()).unwrap();
         assert!(transcript_checks::check_json(&text));
+        // Each of the six groups the structured target picks from passes on its own.
+        for selector in 0..6 {
+            assert!(transcript_checks::check_json_selected(&text, selector));
+        }
     }
     let mut seeds = 0;
     for entry in fs::read_dir(dir.join("transcript_structured")).unwrap() {
         let path = entry.unwrap().path();
+        let data = fs::read(&path).unwrap();
         assert!(
-            transcript_checks::check_structured(&fs::read(&path).unwrap()),
+            transcript_checks::check_structured(&data),
             "{} does not parse",
             path.display()
         );
+        assert!(transcript_checks::check_structured_selected(&data));
         seeds += 1;
     }
     assert!(seeds >= 4);

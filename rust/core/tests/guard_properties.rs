@@ -16,11 +16,27 @@ proptest! {
     }
 }
 
+/// The fuzz target's selected check picks each payload API and both prompt settings: the last
+/// byte's twelve values over one transcript reach every combination `check` runs.
+#[test]
+fn the_fuzz_targets_selector_reaches_every_api() {
+    let mut data = vec![1, 0, 3, 0, 19, 0, 4, 1];
+    for selector in 0..12u8 {
+        *data.last_mut().unwrap() = selector;
+        guard_input::check_selected(&data);
+    }
+    assert_eq!(guard_input::selected_target(11), (5, true));
+    assert_eq!(guard_input::selected_target(6), (0, true));
+    assert_eq!(guard_input::selected_target(5), (5, false));
+}
+
 #[test]
 fn the_fuzz_seeds_pass() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz/seeds/request_guard");
     for entry in std::fs::read_dir(dir).expect("seeds") {
-        guard_input::check(&std::fs::read(entry.expect("entry").path()).expect("seed"));
+        let seed = std::fs::read(entry.expect("entry").path()).expect("seed");
+        guard_input::check(&seed);
+        guard_input::check_selected(&seed);
     }
 }
 

@@ -36,9 +36,33 @@ const PROVIDERS: [(&str, &str); 5] = [
 /// Nothing may panic, and a parsed transcript serializes to JSON that parses back to the same
 /// messages. Returns whether the text parsed (text that does not parse has nothing to check).
 pub fn check_json(text: &str) -> bool {
-    let Ok(transcript) = Transcript::from_json(text) else {
+    let Some(transcript) = parse_round_trip(text) else {
         return false;
     };
+    check_transcript_passes(&transcript);
+    for (provider, api) in PROVIDERS {
+        check_provider_passes(&transcript, provider, api);
+    }
+    true
+}
+
+/// [`check_json`] for one of its six groups: the transcript passes or one provider's hygiene
+/// passes, chosen by `selector`. The fuzz target runs this to spend an execution on one group
+/// (a sixth of the work) while the fuzzer still reaches all of them.
+pub fn check_json_selected(text: &str, selector: u8) -> bool {
+    let Some(transcript) = parse_round_trip(text) else {
+        return false;
+    };
+    match PROVIDERS.get(usize::from(selector) % (PROVIDERS.len() + 1)) {
+        Some((provider, api)) => check_provider_passes(&transcript, provider, api),
+        None => check_transcript_passes(&transcript),
+    }
+    true
+}
+
+/// The parsed transcript, checked to serialize to JSON that parses back to the same messages.
+fn parse_round_trip(text: &str) -> Option<Transcript> {
+    let transcript = Transcript::from_json(text).ok()?;
     let json = transcript.to_json();
     let again = Transcript::from_json(&json).expect("serialized transcript parses");
     assert_eq!(
@@ -46,11 +70,16 @@ pub fn check_json(text: &str) -> bool {
         json,
         "JSON round trip changed the transcript"
     );
+    Some(transcript)
+}
 
-    let _ = convert_to_llm(&transcript);
-    let _ = estimate_context_tokens(&transcript);
-    let _ = limit_history_turns(&transcript, Some(2.0), true);
-    let _ = prune_context(&transcript, &PruningSettings::default(), Some(1000.0));
+/// The provider-independent passes: conversion, estimates, history limit, pruning, pairing
+/// under every errored-assistant policy.
+fn check_transcript_passes(transcript: &Transcript) {
+    let _ = convert_to_llm(transcript);
+    let _ = estimate_context_tokens(transcript);
+    let _ = limit_history_turns(transcript, Some(2.0), true);
+    let _ = prune_context(transcript, &PruningSettings::default(), Some(1000.0));
     for policy in [
         ErroredAssistantPolicy::Baseline,
         ErroredAssistantPolicy::Preserve,
@@ -60,49 +89,56 @@ pub fn check_json(text: &str) -> bool {
             errored_assistant_policy: policy,
             ..PairingOptions::default()
         };
-        let _ = repair_tool_pairing(&transcript, &options);
+        let _ = repair_tool_pairing(transcript, &options);
     }
+}
 
-    for (provider, api) in PROVIDERS {
-        let policy = resolve_transcript_policy(Some(provider), Some(api), None);
-        let mut t = annotate_inter_session_messages(&transcript);
-        t = drop_delivery_mirror_messages(&t);
-        let mode = policy
-            .sanitize_tool_call_ids
-            .then_some(policy.tool_call_id_mode)
-            .flatten();
-        if let Some(mode) = mode {
-            t = sanitize_tool_call_ids(&t, mode, 0);
-        }
-        t = dedupe_tool_call_ids(&t, mode);
-        t = sanitize_message_blocks(
-            &t,
-            policy.sanitize_mode,
-            policy.preserve_signatures,
-            policy.sanitize_thought_signatures,
-        );
-        if policy.drop_thinking_blocks {
-            t = drop_thinking_blocks(&t);
-        }
-        t = repair_tool_call_inputs(&t, None).messages;
-        t = repair_tool_pairing(&t, &PairingOptions::default()).messages;
-        t = drop_duplicate_tool_results(&t);
-        t = strip_tool_result_details(&t);
-        t = normalize_usage(&zero_stale_usage(&t));
-        t = downgrade_openai_function_call_pairs(&downgrade_openai_reasoning(&t));
-        t = sanitize_google_turn_ordering(&t, 0);
-        t = validate_gemini_turns(&t);
-        t = strip_dangling_tool_calls(&t);
-        t = validate_anthropic_turns(&t);
-        let _ = validate_for_provider(&t, ProviderFamily::resolve(Some(provider), Some(api)));
+/// One provider's hygiene passes, in the order of `sanitize_session_history`, then validation.
+fn check_provider_passes(transcript: &Transcript, provider: &str, api: &str) {
+    let policy = resolve_transcript_policy(Some(provider), Some(api), None);
+    let mut t = annotate_inter_session_messages(transcript);
+    t = drop_delivery_mirror_messages(&t);
+    let mode = policy
+        .sanitize_tool_call_ids
+        .then_some(policy.tool_call_id_mode)
+        .flatten();
+    if let Some(mode) = mode {
+        t = sanitize_tool_call_ids(&t, mode, 0);
     }
-    true
+    t = dedupe_tool_call_ids(&t, mode);
+    t = sanitize_message_blocks(
+        &t,
+        policy.sanitize_mode,
+        policy.preserve_signatures,
+        policy.sanitize_thought_signatures,
+    );
+    if policy.drop_thinking_blocks {
+        t = drop_thinking_blocks(&t);
+    }
+    t = repair_tool_call_inputs(&t, None).messages;
+    t = repair_tool_pairing(&t, &PairingOptions::default()).messages;
+    t = drop_duplicate_tool_results(&t);
+    t = strip_tool_result_details(&t);
+    t = normalize_usage(&zero_stale_usage(&t));
+    t = downgrade_openai_function_call_pairs(&downgrade_openai_reasoning(&t));
+    t = sanitize_google_turn_ordering(&t, 0);
+    t = validate_gemini_turns(&t);
+    t = strip_dangling_tool_calls(&t);
+    t = validate_anthropic_turns(&t);
+    let _ = validate_for_provider(&t, ProviderFamily::resolve(Some(provider), Some(api)));
+}
+
+/// The JSON text `structured` builds from the bytes, through every group of `check_json`.
+/// Returns whether it parsed.
+pub fn check_structured(data: &[u8]) -> bool {
+    check_json(&structured(data))
 }
 
 /// The `transcript_structured` target: the JSON text `structured` builds from the bytes, through
-/// `check_json`. Returns whether it parsed.
-pub fn check_structured(data: &[u8]) -> bool {
-    check_json(&structured(data))
+/// the group of `check_json` the last byte selects (that byte is also one of the text's
+/// decisions). Returns whether it parsed.
+pub fn check_structured_selected(data: &[u8]) -> bool {
+    check_json_selected(&structured(data), data.last().copied().unwrap_or(0))
 }
 
 const IDS: [&str; 14] = [
