@@ -112,6 +112,12 @@ impl Payload {
         }
     }
 
+    /// Whether the messages were written from their stored bytes (the bytes path) rather
+    /// than from value trees.
+    pub fn written_from_bytes(&self) -> bool {
+        self.spliced.is_some()
+    }
+
     /// The body as `JSON.stringify` writes it.
     pub fn write_json(&self, out: &mut Vec<u8>) {
         match &self.spliced {
@@ -265,6 +271,16 @@ pub fn build_compact_payload(
         }
     }
     Ok(payload)
+}
+
+/// [`build_payload`] through value trees alone, never writing from the stored bytes: the
+/// reference the bytes path must match byte for byte (the `payload_paths` fuzz target and the
+/// payload tests compare the two).
+pub fn build_payload_from_values(
+    request: &PayloadRequest,
+    messages: &Transcript,
+) -> Result<Payload, PayloadError> {
+    build_payload_with(request, messages, false)
 }
 
 /// [`build_payload`], writing from the stored bytes where a builder can (`raw`) or always
