@@ -227,6 +227,16 @@ def check_readable(path: Path) -> str | None:
     return None
 
 
+def pi_session_problem(path: Path) -> str | None:
+    """Why a command that reads a pi session cannot take ``path`` (missing, a directory, or a
+    Claude Code / Codex transcript to convert first), or ``None``."""
+    problem = check_readable(path)
+    if problem is not None:
+        return problem
+    foreign = foreign_format(path)
+    return None if foreign is None else convert_hint(path, foreign)
+
+
 def not_a_session_reason(path: Path) -> str | None:
     """What makes ``path`` unreadable as a session (the reason ``inspect`` gives), or ``None``.
 
@@ -269,37 +279,30 @@ def choice_error(option: str, value: str, choices: Sequence[str]) -> str:
     return f"argument {option}: unknown value {value!r}{hint}; choose from {', '.join(choices)}"
 
 
-def positive_int(text: str) -> int:
-    """Argument type: a positive number of tokens."""
+def _whole_number_over_zero(text: str, bound: str) -> int:
+    """A whole number above 0 from ``text``, else the usage error ``must be {bound}, got N``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """Argument type: a positive number of tokens."""
+    return _whole_number_over_zero(text, "a positive number of tokens")
 
 
 def positive_number(text: str) -> int:
     """Argument type: a positive whole number (``report --top`` / ``--jobs``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
+    return _whole_number_over_zero(text, "a positive number")
 
 
 def at_least_one(text: str) -> int:
     """Argument type: a count of at least 1 (``scan --jobs`` / ``--top``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _whole_number_over_zero(text, "at least 1")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -312,6 +315,25 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def wrap(text: str) -> str:
     """A command description filled to 88 columns."""
     return textwrap.fill(text, 88)
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """Adds the subcommand ``clawctx NAME``: ``help`` is its line in ``clawctx --help``, the
+    ``description`` is filled to 88 columns, the ``epilog`` (its examples) is kept as written."""
+    return commands.add_parser(
+        name,
+        help=help,
+        description=wrap(description),
+        epilog=epilog,
+        formatter_class=HelpFormatter,
+    )
 
 
 def is_store_path(path: Path) -> bool:

@@ -15,8 +15,8 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
     Printer,
+    add_command,
     check_readable,
     clawctx_log,
     describe,
@@ -26,7 +26,6 @@ from clawctx.cli._common import (
     positive_int,
     store_label,
     store_session_file,
-    wrap,
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
 
@@ -158,10 +157,11 @@ def _print_fix(out: Printer, fix: dict[str, Any]) -> None:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``doctor`` command to the ``clawctx`` parser."""
-    doctor_parser = commands.add_parser(
+    doctor_parser = add_command(
+        commands,
         "doctor",
         help="report what needs attention in session files (read-only unless --fix)",
-        description=wrap(
+        description=(
             "Check pi sessions and Claude Code / Codex transcripts: damaged lines, problems "
             "on the leaf's path (unanswered or orphaned tool calls, repeated ids, a compaction "
             "that cuts a call from its result, empty turns, oversize images, a context over "
@@ -169,7 +169,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Never writes unless --fix is given."
         ),
         epilog=_DOCTOR_EXAMPLES,
-        formatter_class=HelpFormatter,
     )
     doctor_parser.add_argument(
         "sessions",

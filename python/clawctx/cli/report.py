@@ -14,7 +14,7 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
+    add_command,
     clawctx_log,
     describe,
     error,
@@ -23,7 +23,6 @@ from clawctx.cli._common import (
     positive_number,
     store_session_file,
     use_rich,
-    wrap,
 )
 from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 
@@ -125,11 +124,11 @@ def _report_progress() -> Iterator[Any]:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``report`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    report = commands.add_parser(
+    report = add_command(
+        commands,
         "report",
         help="write an HTML report of a session, or of every session in a directory",
-        description=wrap(
+        description=(
             "Write one self-contained HTML page (works offline): for a session file, the "
             "context size per turn against the window, tokens by role and by tool, compactions "
             "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
@@ -137,7 +136,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "the sessions. Needs the report extra: pip install 'clawctx[report]'."
         ),
         epilog=_REPORT_EXAMPLES,
-        formatter_class=raw,
     )
     report.add_argument(
         "path",
