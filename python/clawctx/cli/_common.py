@@ -23,6 +23,7 @@ from typing import Any, TextIO
 from clawctx import _core
 from clawctx.errors import StoreError
 from clawctx.history.foreign import detect_transcript_format
+from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 from clawctx.history.session import Session
 from clawctx.history.store import is_store, open_store
 
@@ -333,6 +334,16 @@ def add_command(
         description=wrap(description),
         epilog=epilog,
         formatter_class=HelpFormatter,
+    )
+
+
+def add_context_window(
+    parser: argparse.ArgumentParser, help: str, *, default: int | None = DEFAULT_CONTEXT_TOKENS
+) -> None:
+    """The ``--context-window TOKENS`` option of a command (a positive number of tokens), with
+    the command's own ``help``."""
+    parser.add_argument(
+        "--context-window", type=positive_int, default=default, metavar="TOKENS", help=help
     )
 
 

@@ -19,6 +19,7 @@ from clawctx.cli._common import (
     PROVIDERS,
     Printer,
     add_command,
+    add_context_window,
     clawctx_log,
     default_api,
     describe,
@@ -26,11 +27,10 @@ from clawctx.cli._common import (
     is_store_path,
     missing_session,
     pi_session_problem,
-    positive_int,
     store_session_file,
 )
 from clawctx.demo import demo_session_path, demo_workspace_path
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, TOOL_CALL_BLOCK_TYPES
+from clawctx.history.inspect import TOOL_CALL_BLOCK_TYPES
 from clawctx.wire.payload import SUPPORTED_APIS
 
 _ASSEMBLE_EXAMPLES = """\
@@ -267,12 +267,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     assemble.add_argument(
         "--image-input", action="store_true", help="the model accepts images (loads prompt images)"
     )
-    assemble.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="the model's context window, a positive number of tokens (default: %(default)s)",
+    add_context_window(
+        assemble,
+        "the model's context window, a positive number of tokens (default: %(default)s)",
     )
     assemble.add_argument("--json", action="store_true", help="print everything as JSON")
     assemble.add_argument(

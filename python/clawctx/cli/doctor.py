@@ -17,13 +17,13 @@ from clawctx import _core
 from clawctx.cli._common import (
     Printer,
     add_command,
+    add_context_window,
     check_readable,
     clawctx_log,
     describe,
     error,
     is_store_path,
     missing_session,
-    positive_int,
     store_label,
     store_session_file,
 )
@@ -189,12 +189,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"{', '.join(DOCTOR_PROVIDERS)})",
     )
     doctor_parser.add_argument("--model", help="the model id the request bodies name")
-    doctor_parser.add_argument(
-        "--context-window",
-        type=positive_int,
+    add_context_window(
+        doctor_parser,
+        "the model's context window in tokens (default: 200000)",
         default=None,
-        metavar="TOKENS",
-        help="the model's context window in tokens (default: 200000)",
     )
     doctor_parser.add_argument("--json", action="store_true", help="print one JSON list of reports")
     doctor_parser.add_argument(

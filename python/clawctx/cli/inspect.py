@@ -15,17 +15,17 @@ from clawctx import _core
 from clawctx.cli._common import (
     Printer,
     add_command,
+    add_context_window,
     check_readable,
     clawctx_log,
     describe,
     error,
     is_store_path,
-    positive_int,
     store_label,
     store_session_file,
 )
 from clawctx.demo import demo_session_path
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, inspect_file
+from clawctx.history.inspect import inspect_file
 from clawctx.history.store import open_store
 
 _INSPECT_EXAMPLES = """\
@@ -300,11 +300,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print one line per file and exit 1 if any file is damaged (lines that "
         "clawctx repair would drop or salvage) or is not a session file",
     )
-    inspect.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="context window in tokens for the pruning preview (default: %(default)s)",
+    add_context_window(
+        inspect,
+        "context window in tokens for the pruning preview (default: %(default)s)",
     )
     inspect.set_defaults(handler=run)

@@ -15,16 +15,15 @@ from typing import Any
 from clawctx import _core
 from clawctx.cli._common import (
     add_command,
+    add_context_window,
     clawctx_log,
     describe,
     error,
     is_store_path,
-    positive_int,
     positive_number,
     store_session_file,
     use_rich,
 )
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 
 _REPORT_EXAMPLES = """\
 examples:
@@ -153,12 +152,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FILE",
         help="the HTML file to write (default: report.html, or fleet.html for a directory)",
     )
-    report.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="the model's context window the context chart is drawn against (default: %(default)s)",
+    add_context_window(
+        report,
+        "the model's context window the context chart is drawn against (default: %(default)s)",
     )
     report.add_argument(
         "--top",
