@@ -16,9 +16,9 @@ import re
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from clawctx import _core
 from clawctx.errors import StoreError
@@ -378,6 +378,27 @@ def store_session_file(store: Path, session_id: str) -> Iterator[Path]:
         path = Path(tmp) / "session.jsonl"
         path.write_bytes(data)
         yield path
+
+
+_Read = TypeVar("_Read")
+
+
+def read_session_file(
+    path: Path, session_id: str | None, read: Callable[[Path], _Read]
+) -> tuple[_Read | None, str | None]:
+    """``(read(path), None)``, or ``(None, reason)`` when the file cannot be read (missing, a
+    directory, or ``read`` raised ``OSError`` / ``ClawctxError``). With ``session_id``, ``path``
+    is a store and ``read`` gets that session as a temporary file (:func:`store_session_file`)."""
+    problem = check_readable(path)
+    if problem is not None:
+        return None, problem
+    try:
+        if session_id is None:
+            return read(path), None
+        with store_session_file(path, session_id) as local:
+            return read(local), None
+    except (OSError, _core.ClawctxError) as err:
+        return None, describe(err, path)
 
 
 def missing_session(command: str, store: Path) -> int:

@@ -7,7 +7,6 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -18,14 +17,13 @@ from clawctx.cli._common import (
     Printer,
     add_command,
     add_context_window,
-    check_readable,
     clawctx_log,
     describe,
     error,
     is_store_path,
     missing_session,
+    read_session_file,
     store_label,
-    store_session_file,
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
 
@@ -78,26 +76,18 @@ def run(args: argparse.Namespace) -> int:
                     status = 1
                     continue
                 shown = store_label(path, args.session)
-            problem = check_readable(path)
-            report: DoctorReport | None = None
-            if problem is None:
-                try:
-                    with contextlib.ExitStack() as stack:
-                        local = (
-                            stack.enter_context(store_session_file(path, args.session))
-                            if store
-                            else path
-                        )
-                        report = doctor(
-                            local,
-                            providers=providers,
-                            model=args.model,
-                            context_window=args.context_window,
-                        )
-                    if store:
-                        report = dataclasses.replace(report, path=str(shown))
-                except (OSError, _core.ClawctxError) as err:
-                    problem = describe(err, path)
+            report, problem = read_session_file(
+                path,
+                args.session if store else None,
+                lambda local: doctor(
+                    local,
+                    providers=providers,
+                    model=args.model,
+                    context_window=args.context_window,
+                ),
+            )
+            if report is not None and store:
+                report = dataclasses.replace(report, path=str(shown))
             if report is None:
                 error("doctor", shown, problem or "unreadable")
                 results.append({"path": str(shown), "error": problem})

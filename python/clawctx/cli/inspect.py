@@ -16,13 +16,12 @@ from clawctx.cli._common import (
     Printer,
     add_command,
     add_context_window,
-    check_readable,
     clawctx_log,
     describe,
     error,
     is_store_path,
+    read_session_file,
     store_label,
-    store_session_file,
 )
 from clawctx.demo import demo_session_path
 from clawctx.history.inspect import inspect_file
@@ -229,18 +228,11 @@ def _inspect_one(
 ) -> int:
     """Inspects one file (or one session of a store); returns its exit status."""
     shown: object = path if session_id is None else store_label(path, session_id)
-    problem = check_readable(path)
-    report: dict[str, Any] | None = None
-    if problem is None:
-        try:
-            if session_id is None:
-                report = inspect_file(path, context_window=args.context_window)
-            else:
-                with store_session_file(path, session_id) as local:
-                    report = inspect_file(local, context_window=args.context_window)
-                report["path"] = str(shown)
-        except (OSError, _core.ClawctxError) as err:
-            problem = describe(err, path)
+    report, problem = read_session_file(
+        path, session_id, lambda local: inspect_file(local, context_window=args.context_window)
+    )
+    if report is not None and session_id is not None:
+        report["path"] = str(shown)
     if report is None:
         error("inspect", shown, problem or "unreadable")
         if args.json:
