@@ -29,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -347,6 +347,32 @@ def _scan_partition(urls: list[str], storage_options: dict[str, Any] | None) -> 
     return _frame(rows, SESSION_COLUMNS)
 
 
+def _lazy_frame(
+    urlpath_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    storage_options: dict[str, Any] | None,
+    partition_bytes: int,
+    partition: Callable[[list[str], dict[str, Any] | None], _PandasFrame],
+    meta: Callable[[], _PandasFrame],
+    label: str,
+) -> dask.dataframe.DataFrame:
+    """The files listed, grouped into partitions of about ``partition_bytes``, as a lazy frame
+    that ``partition`` computes group by group; an empty frame of ``meta`` when none is listed."""
+    _, dd = _import_dask()
+    groups = _partitions(_listing(urlpath_or_paths, storage_options), partition_bytes)
+    if not groups:
+        empty: dask.dataframe.DataFrame = dd.from_pandas(meta(), npartitions=1)
+        return empty
+    frame: dask.dataframe.DataFrame = dd.from_map(
+        partition,
+        groups,
+        storage_options=storage_options,
+        meta=meta(),
+        enforce_metadata=True,
+        label=label,
+    )
+    return frame
+
+
 def read_sessions(
     urlpath_or_paths: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
@@ -357,20 +383,14 @@ def read_sessions(
     with the columns and dtypes of :data:`SESSION_COLUMNS` (the fields of
     :class:`clawctx.history.SessionSummary`; ``path`` is the URL). Files that cannot be read
     as sessions get a row with ``error`` set, as in the single-process scan."""
-    _, dd = _import_dask()
-    groups = _partitions(_listing(urlpath_or_paths, storage_options), partition_bytes)
-    if not groups:
-        empty: dask.dataframe.DataFrame = dd.from_pandas(_session_meta(), npartitions=1)
-        return empty
-    frame: dask.dataframe.DataFrame = dd.from_map(
+    return _lazy_frame(
+        urlpath_or_paths,
+        storage_options,
+        partition_bytes,
         _scan_partition,
-        groups,
-        storage_options=storage_options,
-        meta=_session_meta(),
-        enforce_metadata=True,
-        label="clawctx-read-sessions",
+        _session_meta,
+        "clawctx-read-sessions",
     )
-    return frame
 
 
 def _store_messages(url: str, storage_options: dict[str, Any] | None) -> _PandasFrame:
@@ -453,20 +473,14 @@ def read_messages(
     :func:`clawctx.history.message_columns` after the session's ``path`` (URL); ``index`` is
     the message's position in the context. A file that cannot be read as a session has no
     rows (its ``read_sessions`` row says why)."""
-    _, dd = _import_dask()
-    groups = _partitions(_listing(urlpath_or_paths, storage_options), partition_bytes)
-    if not groups:
-        empty: dask.dataframe.DataFrame = dd.from_pandas(_message_meta(), npartitions=1)
-        return empty
-    frame: dask.dataframe.DataFrame = dd.from_map(
+    return _lazy_frame(
+        urlpath_or_paths,
+        storage_options,
+        partition_bytes,
         _messages_partition,
-        groups,
-        storage_options=storage_options,
-        meta=_message_meta(),
-        enforce_metadata=True,
-        label="clawctx-read-messages",
+        _message_meta,
+        "clawctx-read-messages",
     )
-    return frame
 
 
 # ---- repair -----------------------------------------------------------------------------------

@@ -16,13 +16,14 @@ import re
 import sys
 import tempfile
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from clawctx import _core
 from clawctx.errors import StoreError
 from clawctx.history.foreign import detect_transcript_format
+from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 from clawctx.history.session import Session
 from clawctx.history.store import is_store, open_store
 
@@ -227,6 +228,16 @@ def check_readable(path: Path) -> str | None:
     return None
 
 
+def pi_session_problem(path: Path) -> str | None:
+    """Why a command that reads a pi session cannot take ``path`` (missing, a directory, or a
+    Claude Code / Codex transcript to convert first), or ``None``."""
+    problem = check_readable(path)
+    if problem is not None:
+        return problem
+    foreign = foreign_format(path)
+    return None if foreign is None else convert_hint(path, foreign)
+
+
 def not_a_session_reason(path: Path) -> str | None:
     """What makes ``path`` unreadable as a session (the reason ``inspect`` gives), or ``None``.
 
@@ -269,37 +280,30 @@ def choice_error(option: str, value: str, choices: Sequence[str]) -> str:
     return f"argument {option}: unknown value {value!r}{hint}; choose from {', '.join(choices)}"
 
 
-def positive_int(text: str) -> int:
-    """Argument type: a positive number of tokens."""
+def _whole_number_over_zero(text: str, bound: str) -> int:
+    """A whole number above 0 from ``text``, else the usage error ``must be {bound}, got N``."""
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number of tokens, got {value}")
+        raise argparse.ArgumentTypeError(f"must be {bound}, got {value}")
     return value
+
+
+def positive_int(text: str) -> int:
+    """Argument type: a positive number of tokens."""
+    return _whole_number_over_zero(text, "a positive number of tokens")
 
 
 def positive_number(text: str) -> int:
     """Argument type: a positive whole number (``report --top`` / ``--jobs``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {value}")
-    return value
+    return _whole_number_over_zero(text, "a positive number")
 
 
 def at_least_one(text: str) -> int:
     """Argument type: a count of at least 1 (``scan --jobs`` / ``--top``)."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+    return _whole_number_over_zero(text, "at least 1")
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter):
@@ -312,6 +316,35 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 def wrap(text: str) -> str:
     """A command description filled to 88 columns."""
     return textwrap.fill(text, 88)
+
+
+def add_command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    *,
+    help: str,
+    description: str,
+    epilog: str,
+) -> argparse.ArgumentParser:
+    """Adds the subcommand ``clawctx NAME``: ``help`` is its line in ``clawctx --help``, the
+    ``description`` is filled to 88 columns, the ``epilog`` (its examples) is kept as written."""
+    return commands.add_parser(
+        name,
+        help=help,
+        description=wrap(description),
+        epilog=epilog,
+        formatter_class=HelpFormatter,
+    )
+
+
+def add_context_window(
+    parser: argparse.ArgumentParser, help: str, *, default: int | None = DEFAULT_CONTEXT_TOKENS
+) -> None:
+    """The ``--context-window TOKENS`` option of a command (a positive number of tokens), with
+    the command's own ``help``."""
+    parser.add_argument(
+        "--context-window", type=positive_int, default=default, metavar="TOKENS", help=help
+    )
 
 
 def is_store_path(path: Path) -> bool:
@@ -345,6 +378,27 @@ def store_session_file(store: Path, session_id: str) -> Iterator[Path]:
         path = Path(tmp) / "session.jsonl"
         path.write_bytes(data)
         yield path
+
+
+_Read = TypeVar("_Read")
+
+
+def read_session_file(
+    path: Path, session_id: str | None, read: Callable[[Path], _Read]
+) -> tuple[_Read | None, str | None]:
+    """``(read(path), None)``, or ``(None, reason)`` when the file cannot be read (missing, a
+    directory, or ``read`` raised ``OSError`` / ``ClawctxError``). With ``session_id``, ``path``
+    is a store and ``read`` gets that session as a temporary file (:func:`store_session_file`)."""
+    problem = check_readable(path)
+    if problem is not None:
+        return None, problem
+    try:
+        if session_id is None:
+            return read(path), None
+        with store_session_file(path, session_id) as local:
+            return read(local), None
+    except (OSError, _core.ClawctxError) as err:
+        return None, describe(err, path)
 
 
 def missing_session(command: str, store: Path) -> int:

@@ -17,23 +17,20 @@ from clawctx.cli._common import (
     DEFAULT_MODEL_BY_API,
     MODEL_APIS,
     PROVIDERS,
-    HelpFormatter,
     Printer,
-    check_readable,
+    add_command,
+    add_context_window,
     clawctx_log,
-    convert_hint,
     default_api,
     describe,
     error,
-    foreign_format,
     is_store_path,
     missing_session,
-    positive_int,
+    pi_session_problem,
     store_session_file,
-    wrap,
 )
 from clawctx.demo import demo_session_path, demo_workspace_path
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, TOOL_CALL_BLOCK_TYPES
+from clawctx.history.inspect import TOOL_CALL_BLOCK_TYPES
 from clawctx.wire.payload import SUPPORTED_APIS
 
 _ASSEMBLE_EXAMPLES = """\
@@ -73,13 +70,9 @@ def _run(args: argparse.Namespace) -> int:
 
     session = Path(args.session) if args.session else demo_session_path()
     workspace = Path(args.workspace) if args.workspace else demo_workspace_path()
-    problem = check_readable(session)
+    problem = pi_session_problem(session)
     if problem is not None:
         error("assemble", session, problem)
-        return 1
-    foreign = foreign_format(session)
-    if foreign is not None:
-        error("assemble", session, convert_hint(session, foreign))
         return 1
     api = args.model_api or default_api(args.provider)
     if args.payload and api not in SUPPORTED_APIS:
@@ -221,16 +214,15 @@ def _message_preview(message: dict[str, Any], width: int = 100) -> str:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``assemble`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    assemble = commands.add_parser(
+    assemble = add_command(
+        commands,
         "assemble",
         help="assemble the system prompt and messages of one request (read-only)",
-        description=wrap(
+        description=(
             "Assemble the system prompt and messages of one request, and report every "
             "change the pipeline made. The session file is only read."
         ),
         epilog=_ASSEMBLE_EXAMPLES,
-        formatter_class=raw,
     )
     assemble.add_argument(
         "session",
@@ -275,12 +267,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     assemble.add_argument(
         "--image-input", action="store_true", help="the model accepts images (loads prompt images)"
     )
-    assemble.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="the model's context window, a positive number of tokens (default: %(default)s)",
+    add_context_window(
+        assemble,
+        "the model's context window, a positive number of tokens (default: %(default)s)",
     )
     assemble.add_argument("--json", action="store_true", help="print everything as JSON")
     assemble.add_argument(

@@ -11,14 +11,11 @@ from pathlib import Path
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
-    check_readable,
+    add_command,
     clawctx_log,
-    convert_hint,
     describe,
     error,
-    foreign_format,
-    wrap,
+    pi_session_problem,
 )
 
 _CACHE_EXAMPLES = """\
@@ -42,13 +39,9 @@ def run(args: argparse.Namespace) -> int:
     from clawctx.wire import normalize_tools
 
     session = Path(args.session)
-    problem = check_readable(session)
+    problem = pi_session_problem(session)
     if problem is not None:
         error("cache", session, problem)
-        return 1
-    foreign = foreign_format(session)
-    if foreign is not None:
-        error("cache", session, convert_hint(session, foreign))
         return 1
     system_prompt = None
     tools = None
@@ -94,10 +87,11 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``cache`` command to the ``clawctx`` parser."""
-    cache = commands.add_parser(
+    cache = add_command(
+        commands,
         "cache",
         help="report the prompt cache of a session: hit rate per turn, breaks and their cost",
-        description=wrap(
+        description=(
             "Rebuild each recorded assistant turn's request (the context at the turn, for the "
             "model recorded on it), report per turn the cache hit rate from the recorded usage "
             "(usage.cacheRead / cacheWrite / input), every break between consecutive requests "
@@ -106,7 +100,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "model's prices (from the session's recorded usage.cost). Only reads the session."
         ),
         epilog=_CACHE_EXAMPLES,
-        formatter_class=HelpFormatter,
     )
     cache.add_argument("session", metavar="SESSION", help="a pi / OpenClaw session file (JSONL)")
     cache.add_argument(

@@ -11,15 +11,14 @@ from pathlib import Path
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
     Printer,
+    add_command,
     check_readable,
     describe,
     error,
     is_store_path,
     missing_session,
     store_label,
-    wrap,
 )
 from clawctx.history.convert import convert_transcript
 from clawctx.history.session import Session
@@ -104,17 +103,16 @@ def _to_store(args: argparse.Namespace, source: Path, target: Path) -> int:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``convert`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    convert = commands.add_parser(
+    convert = add_command(
+        commands,
         "convert",
         help="write a Claude Code or Codex transcript as a pi session file",
-        description=wrap(
+        description=(
             "Write the main thread of a Claude Code session or Codex rollout (or a pi "
             "session's context) as a new pi session file that OpenClaw can resume. The input "
             "is only read; the output is written atomically."
         ),
         epilog=_CONVERT_EXAMPLES,
-        formatter_class=raw,
     )
     convert.add_argument(
         "input", metavar="IN", help="transcript .jsonl file (any format) or OpenClaw .sqlite store"

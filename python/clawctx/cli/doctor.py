@@ -7,7 +7,6 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import dataclasses
 import json
 from pathlib import Path
@@ -15,18 +14,16 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
     Printer,
-    check_readable,
+    add_command,
+    add_context_window,
     clawctx_log,
     describe,
     error,
     is_store_path,
     missing_session,
-    positive_int,
+    read_session_file,
     store_label,
-    store_session_file,
-    wrap,
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
 
@@ -79,26 +76,18 @@ def run(args: argparse.Namespace) -> int:
                     status = 1
                     continue
                 shown = store_label(path, args.session)
-            problem = check_readable(path)
-            report: DoctorReport | None = None
-            if problem is None:
-                try:
-                    with contextlib.ExitStack() as stack:
-                        local = (
-                            stack.enter_context(store_session_file(path, args.session))
-                            if store
-                            else path
-                        )
-                        report = doctor(
-                            local,
-                            providers=providers,
-                            model=args.model,
-                            context_window=args.context_window,
-                        )
-                    if store:
-                        report = dataclasses.replace(report, path=str(shown))
-                except (OSError, _core.ClawctxError) as err:
-                    problem = describe(err, path)
+            report, problem = read_session_file(
+                path,
+                args.session if store else None,
+                lambda local: doctor(
+                    local,
+                    providers=providers,
+                    model=args.model,
+                    context_window=args.context_window,
+                ),
+            )
+            if report is not None and store:
+                report = dataclasses.replace(report, path=str(shown))
             if report is None:
                 error("doctor", shown, problem or "unreadable")
                 results.append({"path": str(shown), "error": problem})
@@ -158,10 +147,11 @@ def _print_fix(out: Printer, fix: dict[str, Any]) -> None:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``doctor`` command to the ``clawctx`` parser."""
-    doctor_parser = commands.add_parser(
+    doctor_parser = add_command(
+        commands,
         "doctor",
         help="report what needs attention in session files (read-only unless --fix)",
-        description=wrap(
+        description=(
             "Check pi sessions and Claude Code / Codex transcripts: damaged lines, problems "
             "on the leaf's path (unanswered or orphaned tool calls, repeated ids, a compaction "
             "that cuts a call from its result, empty turns, oversize images, a context over "
@@ -169,7 +159,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Never writes unless --fix is given."
         ),
         epilog=_DOCTOR_EXAMPLES,
-        formatter_class=HelpFormatter,
     )
     doctor_parser.add_argument(
         "sessions",
@@ -190,12 +179,10 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"{', '.join(DOCTOR_PROVIDERS)})",
     )
     doctor_parser.add_argument("--model", help="the model id the request bodies name")
-    doctor_parser.add_argument(
-        "--context-window",
-        type=positive_int,
+    add_context_window(
+        doctor_parser,
+        "the model's context window in tokens (default: 200000)",
         default=None,
-        metavar="TOKENS",
-        help="the model's context window in tokens (default: 200000)",
     )
     doctor_parser.add_argument("--json", action="store_true", help="print one JSON list of reports")
     doctor_parser.add_argument(

@@ -13,20 +13,18 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
     Printer,
-    check_readable,
+    add_command,
+    add_context_window,
     clawctx_log,
     describe,
     error,
     is_store_path,
-    positive_int,
+    read_session_file,
     store_label,
-    store_session_file,
-    wrap,
 )
 from clawctx.demo import demo_session_path
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, inspect_file
+from clawctx.history.inspect import inspect_file
 from clawctx.history.store import open_store
 
 _INSPECT_EXAMPLES = """\
@@ -48,6 +46,26 @@ def _damage(report: dict[str, Any]) -> list[str]:
     return damage
 
 
+def _print_counts(out: Printer, counts: dict[str, int]) -> None:
+    """One indented ``name  count`` line per key (entry types, roles)."""
+    for name, count in counts.items():
+        out.line(f"  {name:<24}{count:>7}")
+
+
+def _print_roles(out: Printer, report: dict[str, Any]) -> None:
+    """The context's messages and estimated tokens by role (a session's and a transcript's)."""
+    _print_counts(out, report["context_roles"])
+    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
+    _print_counts(out, report["estimated_tokens_by_role"])
+
+
+def _print_ids(out: Printer, title: str, ids: list[str]) -> None:
+    """``title: N`` (yellow when there are any), then each id on a line of its own."""
+    out.line(f"{title}: {len(ids)}", "yellow" if ids else None)
+    for item in ids:
+        out.line(f"  {item}")
+
+
 def _print_report(out: Printer, report: dict[str, Any]) -> None:
     out.labelled("session", report["path"])
     header = report["header"]
@@ -60,8 +78,7 @@ def _print_report(out: Printer, report: dict[str, Any]) -> None:
     if report["name"]:
         out.labelled("name", report["name"])
     out.labelled("entries", str(report["entries"]))
-    for entry_type, count in report["entry_counts"].items():
-        out.line(f"  {entry_type:<24}{count:>7}")
+    _print_counts(out, report["entry_counts"])
     on_path = report["leaf_path_entries"]
     out.labelled("leaf", f"{report['leaf_id']} ({on_path} entries on its path)")
     model = report["model"]
@@ -85,30 +102,18 @@ def _print_report(out: Printer, report: dict[str, Any]) -> None:
             + (f"keeps from {kept}" if kept else "keeps nothing before it"),
         )
     out.labelled("context", f"{report['context_messages']} messages")
-    for role, count in report["context_roles"].items():
-        out.line(f"  {role:<24}{count:>7}")
-    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
-    for role, count in report["estimated_tokens_by_role"].items():
-        out.line(f"  {role:<24}{count:>7}")
+    _print_roles(out, report)
     skipped = report["skipped_lines"]
     out.labelled("damaged", f"{len(skipped)} line(s)", "bold red" if skipped else None)
     for s in skipped:
         kept = f"{s['records']} record(s) kept"
         out.line(f"  line {s['line']}: {s['action']} ({s['reason']}), {kept}", "red")
-    orphans = report["tool_calls_without_results"]
-    out.line(
-        f"tool calls without results on the leaf path: {len(orphans)}",
-        "yellow" if orphans else None,
+    _print_ids(
+        out, "tool calls without results on the leaf path", report["tool_calls_without_results"]
     )
-    for c in orphans:
-        out.line(f"  {c}")
-    stray = report["tool_results_without_calls"]
-    out.line(
-        f"tool results without calls on the leaf path: {len(stray)}",
-        "yellow" if stray else None,
+    _print_ids(
+        out, "tool results without calls on the leaf path", report["tool_results_without_calls"]
     )
-    for r in stray:
-        out.line(f"  {r}")
     pairing = report["pairing_repair"]
     if pairing["changes_transcript"]:
         out.line(
@@ -146,11 +151,7 @@ def _print_transcript_report(out: Printer, report: dict[str, Any]) -> None:
     torn = " (the last one torn)" if report["torn_last_line"] else ""
     out.labelled("damaged", f"{damaged} line(s){torn}", "bold red" if damaged else None)
     out.labelled("messages", str(report["messages"]))
-    for role, count in report["context_roles"].items():
-        out.line(f"  {role:<24}{count:>7}")
-    out.labelled("tokens", f"~{report['estimated_tokens']} (chars/4 estimate)")
-    for role, count in report["estimated_tokens_by_role"].items():
-        out.line(f"  {role:<24}{count:>7}")
+    _print_roles(out, report)
     orphans = report["tool_calls_without_results"]
     stray = report["tool_results_without_calls"]
     out.line(f"tool calls without results: {len(orphans)}", "yellow" if orphans else None)
@@ -227,18 +228,11 @@ def _inspect_one(
 ) -> int:
     """Inspects one file (or one session of a store); returns its exit status."""
     shown: object = path if session_id is None else store_label(path, session_id)
-    problem = check_readable(path)
-    report: dict[str, Any] | None = None
-    if problem is None:
-        try:
-            if session_id is None:
-                report = inspect_file(path, context_window=args.context_window)
-            else:
-                with store_session_file(path, session_id) as local:
-                    report = inspect_file(local, context_window=args.context_window)
-                report["path"] = str(shown)
-        except (OSError, _core.ClawctxError) as err:
-            problem = describe(err, path)
+    report, problem = read_session_file(
+        path, session_id, lambda local: inspect_file(local, context_window=args.context_window)
+    )
+    if report is not None and session_id is not None:
+        report["path"] = str(shown)
     if report is None:
         error("inspect", shown, problem or "unreadable")
         if args.json:
@@ -267,16 +261,15 @@ def _inspect_one(
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``inspect`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    inspect = commands.add_parser(
+    inspect = add_command(
+        commands,
         "inspect",
         help="summarize session files (read-only)",
-        description=wrap(
+        description=(
             "Summarize session files: header, counts, leaf context by role, damaged "
             "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes."
         ),
         epilog=_INSPECT_EXAMPLES,
-        formatter_class=raw,
     )
     inspect.add_argument(
         "sessions",
@@ -299,11 +292,8 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="print one line per file and exit 1 if any file is damaged (lines that "
         "clawctx repair would drop or salvage) or is not a session file",
     )
-    inspect.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="context window in tokens for the pruning preview (default: %(default)s)",
+    add_context_window(
+        inspect,
+        "context window in tokens for the pruning preview (default: %(default)s)",
     )
     inspect.set_defaults(handler=run)

@@ -14,8 +14,8 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
     Printer,
+    add_command,
     check_readable,
     clawctx_log,
     convert_hint,
@@ -23,7 +23,6 @@ from clawctx.cli._common import (
     error,
     foreign_format,
     not_a_session_reason,
-    wrap,
 )
 
 _REPAIR_EXAMPLES = """\
@@ -128,17 +127,16 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``repair`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    repair = commands.add_parser(
+    repair = add_command(
+        commands,
         "repair",
         help="repair session files in place (with a backup)",
-        description=wrap(
+        description=(
             "Repair session files in place, as OpenClaw does before a run: damaged "
             "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
             "is kept. Exit 1 if a file could not be read or is not a session file."
         ),
         epilog=_REPAIR_EXAMPLES,
-        formatter_class=raw,
     )
     repair.add_argument("sessions", nargs="+", metavar="SESSION", help="session .jsonl files")
     repair.add_argument(

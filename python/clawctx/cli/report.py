@@ -14,18 +14,16 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    HelpFormatter,
+    add_command,
+    add_context_window,
     clawctx_log,
     describe,
     error,
     is_store_path,
-    positive_int,
     positive_number,
     store_session_file,
     use_rich,
-    wrap,
 )
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 
 _REPORT_EXAMPLES = """\
 examples:
@@ -125,11 +123,11 @@ def _report_progress() -> Iterator[Any]:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``report`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    report = commands.add_parser(
+    report = add_command(
+        commands,
         "report",
         help="write an HTML report of a session, or of every session in a directory",
-        description=wrap(
+        description=(
             "Write one self-contained HTML page (works offline): for a session file, the "
             "context size per turn against the window, tokens by role and by tool, compactions "
             "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
@@ -137,7 +135,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "the sessions. Needs the report extra: pip install 'clawctx[report]'."
         ),
         epilog=_REPORT_EXAMPLES,
-        formatter_class=raw,
     )
     report.add_argument(
         "path",
@@ -155,12 +152,9 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="FILE",
         help="the HTML file to write (default: report.html, or fleet.html for a directory)",
     )
-    report.add_argument(
-        "--context-window",
-        type=positive_int,
-        default=DEFAULT_CONTEXT_TOKENS,
-        metavar="TOKENS",
-        help="the model's context window the context chart is drawn against (default: %(default)s)",
+    add_context_window(
+        report,
+        "the model's context window the context chart is drawn against (default: %(default)s)",
     )
     report.add_argument(
         "--top",

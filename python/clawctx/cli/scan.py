@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from clawctx import _core
-from clawctx.cli._common import HelpFormatter, at_least_one, error, plural, use_rich, wrap
+from clawctx.cli._common import (
+    add_command,
+    at_least_one,
+    error,
+    plural,
+    use_rich,
+)
 from clawctx.history.scan import _GLOB_CHARS
 
 _SCAN_EXAMPLES = """\
@@ -249,11 +255,11 @@ def run(args: argparse.Namespace) -> int:
 
 def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Adds the ``scan`` command to the ``clawctx`` parser."""
-    raw = HelpFormatter
-    scan = commands.add_parser(
+    scan = add_command(
+        commands,
         "scan",
         help="summarize many session files in parallel (read-only)",
-        description=wrap(
+        description=(
             "Summarize session files in parallel, one row each: format, size, entries, "
             "messages, estimated tokens of the leaf context by role, tool calls and results "
             "and unpaired ones, damaged lines, compactions, branches, model, last activity. "
@@ -261,7 +267,6 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "A progress bar shows on stderr when it is a terminal. Never writes a session."
         ),
         epilog=_SCAN_EXAMPLES,
-        formatter_class=raw,
     )
     scan.add_argument("paths", nargs="+", metavar="PATH", help="session file, directory or glob")
     scan.add_argument(

@@ -35,9 +35,10 @@ from clawctx import _core
 
 # The public entry points by their public names: the doctor reports what they decide.
 from clawctx.history import sanitize_session_history, validate_for_provider
+from clawctx.history._tool_ids import tool_call_ids, tool_ids, tool_result_id
 from clawctx.history.foreign import detect_transcript_format, read_transcript
 from clawctx.history.images import DEFAULT_IMAGE_MAX_BYTES, DEFAULT_IMAGE_MAX_DIMENSION_PX
-from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS, TOOL_CALL_BLOCK_TYPES
+from clawctx.history.inspect import DEFAULT_CONTEXT_TOKENS
 from clawctx.history.session import Session
 from clawctx.wire.payload import build_request_payload
 
@@ -160,10 +161,10 @@ def _compaction_cuts(path_entries: list[dict[str, Any]]) -> list[DoctorFinding]:
             continue
         dropped_calls: set[str] = set()
         for before in path_entries[:first_kept]:
-            dropped_calls.update(_call_ids(before.get("message") or {}))
+            dropped_calls.update(tool_call_ids(before.get("message") or {}))
         for kept in path_entries[first_kept:]:
             message = kept.get("message") or {}
-            result_id = _result_id(message) if message.get("role") == "toolResult" else None
+            result_id = tool_result_id(message) if message.get("role") == "toolResult" else None
             if result_id in dropped_calls:
                 findings.append(
                     _finding(
@@ -174,27 +175,6 @@ def _compaction_cuts(path_entries: list[dict[str, Any]]) -> list[DoctorFinding]:
                     )
                 )
     return findings
-
-
-def _call_ids(message: dict[str, Any]) -> list[str]:
-    if message.get("role") != "assistant" or not isinstance(message.get("content"), list):
-        return []
-    return [
-        b["id"]
-        for b in message["content"]
-        if isinstance(b, dict)
-        and b.get("type") in TOOL_CALL_BLOCK_TYPES
-        and isinstance(b.get("id"), str)
-        and b["id"]
-    ]
-
-
-def _result_id(message: dict[str, Any]) -> str | None:
-    for key in ("toolCallId", "toolUseId"):
-        value = message.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
 
 
 def _is_empty(message: dict[str, Any]) -> bool:
@@ -218,16 +198,9 @@ def _is_empty(message: dict[str, Any]) -> bool:
 
 def _path_problems(messages: _core.Transcript, context_window: int) -> list[DoctorFinding]:
     findings: list[DoctorFinding] = []
-    calls: list[str] = []
-    results: list[str] = []
     listed = messages.to_list()
+    calls, results = tool_ids(listed)
     for position, message in enumerate(listed):
-        if message.get("role") == "assistant":
-            calls.extend(_call_ids(message))
-        elif message.get("role") == "toolResult":
-            result_id = _result_id(message)
-            if result_id is not None:
-                results.append(result_id)
         if _is_empty(message):
             findings.append(
                 _finding("empty-turn", f"message {position}: an empty {message.get('role')} turn")

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from clawctx import _core
+from clawctx.history._tool_ids import tool_ids
 from clawctx.history.foreign import detect_transcript_format, read_transcript
 from clawctx.history.session import Session
 
@@ -31,28 +32,6 @@ __all__ = [
 #: provider-shaped variants real OpenClaw files contain; pi-mono 0.58.3
 #: `packages/coding-agent/src/core/messages.ts`).
 TOOL_CALL_BLOCK_TYPES = _core._TOOL_CALL_TYPES
-
-
-def _tool_call_ids(message: dict[str, Any]) -> list[str]:
-    content = message.get("content")
-    if not isinstance(content, list):
-        return []
-    ids = []
-    for block in content:
-        if isinstance(block, dict) and block.get("type") in TOOL_CALL_BLOCK_TYPES:
-            block_id = block.get("id")
-            if isinstance(block_id, str) and block_id:
-                ids.append(block_id)
-    return ids
-
-
-def _tool_result_id(message: dict[str, Any]) -> str | None:
-    for key in ("toolCallId", "toolUseId"):
-        value = message.get(key)
-        if isinstance(value, str) and value:
-            return value
-    return None
-
 
 #: OpenClaw's default context window (``DEFAULT_CONTEXT_TOKENS``), used for the pruning preview.
 DEFAULT_CONTEXT_TOKENS = 200_000
@@ -127,16 +106,7 @@ def inspect_session(path: Path, *, context_window: int = DEFAULT_CONTEXT_TOKENS)
     context = session.context()
     leaf_path = session.branch_path()
     messages = context.messages.to_list()
-    calls: list[str] = []
-    results: list[str] = []
-    for message in messages:
-        role = message.get("role")
-        if role == "assistant":
-            calls.extend(_tool_call_ids(message))
-        elif role == "toolResult":
-            result_id = _tool_result_id(message)
-            if result_id is not None:
-                results.append(result_id)
+    calls, results = tool_ids(messages)
     result_set, call_set = set(results), set(calls)
     types = Counter(t if t is not None else "(no type)" for t in session.entry_types())
     role_names = [r if r is not None else "(no role)" for r in context.messages.roles()]
@@ -181,15 +151,7 @@ def inspect_transcript(
     """What ``clawctx inspect`` reports about a Claude Code or Codex transcript (read-only)."""
     imported = read_transcript(path)
     messages = imported.messages
-    calls: list[str] = []
-    results: list[str] = []
-    for message in messages:
-        if message.get("role") == "assistant":
-            calls.extend(_tool_call_ids(message))
-        elif message.get("role") == "toolResult":
-            result_id = _tool_result_id(message)
-            if result_id is not None:
-                results.append(result_id)
+    calls, results = tool_ids(messages)
     role_names = [r if r is not None else "(no role)" for r in messages.roles()]
     tokens_by_role: Counter[str] = Counter()
     for role, tokens in zip(role_names, messages.token_counts().tolist(), strict=True):

@@ -6,6 +6,11 @@ two import their package only when called); ``read``/``apply`` to run any transc
 on a foreign history and get the result back in its shape; ``fit_to_budget``. Framework hooks
 live in ``clawctx.interop.integrations`` (imported on demand).
 
+The ``to_*`` converters are safe by default: unless ``safe=False`` is given (or under
+:func:`clawctx.compat`), the messages pass the request guard first, so the result is valid for a
+request to the converter's API (for LangChain and pydantic-ai, to every provider): repeated ids
+made unique, results paired with their calls, aborted turns left out.
+
 Layer: after ``history`` (it imports only ``clawctx._core``), before ``prompt``.
 """
 

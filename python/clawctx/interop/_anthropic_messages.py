@@ -359,8 +359,7 @@ def to_anthropic(
     *,
     safe: bool | None = None,
 ) -> tuple[Any, list[c.JsonDict]]:
-    """``(system, messages)`` for the Anthropic Messages API; ``system`` is None when absent. By
-    default (unless ``safe=False`` or :func:`clawctx.compat`) the messages pass the request
-    guard first, so the result is valid for a request to ``anthropic-messages``: repeated ids
-    made unique, results paired with their calls, aborted turns left out."""
+    """``(system, messages)`` for the Anthropic Messages API (``system`` is None when absent),
+    by default valid for a request to ``anthropic-messages`` (``safe``: see
+    :mod:`clawctx.interop`)."""
     return write(c.sendable(messages, "anthropic-messages", safe))

@@ -289,8 +289,6 @@ def to_gemini(
     *,
     safe: bool | None = None,
 ) -> tuple[str | None, list[c.JsonDict]]:
-    """``(system_instruction, contents)`` as google-genai dicts. By default (unless ``safe=False``
-    or :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
-    for a request to ``google-generative-ai``: repeated ids made unique, results paired with
-    their calls, aborted turns left out."""
+    """``(system_instruction, contents)`` as google-genai dicts, by default valid for a request
+    to ``google-generative-ai`` (``safe``: see :mod:`clawctx.interop`)."""
     return write(c.sendable(messages, "google-generative-ai", safe))

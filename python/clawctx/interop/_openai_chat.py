@@ -265,8 +265,6 @@ def to_openai_chat(
     *,
     safe: bool | None = None,
 ) -> list[c.JsonDict]:
-    """OpenAI Chat Completions messages of a transcript. By default (unless ``safe=False`` or
-    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
-    for a request to ``openai-completions``: repeated ids made unique, results paired with their
-    calls, aborted turns left out."""
+    """OpenAI Chat Completions messages of a transcript, by default valid for a request to
+    ``openai-completions`` (``safe``: see :mod:`clawctx.interop`)."""
     return write(c.sendable(messages, "openai-completions", safe))

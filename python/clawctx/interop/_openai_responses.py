@@ -381,8 +381,6 @@ def to_openai_responses(
     *,
     safe: bool | None = None,
 ) -> list[c.JsonDict]:
-    """OpenAI Responses input items of a transcript. By default (unless ``safe=False`` or
-    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
-    for a request to ``openai-responses``: repeated ids made unique, results paired with their
-    calls, aborted turns left out."""
+    """OpenAI Responses input items of a transcript, by default valid for a request to
+    ``openai-responses`` (``safe``: see :mod:`clawctx.interop`)."""
     return write(c.sendable(messages, "openai-responses", safe))

@@ -330,8 +330,6 @@ def to_pydantic_ai(
     *,
     safe: bool | None = None,
 ) -> list[Any]:
-    """pydantic-ai model messages of a transcript. By default (unless ``safe=False`` or
-    :func:`clawctx.compat`) the messages pass the request guard first, so the result is valid
-    for every provider: repeated ids made unique, results paired with their calls, aborted turns
-    left out."""
+    """pydantic-ai model messages of a transcript, by default valid for every provider
+    (``safe``: see :mod:`clawctx.interop`)."""
     return write(c.sendable(messages, None, safe))

@@ -102,18 +102,12 @@ class BootstrapInjectionStat:
 
 
 @dataclass(frozen=True, slots=True)
-class BootstrapAnalyzedFile:
+class BootstrapAnalyzedFile(BootstrapInjectionStat):
     """A :class:`BootstrapInjectionStat` with the analysis (``BootstrapAnalyzedFile``):
     ``near_limit`` (raw length at least the near-limit share of the per-file budget) and, for a
     truncated file, the ``causes`` (``per-file-limit`` when it exceeds the per-file budget,
     ``total-limit`` when the injected total reached the total budget)."""
 
-    name: str
-    path: str
-    missing: bool
-    raw_chars: int
-    injected_chars: int
-    truncated: bool
     near_limit: bool
     causes: tuple[BootstrapTruncationCause, ...]
 

@@ -114,6 +114,19 @@ def _stat(key: str, label: str, value: int | str, shown: str | None = None, tone
     return f'<div data-stat="{key}"{data_value}{cls}><dt>{_e(label)}</dt><dd>{_e(text)}</dd></div>'
 
 
+def _bad_count(key: str, label: str, count: int) -> str:
+    """A count of damage: shown as bad unless it is 0."""
+    return _stat(key, label, count, tone="bad" if count else "")
+
+
+def _glance(stats: Iterable[str]) -> str:
+    """The "At a glance" section that opens a page, of its :func:`_stat` items."""
+    return (
+        '<section id="summary"><h2>At a glance</h2><dl class="stats">'
+        f"{''.join(stats)}</dl></section>"
+    )
+
+
 def _table(
     name: str,
     headers: Sequence[str],
@@ -199,38 +212,35 @@ def session_page(stats: SessionStats) -> str:
         + (", ".join(f"<code>{_e(m)}</code> {_n(c)}" for m, c in stats.models.items()) or _NONE)
         + "</p>"
     )
-    glance = "".join(
-        [
-            _stat("estimated-tokens", "Estimated tokens, all messages", stats.estimated_tokens),
-            _stat("leaf-context-tokens", "Leaf context now", stats.leaf_context_tokens),
-            _stat(
-                "peak-context",
-                "Peak context",
-                peak,
-                f"{_n(peak)} ({peak / window:.0%})",
-                "bad" if peak > window else "",
-            ),
-            _stat("context-window", "Context window", window),
-            _stat("turns", "Assistant turns (leaf path)", series.total_turns),
-            _stat("recorded-turns", "Turns with recorded usage", series.recorded_turns),
-            _stat("compactions", "Compactions", len(stats.compactions)),
-            _stat("branch-points", "Branch points", len(stats.branch_points)),
-            _stat("abandoned-entries", "Entries off the leaf path", stats.abandoned_entries),
-            _stat("tool-calls", "Tool calls", stats.tool_calls),
-            _stat("tool-results", "Tool results", stats.tool_results),
-            _stat(
-                "unpaired", "Unpaired calls / results", unpaired, tone="warn" if unpaired else ""
-            ),
-            _stat(
-                "damaged-lines",
-                "Damaged lines",
-                len(stats.damaged_lines),
-                tone="bad" if stats.damaged_lines else "",
-            ),
-        ]
-    )
     sections = [
-        f'<section id="summary"><h2>At a glance</h2><dl class="stats">{glance}</dl></section>'
+        _glance(
+            [
+                _stat("estimated-tokens", "Estimated tokens, all messages", stats.estimated_tokens),
+                _stat("leaf-context-tokens", "Leaf context now", stats.leaf_context_tokens),
+                _stat(
+                    "peak-context",
+                    "Peak context",
+                    peak,
+                    f"{_n(peak)} ({peak / window:.0%})",
+                    "bad" if peak > window else "",
+                ),
+                _stat("context-window", "Context window", window),
+                _stat("turns", "Assistant turns (leaf path)", series.total_turns),
+                _stat("recorded-turns", "Turns with recorded usage", series.recorded_turns),
+                _stat("compactions", "Compactions", len(stats.compactions)),
+                _stat("branch-points", "Branch points", len(stats.branch_points)),
+                _stat("abandoned-entries", "Entries off the leaf path", stats.abandoned_entries),
+                _stat("tool-calls", "Tool calls", stats.tool_calls),
+                _stat("tool-results", "Tool results", stats.tool_results),
+                _stat(
+                    "unpaired",
+                    "Unpaired calls / results",
+                    unpaired,
+                    tone="warn" if unpaired else "",
+                ),
+                _bad_count("damaged-lines", "Damaged lines", len(stats.damaged_lines)),
+            ]
+        )
     ]
 
     shown = series.downsampled(MAX_CHART_POINTS)
@@ -507,36 +517,25 @@ def fleet_page(stats: FleetStats) -> str:
         f'<h1>Fleet report: {_n(stats.sessions)} sessions</h1><p class="meta mono">{_e(roots)}</p>'
     )
     total_bytes = int(stats.sizes.sum())
-    glance = "".join(
-        [
-            _stat("sessions", "Sessions", stats.sessions),
-            _stat("bytes", "Total size", total_bytes, _size(total_bytes)),
-            _stat("entries", "Entries", int(stats.entries.sum())),
-            _stat("messages", "Messages", int(stats.messages.sum())),
-            _stat("estimated-tokens", "Estimated tokens", int(stats.tokens.sum())),
-            _stat(
-                "largest-session",
-                "Largest session",
-                int(stats.sizes.max()) if stats.sessions else 0,
-                _size(int(stats.sizes.max())) if stats.sessions else _NONE,
-            ),
-            _stat(
-                "damaged-sessions",
-                "Damaged sessions",
-                stats.damaged_sessions,
-                tone="bad" if stats.damaged_sessions else "",
-            ),
-            _stat("damaged-lines", "Damaged lines", int(stats.damaged_lines.sum())),
-            _stat(
-                "unreadable",
-                "Unreadable files",
-                len(stats.errors),
-                tone="bad" if stats.errors else "",
-            ),
-        ]
-    )
     sections = [
-        f'<section id="summary"><h2>At a glance</h2><dl class="stats">{glance}</dl></section>'
+        _glance(
+            [
+                _stat("sessions", "Sessions", stats.sessions),
+                _stat("bytes", "Total size", total_bytes, _size(total_bytes)),
+                _stat("entries", "Entries", int(stats.entries.sum())),
+                _stat("messages", "Messages", int(stats.messages.sum())),
+                _stat("estimated-tokens", "Estimated tokens", int(stats.tokens.sum())),
+                _stat(
+                    "largest-session",
+                    "Largest session",
+                    int(stats.sizes.max()) if stats.sessions else 0,
+                    _size(int(stats.sizes.max())) if stats.sessions else _NONE,
+                ),
+                _bad_count("damaged-sessions", "Damaged sessions", stats.damaged_sessions),
+                _stat("damaged-lines", "Damaged lines", int(stats.damaged_lines.sum())),
+                _bad_count("unreadable", "Unreadable files", len(stats.errors)),
+            ]
+        )
     ]
     by_tokens = stats.largest_by_tokens()
     sections.append(

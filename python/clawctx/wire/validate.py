@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -63,6 +63,33 @@ def _messages(body: Mapping[str, Any], key: str) -> list[Any]:
     return _list(body.get(key))
 
 
+def _user_assistant_turns(
+    messages: list[Any], found: _Found
+) -> Iterator[tuple[int, str, Mapping[str, Any], str]]:
+    """``(index, where, message, role)`` of each message whose role is ``user`` or
+    ``assistant`` (the only roles Anthropic and Bedrock take); any other is reported
+    (``role-not-allowed``) and skipped."""
+    for i, msg in enumerate(messages):
+        where = f"messages[{i}]"
+        role = msg.get("role") if isinstance(msg, Mapping) else None
+        if role not in ("user", "assistant"):
+            found.append(BodyViolation(where, "role-not-allowed", f"role {role!r}"))
+            continue
+        yield i, where, msg, role
+
+
+def _tool_use_id(
+    tid: Any, pattern: re.Pattern[str], where: str, seen: set[str], found: _Found
+) -> None:
+    """A tool call id must match the provider's ``pattern`` and be unique in the request."""
+    if not isinstance(tid, str) or not pattern.fullmatch(tid):
+        found.append(BodyViolation(where, "invalid-tool-use-id", f"id {tid!r}"))
+    if isinstance(tid, str):
+        if tid in seen:
+            found.append(BodyViolation(where, "duplicate-tool-use-id", f"id {tid!r}"))
+        seen.add(tid)
+
+
 # --- Anthropic Messages ----------------------------------------------------------------------
 
 
@@ -88,12 +115,7 @@ def _anthropic(body: Mapping[str, Any]) -> _Found:
     messages = _messages(body, "messages")
     seen_ids: set[str] = set()
     with_content = 0
-    for i, msg in enumerate(messages):
-        where = f"messages[{i}]"
-        role = msg.get("role") if isinstance(msg, Mapping) else None
-        if role not in ("user", "assistant"):
-            found.append(BodyViolation(where, "role-not-allowed", f"role {role!r}"))
-            continue
+    for i, where, msg, role in _user_assistant_turns(messages, found):
         for j, block in enumerate(_list(msg.get("content"))):
             if isinstance(block, Mapping) and block.get("type") == "compaction":
                 if (i, j) != (0, 0):
@@ -136,19 +158,9 @@ def _anthropic(body: Mapping[str, Any]) -> _Found:
                     BodyViolation(f"{where}.content[{j}]", "empty-text-block", "blank text")
                 )
             elif kind == "tool_use":
-                tid = block.get("id")
-                if not isinstance(tid, str) or not _ANTHROPIC_ID.fullmatch(tid):
-                    found.append(
-                        BodyViolation(f"{where}.content[{j}]", "invalid-tool-use-id", f"id {tid!r}")
-                    )
-                if isinstance(tid, str):
-                    if tid in seen_ids:
-                        found.append(
-                            BodyViolation(
-                                f"{where}.content[{j}]", "duplicate-tool-use-id", f"id {tid!r}"
-                            )
-                        )
-                    seen_ids.add(tid)
+                _tool_use_id(
+                    block.get("id"), _ANTHROPIC_ID, f"{where}.content[{j}]", seen_ids, found
+                )
         if role == "user":
             _anthropic_results(messages, i, blocks, found)
         else:
@@ -540,12 +552,7 @@ def _bedrock(body: Mapping[str, Any]) -> _Found:
     messages = _messages(body, "messages")
     seen: set[str] = set()
     prev_role: Any = None
-    for i, msg in enumerate(messages):
-        where = f"messages[{i}]"
-        role = msg.get("role") if isinstance(msg, Mapping) else None
-        if role not in ("user", "assistant"):
-            found.append(BodyViolation(where, "role-not-allowed", f"role {role!r}"))
-            continue
+    for i, where, msg, role in _user_assistant_turns(messages, found):
         if i == 0 and role != "user":
             found.append(BodyViolation(where, "first-message-not-user", f"role {role!r}"))
         if role == prev_role:
@@ -564,13 +571,7 @@ def _bedrock(body: Mapping[str, Any]) -> _Found:
                 found.append(BodyViolation(bwhere, "empty-text-block", "blank text"))
             use = block.get("toolUse")
             if isinstance(use, Mapping):
-                tid = use.get("toolUseId")
-                if not isinstance(tid, str) or not _BEDROCK_ID.fullmatch(tid):
-                    found.append(BodyViolation(bwhere, "invalid-tool-use-id", f"id {tid!r}"))
-                if isinstance(tid, str):
-                    if tid in seen:
-                        found.append(BodyViolation(bwhere, "duplicate-tool-use-id", f"id {tid!r}"))
-                    seen.add(tid)
+                _tool_use_id(use.get("toolUseId"), _BEDROCK_ID, bwhere, seen, found)
             result = block.get("toolResult")
             if isinstance(result, Mapping):
                 tid = result.get("toolUseId")
