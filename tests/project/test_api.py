@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+import importlib
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +12,17 @@ import pytest
 
 import clawctx
 from clawctx import _core
+
+#: The stub package of the native module: `__init__.pyi` and one `<stage>.pyi` per submodule.
+STUBS = Path(_core.__file__).with_name("_core")
+STAGES = sorted(p.stem for p in STUBS.glob("*.pyi") if p.stem != "__init__")
+
+
+def _stub_all(path: Path) -> set[str]:
+    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "__all__":
+            return set(ast.literal_eval(node.value))
+    raise AssertionError(f"{path.name} has no __all__")
 
 
 def test_public_names_are_exported() -> None:
@@ -28,6 +41,41 @@ def test_stubs_match_the_native_module() -> None:
         [sys.executable, "-m", "mypy.stubtest", "clawctx._core"], capture_output=True, text=True
     )
     assert result.returncode == 0, result.stdout + result.stderr
+    # Every part was checked as a module of its own: `__init__.pyi` re-exports their names, and
+    # stubtest checks a re-exported name only in the module that defines it.
+    assert f"in {len(STAGES) + 1} modules" in result.stdout, result.stdout
+
+
+def test_each_stub_part_is_a_runtime_submodule() -> None:
+    assert {"session", "transcript", "hygiene", "compaction"} <= set(STAGES)
+    names: set[str] = set()
+    for stage in STAGES:
+        module = importlib.import_module(f"clawctx._core.{stage}")
+        assert module is sys.modules[f"clawctx._core.{stage}"] is getattr(_core, stage)
+        assert module.__name__ == f"clawctx._core.{stage}"
+        assert set(module.__all__) == _stub_all(STUBS / f"{stage}.pyi"), stage
+        for name in module.__all__:
+            obj = getattr(module, name)
+            assert getattr(_core, name) is obj, name  # still reachable from `clawctx._core`
+            if isinstance(obj, type) or callable(obj):
+                assert obj.__module__ == module.__name__, (name, obj.__module__)
+        names |= set(module.__all__)
+    assert names <= set(_core.__all__)
+    assert set(_core.__all__) == _stub_all(STUBS / "__init__.pyi")
+    assert not (STUBS / "__init__.py").exists()  # the extension module stays `clawctx._core`
+
+
+def test_a_stage_submodule_imports_first_in_a_fresh_process() -> None:
+    code = (
+        "import clawctx._core.session as s, pickle; from clawctx._core.session import Session; "
+        "assert s.Session is Session and s.__name__ == 'clawctx._core.session'; "
+        "assert pickle.loads(pickle.dumps(s.SessionSummary)) is s.SessionSummary; "
+        "import clawctx._core as c; assert c.__file__.endswith('.so'), c.__file__; "
+        "print(c.Transcript.__module__)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "clawctx._core.transcript"
 
 
 def test_error_hierarchy() -> None:
