@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import importlib
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -44,6 +46,42 @@ def test_stubs_match_the_native_module() -> None:
     # Every part was checked as a module of its own: `__init__.pyi` re-exports their names, and
     # stubtest checks a re-exported name only in the module that defines it.
     assert f"in {len(STAGES) + 1} modules" in result.stdout, result.stdout
+
+
+def test_stubtest_catches_a_wrong_parameter_in_a_part(tmp_path: Path) -> None:
+    # The stub package copied beside an empty `clawctx/__init__.pyi` (mypy reads only the
+    # stubs), with a keyword renamed in a function of one part and a method of another; the
+    # runtime is the real extension. A name `__init__.pyi` re-exports is checked in its part.
+    pytest.importorskip("mypy")
+    stubs = tmp_path / "clawctx" / "_core"
+    shutil.copytree(STUBS, stubs)
+    (tmp_path / "clawctx" / "__init__.pyi").write_text("", encoding="utf-8")
+    (tmp_path / "mypy.ini").write_text("[mypy]\n", encoding="utf-8")
+    for part, old, new in (
+        ("session", "*, chunk_bytes: int = 262144)", "*, chunk_size: int = 262144)"),
+        ("transcript", "value: object, start: int = 0,", "value: object, begin: int = 0,"),
+    ):
+        text = (stubs / f"{part}.pyi").read_text(encoding="utf-8")
+        assert text.count(old) == 1, (part, old)
+        (stubs / f"{part}.pyi").write_text(text.replace(old, new), encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(Path(clawctx.__file__).resolve().parent.parent)}
+    result = subprocess.run(
+        [sys.executable, "-m", "mypy.stubtest", "clawctx._core", "--mypy-config-file", "mypy.ini"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env=env,
+    )
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert (
+        "clawctx._core.session.read_leaf_context is inconsistent, "
+        'runtime does not have parameter "chunk_size"'
+    ) in result.stdout
+    assert (
+        "clawctx._core.transcript.Transcript.index is inconsistent, "
+        'stub parameter "begin" differs from runtime parameter "start"'
+    ) in result.stdout
+    assert "(checked 9 modules)" in result.stdout, result.stdout
 
 
 def test_each_stub_part_is_a_runtime_submodule() -> None:

@@ -387,6 +387,8 @@ def replace_content_blocks(
     Bad indices raise `ValueError`.
     """
 
+# ---- heartbeat tokens (OpenClaw heartbeat.ts: stripHeartbeatToken) ----
+
 @final
 class StripResult:
     """`stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as

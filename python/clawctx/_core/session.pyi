@@ -512,6 +512,8 @@ def repair_session_bytes(
     always `None`.
     """
 
+# ---- heartbeat transcripts (OpenClaw heartbeat-runner.ts) ----
+
 @final
 class HeartbeatMark:
     """The size of a session file recorded (under its lock) before a heartbeat run."""
