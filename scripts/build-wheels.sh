@@ -78,6 +78,11 @@ names = zipfile.ZipFile(wheel).namelist()
 assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names), "no LICENSE in the wheel"
 assert "clawctx/_core.abi3.so" in names, "no clawctx/_core.abi3.so in the wheel"
 assert "clawctx/py.typed" in names, "no py.typed in the wheel"
+# The stub package of the native module: __init__.pyi and one <stage>.pyi per submodule.
+stubs = {n for n in names if n.startswith("clawctx/_core/") and n.endswith(".pyi")}
+for stage in ("__init__", "transcript", "session", "hygiene", "compaction", "payload"):
+    assert f"clawctx/_core/{stage}.pyi" in stubs, f"no clawctx/_core/{stage}.pyi in the wheel"
+assert not any(n.startswith("clawctx/_core/") and not n.endswith(".pyi") for n in names)
 metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
 text = zipfile.ZipFile(wheel).read(metadata).decode()
 assert "License-Expression: MIT" in text, "no License-Expression in METADATA"
@@ -85,7 +90,7 @@ assert "example.invalid" not in text, "placeholder URL in METADATA"
 members = tarfile.open(sdist).getnames()
 for required in ("LICENSE", "rust/core/data/o200k_base.tiktoken.gz", "Cargo.lock"):
     assert any(m.endswith("/" + required) for m in members), f"no {required} in the sdist"
-print("wheel and sdist: LICENSE, py.typed, abi3 module, vocabularies: ok")
+print("wheel and sdist: LICENSE, py.typed, abi3 module, stubs, vocabularies: ok")
 PY
 
 echo "== check: install into a fresh virtual environment and run"
@@ -97,5 +102,9 @@ python -m venv "$venv"
     --model-api anthropic-messages --model claude-sonnet-4-5 \
     --prompt "What changed since the last release?" | tail -n 3)
 "$venv/bin/python" -c 'import clawctx; print(clawctx.count_tokens("tiktoken is great!"))'
+# The stage submodules import on their own; the stub directory does not shadow the extension.
+"$venv/bin/python" -c 'import clawctx._core.session as s, clawctx._core as c
+assert c.__file__.endswith(".abi3.so"), c.__file__
+assert c.Session is s.Session and s.Session.__module__ == "clawctx._core.session"'
 rm -rf "$(dirname "$venv")"
 echo "== wheel ok: $wheel"

@@ -1,11 +1,13 @@
-"""Copy the binding's Rust ``///`` docs into the docstrings of ``python/clawctx/_core.pyi``.
+"""Copy the binding's Rust ``///`` docs into the docstrings of the stubs ``python/clawctx/_core/``.
 
-The API site (mkdocstrings) is built from the stub, while the prose lives as ``///`` doc
-comments on the PyO3 items in ``rust/python/src/*.rs`` and on the report types the core declares
+The native module's stub is a package: ``__init__.pyi`` (the errors and the re-exports) and one
+``<stage>.pyi`` per submodule of ``clawctx._core`` (``session.pyi``, ...). The API site
+(mkdocstrings) is built from the stubs, while the prose lives as ``///`` doc comments on the
+PyO3 items in ``rust/python/src/*.rs`` and on the report types the core declares
 as Python classes with its ``python`` feature (``rust/core/src/**/*.rs``, written
 ``#[cfg_attr(feature = "python", pyo3::pyclass(...))]``). This script keeps the two equal:
 
-    python scripts/stub_docs.py           # rewrite the stub's docstrings from the Rust docs
+    python scripts/stub_docs.py           # rewrite the stubs' docstrings from the Rust docs
     python scripts/stub_docs.py --check   # exit 1, listing every stub definition that differs
 
 Exposed items are ``#[pyfunction]`` functions, ``#[pyclass]`` structs, the methods of their
@@ -35,7 +37,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 RUST_DIR = REPO / "rust" / "python" / "src"
 CORE_DIR = REPO / "rust" / "core" / "src"
-STUB = REPO / "python" / "clawctx" / "_core.pyi"
+STUB = REPO / "python" / "clawctx" / "_core"  # the stub package (a single .pyi works too)
 LINE_LENGTH = 100  # ruff's line-length in pyproject.toml
 
 _NAME_ARG = re.compile(r'\bname\s*=\s*"([^"]+)"')
@@ -383,6 +385,22 @@ def _on_header_line(lines: list[str], first: ast.stmt) -> bool:
     return bool(lines[first.lineno - 1].encode()[: first.col_offset].decode().strip())
 
 
+def stub_files(stub: Path) -> list[Path]:
+    """The stub files: ``stub`` itself, or every ``.pyi`` of the stub package ``stub``."""
+    return sorted(stub.glob("*.pyi")) if stub.is_dir() else [stub]
+
+
+def package_coverage(stub: Path) -> tuple[list[str], list[str]]:
+    """`coverage` over every file of the stub (package)."""
+    documented: list[str] = []
+    missing: list[str] = []
+    for path in stub_files(stub):
+        done, todo = coverage(ast.parse(path.read_text(encoding="utf-8")))
+        documented += done
+        missing += todo
+    return documented, missing
+
+
 def _ruff_format(path: Path) -> None:
     """Let ruff lay out what changed (a def that lost its ``...`` may now fit on one line).
 
@@ -405,22 +423,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--core", type=Path, default=CORE_DIR)
     args = parser.parse_args(argv)
     docs = parse_rust(sorted(args.rust.glob("*.rs")) + sorted(args.core.rglob("*.rs")))
-    stub_text = args.stub.read_text(encoding="utf-8")
-    new_text, changed = apply(stub_text, docs)
+    paths = stub_files(args.stub)
+    if not paths:
+        parser.error(f"{args.stub}: no stub file")
+    results = []
+    for path in paths:
+        stub_text = path.read_text(encoding="utf-8")
+        new_text, changed = apply(stub_text, docs)
+        results.append((path, stub_text, new_text, changed))
     if args.check:
-        if changed:
+        differ = [(path, changed) for path, _, _, changed in results if changed]
+        for path, changed in differ:
             print(
-                f"{args.stub}: {len(changed)} docstring(s) differ from the Rust /// docs "
+                f"{path}: {len(changed)} docstring(s) differ from the Rust /// docs "
                 "(run python scripts/stub_docs.py):"
             )
             for name in changed:
                 print(f"  {name}")
-            return 1
-        return 0
-    if new_text != stub_text:
-        args.stub.write_text(new_text, encoding="utf-8")
-        _ruff_format(args.stub)
-    print(f"{args.stub}: {len(changed)} docstring(s) written")
+        return 1 if differ else 0
+    for path, stub_text, new_text, changed in results:
+        if new_text != stub_text:
+            path.write_text(new_text, encoding="utf-8")
+            _ruff_format(path)
+        print(f"{path}: {len(changed)} docstring(s) written")
     return 0
 
 

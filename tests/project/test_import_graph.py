@@ -96,7 +96,9 @@ def _imports(nodes: list[ast.stmt], *, lazy: bool = False) -> Iterator[tuple[str
 
 def _python_graph() -> tuple[dict[str, set[str]], list[str]]:
     modules = {_module_name(path): path for path in PACKAGE.rglob("*.py")}
-    modules["clawctx._core"] = PACKAGE / "_core.pyi"
+    # The native module and its stage submodules, known by their stubs (`_core/*.pyi`).
+    modules.update({_module_name(path): path for path in (PACKAGE / "_core").glob("*.pyi")})
+    assert "clawctx._core" in modules and "clawctx._core.session" in modules
 
     def resolve(name: str) -> str | None:
         while name and name not in modules:

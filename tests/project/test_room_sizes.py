@@ -14,15 +14,7 @@ from conftest import REPO
 LIMIT = 1500
 
 #: Files over the limit while they are being split elsewhere (issue 29), each with the plan.
-PENDING = {
-    # The native module's stub grew with the docstrings generated from the binding
-    # (scripts/stub_docs.py). Not as a stub package (_core/__init__.pyi re-exporting
-    # _core/history.pyi, ...): mypy reads one, but stubtest then fails to import the
-    # submodules (the runtime _core is no package) and, once they are allowlisted, skips the
-    # re-exported names, so a wrong parameter name in a part passes unnoticed (mypy 1.x
-    # stubtest, "Skip re-exported names whose defining module will be checked separately").
-    "python/clawctx/_core.pyi",
-}
+PENDING: set[str] = set()
 
 
 def _sources() -> list[Path]:

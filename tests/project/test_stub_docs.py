@@ -1,7 +1,8 @@
 """The stub's docstrings come from the binding's Rust `///` docs (scripts/stub_docs.py).
 
-The API site is built from `python/clawctx/_core.pyi`; these tests keep its docstrings equal to
-the `///` docs in `rust/python/src` and keep at least 90% of its public definitions documented.
+The API site is built from the stub package `python/clawctx/_core/` (`__init__.pyi` and one
+`<stage>.pyi` per submodule); these tests keep its docstrings equal to the `///` docs in
+`rust/python/src` and keep at least 90% of its public definitions documented.
 """
 
 from __future__ import annotations
@@ -37,7 +38,9 @@ def test_stub_docstrings_equal_the_rust_docs() -> None:
 
 def test_public_stub_definitions_are_documented() -> None:
     stub_docs = _load()
-    documented, missing = stub_docs.coverage(ast.parse(stub_docs.STUB.read_text("utf-8")))
+    assert stub_docs.STUB.is_dir()
+    documented, missing = stub_docs.package_coverage(stub_docs.STUB)
+    assert len(documented) > 250  # every part is counted, not only `__init__.pyi`
     share = len(documented) / (len(documented) + len(missing))
     print(f"documented {len(documented)} of {len(documented) + len(missing)} ({share:.1%})")
     print("undocumented:", ", ".join(missing))
@@ -166,3 +169,30 @@ def test_long_docs_are_wrapped_to_the_line_length(tmp_path: Path) -> None:
     assert doc is not None
     assert " ".join(doc.split()) == f"{words} - a list item {words}"
     assert "\n  word" in doc  # the list item's continuation lines hang under its text
+
+
+def test_every_file_of_a_stub_package_is_checked_and_written(tmp_path: Path) -> None:
+    rust_dir, _ = _write_case(tmp_path, RUST, "")
+    package = tmp_path / "_core"
+    package.mkdir()
+    (package / "__init__.pyi").write_text(
+        "from .things import Thing as Thing, count_things as count_things\n", encoding="utf-8"
+    )
+    (package / "things.pyi").write_text(STUB, encoding="utf-8")
+    args = ["--stub", str(package), "--rust", str(rust_dir)]
+    check = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check", *args], capture_output=True, text=True
+    )
+    assert check.returncode == 1
+    assert f"{package / 'things.pyi'}: 7 docstring(s) differ" in check.stdout
+    assert "__init__.pyi" not in check.stdout
+
+    subprocess.run([sys.executable, str(SCRIPT), *args], check=True, capture_output=True)
+    stub_docs = _load()
+    documented, missing = stub_docs.package_coverage(package)
+    assert "count_things" in documented and "Thing.count" in documented
+    assert missing == []
+    again = subprocess.run(
+        [sys.executable, str(SCRIPT), "--check", *args], capture_output=True, text=True
+    )
+    assert again.returncode == 0, again.stdout

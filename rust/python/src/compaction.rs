@@ -33,7 +33,11 @@ fn count_arg(name: &str, value: i64) -> PyResult<u64> {
 /// answer; also the summary budget) and `keep_recent_tokens` (recent messages kept verbatim).
 /// `reserve_tokens_floor` raises `reserve_tokens` to at least that value, as OpenClaw does with
 /// its floor of 20000 (`CompactionSettings.DEFAULT_RESERVE_TOKENS_FLOOR`).
-#[pyclass(name = "CompactionSettings", module = "clawctx._core", frozen)]
+#[pyclass(
+    name = "CompactionSettings",
+    module = "clawctx._core.compaction",
+    frozen
+)]
 pub struct PyCompactionSettings {
     pub inner: CompactionSettings,
 }
@@ -240,7 +244,11 @@ pub fn find_cut_point(
 
 /// What `prepare_compaction` found (pi's `CompactionPreparation`). Indices are positions in
 /// the branch path (root → leaf) it was made for.
-#[pyclass(name = "CompactionPreparation", module = "clawctx._core", frozen)]
+#[pyclass(
+    name = "CompactionPreparation",
+    module = "clawctx._core.compaction",
+    frozen
+)]
 pub struct PyCompactionPreparation {
     inner: Arc<Preparation>,
     messages_to_summarize: Py<PyTranscript>,
@@ -391,7 +399,12 @@ impl PyCompactionPreparation {
 /// single user message with `system_prompt` and at most `max_tokens` of output (pi asks for
 /// reasoning effort "high" when the model supports it), and return the text of the answer
 /// (text blocks joined with "\n", as pi does). `kind` is `"history"` or `"turn_prefix"`.
-#[pyclass(name = "SummaryRequest", module = "clawctx._core", frozen, get_all)]
+#[pyclass(
+    name = "SummaryRequest",
+    module = "clawctx._core.compaction",
+    frozen,
+    get_all
+)]
 pub struct PySummaryRequest {
     pub kind: String,
     pub prompt: String,

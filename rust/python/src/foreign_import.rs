@@ -17,7 +17,12 @@ use crate::errors::IntoPyResult;
 use crate::transcript::PyTranscript;
 
 /// A transcript imported from a file of any of the three formats, and the file's facts.
-#[pyclass(name = "ImportedTranscript", module = "clawctx._core", frozen, get_all)]
+#[pyclass(
+    name = "ImportedTranscript",
+    module = "clawctx._core.foreign",
+    frozen,
+    get_all
+)]
 pub struct PyImportedTranscript {
     /// `"pi"`, `"claude-code"` or `"codex"`.
     pub format: &'static str,

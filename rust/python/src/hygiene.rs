@@ -73,7 +73,7 @@ fn now_arg(py: Python<'_>, now_ms: Option<&Bound<'_, PyAny>>) -> PyResult<i64> {
 
 /// What hygiene a provider needs (OpenClaw `src/agents/transcript-policy.ts`). Build one with
 /// `resolve_transcript_policy`, or directly with keyword arguments to override fields.
-#[pyclass(name = "TranscriptPolicy", module = "clawctx._core", frozen)]
+#[pyclass(name = "TranscriptPolicy", module = "clawctx._core.hygiene", frozen)]
 pub struct PyTranscriptPolicy {
     pub inner: CorePolicy,
 }

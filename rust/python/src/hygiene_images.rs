@@ -18,7 +18,12 @@ use crate::transcript::{transcript_arg, PyTranscript};
 
 /// An image block that `sanitizeSessionMessagesImages` sanitizes: where it is, its `data` and
 /// `mimeType`, and the per-result limit overrides of a tool result (`details.imageSanitization`).
-#[pyclass(name = "ImageBlockRef", module = "clawctx._core", frozen, get_all)]
+#[pyclass(
+    name = "ImageBlockRef",
+    module = "clawctx._core.hygiene",
+    frozen,
+    get_all
+)]
 pub struct PyImageBlockRef {
     pub message_index: usize,
     pub block_index: usize,

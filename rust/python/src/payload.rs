@@ -24,7 +24,7 @@ use crate::transcript::PyTranscript;
 /// A request body built in Rust. `to_json()` writes the JSON bytes from the Rust body (its
 /// messages often already JSON text copied from the stored bytes); `to_dict()` reads those
 /// bytes into Python objects.
-#[pyclass(name = "RequestPayload", module = "clawctx._core", frozen)]
+#[pyclass(name = "RequestPayload", module = "clawctx._core.payload", frozen)]
 pub struct PyRequestPayload {
     payload: Arc<Payload>,
     api: String,
@@ -319,7 +319,7 @@ fn break_tuple(br: CacheBreak) -> CacheBreakTuple {
 /// `_cache_diff` of each body pushed with the one pushed before it, for the requests of a
 /// session in turn: the previous body's layout is kept, so each push reads structurally only
 /// what the new body does not repeat. One chain serves one thread at a time.
-#[pyclass(name = "_CacheDiffChain", module = "clawctx._core")]
+#[pyclass(name = "_CacheDiffChain", module = "clawctx._core.payload")]
 pub struct PyCacheDiffChain {
     counter: clawctx_core::token_count::TokenCounter,
     previous: Option<(Body, BodyLayout)>,

@@ -71,7 +71,7 @@ fn tuples(events: Vec<PiEvent>) -> Vec<EventTuple> {
 /// `feed_*` returns the events pi-ai pushed for what was fed, `partial()` the message so far,
 /// `finish()` the final message and every event type. Raises `ValueError` for a reply that
 /// cannot be read, after which the reader is closed.
-#[pyclass(module = "clawctx._core", name = "_ResponseReader")]
+#[pyclass(module = "clawctx._core.response", name = "_ResponseReader")]
 pub struct PyResponseReader {
     inner: Option<StreamReader>,
 }

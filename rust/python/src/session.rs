@@ -22,7 +22,12 @@ use crate::transcript::PyTranscript;
 
 /// The context built for a leaf (`buildSessionContext`, pi-mono 0.58.3
 /// `packages/coding-agent/src/core/session-manager.ts`).
-#[pyclass(name = "SessionContext", module = "clawctx._core", frozen, get_all)]
+#[pyclass(
+    name = "SessionContext",
+    module = "clawctx._core.session",
+    frozen,
+    get_all
+)]
 pub struct PySessionContext {
     /// The messages on the path, as a `Transcript`.
     pub messages: Py<PyTranscript>,
@@ -100,7 +105,7 @@ fn write_options(fsync: bool, lock_timeout: f64) -> PyResult<WriteOptions> {
 /// may need the GIL (building dicts) to finish. The `now_ms` and `id_factory` callbacks are
 /// never called with the lock held (issue 33, N5): ids and times are drawn first, so a
 /// callback may take application locks or read any session, its own included.
-#[pyclass(subclass, frozen, name = "Session", module = "clawctx._core")]
+#[pyclass(subclass, frozen, name = "Session", module = "clawctx._core.session")]
 pub struct PySession {
     state: Mutex<State>,
     /// [`thread_token`] of the thread holding `state`, 0 when none: a callback that calls

@@ -16,7 +16,7 @@ use crate::transcript::PyTranscript;
 
 /// The context of a session file's last entry, read from the end of the file as far as needed
 /// (see `read_leaf_context`).
-#[pyclass(name = "LeafContext", module = "clawctx._core", frozen)]
+#[pyclass(name = "LeafContext", module = "clawctx._core.session", frozen)]
 pub struct PyLeafContext {
     reader: Mutex<LeafContextReader>,
     messages: Py<PyTranscript>,

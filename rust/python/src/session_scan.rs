@@ -51,7 +51,7 @@ pub fn scan_sessions(
 }
 
 /// A scan in progress (see `scan_stream`): an iterator of `SessionSummary`.
-#[pyclass(name = "ScanStream", module = "clawctx._core", frozen)]
+#[pyclass(name = "ScanStream", module = "clawctx._core.session", frozen)]
 pub struct PyScanStream {
     inner: Mutex<ScanStream>,
     total: usize,

@@ -15,7 +15,12 @@ use crate::session::PySessionContext;
 ///
 /// Indexing and iteration give dicts, built on request. Messages read from a session file keep
 /// their exact bytes: `to_json()` of an unmodified transcript reproduces them.
-#[pyclass(name = "Transcript", module = "clawctx._core", frozen, sequence)]
+#[pyclass(
+    name = "Transcript",
+    module = "clawctx._core.transcript",
+    frozen,
+    sequence
+)]
 pub struct PyTranscript {
     pub inner: Arc<Transcript>,
 }

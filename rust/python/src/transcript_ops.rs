@@ -84,7 +84,7 @@ fn weighting(cjk: bool) -> CharWeighting {
 /// Result of `repair_tool_call_inputs`.
 #[pyclass(
     name = "ToolCallInputsReport",
-    module = "clawctx._core",
+    module = "clawctx._core.transcript",
     frozen,
     get_all
 )]
@@ -137,7 +137,12 @@ pub fn sanitize_tool_call_inputs(
 }
 
 /// Result of `repair_tool_pairing`.
-#[pyclass(name = "PairingReport", module = "clawctx._core", frozen, get_all)]
+#[pyclass(
+    name = "PairingReport",
+    module = "clawctx._core.transcript",
+    frozen,
+    get_all
+)]
 pub struct PyPairingReport {
     /// The repaired transcript.
     pub messages: Py<PyTranscript>,
@@ -357,7 +362,7 @@ pub fn token_counts_array<'py>(
 // ---- pruning -------------------------------------------------------------------------------
 
 /// Effective context-pruning settings (`computeEffectiveSettings` of context-pruning/settings.ts).
-#[pyclass(name = "PruningSettings", module = "clawctx._core", frozen)]
+#[pyclass(name = "PruningSettings", module = "clawctx._core.transcript", frozen)]
 pub struct PyPruningSettings {
     pub inner: CoreSettings,
 }

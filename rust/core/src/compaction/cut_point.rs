@@ -13,7 +13,7 @@ use crate::session::{types, Entry};
     feature = "python",
     pyo3::pyclass(
         name = "CutPoint",
-        module = "clawctx._core",
+        module = "clawctx._core.compaction",
         frozen,
         skip_from_py_object
     )

@@ -46,7 +46,7 @@ pub enum StripMode {
     feature = "python",
     pyo3::pyclass(
         name = "StripResult",
-        module = "clawctx._core",
+        module = "clawctx._core.hygiene",
         frozen,
         get_all,
         skip_from_py_object

@@ -190,7 +190,7 @@ impl ProviderFamily {
     feature = "python",
     pyo3::pyclass(
         name = "Violation",
-        module = "clawctx._core",
+        module = "clawctx._core.hygiene",
         frozen,
         get_all,
         skip_from_py_object

@@ -37,7 +37,7 @@ const MARK_FINGERPRINT_BYTES: u64 = 4096;
     feature = "python",
     pyo3::pyclass(
         name = "HeartbeatMark",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         skip_from_py_object
     )
@@ -146,7 +146,7 @@ impl PruneAction {
     feature = "python",
     pyo3::pyclass(
         name = "HeartbeatPruneReport",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         skip_from_py_object
     )

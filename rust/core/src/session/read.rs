@@ -48,7 +48,7 @@ impl LineAction {
     feature = "python",
     pyo3::pyclass(
         name = "SkippedLine",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         skip_from_py_object
     )

@@ -101,7 +101,7 @@ impl ChangeKind {
     feature = "python",
     pyo3::pyclass(
         name = "LineChange",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         skip_from_py_object
     )
@@ -121,7 +121,7 @@ pub struct LineChange {
     feature = "python",
     pyo3::pyclass(
         name = "RepairReport",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         get_all,
         skip_from_py_object

@@ -60,7 +60,7 @@ pub struct SourceFacts {
     feature = "python",
     pyo3::pyclass(
         name = "SessionSummary",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         get_all,
         skip_from_py_object

@@ -32,7 +32,7 @@ pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64>
     feature = "python",
     pyo3::pyclass(
         name = "ContextTokens",
-        module = "clawctx._core",
+        module = "clawctx._core.transcript",
         frozen,
         get_all,
         skip_from_py_object

@@ -41,7 +41,7 @@ impl RefreshMode {
     feature = "python",
     pyo3::pyclass(
         name = "RefreshReport",
-        module = "clawctx._core",
+        module = "clawctx._core.session",
         frozen,
         skip_from_py_object
     )
