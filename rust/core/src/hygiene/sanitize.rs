@@ -248,10 +248,8 @@ pub fn sanitize_message_blocks(
         let facts = message.facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
-                // Most results already hold an array: read the fields raw, no value tree.
-                let raw = crate::base::RawObject::parse(message.as_str()).ok();
-                let content = raw.as_ref().and_then(|o| o.get("content"));
-                if content.is_some_and(|c| c.get().trim_start().starts_with('[')) {
+                // Most results already hold an array, which the facts say: no value tree.
+                if facts.exact && facts.content_is_array {
                     return None;
                 }
                 let mut obj = object(message);
@@ -1101,6 +1099,30 @@ mod tests {
         PARSED.with(|n| n.set(0));
         let out = pass(input);
         (out, PARSED.with(std::cell::Cell::get))
+    }
+
+    #[test]
+    fn sanitize_message_blocks_parses_only_tool_results_without_an_array() {
+        let input = Transcript::from_values(&[
+            json!({"role":"toolResult","toolCallId":"a","content":[{"type":"text","text":"r"}]}),
+            json!({"role":"toolResult","toolCallId":"b","content":"text"}),
+            json!({"role":"toolResult","toolCallId":"c"}),
+            json!({"role":"assistant","content":[{"type":"text","text":" "}]}),
+        ]);
+        let (out, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::ImagesOnly, false, None),
+            &input,
+        );
+        assert_eq!(parsed, 2);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                None,
+                Some(json!({"role":"toolResult","toolCallId":"b","content":[]})),
+                Some(json!({"role":"toolResult","toolCallId":"c","content":[]})),
+                None,
+            ]
+        );
     }
 
     #[test]
