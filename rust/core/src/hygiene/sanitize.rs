@@ -18,7 +18,15 @@ pub const TOOL_CALLS_OMITTED_TEXT: &str = "[tool calls omitted]";
 /// google.ts, `annotateInterSessionUserMessages`.
 pub const INTER_SESSION_PREFIX: &str = "[Inter-session message]";
 
+#[cfg(test)]
+thread_local! {
+    /// Messages parsed by [`object`] on this thread (the tests count the parses a pass makes).
+    static PARSED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 fn object(message: &Message) -> Map<String, Value> {
+    #[cfg(test)]
+    PARSED.with(|n| n.set(n.get() + 1));
     match message.to_value() {
         Ok(Value::Object(map)) => map,
         _ => Map::new(),
@@ -240,10 +248,8 @@ pub fn sanitize_message_blocks(
         let facts = message.facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
-                // Most results already hold an array: read the fields raw, no value tree.
-                let raw = crate::base::RawObject::parse(message.as_str()).ok();
-                let content = raw.as_ref().and_then(|o| o.get("content"));
-                if content.is_some_and(|c| c.get().trim_start().starts_with('[')) {
+                // Most results already hold an array, which the facts say: no value tree.
+                if facts.exact && facts.content_is_array {
                     return None;
                 }
                 let mut obj = object(message);
@@ -286,7 +292,9 @@ pub fn sanitize_message_blocks(
 /// `[{"type":"text","text":""}]`.
 pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("assistant") || !message.as_str().contains("\"thinking\"") {
+        let facts = message.facts();
+        // The facts count the thinking blocks: a message without any is not parsed.
+        if !facts.is_role("assistant") || (facts.exact && facts.thinking_blocks == 0) {
             return None;
         }
         let mut obj = object(message);
@@ -339,6 +347,12 @@ pub fn zero_usage() -> Value {
            "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}})
 }
 
+/// [`zero_usage`], built once.
+fn zero_usage_ref() -> &'static Value {
+    static ZERO: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    ZERO.get_or_init(zero_usage)
+}
+
 /// `parseMessageTimestamp`: a finite number, or a string `Date.parse` reads.
 fn timestamp_ms(value: Option<&Value>) -> Option<f64> {
     match value? {
@@ -366,24 +380,43 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     else {
         return input.clone();
     };
-    let summary_time = timestamp_ms(
-        messages[summary_index]
-            .to_value()
-            .ok()
-            .as_ref()
-            .and_then(|v| v.get("timestamp")),
-    );
+    let summary = &messages[summary_index];
+    let summary_time = if summary.facts().exact {
+        summary.facts().timestamp_ms
+    } else {
+        timestamp_ms(
+            summary
+                .to_value()
+                .ok()
+                .as_ref()
+                .and_then(|v| v.get("timestamp")),
+        )
+    };
+    let stale = |i: usize, time: Option<f64>| {
+        i < summary_index || matches!((time, summary_time), (Some(t), Some(s)) if t <= s)
+    };
     input.map_messages(|i, message| {
-        if !message.facts().is_role("assistant") {
+        let facts = message.facts();
+        if !facts.is_role("assistant") {
             return None;
+        }
+        // Decided from the facts (usage, timestamp): only a message zeroed here is parsed.
+        if facts.exact {
+            let usage = facts.usage.as_ref();
+            if !is_js_object(usage)
+                || !stale(i, facts.timestamp_ms)
+                || usage == Some(zero_usage_ref())
+            {
+                return None;
+            }
         }
         let mut obj = object(message);
         if !is_js_object(obj.get("usage")) {
             return None;
         }
-        let stale = i < summary_index
-            || matches!((timestamp_ms(obj.get("timestamp")), summary_time), (Some(t), Some(s)) if t <= s);
-        if !stale || obj.get("usage") == Some(&zero_usage()) {
+        if !stale(i, timestamp_ms(obj.get("timestamp")))
+            || obj.get("usage") == Some(zero_usage_ref())
+        {
             return None;
         }
         obj.insert("usage".into(), zero_usage());
@@ -518,32 +551,45 @@ fn same_number(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// has exactly the snapshot's numbers (and cost), in which case it is kept as it is.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("assistant") {
+        let facts = message.facts();
+        if !facts.is_role("assistant") {
+            return None;
+        }
+        // The facts hold the stored usage: a message keeping it is not parsed.
+        if facts.exact && keeps_usage(facts.usage.as_ref()) {
             return None;
         }
         let mut obj = object(message);
         let usage = obj.get("usage");
-        let snapshot = usage_snapshot(usage);
-        if let Some(Value::Object(stored)) = usage {
-            let numbers_match = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
-                .iter()
-                .all(|k| same_number(stored.get(*k), snapshot.get(*k)));
-            let cost_matches = match (snapshot.get("cost"), stored.get("cost")) {
-                (Some(cost), Some(Value::Object(stored_cost))) => {
-                    ["input", "output", "cacheRead", "cacheWrite", "total"]
-                        .iter()
-                        .all(|k| same_number(stored_cost.get(*k), cost.get(*k)))
-                }
-                (None, None) => true,
-                _ => false,
-            };
-            if numbers_match && cost_matches {
-                return None;
-            }
+        if keeps_usage(usage) {
+            return None;
         }
+        let snapshot = usage_snapshot(usage);
         obj.insert("usage".into(), snapshot);
         Some(Value::Object(obj))
     })
+}
+
+/// Whether `ensureAssistantUsageSnapshots` keeps a stored usage as it is: an object with
+/// exactly its snapshot's numbers (and cost).
+fn keeps_usage(usage: Option<&Value>) -> bool {
+    let Some(Value::Object(stored)) = usage else {
+        return false;
+    };
+    let snapshot = usage_snapshot(usage);
+    let numbers_match = ["input", "output", "cacheRead", "cacheWrite", "totalTokens"]
+        .iter()
+        .all(|k| same_number(stored.get(*k), snapshot.get(*k)));
+    let cost_matches = match (snapshot.get("cost"), stored.get("cost")) {
+        (Some(cost), Some(Value::Object(stored_cost))) => {
+            ["input", "output", "cacheRead", "cacheWrite", "total"]
+                .iter()
+                .all(|k| same_number(stored_cost.get(*k), cost.get(*k)))
+        }
+        (None, None) => true,
+        _ => false,
+    };
+    numbers_match && cost_matches
 }
 
 fn json_number(f: f64) -> Value {
@@ -729,7 +775,7 @@ fn merged_content(value: Option<&Value>) -> Vec<Value> {
 }
 
 fn is_object_message(message: &Message) -> bool {
-    matches!(message.to_value(), Ok(Value::Object(_)))
+    message.facts().is_object
 }
 
 /// `stripDanglingAnthropicToolUses` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/turns.ts`:
@@ -739,11 +785,20 @@ fn is_object_message(message: &Message) -> bool {
 fn strip_unanswered_tool_uses(input: &Transcript) -> Transcript {
     let messages = input.messages();
     input.map_messages(|i, message| {
-        if !message.facts().is_role("assistant") {
+        let facts = message.facts();
+        if !facts.is_role("assistant") {
             return None;
         }
         let next = messages.get(i + 1)?;
         if !next.facts().is_role("user") {
+            return None;
+        }
+        // Only falsy elements and `toolUse` blocks can go: without either (or without an array
+        // content) neither message is parsed.
+        if facts.exact
+            && (!facts.content_is_array
+                || (!facts.falsy_elements && !facts.has_input_tool_call_blocks))
+        {
             return None;
         }
         let answered: Vec<Value> = content_array(object(next).get("content"))
@@ -1014,4 +1069,183 @@ pub fn downgrade_openai_function_call_pairs(input: &Transcript) -> Transcript {
             }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The pass's output: for each input message, `None` when the same message object came
+    /// back, else the value of what replaced it (`Null` when dropped is not used here).
+    fn outcome(input: &Transcript, output: &Transcript) -> Vec<Option<Value>> {
+        assert_eq!(input.len(), output.len());
+        input
+            .messages()
+            .iter()
+            .zip(output.messages())
+            .map(|(a, b)| (!a.is_same(b)).then(|| b.to_value().unwrap()))
+            .collect()
+    }
+
+    /// `pass(input)` and how many messages it parsed.
+    fn counted(
+        pass: impl Fn(&Transcript) -> Transcript,
+        input: &Transcript,
+    ) -> (Transcript, usize) {
+        for m in input.messages() {
+            m.facts();
+        }
+        PARSED.with(|n| n.set(0));
+        let out = pass(input);
+        (out, PARSED.with(std::cell::Cell::get))
+    }
+
+    #[test]
+    fn sanitize_message_blocks_parses_only_tool_results_without_an_array() {
+        let input = Transcript::from_values(&[
+            json!({"role":"toolResult","toolCallId":"a","content":[{"type":"text","text":"r"}]}),
+            json!({"role":"toolResult","toolCallId":"b","content":"text"}),
+            json!({"role":"toolResult","toolCallId":"c"}),
+            json!({"role":"assistant","content":[{"type":"text","text":" "}]}),
+        ]);
+        let (out, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::ImagesOnly, false, None),
+            &input,
+        );
+        assert_eq!(parsed, 2);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                None,
+                Some(json!({"role":"toolResult","toolCallId":"b","content":[]})),
+                Some(json!({"role":"toolResult","toolCallId":"c","content":[]})),
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn drop_thinking_blocks_parses_only_messages_with_thinking() {
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","content":[{"type":"text","text":"a \"thinking\" word"}]}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":""},{"type":"text","text":"b"}]}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"t"}]}),
+            json!({"role":"user","content":[{"type":"thinking","thinking":"t"}]}),
+            json!({"role":"assistant","content":"thinking"}),
+        ]);
+        let (out, parsed) = counted(drop_thinking_blocks, &input);
+        assert_eq!(parsed, 2);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                None,
+                Some(json!({"role":"assistant","content":[{"type":"text","text":"b"}]})),
+                Some(json!({"role":"assistant","content":[{"type":"text","text":""}]})),
+                None,
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn zero_stale_usage_parses_only_messages_it_zeroes() {
+        let used = json!({"input": 5, "output": 1});
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","usage":used,"timestamp":1}),
+            json!({"role":"assistant","usage":zero_usage(),"timestamp":2}),
+            json!({"role":"assistant","usage":"n/a","timestamp":3}),
+            json!({"role":"compactionSummary","summary":"s","timestamp":"2026-01-01T00:00:10.000Z"}),
+            json!({"role":"assistant","usage":used,"timestamp":"2026-01-01T00:00:09.000Z"}),
+            json!({"role":"assistant","usage":used,"timestamp":1767225611000_i64}),
+            json!({"role":"assistant","usage":[1],"timestamp":1767225610000_i64}),
+            json!({"role":"assistant","usage":used}),
+            json!({"role":"user","usage":used,"timestamp":1}),
+        ]);
+        let zeroed = |mut v: Value| {
+            v["usage"] = zero_usage();
+            Some(v)
+        };
+        let values: Vec<Value> = input
+            .messages()
+            .iter()
+            .map(|m| m.to_value().unwrap())
+            .collect();
+        let (out, parsed) = counted(zero_stale_usage, &input);
+        assert_eq!(parsed, 3);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                zeroed(values[0].clone()),
+                None,
+                None,
+                None,
+                zeroed(values[4].clone()),
+                None,
+                zeroed(values[6].clone()),
+                None,
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn normalize_usage_parses_only_messages_it_rewrites() {
+        let snapshot = json!({"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7});
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","content":[],"usage":snapshot}),
+            json!({"role":"assistant","content":[],"usage":{"input_tokens":3,"output_tokens":4}}),
+            json!({"role":"assistant","content":[]}),
+            json!({"role":"assistant","content":[],"usage":null}),
+            json!({"role":"assistant","content":[],"usage":{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,"cost":{"total":1}}}),
+            json!({"role":"user","content":"u"}),
+        ]);
+        let (out, parsed) = counted(normalize_usage, &input);
+        assert_eq!(parsed, 4);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                None,
+                Some(json!({"role":"assistant","content":[],"usage":snapshot})),
+                Some(json!({"role":"assistant","content":[],"usage":zero_usage()})),
+                Some(json!({"role":"assistant","content":[],"usage":zero_usage()})),
+                Some(
+                    json!({"role":"assistant","content":[],"usage":{"input":3,"output":4,"cacheRead":0,"cacheWrite":0,"totalTokens":7,
+                    "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":1}}})
+                ),
+                None,
+            ]
+        );
+    }
+
+    #[test]
+    fn validate_anthropic_turns_parses_only_turns_that_change() {
+        let input = Transcript::from_values(&[
+            json!({"role":"user","content":"q","timestamp":1}),
+            json!({"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{}}]}),
+            json!({"role":"toolResult","toolCallId":"c","content":[]}),
+            json!({"role":"assistant","content":[{"type":"text","text":"a"}]}),
+            json!({"role":"user","content":"u1"}),
+            json!({"role":"user","content":[{"type":"text","text":"u2"}]}),
+            json!({"role":"assistant","content":[{"type":"text","text":"b"},null,""]}),
+            json!({"role":"user","content":"u3"}),
+            json!({"role":"assistant","content":"plain"}),
+            json!({"role":"user","content":"u4"}),
+        ]);
+        // The dangling-call strip reads the assistant and the user after it; the merge both users.
+        let (out, parsed) = counted(validate_anthropic_turns, &input);
+        assert_eq!(parsed, 4);
+        assert_eq!(out.len(), 9);
+        for (i, j) in [(0, 0), (1, 1), (2, 2), (3, 3), (7, 6), (8, 7), (9, 8)] {
+            assert!(out.messages()[j].is_same(&input.messages()[i]), "{i}");
+        }
+        assert_eq!(
+            out.messages()[4].to_value().unwrap(),
+            json!({"role":"user","content":[{"type":"text","text":"u1"},{"type":"text","text":"u2"}]})
+        );
+        assert_eq!(
+            out.messages()[5].to_value().unwrap(),
+            json!({"role":"assistant","content":[{"type":"text","text":"b"}]})
+        );
+    }
 }

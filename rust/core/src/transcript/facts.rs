@@ -22,9 +22,15 @@ use crate::base::utf16_len;
 use crate::base::{parse_value, JsonText};
 
 /// What the operations know about a message without parsing it again.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MessageFacts {
     pub role: Option<String>,
+    /// The message parses as a JSON object (`to_value` gives `Value::Object`).
+    pub is_object: bool,
+    /// An object whose fields were read one by one: the block and usage facts below describe
+    /// it exactly. False when the fast pass and the full parse both failed to read it; the
+    /// passes that skip a message by its facts parse such a message instead.
+    pub exact: bool,
     pub stop_reason: Option<String>,
     /// Pairing tool calls of an assistant (OpenClaw 2026.3.13 `src/agents/tool-call-id.ts`,
     /// `extractToolCallsFromAssistant`).
@@ -49,11 +55,32 @@ pub struct MessageFacts {
     pub text_chars: u64,
     /// UTF-16 length of its thinking blocks.
     pub thinking_chars: u64,
+    /// `content` is an array.
+    pub content_is_array: bool,
+    /// Block objects of an array content whose `type` is `"thinking"`
+    /// (`dropThinkingBlocks` removes them).
+    pub thinking_blocks: u32,
+    /// An array content holds a falsy element (`null`, `false`, `0`, `""`), which
+    /// `stripDanglingAnthropicToolUses` filters out.
+    pub falsy_elements: bool,
+    /// An assistant's `usage` as stored (`None` when absent or `null`).
+    pub usage: Option<Value>,
+    /// `parseMessageTimestamp` of an assistant's or a compaction summary's `timestamp`: a
+    /// finite number, or a string `Date.parse` reads.
+    pub timestamp_ms: Option<f64>,
 }
 
 impl MessageFacts {
     pub fn is_role(&self, role: &str) -> bool {
         self.role.as_deref() == Some(role)
+    }
+
+    /// The derived reader also reads an array (fields by position): such a message is no
+    /// object, and its facts are not exact.
+    fn object(mut self, is_object: bool) -> MessageFacts {
+        self.is_object = is_object;
+        self.exact &= is_object;
+        self
     }
 
     /// pi's `estimateTokens`.
@@ -64,12 +91,63 @@ impl MessageFacts {
     /// Computes the facts of one message's JSON text.
     pub fn scan(text: &JsonText) -> MessageFacts {
         match serde_json::from_str::<Scan<'_>>(text.as_str()) {
-            Ok(scan) => scan.into_facts(),
+            Ok(scan) => scan.into_facts().object(is_object_text(text.as_str())),
             Err(_) => match parse_value(text.as_str()) {
                 Ok(value) => facts_from_value(&value),
                 Err(_) => MessageFacts::default(),
             },
         }
+    }
+}
+
+/// Whether JSON text that parses starts an object (JSON whitespace skipped).
+fn is_object_text(text: &str) -> bool {
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{')
+}
+
+/// `parseMessageTimestamp` (OpenClaw 2026.3.13 `src/agents/pi-embedded-runner/google.ts`) of a
+/// `timestamp` field: a finite number, or a string `Date.parse` reads; `None` otherwise.
+#[derive(Debug, Clone, Copy, Default)]
+struct TimestampScan(Option<f64>);
+
+impl<'de> Deserialize<'de> for TimestampScan {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = TimestampScan;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(crate::base::iso_to_ms(v).map(|ms| ms as f64)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(None))
+            }
+            // As `serde_json::Number::as_f64`.
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(Some(v as f64)))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(Some(v as f64)))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(Some(v).filter(|f| f.is_finite())))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<TimestampScan, E> {
+                Ok(TimestampScan(None))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<TimestampScan, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(TimestampScan(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<TimestampScan, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(TimestampScan(None))
+            }
+        }
+        d.deserialize_any(V)
     }
 }
 
@@ -189,9 +267,10 @@ fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>,
     <&'de RawValue>::deserialize(d).map(Some)
 }
 
-/// A content element: a block object, or anything else (ignored).
+/// A content element: a block object, a falsy value (JavaScript's), or anything else.
 enum Element<'a> {
     Block(Box<BlockScan<'a>>),
+    Falsy,
     Other,
 }
 
@@ -207,23 +286,24 @@ impl<'de: 'a, 'a> Deserialize<'de> for Element<'a> {
                 BlockScan::deserialize(de::value::MapAccessDeserializer::new(map))
                     .map(|b| Element::Block(Box::new(b)))
             }
-            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+            // Falsy as `base::is_truthy` reads a value.
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Element::falsy_if(v.is_empty()))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Element::falsy_if(!v))
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Element::falsy_if(v == 0))
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Element::falsy_if(v == 0))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Element::falsy_if(v == 0.0 || v.is_nan()))
             }
             fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-                Ok(Element::Other)
+                Ok(Element::Falsy)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
@@ -231,6 +311,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Element<'a> {
             }
         }
         d.deserialize_any(V(std::marker::PhantomData))
+    }
+}
+
+impl Element<'_> {
+    fn falsy_if(falsy: bool) -> Self {
+        if falsy {
+            Element::Falsy
+        } else {
+            Element::Other
+        }
     }
 }
 
@@ -305,6 +395,8 @@ struct Scan<'a> {
     output: StrLen,
     #[serde(default)]
     summary: StrLen,
+    #[serde(default)]
+    timestamp: TimestampScan,
 }
 
 /// `JSON.stringify(value).length` without building the string.
@@ -345,17 +437,23 @@ impl Scan<'_> {
         let role = self.role.get().map(str::to_owned);
         let mut facts = MessageFacts {
             role,
+            is_object: true,
+            exact: true,
             ..Default::default()
         };
         let role = facts.role.as_deref();
         let is_assistant = role == Some("assistant");
         if is_assistant {
             facts.stop_reason = self.stop_reason.get().map(str::to_owned);
-            facts.usage_tokens = self
+            facts.usage = self.usage.and_then(|u| parse_value(u.get()).ok());
+            facts.usage_tokens = facts
                 .usage
-                .and_then(|u| parse_value(u.get()).ok())
-                .filter(Value::is_object)
-                .map(|u| super::estimate::usage_tokens(&u));
+                .as_ref()
+                .filter(|u| u.is_object())
+                .map(super::estimate::usage_tokens);
+        }
+        if is_assistant || role == Some("compactionSummary") {
+            facts.timestamp_ms = self.timestamp.0;
         }
         if role == Some("toolResult") {
             facts.tool_result_id = self
@@ -373,9 +471,15 @@ impl Scan<'_> {
         match &self.content {
             Some(ContentScan::Text(len)) => content_string = Some(*len),
             Some(ContentScan::Blocks(blocks)) => {
+                facts.content_is_array = true;
                 for element in blocks {
-                    let Element::Block(block) = element else {
-                        continue;
+                    let block = match element {
+                        Element::Block(block) => block,
+                        Element::Falsy => {
+                            facts.falsy_elements = true;
+                            continue;
+                        }
+                        Element::Other => continue,
                     };
                     let ty = block.ty.get();
                     match ty {
@@ -385,7 +489,10 @@ impl Scan<'_> {
                                 facts.text_parts += 1;
                             }
                         }
-                        Some("thinking") => thinking += block.thinking.0.unwrap_or(0),
+                        Some("thinking") => {
+                            thinking += block.thinking.0.unwrap_or(0);
+                            facts.thinking_blocks += 1;
+                        }
                         Some("image") => images += 1,
                         _ => {}
                     }
@@ -462,9 +569,10 @@ impl Scan<'_> {
 pub fn facts_from_value(value: &Value) -> MessageFacts {
     let text = crate::base::to_js_string(value);
     match serde_json::from_str::<Scan<'_>>(&text) {
-        Ok(scan) => scan.into_facts(),
+        Ok(scan) => scan.into_facts().object(value.is_object()),
         Err(_) => MessageFacts {
             role: value.get("role").and_then(Value::as_str).map(str::to_owned),
+            is_object: value.is_object(),
             pi_chars: super::estimate::estimate_chars(value),
             pruning_chars: super::estimate::estimate_message_chars(value),
             ..Default::default()
@@ -531,6 +639,39 @@ mod tests {
             facts(json!({"role":"toolResult","toolCallId":"","toolUseId":"u","toolName":" x "}));
         assert_eq!(r.tool_result_id.as_deref(), Some("u"));
         assert_eq!(r.tool_name.as_deref(), Some(" x "));
+    }
+
+    #[test]
+    fn facts_the_hygiene_passes_decide_by() {
+        let f = facts(
+            json!({"role":"assistant","timestamp":"2026-01-01T00:00:00.000Z",
+            "usage":{"input":1},"content":[{"type":"thinking"},{"type":"thinking","thinking":"x"},"s",1,{}]}),
+        );
+        assert!(f.is_object && f.exact && f.content_is_array && !f.falsy_elements);
+        assert_eq!(f.thinking_blocks, 2);
+        assert_eq!(f.usage, Some(json!({"input":1})));
+        assert_eq!(f.timestamp_ms, Some(1767225600000.0));
+        for falsy in [json!(null), json!(false), json!(0), json!(0.0), json!("")] {
+            let f = facts(json!({"role":"assistant","content":[{"type":"text","text":"a"},falsy]}));
+            assert!(f.falsy_elements, "{falsy}");
+        }
+        let f = facts(json!({"role":"assistant","timestamp":12.5,"usage":null,"content":"c"}));
+        assert!(!f.content_is_array && f.usage.is_none());
+        assert_eq!(f.timestamp_ms, Some(12.5));
+        assert_eq!(
+            facts(json!({"role":"user","timestamp":3})).timestamp_ms,
+            None
+        );
+        // An array reads as a struct by position: the role is seen, but it is no object.
+        let f = MessageFacts::scan(&JsonText::owned(r#" ["assistant"]"#.into()));
+        assert_eq!(f.role.as_deref(), Some("assistant"));
+        assert!(!f.is_object && !f.exact);
+        let f = MessageFacts::scan(&JsonText::owned(
+            r#"{"role":"assistant","timestamp":1e400}"#.into(),
+        ));
+        assert!(f.is_object && f.exact);
+        assert_eq!(f.timestamp_ms, None);
+        assert!(!MessageFacts::scan(&JsonText::owned("{".into())).is_object);
     }
 
     #[test]
