@@ -572,39 +572,20 @@ fn write_tool_result(
 mod tests {
     use serde_json::{json, Map, Value};
 
-    use super::super::{build_payload_with, PayloadRequest};
+    use super::super::test_support::{lossy, paths_agree, request, transcript};
     use super::trim_changes;
-    use crate::base::{js_trim, parse_value, JsonText};
-    use crate::transcript::Transcript;
+    use crate::base::{js_trim, parse_value};
 
     /// Both paths on `lines` and each prefix: the same bytes, and whether the bytes path was
     /// taken each time.
     fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
+        let request = request(model, system, Map::new(), false);
         (0..=lines.len())
             .map(|n| {
-                let transcript = Transcript::new(
-                    lines[..n]
-                        .iter()
-                        .map(|l| JsonText::owned((*l).to_owned()))
-                        .collect(),
-                );
-                let request = PayloadRequest {
-                    guard: false,
-                    model: model.clone(),
-                    system_prompt: system.map(str::to_owned),
-                    tools: None,
-                    options: Map::new(),
-                    simple: false,
-                    now_ms: 7,
-                };
-                let fast = build_payload_with(&request, &transcript, true).unwrap();
-                let slow = build_payload_with(&request, &transcript, false).unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&fast.to_json()),
-                    String::from_utf8_lossy(&slow.to_json()),
-                    "model {model}, {n} messages"
-                );
-                fast.spliced.is_some()
+                paths_agree(&request, &transcript(&lines[..n]), lossy)
+                    .expect("both paths build")
+                    .spliced
+                    .is_some()
             })
             .collect()
     }

@@ -1019,48 +1019,19 @@ fn write_tool_result(
 mod tests {
     use serde_json::{json, Map, Value};
 
+    use super::super::test_support::{bench_transcript, lossy, paths_agree, request, transcript};
     use super::super::{build_payload_with, PayloadRequest};
-    use crate::base::JsonText;
     use crate::transcript::Transcript;
 
     /// Both paths on `lines` (each prefix too); whether the bytes path was taken each time.
     fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        let mut taken = Vec::new();
-        for n in 0..=lines.len() {
-            let transcript = Transcript::new(
-                lines[..n]
-                    .iter()
-                    .map(|l| JsonText::owned((*l).to_owned()))
-                    .collect(),
-            );
-            let request = PayloadRequest {
-                guard: false,
-                model: model.clone(),
-                system_prompt: system.map(str::to_owned),
-                tools: None,
-                options: Map::new(),
-                simple: false,
-                now_ms: 7,
-            };
-            let fast = build_payload_with(&request, &transcript, true);
-            let slow = build_payload_with(&request, &transcript, false);
-            match (fast, slow) {
-                (Ok(fast), Ok(slow)) => {
-                    assert_eq!(
-                        String::from_utf8_lossy(&fast.to_json()),
-                        String::from_utf8_lossy(&slow.to_json()),
-                        "model {model}, {n} messages"
-                    );
-                    taken.push(fast.spliced.is_some());
-                }
-                (Err(fast), Err(slow)) => {
-                    assert_eq!(fast.to_string(), slow.to_string());
-                    taken.push(false);
-                }
-                (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
-            }
-        }
-        taken
+        let request = request(model, system, Map::new(), false);
+        (0..=lines.len())
+            .map(|n| {
+                paths_agree(&request, &transcript(&lines[..n]), lossy)
+                    .is_some_and(|fast| fast.spliced.is_some())
+            })
+            .collect()
     }
 
     fn model(provider: &str, id: &str, images: bool, compat: Value) -> Value {
@@ -1126,30 +1097,6 @@ mod tests {
         assert!(both_paths(&as_text, &only_thought, None).iter().all(|t| *t));
     }
 
-    /// `benches/test_payload.py`'s `make_messages(n)`: user, assistant (thinking, text and a
-    /// call, from OpenAI Responses, so thinking becomes text and ids are normalised), result.
-    fn bench_transcript(n: usize) -> Transcript {
-        let mut lines = Vec::with_capacity(n);
-        let mut i = 0;
-        while lines.len() < n {
-            let id = format!("call_{i}|fc_{i:08x}+/=");
-            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
-            lines.push(json!({"role": "assistant", "content": [
-                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
-                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
-                {"type": "toolCall", "id": id, "name": "bash",
-                    "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
-                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
-                "stopReason": "toolUse", "timestamp": i}));
-            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
-                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
-                "isError": false, "timestamp": i}));
-            i += 1;
-        }
-        lines.truncate(n);
-        Transcript::from_values(&lines)
-    }
-
     /// Builds and writes one body; the unit callgrind counts (`--toggle-collect`).
     #[inline(never)]
     fn measured_body(request: &PayloadRequest, transcript: &Transcript, raw: bool) -> usize {
@@ -1170,15 +1117,12 @@ mod tests {
             m["api"] = Value::from(api);
         }
         let transcript = bench_transcript(5_000);
-        let request = PayloadRequest {
-            guard: false,
-            model: m,
-            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
+        let request = request(
+            &m,
+            Some("You are a coding agent. Be concise."),
+            Map::new(),
+            false,
+        );
         let fast = build_payload_with(&request, &transcript, true).unwrap();
         assert!(fast.spliced.is_some());
         let len = measured_body(&request, &transcript, raw);
@@ -1190,21 +1134,8 @@ mod tests {
         let m = model("p", "m", true, Value::Null);
         let lines = [LINES[0], LINES[7], LINES[11]];
         assert!(both_paths(&m, &lines, None).iter().all(|t| *t));
-        let transcript = Transcript::new(
-            lines
-                .iter()
-                .map(|l| JsonText::owned((*l).to_owned()))
-                .collect(),
-        );
-        let request = PayloadRequest {
-            guard: false,
-            model: m,
-            system_prompt: None,
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
+        let transcript = transcript(&lines);
+        let request = request(&m, None, Map::new(), false);
         let body = build_payload_with(&request, &transcript, true).unwrap();
         let text = String::from_utf8(body.to_json()).unwrap();
         assert!(text.contains(r#""tools":[]"#), "{text}");

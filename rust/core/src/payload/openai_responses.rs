@@ -903,6 +903,7 @@ fn write_tool_result(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{lossy, paths_agree, request, transcript};
     use super::*;
 
     #[test]
@@ -929,15 +930,6 @@ mod tests {
             "input": input, "maxTokens": 128000})
     }
 
-    fn transcript(lines: &[&str]) -> crate::transcript::Transcript {
-        crate::transcript::Transcript::new(
-            lines
-                .iter()
-                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
-                .collect(),
-        )
-    }
-
     /// Both paths' bodies (they must be equal, or both fail alike); whether the bytes path
     /// was taken.
     fn both_paths(
@@ -945,32 +937,8 @@ mod tests {
         messages: &crate::transcript::Transcript,
         system: Option<&str>,
     ) -> bool {
-        let request = super::super::PayloadRequest {
-            guard: false,
-            model: model.clone(),
-            system_prompt: system.map(str::to_owned),
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
-        let fast = super::super::build_payload_with(&request, messages, true);
-        let slow = super::super::build_payload_with(&request, messages, false);
-        match (fast, slow) {
-            (Ok(fast), Ok(slow)) => {
-                assert_eq!(
-                    String::from_utf8_lossy(&fast.to_json()),
-                    String::from_utf8_lossy(&slow.to_json()),
-                    "model {model}"
-                );
-                fast.spliced.is_some()
-            }
-            (Err(fast), Err(slow)) => {
-                assert_eq!(fast.to_string(), slow.to_string());
-                false
-            }
-            (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
-        }
+        let request = request(model, system, Map::new(), false);
+        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.spliced.is_some())
     }
 
     /// Responses shapes in stored forms `JSON.stringify` would not write: reasoning items
@@ -1051,15 +1019,7 @@ mod tests {
                 r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"t","thinkingSignature":{signature}}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}}"#
             );
             let messages = transcript(&[line.as_str()]);
-            let request = super::super::PayloadRequest {
-                guard: false,
-                model: gpt5.clone(),
-                system_prompt: None,
-                tools: None,
-                options: Map::new(),
-                simple: false,
-                now_ms: 7,
-            };
+            let request = request(&gpt5, None, Map::new(), false);
             let fast = super::super::build_payload_with(&request, &messages, true);
             assert!(
                 matches!(fast, Err(PayloadError::Upstream(_))),
