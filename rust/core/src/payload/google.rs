@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
-    Context, Model, Options,
+    user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -440,19 +440,13 @@ fn convert_messages(
                     contents.push(json!({"role": "user", "parts": [{"text": s}]}));
                 }
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                // `{text: item.text}`: an absent text is dropped by the filter.
-                                item.get("text").map(|t| json!({"text": t}))
-                            } else if model.accepts_images {
-                                Some(inline_data(item))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        // `{text: item.text}`: an absent text is dropped by the filter.
+                        |item| item.get("text").map(|t| json!({"text": t})),
+                        inline_data,
+                    );
                     if !parts.is_empty() {
                         contents.push(json!({"role": "user", "parts": parts}));
                     }

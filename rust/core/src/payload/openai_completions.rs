@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
 use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
+    blocks_of, effort_options, js_stringify, str_of, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -78,15 +78,7 @@ fn compat_of(model: &Model) -> Compat {
 }
 
 pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
-    let mut out = base_options(model, simple.map);
-    if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
-        let level = if model.supports_xhigh() {
-            level
-        } else {
-            clamp_reasoning(level)
-        };
-        out.insert("reasoningEffort".to_owned(), json!(level));
-    }
+    let mut out = effort_options(model, simple);
     if let Some(choice) = simple.get("toolChoice") {
         out.insert("toolChoice".to_owned(), choice.clone());
     }
@@ -301,18 +293,12 @@ fn convert_messages(
             Some("user") => match msg.get("content") {
                 Some(Value::String(s)) => params.push(json!({"role": "user", "content": s})),
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                Some(json!({"type": "text", "text": str_of(item, "text")}))
-                            } else if model.accepts_images {
-                                Some(json!({"type": "image_url", "image_url": {"url": image_url(item)}}))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        |item| Some(json!({"type": "text", "text": str_of(item, "text")})),
+                        |item| json!({"type": "image_url", "image_url": {"url": image_url(item)}}),
+                    );
                     if parts.is_empty() {
                         i += 1;
                         continue;

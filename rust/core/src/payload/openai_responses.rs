@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
-    strip_lone_surrogate_escapes, Context, Model, Options,
+    blocks_of, effort_options, js_stringify, sanitize_id_chars, short_hash, str_of,
+    strip_lone_surrogate_escapes, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -26,16 +26,7 @@ enum Flavor {
 
 /// `streamSimple*`: `SimpleStreamOptions` → the provider's options (the same for all three).
 pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
-    let mut out = base_options(model, simple.map);
-    if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
-        let level = if model.supports_xhigh() {
-            level
-        } else {
-            clamp_reasoning(level)
-        };
-        out.insert("reasoningEffort".to_owned(), json!(level));
-    }
-    out
+    effort_options(model, simple)
 }
 
 pub(super) fn build(
@@ -390,18 +381,12 @@ fn convert_messages(
                     );
                 }
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                Some(json!({"type": "input_text", "text": str_of(item, "text")}))
-                            } else if model.accepts_images {
-                                Some(json!({"type": "input_image", "detail": "auto", "image_url": data_url(item)}))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        |item| Some(json!({"type": "input_text", "text": str_of(item, "text")})),
+                        |item| json!({"type": "input_image", "detail": "auto", "image_url": data_url(item)}),
+                    );
                     if parts.is_empty() {
                         continue;
                     }

@@ -303,6 +303,34 @@ fn canonical_string(b: &[u8], i: &mut usize) -> Option<(usize, usize)> {
     Some((start, j))
 }
 
+/// The members of an object or the elements of an array, from its opening byte at `*i` to past
+/// its `close`: each read by `item`, with commas between and no whitespace.
+fn canonical_items(
+    b: &[u8],
+    i: &mut usize,
+    close: u8,
+    mut item: impl FnMut(&mut usize) -> bool,
+) -> bool {
+    *i += 1;
+    if b.get(*i) == Some(&close) {
+        *i += 1;
+        return true;
+    }
+    loop {
+        if !item(i) {
+            return false;
+        }
+        match b.get(*i) {
+            Some(b',') => *i += 1,
+            Some(&c) if c == close => {
+                *i += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
 fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
     if depth > 128 {
         return false;
@@ -310,13 +338,8 @@ fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
     match b.get(*i) {
         Some(b'"') => canonical_string(b, i).is_some(),
         Some(b'{') => {
-            *i += 1;
-            if b.get(*i) == Some(&b'}') {
-                *i += 1;
-                return true;
-            }
             let mut keys: Vec<&[u8]> = Vec::new();
-            loop {
+            canonical_items(b, i, b'}', |i| {
                 if b.get(*i) != Some(&b'"') {
                     return false;
                 }
@@ -332,39 +355,10 @@ fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
                     return false;
                 }
                 *i += 1;
-                if !canonical_value(b, i, depth + 1) {
-                    return false;
-                }
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b'}') => {
-                        *i += 1;
-                        return true;
-                    }
-                    _ => return false,
-                }
-            }
+                canonical_value(b, i, depth + 1)
+            })
         }
-        Some(b'[') => {
-            *i += 1;
-            if b.get(*i) == Some(&b']') {
-                *i += 1;
-                return true;
-            }
-            loop {
-                if !canonical_value(b, i, depth + 1) {
-                    return false;
-                }
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b']') => {
-                        *i += 1;
-                        return true;
-                    }
-                    _ => return false,
-                }
-            }
-        }
+        Some(b'[') => canonical_items(b, i, b']', |i| canonical_value(b, i, depth + 1)),
         Some(b't') => literal(b, i, b"true"),
         Some(b'f') => literal(b, i, b"false"),
         Some(b'n') => literal(b, i, b"null"),
