@@ -115,6 +115,53 @@ impl From<ResponseError> for Stop {
     }
 }
 
+/// A reader's content block: as the partial message shows it while the stream runs, and as
+/// the final message keeps it.
+pub(crate) trait ReplyBlock {
+    fn to_value(&self) -> Value;
+    fn into_value(self) -> Value;
+}
+
+/// A block kept as pi's object itself.
+impl ReplyBlock for Map<String, Value> {
+    fn to_value(&self) -> Value {
+        Value::Object(self.clone())
+    }
+
+    fn into_value(self) -> Value {
+        Value::Object(self)
+    }
+}
+
+/// The [`ApiReader`] accessors of a reader that holds the message so far in its `blocks` (of a
+/// [`ReplyBlock`] type), `usage` and `stop_reason` fields.
+macro_rules! reply_accessors {
+    () => {
+        fn content(&self) -> Vec<Value> {
+            self.blocks
+                .iter()
+                .map(super::ReplyBlock::to_value)
+                .collect()
+        }
+
+        fn usage(&self) -> &super::Usage {
+            &self.usage
+        }
+
+        fn stop_reason(&self) -> &'static str {
+            self.stop_reason
+        }
+
+        fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
+            self.blocks
+                .into_iter()
+                .map(super::ReplyBlock::into_value)
+                .collect()
+        }
+    };
+}
+use reply_accessors;
+
 /// One API family's reader: pi-ai's provider loop (`for await (const event of stream)`) as a
 /// state machine fed one wire event at a time.
 pub(crate) trait ApiReader: Send + Sync {
