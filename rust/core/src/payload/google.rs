@@ -7,8 +7,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
-    user_parts, Context, Model, Options,
+    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, result_texts,
+    sanitize_id_chars, str_of, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -526,11 +526,7 @@ fn convert_messages(
             }
             Some("toolResult") => {
                 let content = blocks_of(msg);
-                let texts: Vec<&str> = content
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .map(|c| str_of(c, "text"))
-                    .collect();
+                let texts = result_texts(content);
                 let text = texts.join("\n");
                 let images: Vec<Value> = if model.accepts_images {
                     content
@@ -802,7 +798,7 @@ impl Turn<'_> {
                         _ => out.raw("{}"),
                     }
                     if self.needs_id {
-                        write_id(out, block.new_id.as_deref(), f.id);
+                        out.id_member(r#","id":"#, block.new_id.as_deref(), f.id);
                     }
                     out.raw("}");
                     let signed = same_model && write_signature(out, f.thought_signature)?;
@@ -887,7 +883,7 @@ impl Turn<'_> {
             images.clear();
         }
         if self.needs_id {
-            write_id(out, new_id.as_deref(), fields.tool_call_id);
+            out.id_member(r#","id":"#, new_id.as_deref(), fields.tool_call_id);
         }
         out.raw("}}");
         Some(images)
@@ -915,22 +911,6 @@ fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
     out.raw(r#","thoughtSignature":"#);
     out.str(valid);
     Some(true)
-}
-
-/// `,"id":` and the id: the normalised one when the replay layer gave one, else the stored
-/// value copied; nothing when there is neither.
-fn write_id(out: &mut Out, new_id: Option<&str>, stored: Option<&str>) {
-    match (new_id, stored) {
-        (Some(id), _) => {
-            out.raw(r#","id":"#);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(r#","id":"#);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
 }
 
 /// `{inlineData: {mimeType, data}}` of an image block (the fields it has).

@@ -277,6 +277,15 @@ fn base36(mut n: u32) -> String {
     digits.iter().rev().collect()
 }
 
+/// The texts of a tool result's text blocks, in order (`""` where a block has none).
+pub fn result_texts(content: &[Value]) -> Vec<&str> {
+    content
+        .iter()
+        .filter(|c| c["type"] == "text")
+        .map(|c| str_of(c, "text"))
+        .collect()
+}
+
 /// `v[key]` when it is a string, else `""` (JavaScript's falsy string where a field is absent).
 pub fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
     v.get(key).and_then(Value::as_str).unwrap_or_default()

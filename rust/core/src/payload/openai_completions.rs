@@ -980,17 +980,11 @@ fn write_tool_result(
         out.raw("(see attached image)");
     }
     out.raw("\"");
-    match (new_id, fields.tool_call_id) {
-        (Some(id), _) => {
-            out.raw(r#","tool_call_id":"#);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(r#","tool_call_id":"#);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
+    out.id_member(
+        r#","tool_call_id":"#,
+        new_id.as_deref(),
+        fields.tool_call_id,
+    );
     if compat.requires_tool_result_name {
         if let Some(name) = fields.tool_name.filter(|n| raw::raw_truthy(n)) {
             out.raw(r#","name":"#);
@@ -1005,18 +999,15 @@ fn write_tool_result(
 mod tests {
     use serde_json::{json, Map, Value};
 
-    use super::super::test_support::{bench_transcript, lossy, paths_agree, request, transcript};
+    use super::super::test_support::{bench_transcript, prefixes_agree, request, transcript};
     use super::super::{build_payload_with, PayloadRequest};
     use crate::transcript::Transcript;
 
     /// Both paths on `lines` (each prefix too); whether the bytes path was taken each time.
     fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        let request = request(model, system, Map::new(), false);
-        (0..=lines.len())
-            .map(|n| {
-                paths_agree(&request, &transcript(&lines[..n]), lossy)
-                    .is_some_and(|fast| fast.spliced.is_some())
-            })
+        prefixes_agree(model, lines, system)
+            .into_iter()
+            .map(|taken| taken.unwrap_or(false))
             .collect()
     }
 

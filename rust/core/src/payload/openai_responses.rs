@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    blocks_of, effort_options, js_stringify, sanitize_id_chars, short_hash, str_of,
+    blocks_of, effort_options, js_stringify, result_texts, sanitize_id_chars, short_hash, str_of,
     strip_lone_surrogate_escapes, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
@@ -464,11 +464,7 @@ fn convert_messages(
             }
             Some("toolResult") => {
                 let content = blocks_of(msg);
-                let texts: Vec<&str> = content
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .map(|c| str_of(c, "text"))
-                    .collect();
+                let texts = result_texts(content);
                 let text = texts.join("\n");
                 let has_images = content.iter().any(|c| c["type"] == "image");
                 let call_id = str_of(msg, "toolCallId")

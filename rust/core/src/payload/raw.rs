@@ -57,6 +57,22 @@ impl Out {
         }
     }
 
+    /// An id member (`member` is its `,"key":`): the normalised id when the replay layer gave
+    /// one, else the stored value copied; nothing when there is neither.
+    pub fn id_member(&mut self, member: &str, new_id: Option<&str>, stored: Option<&str>) {
+        match (new_id, stored) {
+            (Some(id), _) => {
+                self.raw(member);
+                self.str(id);
+            }
+            (None, Some(id)) => {
+                self.raw(member);
+                self.copy(id);
+            }
+            (None, None) => {}
+        }
+    }
+
     /// A stored JSON string value as a string literal: [`RawStr`].
     pub fn copy_str(&mut self, s: &RawStr<'_>) {
         match s {

@@ -66,6 +66,21 @@ pub(super) fn paths_agree(
     }
 }
 
+/// [`paths_agree`] on every prefix of `lines` (the empty one first), for `model` without
+/// options: per prefix, whether the bytes path was taken (`None`: both failed).
+pub(super) fn prefixes_agree(
+    model: &Value,
+    lines: &[&str],
+    system: Option<&str>,
+) -> Vec<Option<bool>> {
+    let request = request(model, system, Map::new(), false);
+    (0..=lines.len())
+        .map(|n| {
+            paths_agree(&request, &transcript(&lines[..n]), lossy).map(|p| p.spliced.is_some())
+        })
+        .collect()
+}
+
 /// A body's text as it is.
 pub(super) fn lossy(body: &[u8]) -> String {
     String::from_utf8_lossy(body).into_owned()
