@@ -872,14 +872,8 @@ impl Turn<'_> {
         }
         out.raw("}");
         if self.multimodal_response && !images.is_empty() {
-            out.raw(r#","parts":["#);
-            for (n, image) in images.iter().enumerate() {
-                if n > 0 {
-                    out.raw(",");
-                }
-                write_inline_data(out, image);
-            }
-            out.raw("]");
+            out.raw(r#","parts":"#);
+            out.array(&images, |out, image| write_inline_data(out, image));
             images.clear();
         }
         if self.needs_id {

@@ -842,14 +842,8 @@ fn write_assistant(
         write_joined(out, &thinking, "\\n");
     }
     if !calls.is_empty() {
-        out.raw(r#","tool_calls":["#);
-        for (n, call) in calls.iter().enumerate() {
-            if n > 0 {
-                out.raw(",");
-            }
-            write_tool_call(out, call);
-        }
-        out.raw("]");
+        out.raw(r#","tool_calls":"#);
+        out.array(&calls, |out, call| write_tool_call(out, call));
         // Signatures of other models were dropped by the replay layer.
         if same_model {
             let mut details = Vec::new();

@@ -57,6 +57,18 @@ impl Out {
         }
     }
 
+    /// A JSON array of `items`, each written by `write`.
+    pub fn array<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Out, &T)) {
+        self.raw("[");
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                self.raw(",");
+            }
+            write(self, item);
+        }
+        self.raw("]");
+    }
+
     /// An id member (`member` is its `,"key":`): the normalised id when the replay layer gave
     /// one, else the stored value copied; nothing when there is neither.
     pub fn id_member(&mut self, member: &str, new_id: Option<&str>, stored: Option<&str>) {
