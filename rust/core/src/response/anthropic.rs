@@ -11,8 +11,8 @@ use std::borrow::Cow;
 
 use super::scan::{once, Scan};
 use super::{
-    count, event_json, parse_streaming_json, reply_accessors, ApiReader, PiEvents, ReplyBlock,
-    ResponseError, Stop, Usage,
+    count, event_json, final_block, parse_streaming_json, reply_accessors, ApiReader, PiEvents,
+    ReplyBlock, ResponseError, Stop, Usage,
 };
 use crate::base::to_js_string;
 
@@ -48,14 +48,7 @@ impl ReplyBlock for Block {
     /// block's end and again on error); an unfinished tool call keeps `partialJson`, as pi-ai's
     /// catch path leaves it.
     fn into_value(self) -> Value {
-        let mut fields = self.fields;
-        if let Some(p) = self.partial_json {
-            if self.args_stale {
-                fields.insert("arguments".into(), parse_streaming_json(&p));
-            }
-            fields.insert("partialJson".into(), Value::from(p));
-        }
-        Value::Object(fields)
+        final_block(self.fields, self.partial_json, self.args_stale)
     }
 }
 

@@ -133,6 +133,23 @@ impl ReplyBlock for Map<String, Value> {
     }
 }
 
+/// A block as the final message keeps it, from pi's fields and a tool call's `partialJson`:
+/// `arguments` parsed again where the JSON grew since they were last parsed, and `partialJson`
+/// kept (pi-ai's Anthropic and Responses readers leave it on the block).
+fn final_block(
+    mut fields: Map<String, Value>,
+    partial_json: Option<String>,
+    args_stale: bool,
+) -> Value {
+    if let Some(p) = partial_json {
+        if args_stale {
+            fields.insert("arguments".into(), parse_streaming_json(&p));
+        }
+        fields.insert("partialJson".into(), Value::from(p));
+    }
+    Value::Object(fields)
+}
+
 /// The [`ApiReader`] accessors of a reader that holds the message so far in its `blocks` (of a
 /// [`ReplyBlock`] type), `usage` and `stop_reason` fields.
 macro_rules! reply_accessors {

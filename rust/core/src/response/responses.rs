@@ -22,8 +22,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    count, event_json, parse_streaming_json, reply_accessors, ApiReader, PiEvents, ReplyBlock,
-    ResponseError, Stop, Usage,
+    count, event_json, final_block, parse_streaming_json, reply_accessors, ApiReader, PiEvents,
+    ReplyBlock, ResponseError, Stop, Usage,
 };
 use crate::base::{is_truthy, to_js_string};
 
@@ -99,14 +99,7 @@ impl ReplyBlock for Block {
     }
 
     fn into_value(self) -> Value {
-        let mut fields = self.fields;
-        if let Some(p) = self.partial_json {
-            if self.args_stale {
-                fields.insert("arguments".into(), parse_streaming_json(&p));
-            }
-            fields.insert("partialJson".into(), Value::from(p));
-        }
-        Value::Object(fields)
+        final_block(self.fields, self.partial_json, self.args_stale)
     }
 }
 
