@@ -2,20 +2,17 @@
 //! on stable Rust: `rust/fuzz/regressions/<target>/<name>`.
 
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+#[path = "common/session_bytes.rs"]
+mod session_bytes;
 #[path = "common/transcript_checks.rs"]
 mod transcript_checks;
 
-use clawctx_core::base::SequentialIds;
-use clawctx_core::session::{
-    repair_session_file, BackupPolicy, LeafContextReader, LeafSelector, NewEntry, OpenOptions,
-    RepairOptions, Session, TailOptions, WriteOptions,
-};
+use session_bytes::ids;
 
-const HEADER: &[u8] =
-    br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+use clawctx_core::base::SequentialIds;
+use clawctx_core::session::{OpenOptions, Session};
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -29,96 +26,13 @@ fn inputs(target: &str) -> Vec<PathBuf> {
     found
 }
 
-/// Entry ids in file order, each once: an open keeps a record that repeats an earlier one's id
-/// and bytes, while a refresh recognises it as held and skips it (same entry either way).
-fn ids(session: &Session) -> Vec<Option<String>> {
-    let mut seen = std::collections::HashSet::new();
-    session
-        .records()
-        .iter()
-        .filter(|e| seen.insert(e.text.as_str().to_owned()))
-        .map(|e| e.id.as_ref().map(|s| s.to_string()))
-        .collect()
-}
-
-/// The `session_bytes` target's checks (see `rust/fuzz/fuzz_targets/session_bytes.rs`).
-fn session_bytes(data: &[u8], dir: &Path) {
-    let Some((&control, rest)) = data.split_first() else {
-        return;
-    };
-    let cut = rest.len() * usize::from(control >> 1) / 127;
-    let (body, appended) = rest.split_at(cut.min(rest.len()));
-    let path = dir.join("s.jsonl");
-    let mut bytes = Vec::new();
-    if control & 1 == 1 {
-        bytes.extend_from_slice(HEADER);
-        bytes.push(b'\n');
-    }
-    bytes.extend_from_slice(body);
-    fs::write(&path, &bytes).unwrap();
-    let read_only = OpenOptions {
-        read_only: true,
-        ..OpenOptions::default()
-    };
-    if let Ok(full) = Session::open(&path, &read_only, &mut SequentialIds::new(1), 0) {
-        let context = full.context(LeafSelector::Last);
-        let tail = TailOptions {
-            first_chunk: 64,
-            max_chunk: 1024,
-        };
-        let mut reader = LeafContextReader::open(&path, &tail).unwrap();
-        assert_eq!(reader.messages().to_json(), context.messages.to_json());
-        assert_eq!(reader.context().unwrap(), context);
-    }
-    let writable = OpenOptions {
-        write: WriteOptions {
-            fsync: false,
-            ..WriteOptions::default()
-        },
-        fresh_session_id: Some("s".into()),
-        fresh_cwd: Some("/".into()),
-        ..OpenOptions::default()
-    };
-    let mut id_source = SequentialIds::new(1);
-    if let Ok(mut session) = Session::open(&path, &writable, &mut id_source, 0) {
-        let message = serde_json::json!({"role": "user", "content": "appended", "timestamp": 1});
-        let _ = session.append(NewEntry::Message(message), &mut id_source, 1);
-        if !appended.is_empty() {
-            let mut file = fs::OpenOptions::new().append(true).open(&path).unwrap();
-            file.write_all(appended).unwrap();
-            // A last line without "\n" is a write in progress: refresh leaves it for later,
-            // while an open reads it. The other writer finishes its line.
-            if !appended.ends_with(b"\n") {
-                file.write_all(b"\n").unwrap();
-            }
-        }
-        if session.refresh(&mut id_source, 2).is_ok() {
-            let fresh = Session::open(&path, &read_only, &mut SequentialIds::new(1), 0).unwrap();
-            if !fresh.needs_migration_rewrite() {
-                assert_eq!(ids(&session), ids(&fresh));
-            }
-        }
-    }
-    for fix_messages in [false, true] {
-        let options = RepairOptions {
-            backup: BackupPolicy::Delete,
-            now_ms: 0,
-            fix_messages,
-            ..RepairOptions::default()
-        };
-        if repair_session_file(&path, &options).is_ok() {
-            assert!(!repair_session_file(&path, &options).unwrap().repaired);
-        }
-    }
-}
-
 #[test]
 fn session_bytes_regressions_pass_the_target_checks() {
     let found = inputs("session_bytes");
     assert!(!found.is_empty());
     for input in found {
         let dir = tempfile::tempdir().unwrap();
-        session_bytes(&fs::read(&input).unwrap(), dir.path());
+        session_bytes::check(&fs::read(&input).unwrap(), dir.path());
     }
 }
 

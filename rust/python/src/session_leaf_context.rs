@@ -151,13 +151,7 @@ pub fn read_leaf_context(
     chunk_bytes: usize,
 ) -> PyResult<PyLeafContext> {
     crate::errors::guard(|| {
-        if chunk_bytes == 0 {
-            return Err(PyValueError::new_err("chunk_bytes must be positive"));
-        }
-        let options = TailOptions {
-            first_chunk: chunk_bytes,
-            ..TailOptions::default()
-        };
+        let options = tail_options(chunk_bytes)?;
         let reader = py
             .detach(|| LeafContextReader::open(&path, &options))
             .py_err(py)?;
@@ -232,13 +226,7 @@ pub fn _read_leaf_context_lines(
     chunk_bytes: usize,
 ) -> PyResult<Option<PyLeafContext>> {
     crate::errors::guard(|| {
-        if chunk_bytes == 0 {
-            return Err(PyValueError::new_err("chunk_bytes must be positive"));
-        }
-        let options = TailOptions {
-            first_chunk: chunk_bytes,
-            ..TailOptions::default()
-        };
+        let options = tail_options(chunk_bytes)?;
         let failure = Failure::default();
         let lines = PySource {
             source,
@@ -257,5 +245,16 @@ pub fn _read_leaf_context_lines(
             messages,
             failure,
         }))
+    })
+}
+
+/// The tail read's options for a `chunk_bytes` argument (a positive size of the first chunk).
+fn tail_options(chunk_bytes: usize) -> PyResult<TailOptions> {
+    if chunk_bytes == 0 {
+        return Err(PyValueError::new_err("chunk_bytes must be positive"));
+    }
+    Ok(TailOptions {
+        first_chunk: chunk_bytes,
+        ..TailOptions::default()
     })
 }

@@ -47,6 +47,29 @@ struct Overrides {
     max_bytes: Option<f64>,
 }
 
+impl Overrides {
+    /// An image block of the message at `message_index` under these overrides (the raw and the
+    /// value-tree scan both list them so).
+    fn block<'a>(
+        self,
+        message_index: usize,
+        block_index: usize,
+        role: &'a str,
+        data: Cow<'a, str>,
+        mime_type: Cow<'a, str>,
+    ) -> ImageBlockRef<'a> {
+        ImageBlockRef {
+            message_index,
+            block_index,
+            role,
+            data,
+            mime_type,
+            max_dimension_px: self.max_dimension_px,
+            max_bytes: self.max_bytes,
+        }
+    }
+}
+
 /// Whether `sanitizeSessionMessagesImages` image-sanitizes the array content of a message with
 /// this role: tool results, users, errored assistants and every other assistant with array
 /// content (in both sanitize modes). Other roles are left alone.
@@ -150,15 +173,7 @@ fn scan_raw<'a>(
         ) else {
             continue;
         };
-        found.push(ImageBlockRef {
-            message_index: index,
-            block_index,
-            role,
-            data,
-            mime_type,
-            max_dimension_px: overrides.max_dimension_px,
-            max_bytes: overrides.max_bytes,
-        });
+        found.push(overrides.block(index, block_index, role, data, mime_type));
     }
     true
 }
@@ -234,15 +249,13 @@ fn scan_value<'a>(
         ) else {
             continue;
         };
-        found.push(ImageBlockRef {
-            message_index: index,
+        found.push(overrides.block(
+            index,
             block_index,
             role,
-            data: Cow::Owned(data.to_owned()),
-            mime_type: Cow::Owned(mime_type.to_owned()),
-            max_dimension_px: overrides.max_dimension_px,
-            max_bytes: overrides.max_bytes,
-        });
+            Cow::Owned(data.to_owned()),
+            Cow::Owned(mime_type.to_owned()),
+        ));
     }
 }
 

@@ -7,7 +7,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::policy::ToolCallIdMode;
-use crate::transcript::{Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::transcript::{Message, Transcript, PAIRING_TOOL_CALL_TYPES};
 
 const STRICT_MAX_LEN: usize = 40;
 
@@ -96,6 +96,36 @@ fn make_unique(raw: &str, mode: ToolCallIdMode, used: &HashSet<String>, now_ms: 
     }
 }
 
+/// An assistant message with the non-empty `id` of each tool-call block replaced by
+/// `new_id(id)`, in block order; `None` when no id changed. (Only ids are rewritten: a flag says
+/// whether any was, no copy to compare with.)
+fn rewrite_call_ids(message: &Message, mut new_id: impl FnMut(&str) -> String) -> Option<Value> {
+    let mut next = message.to_value().unwrap_or(Value::Null);
+    let mut changed = false;
+    if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
+        for block in blocks.iter_mut() {
+            let is_call = block
+                .get("type")
+                .and_then(Value::as_str)
+                .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
+            let Some(raw) = block
+                .get("id")
+                .and_then(Value::as_str)
+                .filter(|id| is_call && !id.is_empty())
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            let id = new_id(&raw);
+            if id != raw {
+                block["id"] = Value::from(id);
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(next)
+}
+
 /// `sanitizeToolCallIdsForCloudCodeAssist` (as in 2026.3.13): one mapping from raw id to
 /// a new unique id, applied to assistant tool-call blocks and to tool results'
 /// `toolCallId`/`toolUseId`. Returns the input itself when every id is already what it maps to.
@@ -114,33 +144,8 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
     input.map_messages(|_, message| {
         let facts = message.facts();
         if facts.is_role("assistant") && facts.has_input_tool_call_blocks {
-            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
-            let mut next = message.to_value().unwrap_or(Value::Null);
-            let mut changed = false;
-            if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
-                for block in blocks.iter_mut() {
-                    let is_call = block
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
-                    // Empty ids are left as they are (the input repair drops those calls).
-                    if let (true, Some(raw)) = (
-                        is_call,
-                        block
-                            .get("id")
-                            .and_then(Value::as_str)
-                            .filter(|r| !r.is_empty())
-                            .map(str::to_owned),
-                    ) {
-                        let id = resolve(&raw);
-                        if id != raw {
-                            block["id"] = Value::from(id);
-                            changed = true;
-                        }
-                    }
-                }
-            }
-            changed.then_some(next)
+            // Empty ids are left as they are (the input repair drops those calls).
+            rewrite_call_ids(message, &mut resolve)
         } else if facts.is_role("toolResult") {
             // Only ids are rewritten: a flag says whether any was, no copy to compare with.
             let mut next = message.to_value().unwrap_or(Value::Null);
@@ -352,39 +357,21 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
     input.map_messages(|_, message| {
         let facts = message.facts();
         if facts.is_role("assistant") && !facts.tool_calls.is_empty() {
-            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
-            let mut next = message.to_value().unwrap_or(Value::Null);
-            let mut changed = false;
-            if let Some(blocks) = next.get_mut("content").and_then(Value::as_array_mut) {
-                for block in blocks.iter_mut() {
-                    let is_call = block
-                        .get("type")
-                        .and_then(Value::as_str)
-                        .is_some_and(|t| PAIRING_TOOL_CALL_TYPES.contains(&t));
-                    let Some(raw) = block
-                        .get("id")
-                        .and_then(Value::as_str)
-                        .filter(|id| is_call && !id.is_empty())
-                        .map(str::to_owned)
-                    else {
-                        continue;
-                    };
-                    let n = occurrences.entry(raw.clone()).or_insert(0);
-                    *n += 1;
-                    let id = if used.contains(&raw) {
-                        occurrence_id(&raw, *n, mode, &used)
-                    } else {
-                        raw.clone()
-                    };
-                    used.insert(id.clone());
-                    if id != raw {
-                        block["id"] = Value::from(id.clone());
-                        changed = true;
-                    }
-                    pending.entry(raw).or_default().push_back(id);
-                }
-            }
-            changed.then_some(next)
+            rewrite_call_ids(message, |raw| {
+                let n = occurrences.entry(raw.to_owned()).or_insert(0);
+                *n += 1;
+                let id = if used.contains(raw) {
+                    occurrence_id(raw, *n, mode, &used)
+                } else {
+                    raw.to_owned()
+                };
+                used.insert(id.clone());
+                pending
+                    .entry(raw.to_owned())
+                    .or_default()
+                    .push_back(id.clone());
+                id
+            })
         } else if facts.is_role("toolResult") {
             match facts.tool_result_id.as_deref().and_then(|raw| {
                 pending

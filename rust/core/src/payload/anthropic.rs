@@ -4,7 +4,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
+    adjust_max_tokens_for_thinking, base_options, blocks_of, number, user_parts, Context, Model,
+    Options,
 };
 use std::sync::Arc;
 
@@ -276,20 +277,16 @@ fn convert_messages(
                     params.push(json!({"role": "user", "content": s}));
                 }
                 Some(Value::Array(items)) => {
-                    let blocks: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                let text = text_of(item);
-                                (!js_trim(text).is_empty())
-                                    .then(|| json!({"type": "text", "text": text}))
-                            } else if model.accepts_images {
-                                Some(image_block(item))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let blocks = user_parts(
+                        items,
+                        model.accepts_images,
+                        |item| {
+                            let text = text_of(item);
+                            (!js_trim(text).is_empty())
+                                .then(|| json!({"type": "text", "text": text}))
+                        },
+                        image_block,
+                    );
                     if !blocks.is_empty() {
                         params.push(json!({"role": "user", "content": blocks}));
                     }

@@ -549,6 +549,20 @@ impl<'a> Walk<'a> {
         self.array_from(after, sb + (after - sa), n, 0)
     }
 
+    /// [`Walk::value`] of a member or element one level down, with `part` on the path meanwhile.
+    fn child(
+        &mut self,
+        part: Part<'a>,
+        ia: usize,
+        ib: usize,
+        depth: usize,
+    ) -> Result<Step, WalkError> {
+        self.path.push(part);
+        let step = self.value(ia, ib, depth + 1);
+        self.path.pop();
+        step
+    }
+
     fn value(&mut self, ia: usize, ib: usize, depth: usize) -> Result<Step, WalkError> {
         let (a, b) = (self.a, self.b);
         let ia = ws(a, ia);
@@ -653,9 +667,7 @@ impl<'a> Walk<'a> {
                 (false, false) => {}
             }
             let (va, vb) = if n > 0 { (pa + 1, pb + 1) } else { (pa, pb) };
-            self.path.push(Part::Index(n));
-            let step = self.value(va, vb, depth + 1)?;
-            self.path.pop();
+            let step = self.child(Part::Index(n), va, vb, depth)?;
             match step {
                 Step::Same(ea, eb) => {
                     ia = ea;
@@ -710,9 +722,7 @@ impl<'a> Walk<'a> {
                             mb.at,
                         )));
                     }
-                    self.path.push(Part::Key(mb.key));
-                    let step = self.value(ma.value, mb.value, depth + 1)?;
-                    self.path.pop();
+                    let step = self.child(Part::Key(mb.key), ma.value, mb.value, depth)?;
                     match step {
                         Step::Same(ea, eb) => {
                             ia = ea;

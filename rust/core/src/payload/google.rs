@@ -7,8 +7,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, str_of,
-    Context, Model, Options,
+    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, result_texts,
+    sanitize_id_chars, str_of, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -440,19 +440,13 @@ fn convert_messages(
                     contents.push(json!({"role": "user", "parts": [{"text": s}]}));
                 }
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                // `{text: item.text}`: an absent text is dropped by the filter.
-                                item.get("text").map(|t| json!({"text": t}))
-                            } else if model.accepts_images {
-                                Some(inline_data(item))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        // `{text: item.text}`: an absent text is dropped by the filter.
+                        |item| item.get("text").map(|t| json!({"text": t})),
+                        inline_data,
+                    );
                     if !parts.is_empty() {
                         contents.push(json!({"role": "user", "parts": parts}));
                     }
@@ -532,11 +526,7 @@ fn convert_messages(
             }
             Some("toolResult") => {
                 let content = blocks_of(msg);
-                let texts: Vec<&str> = content
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .map(|c| str_of(c, "text"))
-                    .collect();
+                let texts = result_texts(content);
                 let text = texts.join("\n");
                 let images: Vec<Value> = if model.accepts_images {
                     content
@@ -808,7 +798,7 @@ impl Turn<'_> {
                         _ => out.raw("{}"),
                     }
                     if self.needs_id {
-                        write_id(out, block.new_id.as_deref(), f.id);
+                        out.id_member(r#","id":"#, block.new_id.as_deref(), f.id);
                     }
                     out.raw("}");
                     let signed = same_model && write_signature(out, f.thought_signature)?;
@@ -882,18 +872,12 @@ impl Turn<'_> {
         }
         out.raw("}");
         if self.multimodal_response && !images.is_empty() {
-            out.raw(r#","parts":["#);
-            for (n, image) in images.iter().enumerate() {
-                if n > 0 {
-                    out.raw(",");
-                }
-                write_inline_data(out, image);
-            }
-            out.raw("]");
+            out.raw(r#","parts":"#);
+            out.array(&images, |out, image| write_inline_data(out, image));
             images.clear();
         }
         if self.needs_id {
-            write_id(out, new_id.as_deref(), fields.tool_call_id);
+            out.id_member(r#","id":"#, new_id.as_deref(), fields.tool_call_id);
         }
         out.raw("}}");
         Some(images)
@@ -921,22 +905,6 @@ fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
     out.raw(r#","thoughtSignature":"#);
     out.str(valid);
     Some(true)
-}
-
-/// `,"id":` and the id: the normalised one when the replay layer gave one, else the stored
-/// value copied; nothing when there is neither.
-fn write_id(out: &mut Out, new_id: Option<&str>, stored: Option<&str>) {
-    match (new_id, stored) {
-        (Some(id), _) => {
-            out.raw(r#","id":"#);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(r#","id":"#);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
 }
 
 /// `{inlineData: {mimeType, data}}` of an image block (the fields it has).
@@ -979,6 +947,9 @@ fn synthetic_name<'a>(calls: &[Block<'a>], id: &str) -> Option<Option<&'a str>> 
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{
+        bench_transcript, paths_agree, request, transcript, without_request_id,
+    };
     use super::*;
 
     #[test]
@@ -1003,48 +974,24 @@ mod tests {
     /// Both paths over every prefix of `lines` for `model` (bytes equal, the gemini-cli
     /// `requestId` tail aside); whether the whole transcript took the bytes path.
     fn both_paths(model: &Value, lines: &[&str]) -> bool {
-        let transcript = Transcript::new(
-            lines
-                .iter()
-                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
-                .collect(),
-        );
+        let transcript = transcript(lines);
         let mut options = Map::new();
         options.insert(
             "apiKey".to_owned(),
             json!(r#"{"token":"t","projectId":"p"}"#),
         );
         options.insert("reasoning".to_owned(), json!("high"));
-        let request = super::super::PayloadRequest {
-            guard: false,
-            model: model.clone(),
-            system_prompt: Some("sys".to_owned()),
-            tools: None,
-            options,
-            simple: true,
-            now_ms: 7,
-        };
-        // gemini-cli's `requestId` (the last key) ends in a random tail.
-        let masked = |payload: &Payload| {
-            let text = String::from_utf8(payload.to_json()).unwrap();
-            match text.find(r#","requestId":""#) {
-                Some(at) => text[..at].to_owned(),
-                None => text,
-            }
-        };
+        let request = request(model, Some("sys"), options, true);
         let mut taken = false;
         for n in 0..=lines.len() {
             let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
-            let fast = super::super::build_payload_with(&request, &prefix, true).unwrap();
-            let slow = super::super::build_payload_with(&request, &prefix, false).unwrap();
-            assert!(slow.spliced.is_none());
-            assert_eq!(masked(&fast), masked(&slow), "{model} over {n} messages");
-            let text = masked(&fast);
+            let fast = paths_agree(&request, &prefix, without_request_id).expect("both build");
+            taken = fast.spliced.is_some();
+            let text = without_request_id(&fast.to_json());
             assert!(
                 text.contains(r#""contents":["#),
                 "no contents array: {text}"
             );
-            taken = fast.spliced.is_some();
         }
         taken
     }
@@ -1131,32 +1078,13 @@ mod tests {
     /// callgrind can count it: see the `measure_*` tests.
     #[inline(never)]
     fn body_of_5000_messages(raw: bool) -> Vec<u8> {
-        let mut lines = Vec::new();
-        for i in 0..1667 {
-            let id = format!("call_{i}|fc_{i:08x}+/=");
-            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
-            lines.push(json!({"role": "assistant", "content": [
-                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
-                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
-                {"type": "toolCall", "id": id, "name": "bash",
-                 "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
-                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
-                "stopReason": "toolUse", "timestamp": i}));
-            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
-                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
-                "isError": false, "timestamp": i}));
-        }
-        lines.truncate(5000);
-        let transcript = Transcript::from_values(&lines);
-        let request = super::super::PayloadRequest {
-            guard: false,
-            model: google_model("google-generative-ai", "google", "gemini-2.5-pro", true),
-            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
-            tools: None,
-            options: Map::new(),
-            simple: true,
-            now_ms: 7,
-        };
+        let transcript = bench_transcript(5000);
+        let request = request(
+            &google_model("google-generative-ai", "google", "gemini-2.5-pro", true),
+            Some("You are a coding agent. Be concise."),
+            Map::new(),
+            true,
+        );
         let body = measured(&request, &transcript, raw);
         assert!(body.len() > 500_000, "{} bytes", body.len());
         body

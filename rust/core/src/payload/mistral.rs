@@ -5,7 +5,8 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
+    base_options, blocks_of, clamp_reasoning, js_stringify, result_texts, str_of, Context, Model,
+    Options,
 };
 use super::openai_completions::{synthetic_call, write_stringified};
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
@@ -218,11 +219,7 @@ fn to_chat_messages(messages: &[Value], supports_images: bool) -> Vec<Value> {
             }
             _ => {
                 let content = blocks_of(msg);
-                let texts: Vec<&str> = content
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .map(|c| str_of(c, "text"))
-                    .collect();
+                let texts = result_texts(content);
                 let has_images = content.iter().any(|c| c["type"] == "image");
                 let is_error = msg.get("isError").is_some_and(is_truthy);
                 let text =
@@ -498,17 +495,7 @@ fn write_tool_result(
 ) -> Option<()> {
     let (texts, images) = raw::result_parts(fields, true)?;
     out.raw(r#"{"role":"tool""#);
-    match (new_id, fields.tool_call_id) {
-        (Some(id), _) => {
-            out.raw(r#","toolCallId":"#);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(r#","toolCallId":"#);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
+    out.id_member(r#","toolCallId":"#, new_id, fields.tool_call_id);
     if let Some(name) = fields.tool_name {
         out.raw(r#","name":"#);
         out.copy(name);
@@ -570,42 +557,18 @@ fn write_tool_result(
 
 #[cfg(test)]
 mod tests {
-    use serde_json::{json, Map, Value};
+    use serde_json::{json, Value};
 
-    use super::super::{build_payload_with, PayloadRequest};
+    use super::super::test_support::prefixes_agree;
     use super::trim_changes;
-    use crate::base::{js_trim, parse_value, JsonText};
-    use crate::transcript::Transcript;
+    use crate::base::{js_trim, parse_value};
 
     /// Both paths on `lines` and each prefix: the same bytes, and whether the bytes path was
     /// taken each time.
     fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        (0..=lines.len())
-            .map(|n| {
-                let transcript = Transcript::new(
-                    lines[..n]
-                        .iter()
-                        .map(|l| JsonText::owned((*l).to_owned()))
-                        .collect(),
-                );
-                let request = PayloadRequest {
-                    guard: false,
-                    model: model.clone(),
-                    system_prompt: system.map(str::to_owned),
-                    tools: None,
-                    options: Map::new(),
-                    simple: false,
-                    now_ms: 7,
-                };
-                let fast = build_payload_with(&request, &transcript, true).unwrap();
-                let slow = build_payload_with(&request, &transcript, false).unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&fast.to_json()),
-                    String::from_utf8_lossy(&slow.to_json()),
-                    "model {model}, {n} messages"
-                );
-                fast.spliced.is_some()
-            })
+        prefixes_agree(model, lines, system)
+            .into_iter()
+            .map(|taken| taken.expect("both paths build"))
             .collect()
     }
 

@@ -16,6 +16,8 @@ mod model;
 mod openai_completions;
 mod openai_responses;
 mod raw;
+#[cfg(test)]
+mod test_support;
 mod transform;
 
 use serde_json::{Map, Value};
@@ -437,6 +439,7 @@ fn add_context_management(
 
 #[cfg(test)]
 mod tests {
+    use super::test_support::{paths_agree, request, transcript, without_request_id};
     use super::*;
     use crate::base::parse_value;
 
@@ -447,19 +450,10 @@ mod tests {
         options: Map<String, Value>,
         simple: bool,
     ) -> bool {
-        let request = PayloadRequest {
-            guard: false,
-            model: model.clone(),
-            system_prompt: Some("sys".to_owned()),
-            tools: None,
-            options,
-            simple,
-            now_ms: 7,
-        };
+        let request = request(model, Some("sys"), options, simple);
         // Twice: the second build reads what the first cached with each message.
         let fast = build_payload_with(&request, messages, true);
         let again = build_payload_with(&request, messages, true);
-        let slow = build_payload_with(&request, messages, false);
         match (&fast, &again) {
             (Ok(a), Ok(b)) => assert_eq!(
                 without_request_id(&a.to_json()),
@@ -469,22 +463,7 @@ mod tests {
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             _ => panic!("the second build disagrees with the first"),
         }
-        match (fast, slow) {
-            (Ok(fast), Ok(slow)) => {
-                assert!(slow.spliced.is_none());
-                assert_eq!(
-                    without_request_id(&fast.to_json()),
-                    without_request_id(&slow.to_json()),
-                    "model {model}"
-                );
-                fast.spliced.is_some()
-            }
-            (Err(fast), Err(slow)) => {
-                assert_eq!(fast.to_string(), slow.to_string());
-                false
-            }
-            (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
-        }
+        paths_agree(&request, messages, without_request_id).is_some_and(|p| p.spliced.is_some())
     }
 
     fn anthropic_model(provider: &str, api: &str, id: &str) -> Value {
@@ -508,12 +487,7 @@ mod tests {
             r#"{"role":"assistant","content":[{"type":"text","text":"err"}],"api":"x","provider":"y","model":"z","stopReason":"error"}"#,
             r#"{"role":"user","content":"last"}"#,
         ];
-        let transcript = Transcript::new(
-            lines
-                .iter()
-                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
-                .collect(),
-        );
+        let transcript = transcript(&lines);
         for (provider, api, id) in [
             ("anthropic", "anthropic-messages", "claude-x"),
             ("openai", "openai-responses", "gpt-5"),
@@ -626,12 +600,7 @@ mod tests {
             r#"{"role":"user","content":"hi"}"#,
             r#"{"role":"user","content":"x"}"#,
         ];
-        let transcript = Transcript::new(
-            lines
-                .iter()
-                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
-                .collect(),
-        );
+        let transcript = transcript(&lines);
         for (api, raw) in [("anthropic-messages", true), ("anthropic-messages", false)] {
             let request = PayloadRequest {
                 guard: false,
@@ -758,20 +727,6 @@ mod tests {
         ("azure-openai-responses", 30),
         ("openai-codex-responses", 30),
     ];
-
-    /// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.
-    fn without_request_id(body: &[u8]) -> String {
-        let text = String::from_utf8_lossy(body).into_owned();
-        let key = "\"requestId\":\"";
-        match text.find(key) {
-            Some(at) => {
-                let value = at + key.len();
-                let end = text[value..].find('"').map_or(text.len(), |n| value + n);
-                format!("{}{}", &text[..value], &text[end..])
-            }
-            None => text,
-        }
-    }
 
     /// The recorded pi-ai cases (`../shared/conformance-payload`, where present): for every
     /// API both paths give the same bytes, and for the APIs with a bytes path it is taken.

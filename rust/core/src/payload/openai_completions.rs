@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
 use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, str_of, Context, Model, Options,
+    blocks_of, effort_options, js_stringify, str_of, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -78,15 +78,7 @@ fn compat_of(model: &Model) -> Compat {
 }
 
 pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
-    let mut out = base_options(model, simple.map);
-    if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
-        let level = if model.supports_xhigh() {
-            level
-        } else {
-            clamp_reasoning(level)
-        };
-        out.insert("reasoningEffort".to_owned(), json!(level));
-    }
+    let mut out = effort_options(model, simple);
     if let Some(choice) = simple.get("toolChoice") {
         out.insert("toolChoice".to_owned(), choice.clone());
     }
@@ -301,18 +293,12 @@ fn convert_messages(
             Some("user") => match msg.get("content") {
                 Some(Value::String(s)) => params.push(json!({"role": "user", "content": s})),
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                Some(json!({"type": "text", "text": str_of(item, "text")}))
-                            } else if model.accepts_images {
-                                Some(json!({"type": "image_url", "image_url": {"url": image_url(item)}}))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        |item| Some(json!({"type": "text", "text": str_of(item, "text")})),
+                        |item| json!({"type": "image_url", "image_url": {"url": image_url(item)}}),
+                    );
                     if parts.is_empty() {
                         i += 1;
                         continue;
@@ -856,14 +842,8 @@ fn write_assistant(
         write_joined(out, &thinking, "\\n");
     }
     if !calls.is_empty() {
-        out.raw(r#","tool_calls":["#);
-        for (n, call) in calls.iter().enumerate() {
-            if n > 0 {
-                out.raw(",");
-            }
-            write_tool_call(out, call);
-        }
-        out.raw("]");
+        out.raw(r#","tool_calls":"#);
+        out.array(&calls, |out, call| write_tool_call(out, call));
         // Signatures of other models were dropped by the replay layer.
         if same_model {
             let mut details = Vec::new();
@@ -994,17 +974,11 @@ fn write_tool_result(
         out.raw("(see attached image)");
     }
     out.raw("\"");
-    match (new_id, fields.tool_call_id) {
-        (Some(id), _) => {
-            out.raw(r#","tool_call_id":"#);
-            out.str(id);
-        }
-        (None, Some(id)) => {
-            out.raw(r#","tool_call_id":"#);
-            out.copy(id);
-        }
-        (None, None) => {}
-    }
+    out.id_member(
+        r#","tool_call_id":"#,
+        new_id.as_deref(),
+        fields.tool_call_id,
+    );
     if compat.requires_tool_result_name {
         if let Some(name) = fields.tool_name.filter(|n| raw::raw_truthy(n)) {
             out.raw(r#","name":"#);
@@ -1019,48 +993,16 @@ fn write_tool_result(
 mod tests {
     use serde_json::{json, Map, Value};
 
+    use super::super::test_support::{bench_transcript, prefixes_agree, request, transcript};
     use super::super::{build_payload_with, PayloadRequest};
-    use crate::base::JsonText;
     use crate::transcript::Transcript;
 
     /// Both paths on `lines` (each prefix too); whether the bytes path was taken each time.
     fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        let mut taken = Vec::new();
-        for n in 0..=lines.len() {
-            let transcript = Transcript::new(
-                lines[..n]
-                    .iter()
-                    .map(|l| JsonText::owned((*l).to_owned()))
-                    .collect(),
-            );
-            let request = PayloadRequest {
-                guard: false,
-                model: model.clone(),
-                system_prompt: system.map(str::to_owned),
-                tools: None,
-                options: Map::new(),
-                simple: false,
-                now_ms: 7,
-            };
-            let fast = build_payload_with(&request, &transcript, true);
-            let slow = build_payload_with(&request, &transcript, false);
-            match (fast, slow) {
-                (Ok(fast), Ok(slow)) => {
-                    assert_eq!(
-                        String::from_utf8_lossy(&fast.to_json()),
-                        String::from_utf8_lossy(&slow.to_json()),
-                        "model {model}, {n} messages"
-                    );
-                    taken.push(fast.spliced.is_some());
-                }
-                (Err(fast), Err(slow)) => {
-                    assert_eq!(fast.to_string(), slow.to_string());
-                    taken.push(false);
-                }
-                (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
-            }
-        }
-        taken
+        prefixes_agree(model, lines, system)
+            .into_iter()
+            .map(|taken| taken.unwrap_or(false))
+            .collect()
     }
 
     fn model(provider: &str, id: &str, images: bool, compat: Value) -> Value {
@@ -1126,30 +1068,6 @@ mod tests {
         assert!(both_paths(&as_text, &only_thought, None).iter().all(|t| *t));
     }
 
-    /// `benches/test_payload.py`'s `make_messages(n)`: user, assistant (thinking, text and a
-    /// call, from OpenAI Responses, so thinking becomes text and ids are normalised), result.
-    fn bench_transcript(n: usize) -> Transcript {
-        let mut lines = Vec::with_capacity(n);
-        let mut i = 0;
-        while lines.len() < n {
-            let id = format!("call_{i}|fc_{i:08x}+/=");
-            lines.push(json!({"role": "user", "content": format!("Step {i}: run the tests in pkg{i}."), "timestamp": i}));
-            lines.push(json!({"role": "assistant", "content": [
-                {"type": "thinking", "thinking": format!("I should run pytest for pkg{i}.")},
-                {"type": "text", "text": format!("Running the tests of pkg{i} now.")},
-                {"type": "toolCall", "id": id, "name": "bash",
-                    "arguments": {"command": format!("pytest pkg{i} -q"), "timeout": 120}}],
-                "api": "openai-responses", "provider": "openai", "model": "gpt-5",
-                "stopReason": "toolUse", "timestamp": i}));
-            lines.push(json!({"role": "toolResult", "toolCallId": id, "toolName": "bash",
-                "content": [{"type": "text", "text": format!("{i} passed in 0.{}s\n", i % 10).repeat(4)}],
-                "isError": false, "timestamp": i}));
-            i += 1;
-        }
-        lines.truncate(n);
-        Transcript::from_values(&lines)
-    }
-
     /// Builds and writes one body; the unit callgrind counts (`--toggle-collect`).
     #[inline(never)]
     fn measured_body(request: &PayloadRequest, transcript: &Transcript, raw: bool) -> usize {
@@ -1170,15 +1088,12 @@ mod tests {
             m["api"] = Value::from(api);
         }
         let transcript = bench_transcript(5_000);
-        let request = PayloadRequest {
-            guard: false,
-            model: m,
-            system_prompt: Some("You are a coding agent. Be concise.".to_owned()),
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
+        let request = request(
+            &m,
+            Some("You are a coding agent. Be concise."),
+            Map::new(),
+            false,
+        );
         let fast = build_payload_with(&request, &transcript, true).unwrap();
         assert!(fast.spliced.is_some());
         let len = measured_body(&request, &transcript, raw);
@@ -1190,21 +1105,8 @@ mod tests {
         let m = model("p", "m", true, Value::Null);
         let lines = [LINES[0], LINES[7], LINES[11]];
         assert!(both_paths(&m, &lines, None).iter().all(|t| *t));
-        let transcript = Transcript::new(
-            lines
-                .iter()
-                .map(|l| JsonText::owned((*l).to_owned()))
-                .collect(),
-        );
-        let request = PayloadRequest {
-            guard: false,
-            model: m,
-            system_prompt: None,
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
+        let transcript = transcript(&lines);
+        let request = request(&m, None, Map::new(), false);
         let body = build_payload_with(&request, &transcript, true).unwrap();
         let text = String::from_utf8(body.to_json()).unwrap();
         assert!(text.contains(r#""tools":[]"#), "{text}");

@@ -8,8 +8,8 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, sanitize_id_chars, short_hash, str_of,
-    strip_lone_surrogate_escapes, Context, Model, Options,
+    blocks_of, effort_options, js_stringify, result_texts, sanitize_id_chars, short_hash, str_of,
+    strip_lone_surrogate_escapes, user_parts, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -26,16 +26,7 @@ enum Flavor {
 
 /// `streamSimple*`: `SimpleStreamOptions` → the provider's options (the same for all three).
 pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String, Value> {
-    let mut out = base_options(model, simple.map);
-    if let Some(level) = simple.get("reasoning").and_then(Value::as_str) {
-        let level = if model.supports_xhigh() {
-            level
-        } else {
-            clamp_reasoning(level)
-        };
-        out.insert("reasoningEffort".to_owned(), json!(level));
-    }
-    out
+    effort_options(model, simple)
 }
 
 pub(super) fn build(
@@ -390,18 +381,12 @@ fn convert_messages(
                     );
                 }
                 Some(Value::Array(items)) => {
-                    let parts: Vec<Value> = items
-                        .iter()
-                        .filter_map(|item| {
-                            if item.get("type").and_then(Value::as_str) == Some("text") {
-                                Some(json!({"type": "input_text", "text": str_of(item, "text")}))
-                            } else if model.accepts_images {
-                                Some(json!({"type": "input_image", "detail": "auto", "image_url": data_url(item)}))
-                            } else {
-                                None
-                            }
-                        })
-                        .collect();
+                    let parts = user_parts(
+                        items,
+                        model.accepts_images,
+                        |item| Some(json!({"type": "input_text", "text": str_of(item, "text")})),
+                        |item| json!({"type": "input_image", "detail": "auto", "image_url": data_url(item)}),
+                    );
                     if parts.is_empty() {
                         continue;
                     }
@@ -479,11 +464,7 @@ fn convert_messages(
             }
             Some("toolResult") => {
                 let content = blocks_of(msg);
-                let texts: Vec<&str> = content
-                    .iter()
-                    .filter(|c| c["type"] == "text")
-                    .map(|c| str_of(c, "text"))
-                    .collect();
+                let texts = result_texts(content);
                 let text = texts.join("\n");
                 let has_images = content.iter().any(|c| c["type"] == "image");
                 let call_id = str_of(msg, "toolCallId")
@@ -903,6 +884,7 @@ fn write_tool_result(
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::{lossy, paths_agree, request, transcript};
     use super::*;
 
     #[test]
@@ -929,15 +911,6 @@ mod tests {
             "input": input, "maxTokens": 128000})
     }
 
-    fn transcript(lines: &[&str]) -> crate::transcript::Transcript {
-        crate::transcript::Transcript::new(
-            lines
-                .iter()
-                .map(|l| crate::base::JsonText::owned((*l).to_owned()))
-                .collect(),
-        )
-    }
-
     /// Both paths' bodies (they must be equal, or both fail alike); whether the bytes path
     /// was taken.
     fn both_paths(
@@ -945,32 +918,8 @@ mod tests {
         messages: &crate::transcript::Transcript,
         system: Option<&str>,
     ) -> bool {
-        let request = super::super::PayloadRequest {
-            guard: false,
-            model: model.clone(),
-            system_prompt: system.map(str::to_owned),
-            tools: None,
-            options: Map::new(),
-            simple: false,
-            now_ms: 7,
-        };
-        let fast = super::super::build_payload_with(&request, messages, true);
-        let slow = super::super::build_payload_with(&request, messages, false);
-        match (fast, slow) {
-            (Ok(fast), Ok(slow)) => {
-                assert_eq!(
-                    String::from_utf8_lossy(&fast.to_json()),
-                    String::from_utf8_lossy(&slow.to_json()),
-                    "model {model}"
-                );
-                fast.spliced.is_some()
-            }
-            (Err(fast), Err(slow)) => {
-                assert_eq!(fast.to_string(), slow.to_string());
-                false
-            }
-            (fast, slow) => panic!("paths disagree: {:?} / {:?}", fast.is_ok(), slow.is_ok()),
-        }
+        let request = request(model, system, Map::new(), false);
+        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.spliced.is_some())
     }
 
     /// Responses shapes in stored forms `JSON.stringify` would not write: reasoning items
@@ -1051,15 +1000,7 @@ mod tests {
                 r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"t","thinkingSignature":{signature}}}],"api":"openai-responses","provider":"openai","model":"gpt-5","stopReason":"stop"}}"#
             );
             let messages = transcript(&[line.as_str()]);
-            let request = super::super::PayloadRequest {
-                guard: false,
-                model: gpt5.clone(),
-                system_prompt: None,
-                tools: None,
-                options: Map::new(),
-                simple: false,
-                now_ms: 7,
-            };
+            let request = request(&gpt5, None, Map::new(), false);
             let fast = super::super::build_payload_with(&request, &messages, true);
             assert!(
                 matches!(fast, Err(PayloadError::Upstream(_))),

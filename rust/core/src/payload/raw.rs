@@ -57,6 +57,34 @@ impl Out {
         }
     }
 
+    /// A JSON array of `items`, each written by `write`.
+    pub fn array<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Out, &T)) {
+        self.raw("[");
+        for (n, item) in items.iter().enumerate() {
+            if n > 0 {
+                self.raw(",");
+            }
+            write(self, item);
+        }
+        self.raw("]");
+    }
+
+    /// An id member (`member` is its `,"key":`): the normalised id when the replay layer gave
+    /// one, else the stored value copied; nothing when there is neither.
+    pub fn id_member(&mut self, member: &str, new_id: Option<&str>, stored: Option<&str>) {
+        match (new_id, stored) {
+            (Some(id), _) => {
+                self.raw(member);
+                self.str(id);
+            }
+            (None, Some(id)) => {
+                self.raw(member);
+                self.copy(id);
+            }
+            (None, None) => {}
+        }
+    }
+
     /// A stored JSON string value as a string literal: [`RawStr`].
     pub fn copy_str(&mut self, s: &RawStr<'_>) {
         match s {
@@ -303,6 +331,34 @@ fn canonical_string(b: &[u8], i: &mut usize) -> Option<(usize, usize)> {
     Some((start, j))
 }
 
+/// The members of an object or the elements of an array, from its opening byte at `*i` to past
+/// its `close`: each read by `item`, with commas between and no whitespace.
+fn canonical_items(
+    b: &[u8],
+    i: &mut usize,
+    close: u8,
+    mut item: impl FnMut(&mut usize) -> bool,
+) -> bool {
+    *i += 1;
+    if b.get(*i) == Some(&close) {
+        *i += 1;
+        return true;
+    }
+    loop {
+        if !item(i) {
+            return false;
+        }
+        match b.get(*i) {
+            Some(b',') => *i += 1,
+            Some(&c) if c == close => {
+                *i += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
 fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
     if depth > 128 {
         return false;
@@ -310,13 +366,8 @@ fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
     match b.get(*i) {
         Some(b'"') => canonical_string(b, i).is_some(),
         Some(b'{') => {
-            *i += 1;
-            if b.get(*i) == Some(&b'}') {
-                *i += 1;
-                return true;
-            }
             let mut keys: Vec<&[u8]> = Vec::new();
-            loop {
+            canonical_items(b, i, b'}', |i| {
                 if b.get(*i) != Some(&b'"') {
                     return false;
                 }
@@ -332,39 +383,10 @@ fn canonical_value(b: &[u8], i: &mut usize, depth: usize) -> bool {
                     return false;
                 }
                 *i += 1;
-                if !canonical_value(b, i, depth + 1) {
-                    return false;
-                }
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b'}') => {
-                        *i += 1;
-                        return true;
-                    }
-                    _ => return false,
-                }
-            }
+                canonical_value(b, i, depth + 1)
+            })
         }
-        Some(b'[') => {
-            *i += 1;
-            if b.get(*i) == Some(&b']') {
-                *i += 1;
-                return true;
-            }
-            loop {
-                if !canonical_value(b, i, depth + 1) {
-                    return false;
-                }
-                match b.get(*i) {
-                    Some(b',') => *i += 1,
-                    Some(b']') => {
-                        *i += 1;
-                        return true;
-                    }
-                    _ => return false,
-                }
-            }
-        }
+        Some(b'[') => canonical_items(b, i, b']', |i| canonical_value(b, i, depth + 1)),
         Some(b't') => literal(b, i, b"true"),
         Some(b'f') => literal(b, i, b"false"),
         Some(b'n') => literal(b, i, b"null"),

@@ -11,7 +11,8 @@ use std::borrow::Cow;
 
 use super::scan::{once, Scan};
 use super::{
-    count, event_json, parse_streaming_json, ApiReader, PiEvents, ResponseError, Stop, Usage,
+    count, event_json, final_block, parse_streaming_json, reply_accessors, ApiReader, PiEvents,
+    ReplyBlock, ResponseError, Stop, Usage,
 };
 use crate::base::to_js_string;
 
@@ -31,10 +32,9 @@ impl Block {
     fn kind(&self) -> &str {
         self.kind
     }
+}
 
-    /// The block as it ends up in the message: `index` is gone (pi-ai deletes it at the
-    /// block's end and again on error); an unfinished tool call keeps `partialJson`, as pi-ai's
-    /// catch path leaves it.
+impl ReplyBlock for Block {
     /// The block as the partial message shows it while the stream runs.
     fn to_value(&self) -> Value {
         let mut fields = self.fields.clone();
@@ -44,15 +44,11 @@ impl Block {
         Value::Object(fields)
     }
 
+    /// The block as it ends up in the message: `index` is gone (pi-ai deletes it at the
+    /// block's end and again on error); an unfinished tool call keeps `partialJson`, as pi-ai's
+    /// catch path leaves it.
     fn into_value(self) -> Value {
-        let mut fields = self.fields;
-        if let Some(p) = self.partial_json {
-            if self.args_stale {
-                fields.insert("arguments".into(), parse_streaming_json(&p));
-            }
-            fields.insert("partialJson".into(), Value::from(p));
-        }
-        Value::Object(fields)
+        final_block(self.fields, self.partial_json, self.args_stale)
     }
 }
 
@@ -369,21 +365,7 @@ impl ApiReader for AnthropicReader {
         Ok(())
     }
 
-    fn content(&self) -> Vec<Value> {
-        self.blocks.iter().map(Block::to_value).collect()
-    }
-
-    fn usage(&self) -> &Usage {
-        &self.usage
-    }
-
-    fn stop_reason(&self) -> &'static str {
-        self.stop_reason
-    }
-
-    fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
-        self.blocks.into_iter().map(Block::into_value).collect()
-    }
+    reply_accessors!();
 
     fn cut_short(&self) -> Option<String> {
         (!self.stopped).then(|| {

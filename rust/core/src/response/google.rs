@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{count, event_json, ApiReader, PiEvents, Stop, Usage};
+use super::{count, event_json, reply_accessors, ApiReader, PiEvents, Stop, Usage};
 use crate::base::{is_truthy, to_js_string};
 
 /// The transport a Gemini reply came over.
@@ -392,21 +392,7 @@ impl ApiReader for GoogleReader {
         Ok(())
     }
 
-    fn content(&self) -> Vec<Value> {
-        self.blocks.iter().cloned().map(Value::Object).collect()
-    }
-
-    fn usage(&self) -> &Usage {
-        &self.usage
-    }
-
-    fn stop_reason(&self) -> &'static str {
-        self.stop_reason
-    }
-
-    fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
-        self.blocks.into_iter().map(Value::Object).collect()
-    }
+    reply_accessors!();
 
     fn cut_short(&self) -> Option<String> {
         if self.skipped_lines > 0 {

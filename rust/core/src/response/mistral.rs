@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use super::{count, event_json, parse_streaming_json, ApiReader, PiEvents, Stop, Usage};
+use super::{
+    count, event_json, parse_streaming_json, reply_accessors, ApiReader, PiEvents, Stop, Usage,
+};
 use crate::base::{is_truthy, to_js_string};
 use crate::payload::{derive_mistral_tool_call_id, strip_lone_surrogate_escapes};
 
@@ -287,21 +289,7 @@ impl ApiReader for MistralReader {
         Ok(())
     }
 
-    fn content(&self) -> Vec<Value> {
-        self.blocks.iter().cloned().map(Value::Object).collect()
-    }
-
-    fn usage(&self) -> &Usage {
-        &self.usage
-    }
-
-    fn stop_reason(&self) -> &'static str {
-        self.stop_reason
-    }
-
-    fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
-        self.blocks.into_iter().map(Value::Object).collect()
-    }
+    reply_accessors!();
 
     fn cut_short(&self) -> Option<String> {
         (self.chunks > 0 && !self.finished).then(|| {

@@ -115,6 +115,70 @@ impl From<ResponseError> for Stop {
     }
 }
 
+/// A reader's content block: as the partial message shows it while the stream runs, and as
+/// the final message keeps it.
+pub(crate) trait ReplyBlock {
+    fn to_value(&self) -> Value;
+    fn into_value(self) -> Value;
+}
+
+/// A block kept as pi's object itself.
+impl ReplyBlock for Map<String, Value> {
+    fn to_value(&self) -> Value {
+        Value::Object(self.clone())
+    }
+
+    fn into_value(self) -> Value {
+        Value::Object(self)
+    }
+}
+
+/// A block as the final message keeps it, from pi's fields and a tool call's `partialJson`:
+/// `arguments` parsed again where the JSON grew since they were last parsed, and `partialJson`
+/// kept (pi-ai's Anthropic and Responses readers leave it on the block).
+fn final_block(
+    mut fields: Map<String, Value>,
+    partial_json: Option<String>,
+    args_stale: bool,
+) -> Value {
+    if let Some(p) = partial_json {
+        if args_stale {
+            fields.insert("arguments".into(), parse_streaming_json(&p));
+        }
+        fields.insert("partialJson".into(), Value::from(p));
+    }
+    Value::Object(fields)
+}
+
+/// The [`ApiReader`] accessors of a reader that holds the message so far in its `blocks` (of a
+/// [`ReplyBlock`] type), `usage` and `stop_reason` fields.
+macro_rules! reply_accessors {
+    () => {
+        fn content(&self) -> Vec<Value> {
+            self.blocks
+                .iter()
+                .map(super::ReplyBlock::to_value)
+                .collect()
+        }
+
+        fn usage(&self) -> &super::Usage {
+            &self.usage
+        }
+
+        fn stop_reason(&self) -> &'static str {
+            self.stop_reason
+        }
+
+        fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
+            self.blocks
+                .into_iter()
+                .map(super::ReplyBlock::into_value)
+                .collect()
+        }
+    };
+}
+use reply_accessors;
+
 /// One API family's reader: pi-ai's provider loop (`for await (const event of stream)`) as a
 /// state machine fed one wire event at a time.
 pub(crate) trait ApiReader: Send + Sync {

@@ -22,7 +22,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
-    count, event_json, parse_streaming_json, ApiReader, PiEvents, ResponseError, Stop, Usage,
+    count, event_json, final_block, parse_streaming_json, reply_accessors, ApiReader, PiEvents,
+    ReplyBlock, ResponseError, Stop, Usage,
 };
 use crate::base::{is_truthy, to_js_string};
 
@@ -83,7 +84,9 @@ impl Block {
             .and_then(Value::as_str)
             .unwrap_or("")
     }
+}
 
+impl ReplyBlock for Block {
     fn to_value(&self) -> Value {
         let mut fields = self.fields.clone();
         if let Some(p) = &self.partial_json {
@@ -96,16 +99,11 @@ impl Block {
     }
 
     fn into_value(self) -> Value {
-        let mut fields = self.fields;
-        if let Some(p) = self.partial_json {
-            if self.args_stale {
-                fields.insert("arguments".into(), parse_streaming_json(&p));
-            }
-            fields.insert("partialJson".into(), Value::from(p));
-        }
-        Value::Object(fields)
+        final_block(self.fields, self.partial_json, self.args_stale)
     }
+}
 
+impl Block {
     fn append(&mut self, key: &str, more: &str) {
         if let Some(Value::String(s)) = self.fields.get_mut(key) {
             s.push_str(more);
@@ -261,21 +259,7 @@ impl ApiReader for ResponsesReader {
         Ok(())
     }
 
-    fn content(&self) -> Vec<Value> {
-        self.blocks.iter().map(Block::to_value).collect()
-    }
-
-    fn usage(&self) -> &Usage {
-        &self.usage
-    }
-
-    fn stop_reason(&self) -> &'static str {
-        self.stop_reason
-    }
-
-    fn into_content(self: Box<Self>, _failed: bool) -> Vec<Value> {
-        self.blocks.into_iter().map(Block::into_value).collect()
-    }
+    reply_accessors!();
 
     fn cut_short(&self) -> Option<String> {
         // An empty stream is not "cut": pi-ai ends it `done` and so do the recorded cases.

@@ -311,6 +311,23 @@ mod tests {
         Ok(session.context(LeafSelector::Last))
     }
 
+    /// Seed `seed`'s random file, written to a temporary file, and tail options with a first
+    /// chunk of 1 to `first` bytes and chunks of at most 1 to `max` bytes.
+    fn random_case(
+        seed: u64,
+        first: usize,
+        max: usize,
+    ) -> (Vec<u8>, TailOptions, tempfile::TempDir, PathBuf) {
+        let mut rng = Rng(seed);
+        let bytes = random_file(&mut rng);
+        let options = TailOptions {
+            first_chunk: 1 + rng.below(first),
+            max_chunk: 1 + rng.below(max),
+        };
+        let (dir, path) = write_temp(&bytes);
+        (bytes, options, dir, path)
+    }
+
     fn write_temp(bytes: &[u8]) -> (tempfile::TempDir, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.jsonl");
@@ -321,13 +338,7 @@ mod tests {
     #[test]
     fn reading_from_the_end_builds_the_full_open_context() {
         for seed in 0..3000u64 {
-            let mut rng = Rng(seed);
-            let bytes = random_file(&mut rng);
-            let options = TailOptions {
-                first_chunk: 1 + rng.below(400),
-                max_chunk: 1 + rng.below(2000),
-            };
-            let (_dir, path) = write_temp(&bytes);
+            let (bytes, options, _dir, path) = random_case(seed, 400, 2000);
             let expected = full_context(&path);
             let reader = LeafContextReader::open(&path, &options);
             let describe = || {
@@ -614,13 +625,7 @@ mod tests {
             ..OpenOptions::default()
         };
         for seed in 0..1500u64 {
-            let mut rng = Rng(seed);
-            let bytes = random_file(&mut rng);
-            let tail = TailOptions {
-                first_chunk: 1 + rng.below(300),
-                max_chunk: 1 + rng.below(1000),
-            };
-            let (_dir, path) = write_temp(&bytes);
+            let (bytes, tail, _dir, path) = random_case(seed, 300, 1000);
             let describe = || {
                 format!(
                     "seed {seed}, {tail:?}:\n{}",

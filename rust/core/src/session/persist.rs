@@ -373,14 +373,16 @@ fn same_file(_file: &File, path: &Path) -> bool {
     path.exists()
 }
 
+/// `buf.len()` bytes of `file` from `offset`, the file's cursor left alone where the platform
+/// reads at an offset.
 #[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::os::unix::fs::FileExt;
     file.read_exact_at(buf, offset)
 }
 
 #[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
+pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
     use std::io::Seek;
     let mut f = file;
     f.seek(io::SeekFrom::Start(offset))?;

@@ -160,32 +160,28 @@ impl RepairReport {
     /// Upstream's log summary: `"dropped N malformed line(s), rewrote N assistant message(s), …"`.
     pub fn summary(&self) -> String {
         let mut parts = Vec::new();
-        if self.dropped_lines > 0 {
-            parts.push(format!("dropped {} malformed line(s)", self.dropped_lines));
-        }
-        if self.salvaged_records > 0 {
-            parts.push(format!(
-                "salvaged {} record(s) from damaged line(s)",
-                self.salvaged_records
-            ));
-        }
-        if self.rewritten_assistant_messages > 0 {
-            parts.push(format!(
-                "rewrote {} assistant message(s)",
-                self.rewritten_assistant_messages
-            ));
-        }
-        if self.dropped_blank_user_messages > 0 {
-            parts.push(format!(
-                "dropped {} blank user message(s)",
-                self.dropped_blank_user_messages
-            ));
-        }
-        if self.rewritten_user_messages > 0 {
-            parts.push(format!(
-                "rewrote {} user message(s)",
-                self.rewritten_user_messages
-            ));
+        for (count, verb, what) in [
+            (self.dropped_lines, "dropped", "malformed line(s)"),
+            (
+                self.salvaged_records,
+                "salvaged",
+                "record(s) from damaged line(s)",
+            ),
+            (
+                self.rewritten_assistant_messages,
+                "rewrote",
+                "assistant message(s)",
+            ),
+            (
+                self.dropped_blank_user_messages,
+                "dropped",
+                "blank user message(s)",
+            ),
+            (self.rewritten_user_messages, "rewrote", "user message(s)"),
+        ] {
+            if count > 0 {
+                parts.push(format!("{verb} {count} {what}"));
+            }
         }
         let other = self
             .changes
@@ -688,4 +684,40 @@ pub fn repair_session_file(path: &Path, options: &RepairOptions) -> Result<Repai
 fn reopen_for_read(lock: &LockedFile) -> Result<File> {
     // The locked descriptor itself, so we read exactly the inode we hold the lock on.
     lock.try_clone_file().map_err(|e| Error::io(lock.path(), e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_names_every_count_in_upstream_order() {
+        let report = RepairReport {
+            dropped_lines: 1,
+            salvaged_records: 2,
+            rewritten_assistant_messages: 3,
+            dropped_blank_user_messages: 4,
+            rewritten_user_messages: 5,
+            changes: vec![
+                LineChange {
+                    line: 1,
+                    kind: ChangeKind::Rewritten,
+                    reason: "id normalized".to_owned(),
+                },
+                LineChange {
+                    line: 2,
+                    kind: ChangeKind::Rewritten,
+                    reason: FINAL_NEWLINE_ADDED.to_owned(),
+                },
+            ],
+            ..RepairReport::default()
+        };
+        assert_eq!(
+            report.summary(),
+            "dropped 1 malformed line(s), salvaged 2 record(s) from damaged line(s), rewrote 3 \
+             assistant message(s), dropped 4 blank user message(s), rewrote 5 user message(s), \
+             normalized 1 line(s)"
+        );
+        assert_eq!(RepairReport::default().summary(), "");
+    }
 }

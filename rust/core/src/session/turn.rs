@@ -25,6 +25,7 @@ use std::io;
 
 use serde_json::{Map, Value};
 
+use super::persist::read_exact_at;
 use crate::base::RawObject;
 
 /// The entry field that marks a turn's entries.
@@ -146,20 +147,6 @@ pub(crate) fn cut_short_turn_start(file: &File, len: u64) -> io::Result<Option<u
             TailTurn::NeedMore => piece = piece.saturating_mul(4),
         }
     }
-}
-
-#[cfg(unix)]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::{Read, Seek};
-    let mut f = file;
-    f.seek(io::SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 #[cfg(test)]

@@ -569,6 +569,7 @@ mod tests {
     use sha2::{Digest, Sha256};
 
     use super::*;
+    use crate::token_count::test_support::Rng;
 
     #[test]
     fn shipped_vocabularies_are_openais_files() {
@@ -668,13 +669,8 @@ mod tests {
 
     #[test]
     fn scan_and_heap_merges_agree() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1Du64);
+        let mut next = move || rng.next();
         let alphabets: [&[u8]; 3] = [b"ab", b"aeinrst th", b"AbCd019+/="];
         for encoding in Encoding::ALL {
             let bpe = &encoding.tokenizer().bpe;
@@ -704,13 +700,8 @@ mod tests {
     #[test]
     fn windowed_counts_equal_whole_merges() {
         use std::sync::atomic::Ordering;
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x9E37_79B9_7F4A_7C15u64);
+        let mut next = move || rng.next();
         let alphabets: [&[u8]; 5] = [b"a", b"ab", b"aeinrst th", b"AbCd019+/=", b"=-"];
         let before = WHOLE_PIECE_FALLBACKS.load(Ordering::Relaxed);
         for encoding in Encoding::ALL {
@@ -742,13 +733,8 @@ mod tests {
 
     #[test]
     fn long_pieces_are_counted_in_windows_as_a_whole_merge_would() {
-        let mut state = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut rng = Rng(0x2545_F491_4F6C_DD1Du64);
+        let mut next = move || rng.next();
         let random: Vec<u8> = (0..300_000).map(|_| next() as u8).collect();
         let letters: Vec<u8> = (0..300_000)
             .map(|_| b"etaoinshrdlu"[(next() % 12) as usize])

@@ -67,6 +67,21 @@ impl Session {
         Ok(())
     }
 
+    /// An append to a file whose migration is not saved yet would add current-version lines to
+    /// an old-version file: refused until `save_migrated`.
+    fn check_migration_saved(&self) -> Result<()> {
+        if self.header.modified && self.path.is_some() {
+            return Err(Error::Conflict {
+                path: self.path.clone().unwrap_or_default(),
+                reason: format!(
+                    "the file is a version {} session; call save_migrated() (or open with rewrite_migrated) before appending",
+                    self.file_version
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// A fresh entry id not used in this session, drawn from `ids` (`generateId`).
     pub fn next_entry_id(&self, ids: &mut dyn IdSource) -> String {
         generate_entry_id(ids, |c| self.index.contains(&self.entries, c))
@@ -124,15 +139,7 @@ impl Session {
             NewEntry::Message(message) => validate_message(message)?,
             _ => {}
         }
-        if self.header.modified && self.path.is_some() {
-            return Err(Error::Conflict {
-                path: self.path.clone().unwrap_or_default(),
-                reason: format!(
-                    "the file is a version {} session; call save_migrated() (or open with rewrite_migrated) before appending",
-                    self.file_version
-                ),
-            });
-        }
+        self.check_migration_saved()?;
         let value = entry_value(entry, &id, parent, now_ms);
         let text = to_js_string(&value);
         // Never write a line the readers would skip (issue 33, N3): a message read back from a
@@ -288,15 +295,7 @@ impl Session {
                 )));
             }
         }
-        if self.header.modified && self.path.is_some() {
-            return Err(Error::Conflict {
-                path: self.path.clone().unwrap_or_default(),
-                reason: format!(
-                    "the file is a version {} session; call save_migrated() (or open with rewrite_migrated) before appending",
-                    self.file_version
-                ),
-            });
-        }
+        self.check_migration_saved()?;
         let count = messages.len() as u64;
         let mut parent = self.leaf_id().map(str::to_owned);
         let mut texts = Vec::with_capacity(messages.len());

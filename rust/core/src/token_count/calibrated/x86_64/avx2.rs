@@ -81,67 +81,9 @@ pub(in super::super) const GROUP_MASKS: usize = 10;
 #[target_feature(enable = "avx2,popcnt,bmi1,bmi2")]
 pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     use std::arch::x86_64::*;
-    /// The previous group's vectors of everything the features look back at.
-    #[derive(Clone, Copy)]
-    struct Carry {
-        letter: __m256i,
-        lower: __m256i,
-        b64: __m256i,
-        space: __m256i,
-        punct: __m256i,
-        tab: __m256i,
-        digit: __m256i,
-        newline: __m256i,
-        blank: __m256i,
-        white: __m256i,
-        backslash: __m256i,
-        starts: __m256i,
-        cont: __m256i,
-        a2: __m256i,
-        a4: __m256i,
-        x1: __m256i,
-        x2: __m256i,
-        x4: __m256i,
-        w2: __m256i,
-        w4: __m256i,
-        w8: __m256i,
-    }
-    /// A byte's count of set bits grows by at most 8 a group: the byte counters are summed
-    /// into 64-bit lanes every this many groups.
-    const BYTE_COUNT_GROUPS: usize = 31;
     let zero = _mm256_setzero_si256();
-    let mut carry = Carry {
-        letter: zero,
-        lower: zero,
-        b64: zero,
-        space: zero,
-        punct: zero,
-        tab: zero,
-        digit: zero,
-        newline: zero,
-        blank: zero,
-        white: zero,
-        backslash: zero,
-        starts: zero,
-        cont: zero,
-        a2: zero,
-        a4: zero,
-        x1: zero,
-        x2: zero,
-        x4: zero,
-        w2: zero,
-        w4: zero,
-        w8: zero,
-    };
-    // Per ASCII feature (and `high_space` last), the bit counts of the groups since the last
-    // sum per byte, and the sums in four 64-bit lanes.
-    let mut bytes_acc = [zero; ASCII_FEATURES + 1];
-    let mut acc = [zero; ASCII_FEATURES + 1];
-    let nibble_bits = _mm256_setr_epi8(
-        0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3,
-        3, 4,
-    );
-    let low_nibbles = _mm256_set1_epi8(0x0F);
+    let mut carry = Carry::zero(zero);
+    let mut counts = Avx2Ascii::new();
     let mut f = [0u64; FEATURES];
     let bytes = text.as_bytes();
     let mut chars = NonAscii::new(CjkTables::get(encoding));
@@ -149,10 +91,7 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
     let mut words = [[0u32; 8]; GROUP_MASKS];
     for (group_index, group) in bytes.chunks(256).enumerate() {
         if group_index % BYTE_COUNT_GROUPS == BYTE_COUNT_GROUPS - 1 {
-            for (sums, counts) in acc.iter_mut().zip(bytes_acc.iter_mut()) {
-                *sums = _mm256_add_epi64(*sums, _mm256_sad_epu8(*counts, zero));
-                *counts = zero;
-            }
+            counts.sum_bytes();
         }
         // The last group is padded with NULs (in no class but punctuation, masked by `valid`);
         // full groups are read in place.
@@ -168,177 +107,25 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
         group_masks_avx2(data.try_into().expect("256 bytes"), &mut words);
         let valid: [u64; 4] =
             std::array::from_fn(|j| valid_mask(group.len().saturating_sub(64 * j)));
-        macro_rules! lanes {
-            ($k:expr) => {
-                // SAFETY: reads the eight words of `words[$k]`.
-                unsafe { _mm256_loadu_si256(words[$k].as_ptr().cast::<__m256i>()) }
-            };
-        }
-        let (upper, lower, digit) = (
-            lanes!(GROUP_UPPER),
-            lanes!(GROUP_LOWER),
-            lanes!(GROUP_DIGIT),
-        );
-        let (space, tab, newline) = (
-            lanes!(GROUP_SPACE),
-            lanes!(GROUP_TAB),
-            lanes!(GROUP_NEWLINE),
-        );
-        let (high, cont_bytes) = (lanes!(GROUP_HIGH), lanes!(GROUP_CONT));
-        let (backslash, plus_slash) = (lanes!(GROUP_BACKSLASH), lanes!(GROUP_PLUS_SLASH));
+        // SAFETY: reads the eight words of `words[k]`.
+        let lanes = |k: usize| unsafe { _mm256_loadu_si256(words[k].as_ptr().cast::<__m256i>()) };
+        let mut m = Masks {
+            upper: lanes(GROUP_UPPER),
+            lower: lanes(GROUP_LOWER),
+            digit: lanes(GROUP_DIGIT),
+            space: lanes(GROUP_SPACE),
+            tab: lanes(GROUP_TAB),
+            newline: lanes(GROUP_NEWLINE),
+            high: lanes(GROUP_HIGH),
+            cont: lanes(GROUP_CONT),
+            backslash: lanes(GROUP_BACKSLASH),
+            ..Masks::<__m256i>::zero(zero)
+        };
         // SAFETY: reads the four words of `valid`.
         let valid_v = unsafe { _mm256_loadu_si256(valid.as_ptr().cast::<__m256i>()) };
-        // `x` of each lane's previous block, shifted by `K` bits: the look-back of the
-        // scalar pass (`sh`). The lanes below: [old 3, cur 0, cur 1, cur 2].
-        macro_rules! p {
-            ($cur:expr, $old:expr, $k:literal) => {{
-                let below =
-                    _mm256_alignr_epi8::<8>($cur, _mm256_permute2x128_si256::<0x21>($old, $cur));
-                _mm256_or_si256(
-                    _mm256_slli_epi64::<$k>($cur),
-                    _mm256_srli_epi64::<{ 64 - $k }>(below),
-                )
-            }};
-        }
-        // (Macros: closures are not always inlined here.)
-        macro_rules! and {
-            ($a:expr, $b:expr $(,)?) => {
-                _mm256_and_si256($a, $b)
-            };
-        }
-        macro_rules! or {
-            ($a:expr, $b:expr $(,)?) => {
-                _mm256_or_si256($a, $b)
-            };
-        }
-        // `a & !b`
-        macro_rules! but {
-            ($a:expr, $b:expr $(,)?) => {
-                _mm256_andnot_si256($b, $a)
-            };
-        }
-        macro_rules! count {
-            ($k:expr, $mask:expr $(,)?) => {{
-                let mask = $mask;
-                let low = _mm256_shuffle_epi8(nibble_bits, and!(mask, low_nibbles));
-                let high = _mm256_shuffle_epi8(
-                    nibble_bits,
-                    and!(_mm256_srli_epi16::<4>(mask), low_nibbles),
-                );
-                bytes_acc[$k] = _mm256_add_epi8(bytes_acc[$k], _mm256_add_epi8(low, high));
-            }};
-        }
-        let letter = or!(upper, lower);
-        let blank = or!(space, tab);
-        let white = or!(blank, newline);
         // (Padding bytes are NUL, which only the punctuation mask would hold.)
-        let punct = but!(valid_v, or!(or!(letter, digit), or!(white, high)));
-        let b64 = or!(or!(letter, digit), plus_slash);
-        let prev_letter = p!(letter, carry.letter, 1);
-        let camel = and!(upper, p!(lower, carry.lower, 1));
-        let starts = or!(but!(letter, prev_letter), camel);
-        let cont = but!(letter, starts);
-        count!(0, starts);
-        let a2 = and!(cont, p!(cont, carry.cont, 1));
-        let a3 = and!(a2, p!(cont, carry.cont, 2));
-        let a4 = and!(a2, p!(a2, carry.a2, 2));
-        let a8 = and!(a4, p!(a4, carry.a4, 4));
-        let a10 = and!(a8, p!(a2, carry.a2, 8));
-        count!(1, cont);
-        count!(2, a2);
-        count!(3, a3);
-        count!(4, a10);
-        let x1 = and!(b64, p!(b64, carry.b64, 1));
-        let x2 = and!(x1, p!(x1, carry.x1, 2));
-        let x4 = and!(x2, p!(x2, carry.x2, 4));
-        let x8 = and!(x4, p!(x4, carry.x4, 8));
-        count!(5, x8);
-        count!(6, camel);
-        let prev_space = p!(space, carry.space, 1);
-        let prev_punct = p!(punct, carry.punct, 1);
-        let prev_tab = p!(tab, carry.tab, 1);
-        count!(7, and!(starts, prev_space));
-        count!(8, and!(starts, prev_tab));
-        let prev2_punct = p!(punct, carry.punct, 2);
-        let prev2_space = p!(space, carry.space, 2);
-        count!(
-            9,
-            but!(but!(and!(starts, prev_punct), prev2_punct), prev2_space),
-        );
-        count!(
-            10,
-            and!(
-                and!(cont, p!(starts, carry.starts, 1)),
-                p!(backslash, carry.backslash, 2),
-            ),
-        );
-        let punct_starts = but!(punct, prev_punct);
-        count!(11, punct_starts);
-        count!(12, and!(punct_starts, prev_space));
-        count!(13, and!(and!(punct, prev_punct), prev2_punct));
-        let prev_digit = p!(digit, carry.digit, 1);
-        count!(14, digit);
-        count!(15, but!(digit, prev_digit));
-        count!(
-            16,
-            and!(
-                and!(and!(digit, prev_digit), p!(digit, carry.digit, 2)),
-                p!(digit, carry.digit, 3),
-            ),
-        );
-        let prev_newline = p!(newline, carry.newline, 1);
-        count!(17, but!(but!(newline, prev_newline), prev_punct));
-        let prev_blank = p!(blank, carry.blank, 1);
-        let prev2_blank = p!(blank, carry.blank, 2);
-        let after_two_blanks = and!(prev_blank, prev2_blank);
-        count!(18, and!(letter, after_two_blanks));
-        count!(
-            19,
-            but!(but!(and!(valid_v, after_two_blanks), letter), white)
-        );
-        count!(20, blank);
-        let w2 = and!(blank, prev_blank);
-        let w4 = and!(w2, p!(w2, carry.w2, 2));
-        let w8 = and!(w4, p!(w4, carry.w4, 4));
-        let w16 = and!(w8, p!(w8, carry.w8, 8));
-        count!(21, w2);
-        count!(22, w16);
-        let prev2_white = p!(white, carry.white, 2);
-        let leads = but!(high, cont_bytes);
-        // (Digits, lead bytes and punctuation are disjoint: one count for the three terms.)
-        count!(
-            23,
-            but!(
-                or!(and!(or!(digit, leads), prev_blank), and!(punct, prev_tab)),
-                prev2_white,
-            ),
-        );
-        count!(24, letter);
-        count!(25, upper);
-        count!(ASCII_FEATURES, and!(leads, prev_space));
-        carry = Carry {
-            letter,
-            lower,
-            b64,
-            space,
-            punct,
-            tab,
-            digit,
-            newline,
-            blank,
-            white,
-            backslash,
-            starts,
-            cont,
-            a2,
-            a4,
-            x1,
-            x2,
-            x4,
-            w2,
-            w4,
-            w8,
-        };
+        m.derive(lanes(GROUP_PLUS_SLASH), valid_v);
+        carry = ascii_features(&m, valid_v, &carry, true, &mut counts);
         for j in 0..4 {
             let mask =
                 |k: usize| u64::from(words[k][2 * j]) | (u64::from(words[k][2 * j + 1]) << 32);
@@ -360,19 +147,126 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
         }
     }
     vector_counts.add_to(&mut f);
+    counts.sum_bytes();
     let mut sums = [0u64; 4];
-    for (k, (lanes, counts)) in acc.iter().zip(&bytes_acc).enumerate() {
-        let lanes = _mm256_add_epi64(*lanes, _mm256_sad_epu8(*counts, zero));
+    for (k, lanes) in counts.sums.iter().enumerate() {
         // SAFETY: writes the four words of `sums`.
-        unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), lanes) };
-        let total: u64 = sums.iter().sum();
-        if k < ASCII_FEATURES {
-            f[k] += total;
-        } else {
-            f[NA + 9] += total;
-        }
+        unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), *lanes) };
+        add_ascii_total(&mut f, k, sums.iter().sum());
     }
     f
+}
+
+/// A byte's count of set bits grows by at most 8 a group: [`Avx2Ascii`] sums its byte counters
+/// into 64-bit lanes every this many groups.
+const BYTE_COUNT_GROUPS: usize = 31;
+
+impl MaskLanes for std::arch::x86_64::__m256i {
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY (all four): inlined into the AVX2 kernel, whose CPU has AVX2.
+        unsafe { std::arch::x86_64::_mm256_and_si256(self, other) }
+    }
+    #[inline(always)]
+    fn or(self, other: Self) -> Self {
+        unsafe { std::arch::x86_64::_mm256_or_si256(self, other) }
+    }
+    #[inline(always)]
+    fn but(self, other: Self) -> Self {
+        unsafe { std::arch::x86_64::_mm256_andnot_si256(other, self) }
+    }
+    /// A shift of each lane and of the lane below (lanes [prev 3, self 0, self 1, self 2]).
+    /// (The right shift takes its count from a register, as `64 - K` cannot be a constant
+    /// argument here; the count is a constant once inlined, and compiles to the immediate
+    /// shift.)
+    #[inline(always)]
+    fn back<const K: i32>(self, prev: Self) -> Self {
+        use std::arch::x86_64::*;
+        unsafe {
+            let below =
+                _mm256_alignr_epi8::<8>(self, _mm256_permute2x128_si256::<0x21>(prev, self));
+            _mm256_or_si256(
+                _mm256_slli_epi64::<K>(self),
+                _mm256_srl_epi64(below, _mm_cvtsi32_si128(64 - K)),
+            )
+        }
+    }
+}
+
+impl Masks<std::arch::x86_64::__m256i> {
+    /// Every mask `zero` (the derived ones are then set by [`Masks::derive`]).
+    #[inline(always)]
+    fn zero(zero: std::arch::x86_64::__m256i) -> Self {
+        Masks {
+            upper: zero,
+            lower: zero,
+            letter: zero,
+            digit: zero,
+            space: zero,
+            tab: zero,
+            newline: zero,
+            blank: zero,
+            white: zero,
+            punct: zero,
+            high: zero,
+            cont: zero,
+            backslash: zero,
+            b64: zero,
+        }
+    }
+}
+
+/// Per ASCII feature (and `high_space` last), the bit counts of the groups since the last
+/// [`Avx2Ascii::sum_bytes`] per byte, and the sums in four 64-bit lanes. Bits are counted per
+/// byte with a nibble table (AVX2 has no vector bit count).
+struct Avx2Ascii {
+    bytes: [std::arch::x86_64::__m256i; ASCII_FEATURES + 1],
+    sums: [std::arch::x86_64::__m256i; ASCII_FEATURES + 1],
+    nibble_bits: std::arch::x86_64::__m256i,
+}
+
+impl Avx2Ascii {
+    #[target_feature(enable = "avx2")]
+    fn new() -> Avx2Ascii {
+        use std::arch::x86_64::*;
+        let zero = _mm256_setzero_si256();
+        Avx2Ascii {
+            bytes: [zero; ASCII_FEATURES + 1],
+            sums: [zero; ASCII_FEATURES + 1],
+            nibble_bits: _mm256_setr_epi8(
+                0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3, 2, 3, 3, 4, 0, 1, 1, 2, 1, 2, 2, 3, 1, 2, 2, 3,
+                2, 3, 3, 4,
+            ),
+        }
+    }
+
+    /// Sums the byte counters into the 64-bit lanes.
+    #[target_feature(enable = "avx2")]
+    fn sum_bytes(&mut self) {
+        use std::arch::x86_64::*;
+        let zero = _mm256_setzero_si256();
+        for (sums, counts) in self.sums.iter_mut().zip(self.bytes.iter_mut()) {
+            *sums = _mm256_add_epi64(*sums, _mm256_sad_epu8(*counts, zero));
+            *counts = zero;
+        }
+    }
+}
+
+impl CountBits<std::arch::x86_64::__m256i> for Avx2Ascii {
+    #[inline(always)]
+    fn count(&mut self, k: usize, mask: std::arch::x86_64::__m256i) {
+        use std::arch::x86_64::*;
+        // SAFETY: inlined into the AVX2 kernel, whose CPU has AVX2.
+        unsafe {
+            let low_nibbles = _mm256_set1_epi8(0x0F);
+            let low = _mm256_shuffle_epi8(self.nibble_bits, _mm256_and_si256(mask, low_nibbles));
+            let high = _mm256_shuffle_epi8(
+                self.nibble_bits,
+                _mm256_and_si256(_mm256_srli_epi16::<4>(mask), low_nibbles),
+            );
+            self.bytes[k] = _mm256_add_epi8(self.bytes[k], _mm256_add_epi8(low, high));
+        }
+    }
 }
 
 /// Blocks with fewer non-ASCII characters than this take [`NonAscii::block`] in

@@ -41,12 +41,43 @@ pub(in super::super) fn full_block_masks_avx512(block: &[u8; 64]) -> Masks {
         backslash: eq!(b'\\'),
         ..Masks::default()
     };
-    m.letter = m.upper | m.lower;
-    m.blank = m.space | m.tab;
-    m.white = m.blank | m.newline;
-    m.punct = !(m.letter | m.digit | m.white | m.high);
-    m.b64 = m.letter | m.digit | eq!(b'+') | eq!(b'/');
+    m.derive(eq!(b'+') | eq!(b'/'), u64::MAX);
     m
+}
+
+impl MaskLanes for std::arch::x86_64::__m512i {
+    #[inline(always)]
+    fn and(self, other: Self) -> Self {
+        // SAFETY (all four): inlined into the AVX-512 kernel, whose CPU has AVX-512 F and VBMI2.
+        unsafe { std::arch::x86_64::_mm512_and_si512(self, other) }
+    }
+    #[inline(always)]
+    fn or(self, other: Self) -> Self {
+        unsafe { std::arch::x86_64::_mm512_or_si512(self, other) }
+    }
+    #[inline(always)]
+    fn but(self, other: Self) -> Self {
+        unsafe { std::arch::x86_64::_mm512_andnot_si512(other, self) }
+    }
+    /// One funnel shift with the lanes moved up by one.
+    #[inline(always)]
+    fn back<const K: i32>(self, prev: Self) -> Self {
+        use std::arch::x86_64::{_mm512_alignr_epi64, _mm512_shldi_epi64};
+        unsafe { _mm512_shldi_epi64::<K>(self, _mm512_alignr_epi64::<7>(self, prev)) }
+    }
+}
+
+/// Per ASCII feature (and `high_space` last), the counts so far in eight lanes: vector bit
+/// counts.
+struct WideAscii([std::arch::x86_64::__m512i; ASCII_FEATURES + 1]);
+
+impl CountBits<std::arch::x86_64::__m512i> for WideAscii {
+    #[inline(always)]
+    fn count(&mut self, k: usize, mask: std::arch::x86_64::__m512i) {
+        use std::arch::x86_64::{_mm512_add_epi64, _mm512_popcnt_epi64};
+        // SAFETY: inlined into the AVX-512 kernel, whose CPU has AVX-512 VPOPCNTDQ.
+        self.0[k] = unsafe { _mm512_add_epi64(self.0[k], _mm512_popcnt_epi64(mask)) };
+    }
 }
 
 /// [`features_of`] with AVX-512, eight blocks at a time: lane `j` of a vector holds a mask of
@@ -65,57 +96,9 @@ pub(in super::super) fn full_block_masks_avx512(block: &[u8; 64]) -> Masks {
 )]
 pub(in super::super) unsafe fn features_wide(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     use std::arch::x86_64::*;
-    /// The previous group's vectors of everything the features look back at.
-    #[derive(Clone, Copy)]
-    struct Carry {
-        letter: __m512i,
-        lower: __m512i,
-        b64: __m512i,
-        space: __m512i,
-        punct: __m512i,
-        tab: __m512i,
-        digit: __m512i,
-        newline: __m512i,
-        blank: __m512i,
-        white: __m512i,
-        backslash: __m512i,
-        starts: __m512i,
-        cont: __m512i,
-        a2: __m512i,
-        a4: __m512i,
-        x1: __m512i,
-        x2: __m512i,
-        x4: __m512i,
-        w2: __m512i,
-        w4: __m512i,
-        w8: __m512i,
-    }
     let zero = _mm512_setzero_si512();
-    let mut carry = Carry {
-        letter: zero,
-        lower: zero,
-        b64: zero,
-        space: zero,
-        punct: zero,
-        tab: zero,
-        digit: zero,
-        newline: zero,
-        blank: zero,
-        white: zero,
-        backslash: zero,
-        starts: zero,
-        cont: zero,
-        a2: zero,
-        a4: zero,
-        x1: zero,
-        x2: zero,
-        x4: zero,
-        w2: zero,
-        w4: zero,
-        w8: zero,
-    };
-    // Per ASCII feature (and `high_space` last), the counts so far in eight lanes.
-    let mut acc = [zero; ASCII_FEATURES + 1];
+    let mut carry = Carry::zero(zero);
+    let mut counts = WideAscii([zero; ASCII_FEATURES + 1]);
     let mut f = [0u64; FEATURES];
     let bytes = text.as_bytes();
     let mut chars = NonAscii::new(CjkTables::get(encoding));
@@ -145,130 +128,25 @@ pub(in super::super) unsafe fn features_wide(text: &str, encoding: Encoding) -> 
             // SAFETY: reads the eight words of `words`.
             unsafe { _mm512_loadu_si512(words.as_ptr().cast::<__m512i>()) }
         };
-        let (upper, lower, letter) = (lanes(|m| m.upper), lanes(|m| m.lower), lanes(|m| m.letter));
-        let (digit, space, tab) = (lanes(|m| m.digit), lanes(|m| m.space), lanes(|m| m.tab));
-        let (newline, blank, white) =
-            (lanes(|m| m.newline), lanes(|m| m.blank), lanes(|m| m.white));
-        let (punct, high, cont_bytes) = (lanes(|m| m.punct), lanes(|m| m.high), lanes(|m| m.cont));
-        let (backslash, b64) = (lanes(|m| m.backslash), lanes(|m| m.b64));
+        let group_masks = Masks {
+            upper: lanes(|m| m.upper),
+            lower: lanes(|m| m.lower),
+            letter: lanes(|m| m.letter),
+            digit: lanes(|m| m.digit),
+            space: lanes(|m| m.space),
+            tab: lanes(|m| m.tab),
+            newline: lanes(|m| m.newline),
+            blank: lanes(|m| m.blank),
+            white: lanes(|m| m.white),
+            punct: lanes(|m| m.punct),
+            high: lanes(|m| m.high),
+            cont: lanes(|m| m.cont),
+            backslash: lanes(|m| m.backslash),
+            b64: lanes(|m| m.b64),
+        };
         // SAFETY: reads the eight words of `valid`.
         let valid_v = unsafe { _mm512_loadu_si512(valid.as_ptr().cast::<__m512i>()) };
-        // `x` of each lane's previous block, shifted by `K` bits: the look-back of the
-        // scalar pass (`sh`).
-        macro_rules! p {
-            ($cur:expr, $old:expr, $k:literal) => {
-                _mm512_shldi_epi64::<$k>($cur, _mm512_alignr_epi64::<7>($cur, $old))
-            };
-        }
-        let and = |a: __m512i, b: __m512i| _mm512_and_si512(a, b);
-        let or = |a: __m512i, b: __m512i| _mm512_or_si512(a, b);
-        // `a & !b`
-        let but = |a: __m512i, b: __m512i| _mm512_andnot_si512(b, a);
-        let mut count = |k: usize, mask: __m512i| {
-            acc[k] = _mm512_add_epi64(acc[k], _mm512_popcnt_epi64(mask));
-        };
-        let prev_letter = p!(letter, carry.letter, 1);
-        let camel = and(upper, p!(lower, carry.lower, 1));
-        let starts = or(but(letter, prev_letter), camel);
-        let cont = but(letter, starts);
-        count(0, starts);
-        let a2 = and(cont, p!(cont, carry.cont, 1));
-        let a3 = and(a2, p!(cont, carry.cont, 2));
-        let a4 = and(a2, p!(a2, carry.a2, 2));
-        let a8 = and(a4, p!(a4, carry.a4, 4));
-        let a10 = and(a8, p!(a2, carry.a2, 8));
-        count(1, cont);
-        count(2, a2);
-        count(3, a3);
-        count(4, a10);
-        let x1 = and(b64, p!(b64, carry.b64, 1));
-        let x2 = and(x1, p!(x1, carry.x1, 2));
-        let x4 = and(x2, p!(x2, carry.x2, 4));
-        let x8 = and(x4, p!(x4, carry.x4, 8));
-        count(5, x8);
-        count(6, camel);
-        let prev_space = p!(space, carry.space, 1);
-        let prev_punct = p!(punct, carry.punct, 1);
-        let prev_tab = p!(tab, carry.tab, 1);
-        count(7, and(starts, prev_space));
-        count(8, and(starts, prev_tab));
-        let prev2_punct = p!(punct, carry.punct, 2);
-        let prev2_space = p!(space, carry.space, 2);
-        count(
-            9,
-            but(but(and(starts, prev_punct), prev2_punct), prev2_space),
-        );
-        count(
-            10,
-            and(
-                and(cont, p!(starts, carry.starts, 1)),
-                p!(backslash, carry.backslash, 2),
-            ),
-        );
-        let punct_starts = but(punct, prev_punct);
-        count(11, punct_starts);
-        count(12, and(punct_starts, prev_space));
-        count(13, and(and(punct, prev_punct), prev2_punct));
-        let prev_digit = p!(digit, carry.digit, 1);
-        count(14, digit);
-        count(15, but(digit, prev_digit));
-        count(
-            16,
-            and(
-                and(and(digit, prev_digit), p!(digit, carry.digit, 2)),
-                p!(digit, carry.digit, 3),
-            ),
-        );
-        let prev_newline = p!(newline, carry.newline, 1);
-        count(17, but(but(newline, prev_newline), prev_punct));
-        let prev_blank = p!(blank, carry.blank, 1);
-        let prev2_blank = p!(blank, carry.blank, 2);
-        let after_two_blanks = and(prev_blank, prev2_blank);
-        count(18, and(letter, after_two_blanks));
-        count(19, but(but(and(valid_v, after_two_blanks), letter), white));
-        count(20, blank);
-        let w2 = and(blank, prev_blank);
-        let w4 = and(w2, p!(w2, carry.w2, 2));
-        let w8 = and(w4, p!(w4, carry.w4, 4));
-        let w16 = and(w8, p!(w8, carry.w8, 8));
-        count(21, w2);
-        count(22, w16);
-        let prev2_white = p!(white, carry.white, 2);
-        let leads = but(high, cont_bytes);
-        // (Digits, lead bytes and punctuation are disjoint: one count for the three terms.)
-        count(
-            23,
-            but(
-                or(and(or(digit, leads), prev_blank), and(punct, prev_tab)),
-                prev2_white,
-            ),
-        );
-        count(24, letter);
-        count(25, upper);
-        count(ASCII_FEATURES, and(leads, prev_space));
-        carry = Carry {
-            letter,
-            lower,
-            b64,
-            space,
-            punct,
-            tab,
-            digit,
-            newline,
-            blank,
-            white,
-            backslash,
-            starts,
-            cont,
-            a2,
-            a4,
-            x1,
-            x2,
-            x4,
-            w2,
-            w4,
-            w8,
-        };
+        carry = ascii_features(&group_masks, valid_v, &carry, true, &mut counts);
         for (j, m) in ms.iter().enumerate() {
             let leads = m.high & !m.cont;
             if leads == 0 {
@@ -286,15 +164,10 @@ pub(in super::super) unsafe fn features_wide(text: &str, encoding: Encoding) -> 
     }
     wide_counts.add_to(&mut f);
     let mut sums = [0u64; 8];
-    for (k, lanes) in acc.iter().enumerate() {
+    for (k, lanes) in counts.0.iter().enumerate() {
         // SAFETY: writes the eight words of `sums`.
         unsafe { _mm512_storeu_si512(sums.as_mut_ptr().cast::<__m512i>(), *lanes) };
-        let total: u64 = sums.iter().sum();
-        if k < ASCII_FEATURES {
-            f[k] += total;
-        } else {
-            f[NA + 9] += total;
-        }
+        add_ascii_total(&mut f, k, sums.iter().sum());
     }
     f
 }

@@ -45,11 +45,7 @@ pub(super) fn full_block_masks(block: &[u8; 64]) -> Masks {
             plus_slash |= bits(_mm_or_si128(eq(b'+'), eq(b'/')));
         }
     }
-    m.letter = m.upper | m.lower;
-    m.blank = m.space | m.tab;
-    m.white = m.blank | m.newline;
-    m.punct = !(m.letter | m.digit | m.white | m.high);
-    m.b64 = m.letter | m.digit | plus_slash;
+    m.derive(plus_slash, u64::MAX);
     m
 }
 
