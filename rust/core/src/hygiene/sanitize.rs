@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::policy::{SanitizeMode, ThoughtSignatureOptions};
 use crate::base::{js_trim, to_js_string, JsonText};
-use crate::transcript::{Message, Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::transcript::{Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
 
 /// bootstrap.ts, `sanitizeGoogleTurnOrdering`: the user turn prepended for Google when a
 /// transcript starts with the assistant.
@@ -291,24 +291,52 @@ pub fn sanitize_message_blocks(
 /// emptied message gets
 /// `[{"type":"text","text":""}]`.
 pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
-    input.map_messages(|_, message| {
+    input.map_to_messages(|_, message| {
         let facts = message.facts();
         // The facts count the thinking blocks: a message without any is not parsed.
         if !facts.is_role("assistant") || (facts.exact && facts.thinking_blocks == 0) {
             return None;
         }
-        let mut obj = object(message);
-        let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
-        let before = blocks.len();
-        blocks.retain(|b| block_type(b) != Some("thinking"));
-        if blocks.len() == before {
-            return None;
-        }
-        if blocks.is_empty() {
-            blocks.push(json!({"type": "text", "text": ""}));
-        }
-        Some(Value::Object(obj))
+        // The rewrite depends on the message alone: cached with it, the next request gets
+        // the same message back (see `Message::cached_rewrite`).
+        rewritten_once(message, DROP_THINKING_PASS, |message| {
+            let mut obj = object(message);
+            let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
+            let before = blocks.len();
+            blocks.retain(|b| block_type(b) != Some("thinking"));
+            if blocks.len() == before {
+                return None;
+            }
+            if blocks.is_empty() {
+                blocks.push(json!({"type": "text", "text": ""}));
+            }
+            Some(Value::Object(obj))
+        })
     })
+}
+
+/// The passes whose rewrite of a message depends on the message alone, as cache keys.
+const DROP_THINKING_PASS: &str = "drop_thinking_blocks";
+const ZERO_USAGE_PASS: &str = "zero_stale_usage";
+
+/// `rewrite(message)` as a message, cached with `message` under `pass` (a pass whose rewrite
+/// depends on nothing but the message's text).
+fn rewritten_once(
+    message: &Message,
+    pass: &'static str,
+    rewrite: impl FnOnce(&Message) -> Option<Value>,
+) -> Option<Message> {
+    if let Some((_, cached)) = message.cached_rewrite(pass) {
+        return cached;
+    }
+    let rewritten =
+        rewrite(message).map(|value| Message::new(JsonText::owned(to_js_string(&value))));
+    let key = RewriteKey {
+        pass,
+        inputs: Vec::new(),
+    };
+    message.cache_rewrite(key, rewritten.clone());
+    rewritten
 }
 
 /// `stripToolResultDetails`: removes `details` from tool results (never sent to a model).
@@ -395,12 +423,21 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     let stale = |i: usize, time: Option<f64>| {
         i < summary_index || matches!((time, summary_time), (Some(t), Some(s)) if t <= s)
     };
-    input.map_messages(|i, message| {
+    let zeroed = |message: &Message| {
+        let mut obj = object(message);
+        if !is_js_object(obj.get("usage")) || obj.get("usage") == Some(zero_usage_ref()) {
+            return None;
+        }
+        obj.insert("usage".into(), zero_usage());
+        Some(Value::Object(obj))
+    };
+    input.map_to_messages(|i, message| {
         let facts = message.facts();
         if !facts.is_role("assistant") {
             return None;
         }
-        // Decided from the facts (usage, timestamp): only a message zeroed here is parsed.
+        // Decided from the facts (usage, timestamp): only a message zeroed here is parsed,
+        // and its zeroed form (which depends on the message alone) is cached with it.
         if facts.exact {
             let usage = facts.usage.as_ref();
             if !is_js_object(usage)
@@ -409,18 +446,13 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
             {
                 return None;
             }
+            return rewritten_once(message, ZERO_USAGE_PASS, zeroed);
         }
-        let mut obj = object(message);
-        if !is_js_object(obj.get("usage")) {
+        let obj = object(message);
+        if !is_js_object(obj.get("usage")) || !stale(i, timestamp_ms(obj.get("timestamp"))) {
             return None;
         }
-        if !stale(i, timestamp_ms(obj.get("timestamp")))
-            || obj.get("usage") == Some(zero_usage_ref())
-        {
-            return None;
-        }
-        obj.insert("usage".into(), zero_usage());
-        Some(Value::Object(obj))
+        zeroed(message).map(|value| Message::new(JsonText::owned(to_js_string(&value))))
     })
 }
 
@@ -1146,6 +1178,32 @@ mod tests {
                 None,
             ]
         );
+    }
+
+    /// A second run over the same messages gives back the very messages the first rewrote,
+    /// parsing nothing, and equal to a run over fresh copies.
+    #[test]
+    fn drop_thinking_and_zero_usage_rewrites_are_cached_with_the_message() {
+        let used = json!({"input": 5, "output": 1});
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"a"}],"usage":used,"timestamp":1}),
+            json!({"role":"assistant","content":[{"type":"text","text":"b"}],"usage":used,"timestamp":2}),
+            json!({"role":"compactionSummary","summary":"s","timestamp":5}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"u"}],"usage":used,"timestamp":9}),
+        ]);
+        for pass in [drop_thinking_blocks, zero_stale_usage] {
+            let fresh =
+                || Transcript::new(input.messages().iter().map(|m| m.text().clone()).collect());
+            let t = fresh();
+            let (first, _) = counted(pass, &t);
+            let (second, parsed) = counted(pass, &t);
+            assert_eq!(parsed, 0);
+            assert_eq!(first.to_json(), pass(&fresh()).to_json());
+            for (a, b) in first.messages().iter().zip(second.messages()) {
+                assert!(a.is_same(b));
+            }
+            assert!(!first.messages()[0].is_same(&t.messages()[0]));
+        }
     }
 
     #[test]

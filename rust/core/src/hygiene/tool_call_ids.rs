@@ -7,7 +7,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::policy::ToolCallIdMode;
-use crate::transcript::{Message, Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::base::{to_js_string, JsonText};
+use crate::transcript::{Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
 
 const STRICT_MAX_LEN: usize = 40;
 
@@ -129,6 +130,14 @@ fn rewrite_call_ids(message: &Message, mut new_id: impl FnMut(&str) -> String) -
 /// `sanitizeToolCallIdsForCloudCodeAssist` (as in 2026.3.13): one mapping from raw id to
 /// a new unique id, applied to assistant tool-call blocks and to tool results'
 /// `toolCallId`/`toolUseId`. Returns the input itself when every id is already what it maps to.
+///
+/// The pass runs on every request over the same messages, and with strict ids it rewrites
+/// nearly every call and result. Each rewrite is cached with the message it rewrote, keyed by
+/// the ids the mapping gave it, so the next request gets the same rewritten message back (with
+/// the facts and layout later passes cached on it) without parsing. A rewrite is cached only
+/// when the ids the message's facts list are exactly those the rewrite visited, in order: only
+/// then may a later request map the ids from the facts and advance the mapping exactly as the
+/// rewrite would.
 pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: i64) -> Transcript {
     let mut mapping: HashMap<String, String> = HashMap::new();
     let mut used: HashSet<String> = HashSet::new();
@@ -141,34 +150,83 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
         mapping.insert(raw.to_owned(), id.clone());
         id
     };
-    input.map_messages(|_, message| {
+    input.map_to_messages(|_, message| {
         let facts = message.facts();
-        if facts.is_role("assistant") && facts.has_input_tool_call_blocks {
-            // Empty ids are left as they are (the input repair drops those calls).
-            rewrite_call_ids(message, &mut resolve)
-        } else if facts.is_role("toolResult") {
-            // Only ids are rewritten: a flag says whether any was, no copy to compare with.
-            let mut next = message.to_value().unwrap_or(Value::Null);
-            let mut changed = false;
-            for key in ["toolCallId", "toolUseId"] {
-                if let Some(raw) = next
-                    .get(key)
-                    .and_then(Value::as_str)
-                    .filter(|r| !r.is_empty())
-                    .map(str::to_owned)
-                {
-                    let id = resolve(&raw);
-                    if id != raw {
-                        next[key] = Value::from(id);
-                        changed = true;
-                    }
-                }
-            }
-            changed.then_some(next)
-        } else {
-            None
+        let assistant = facts.is_role("assistant") && facts.has_input_tool_call_blocks;
+        if !assistant && !facts.is_role("toolResult") {
+            return None;
         }
+        let listed: Vec<&str> = if assistant {
+            facts
+                .tool_calls
+                .iter()
+                .map(|call| call.id.as_str())
+                .collect()
+        } else {
+            facts.tool_result_id.iter().map(String::as_str).collect()
+        };
+        if let Some((key, cached)) = message.cached_rewrite(SANITIZE_PASS) {
+            // Cached only when `listed` is what the rewrite visits: mapping it now is what
+            // the rewrite below would do (mapping an id again changes nothing).
+            let mapped: Vec<String> = listed.iter().map(|raw| resolve(raw)).collect();
+            if key.inputs == mapped {
+                return cached;
+            }
+        }
+        let mut visited = Vec::new();
+        let mut mapped = Vec::new();
+        let mut record = |raw: &str| -> String {
+            let id = resolve(raw);
+            visited.push(raw.to_owned());
+            mapped.push(id.clone());
+            id
+        };
+        let rewritten = if assistant {
+            // Empty ids are left as they are (the input repair drops those calls).
+            rewrite_call_ids(message, &mut record)
+        } else {
+            rewrite_result_ids(message, &mut record)
+        }
+        .map(|value| Message::new(JsonText::owned(to_js_string(&value))));
+        if visited
+            .iter()
+            .map(String::as_str)
+            .eq(listed.iter().copied())
+        {
+            let key = RewriteKey {
+                pass: SANITIZE_PASS,
+                inputs: mapped,
+            };
+            message.cache_rewrite(key, rewritten.clone());
+        }
+        rewritten
     })
+}
+
+/// The key under which [`sanitize_tool_call_ids`] caches its rewrites.
+const SANITIZE_PASS: &str = "sanitize_tool_call_ids";
+
+/// A tool result with its non-empty `toolCallId` and `toolUseId` replaced by `new_id(id)`, in
+/// that order; `None` when neither changed. (Only ids are rewritten: a flag says whether any
+/// was, no copy to compare with.)
+fn rewrite_result_ids(message: &Message, mut new_id: impl FnMut(&str) -> String) -> Option<Value> {
+    let mut next = message.to_value().unwrap_or(Value::Null);
+    let mut changed = false;
+    for key in ["toolCallId", "toolUseId"] {
+        if let Some(raw) = next
+            .get(key)
+            .and_then(Value::as_str)
+            .filter(|r| !r.is_empty())
+            .map(str::to_owned)
+        {
+            let id = new_id(&raw);
+            if id != raw {
+                next[key] = Value::from(id);
+                changed = true;
+            }
+        }
+    }
+    changed.then_some(next)
 }
 
 #[cfg(test)]
@@ -201,6 +259,93 @@ mod tests {
 
     fn result(id: &str) -> Value {
         json!({"role":"toolResult","toolCallId":id,"toolName":"x","content":[]})
+    }
+
+    /// The same messages with nothing cached on them (fresh objects from their text).
+    fn uncached(t: &Transcript) -> Transcript {
+        Transcript::new(t.messages().iter().map(|m| m.text().clone()).collect())
+    }
+
+    fn texts(t: &Transcript) -> Vec<String> {
+        t.messages()
+            .iter()
+            .map(|m| m.text().as_str().to_owned())
+            .collect()
+    }
+
+    /// A second pass over the same messages gives back the very messages the first rewrote
+    /// (so later passes keep what they cached on them), equal to a pass over fresh copies.
+    #[test]
+    fn a_rewrite_is_cached_with_the_message_it_rewrote() {
+        let t = Transcript::from_values(&[
+            json!({"role":"user","content":"go"}),
+            call(&["call|1", "call:2"]),
+            result("call|1"),
+            result("call:2"),
+            call(&["ok3"]),
+            result("ok3"),
+        ]);
+        for mode in [ToolCallIdMode::Strict, ToolCallIdMode::Strict9] {
+            let t = uncached(&t);
+            let first = sanitize_tool_call_ids(&t, mode, 0);
+            let second = sanitize_tool_call_ids(&t, mode, 0);
+            assert_eq!(
+                texts(&first),
+                texts(&sanitize_tool_call_ids(&uncached(&t), mode, 0))
+            );
+            assert_eq!(texts(&second), texts(&first));
+            for (a, b) in first.messages().iter().zip(second.messages()) {
+                assert!(a.is_same(b), "{mode:?}: {} rebuilt", a.text().as_str());
+            }
+            // The rewritten call and results are new messages; `ok3` is kept in strict mode.
+            assert!(!first.messages()[1].is_same(&t.messages()[1]));
+            if mode == ToolCallIdMode::Strict {
+                assert!(first.messages()[4].is_same(&t.messages()[4]));
+            }
+        }
+    }
+
+    /// A cached rewrite is used only when the mapping gives the message the same ids again:
+    /// here an earlier message takes the id first, so the cached message is rewritten anew.
+    #[test]
+    fn a_cached_rewrite_under_other_ids_is_not_used() {
+        let t = uncached(&Transcript::from_values(&[call(&["a|b"]), result("a|b")]));
+        let alone = sanitize_tool_call_ids(&t, ToolCallIdMode::Strict, 0);
+        assert_eq!(ids(&alone), ["ab", "ab"]);
+        let taken = Transcript::from_values(&[call(&["ab"]), result("ab")]);
+        let both = Transcript::from_messages(
+            taken
+                .messages()
+                .iter()
+                .chain(t.messages())
+                .cloned()
+                .collect(),
+        );
+        let out = sanitize_tool_call_ids(&both, ToolCallIdMode::Strict, 0);
+        let fresh = sanitize_tool_call_ids(&uncached(&both), ToolCallIdMode::Strict, 0);
+        assert_eq!(texts(&out), texts(&fresh));
+        assert_eq!(ids(&out)[0], "ab");
+        assert_ne!(ids(&out)[2], "ab");
+        assert_eq!(ids(&out)[2], ids(&out)[3]);
+    }
+
+    /// A result naming both `toolCallId` and `toolUseId`: its facts list one id where the
+    /// rewrite maps two, so nothing is cached and every pass rewrites it afresh (correctly).
+    #[test]
+    fn a_rewrite_whose_ids_the_facts_do_not_list_is_not_cached() {
+        let both = json!({"role":"toolResult","toolCallId":"c|1","toolUseId":"u|2","content":[]});
+        let t = uncached(&Transcript::from_values(&[call(&["c|1"]), both]));
+        let first = sanitize_tool_call_ids(&t, ToolCallIdMode::Strict, 0);
+        assert!(t.messages()[1].cached_rewrite(SANITIZE_PASS).is_none());
+        assert!(t.messages()[0].cached_rewrite(SANITIZE_PASS).is_some());
+        let second = sanitize_tool_call_ids(&t, ToolCallIdMode::Strict, 0);
+        assert_eq!(texts(&first), texts(&second));
+        assert!(!first.messages()[1].is_same(&second.messages()[1]));
+        let v = second.messages()[1].to_value().unwrap();
+        assert_eq!(
+            (v["toolCallId"].as_str(), v["toolUseId"].as_str()),
+            (Some("c1"), Some("u2"))
+        );
     }
 
     #[test]

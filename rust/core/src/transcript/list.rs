@@ -4,7 +4,7 @@
 
 use std::any::Any;
 use std::ops::Deref;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -22,6 +22,15 @@ pub struct SoftTrim {
     pub tail_chars: u64,
 }
 
+/// What a per-message rewrite depended on besides the message: the pass, and the values it
+/// read from elsewhere (for the tool-call id sanitation, the ids the session-wide mapping gave
+/// this message's ids). The key of the rewrite cached with each [`Message`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RewriteKey {
+    pub pass: &'static str,
+    pub inputs: Vec<String>,
+}
+
 /// One message: its JSON text and, computed on first use and then shared by every transcript
 /// that holds the message, its [`MessageFacts`].
 #[derive(Clone)]
@@ -35,6 +44,11 @@ struct MessageInner {
     /// with: a session's tool results are trimmed again on every request, and the trim parses
     /// and rewrites the whole result.
     soft_trim: OnceLock<Box<(SoftTrim, Option<Message>)>>,
+    /// The message as hygiene passes rewrote it (`None`: unchanged), one entry per pass under
+    /// the first key it was rewritten with: the passes run again on every request, and a
+    /// rewrite that comes back as the same message keeps the facts, layout and request shape
+    /// later passes cached with it (`hygiene/tool_call_ids.rs`, `hygiene/sanitize.rs`).
+    rewrites: OnceLock<Box<Mutex<Vec<(RewriteKey, Option<Message>)>>>>,
     /// Where its fields are, for the readers that copy stored bytes (request payloads are
     /// built from the same messages on every request).
     layout: OnceLock<Box<MessageLayout>>,
@@ -51,6 +65,7 @@ impl Message {
             text,
             facts: OnceLock::new(),
             soft_trim: OnceLock::new(),
+            rewrites: OnceLock::new(),
             layout: OnceLock::new(),
             derived: OnceLock::new(),
             send_shape: OnceLock::new(),
@@ -77,6 +92,28 @@ impl Message {
             .soft_trim
             .set(Box::new((soft.clone(), trimmed.clone())));
         trimmed
+    }
+
+    /// The rewrite `pass` cached with the message: its key and result, when one is cached.
+    pub(crate) fn cached_rewrite(&self, pass: &str) -> Option<(RewriteKey, Option<Message>)> {
+        let rewrites = self
+            .0
+            .rewrites
+            .get()?
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        rewrites.iter().find(|(key, _)| key.pass == pass).cloned()
+    }
+
+    /// Caches `result` as the message's rewrite by `key.pass` under `key`, unless that pass
+    /// cached one already (the first stays: asked with another key, the pass computes its
+    /// rewrite again).
+    pub(crate) fn cache_rewrite(&self, key: RewriteKey, result: Option<Message>) {
+        let rewrites = self.0.rewrites.get_or_init(Box::default);
+        let mut rewrites = rewrites.lock().unwrap_or_else(|e| e.into_inner());
+        if !rewrites.iter().any(|(cached, _)| cached.pass == key.pass) {
+            rewrites.push((key, result));
+        }
     }
 
     pub fn text(&self) -> &JsonText {
@@ -311,6 +348,30 @@ impl Transcript {
                 Some(value) => {
                     changed = true;
                     out.push(Message::new(JsonText::owned(to_js_string(&value))));
+                }
+            }
+        }
+        if changed {
+            Transcript { messages: out }
+        } else {
+            self.clone()
+        }
+    }
+
+    /// [`Transcript::map_messages`] for edits that give a message: `None` keeps the message,
+    /// `Some(m)` puts `m` in its place (the transcript itself when every message is kept).
+    pub fn map_to_messages(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Message>,
+    ) -> Transcript {
+        let mut out = Vec::with_capacity(self.len());
+        let mut changed = false;
+        for (i, message) in self.messages.iter().enumerate() {
+            match edit(i, message) {
+                None => out.push(message.clone()),
+                Some(next) => {
+                    changed = true;
+                    out.push(next);
                 }
             }
         }
