@@ -22,6 +22,7 @@ mod lines;
 mod manager;
 mod persist;
 mod read;
+mod read_at;
 #[cfg(feature = "python")]
 mod read_py;
 mod repair;

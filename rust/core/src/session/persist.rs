@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use super::read_at::read_exact_at;
 use crate::base::{Error, Result};
 
 /// How writes behave.
@@ -371,22 +372,6 @@ fn same_file(file: &File, path: &Path) -> bool {
 #[cfg(not(unix))]
 fn same_file(_file: &File, path: &Path) -> bool {
     path.exists()
-}
-
-/// `buf.len()` bytes of `file` from `offset`, the file's cursor left alone where the platform
-/// reads at an offset.
-#[cfg(unix)]
-pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::os::unix::fs::FileExt;
-    file.read_exact_at(buf, offset)
-}
-
-#[cfg(not(unix))]
-pub(super) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> io::Result<()> {
-    use std::io::Seek;
-    let mut f = file;
-    f.seek(io::SeekFrom::Start(offset))?;
-    f.read_exact(buf)
 }
 
 /// Writes a backup of `path` next to it as `<path>.bak-<pid>-<ms>` (OpenClaw's name). A hard

@@ -25,7 +25,7 @@ use std::io;
 
 use serde_json::{Map, Value};
 
-use super::persist::read_exact_at;
+use super::read_at::read_exact_at;
 use crate::base::RawObject;
 
 /// The entry field that marks a turn's entries.
