@@ -31,6 +31,9 @@ pub(crate) struct RewriteKey {
     pub inputs: Vec<String>,
 }
 
+/// The rewrites cached with a message: one per pass, with its key and result.
+type Rewrites = Vec<(RewriteKey, Option<Message>)>;
+
 /// One message: its JSON text and, computed on first use and then shared by every transcript
 /// that holds the message, its [`MessageFacts`].
 #[derive(Clone)]
@@ -48,7 +51,7 @@ struct MessageInner {
     /// the first key it was rewritten with: the passes run again on every request, and a
     /// rewrite that comes back as the same message keeps the facts, layout and request shape
     /// later passes cached with it (`hygiene/tool_call_ids.rs`, `hygiene/sanitize.rs`).
-    rewrites: OnceLock<Box<Mutex<Vec<(RewriteKey, Option<Message>)>>>>,
+    rewrites: OnceLock<Box<Mutex<Rewrites>>>,
     /// Where its fields are, for the readers that copy stored bytes (request payloads are
     /// built from the same messages on every request).
     layout: OnceLock<Box<MessageLayout>>,
