@@ -167,6 +167,41 @@ def test_sync_prepare_refuses_to_run_inside_an_event_loop(tmp_path: Path) -> Non
     asyncio.run(inside_loop())
 
 
+def test_sync_entry_points_run_native_steps_in_place_and_async_ones_off_the_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A synchronous call owns its event loop: a worker-thread hand-off per native step would
+    # only add latency. Awaited from a caller's loop, the steps still leave the loop free.
+    import clawctx.engine.pipeline as pipeline_module
+
+    handed_off: list[str] = []
+    to_thread = asyncio.to_thread
+
+    async def counting_to_thread(function: Callable[..., Any], /, *args: Any) -> Any:
+        handed_off.append(getattr(function, "__name__", "?"))
+        return await to_thread(function, *args)
+
+    monkeypatch.setattr(pipeline_module.asyncio, "to_thread", counting_to_thread)
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    pipeline = _pipeline(tmp_path)
+    session = clawctx.Session.open(path)
+
+    sync_prepared = pipeline.prepare(session, PromptRequest(text="x"))
+    pipeline.record_turn(session, sync_prepared, [_assistant("done")])
+    assert handed_off == []
+
+    async def from_a_loop() -> list[str]:
+        prepared = await pipeline.aprepare(session, PromptRequest(text="y"))
+        await pipeline.arecord_turn(session, prepared, [_assistant("done again")])
+        return [m["content"] for m in prepared.messages if m["role"] == "user"]
+
+    users = asyncio.run(from_a_loop())
+    assert handed_off == ["_load_session", "_prepare_history", "_prompt_images", "write"]
+    assert users == ["hello", "x"]
+    # The in-place flag does not leak out of the synchronous call.
+    assert not pipeline_module._RUN_IN_PLACE.get()
+
+
 def test_empty_message_is_answered_without_a_model_call(tmp_path: Path) -> None:
     path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
     prepared = _pipeline(tmp_path).prepare(path, PromptRequest(text="   "))

@@ -8,7 +8,9 @@ use serde_json::{json, Map, Value};
 
 use super::policy::{SanitizeMode, ThoughtSignatureOptions};
 use crate::base::{js_trim, to_js_string, JsonText};
-use crate::transcript::{Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::transcript::{
+    CachedEdit, Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES,
+};
 
 /// bootstrap.ts, `sanitizeGoogleTurnOrdering`: the user turn prepended for Google when a
 /// transcript starts with the assistant.
@@ -244,45 +246,64 @@ pub fn sanitize_message_blocks(
     preserve_signatures: bool,
     signature_options: Option<ThoughtSignatureOptions>,
 ) -> Transcript {
-    input.map_messages(|_, message| {
+    // What an assistant's rewrite reads besides the message: the key of the cached rewrites.
+    let assistant_inputs = [
+        format!("{mode:?}"),
+        preserve_signatures.to_string(),
+        format!("{signature_options:?}"),
+    ];
+    input.edit_messages(|_, message| {
         let facts = message.facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
                 // Most results already hold an array, which the facts say: no value tree.
                 if facts.exact && facts.content_is_array {
-                    return None;
+                    return Edit::Keep;
                 }
                 let mut obj = object(message);
                 if obj.get("content").is_some_and(Value::is_array) {
-                    return None;
+                    return Edit::Keep;
                 }
                 obj.insert("content".into(), json!([]));
-                Some(Value::Object(obj))
+                Edit::from_value(Some(Value::Object(obj)))
             }
-            // Outside `full` mode an assistant is left as it is: not parsed at all.
+            // Outside `full` mode an assistant is left as it is: not parsed at all. In it, the
+            // outcome (most often: unchanged) is cached with the message for these options.
             Some("assistant")
                 if mode == SanitizeMode::Full && facts.stop_reason.as_deref() != Some("error") =>
             {
-                let mut obj = object(message);
-                let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
-                let mut changed =
-                    !preserve_signatures && strip_signatures_in(blocks, signature_options);
-                let before = blocks.len();
-                blocks.retain(|b| {
-                    !(block_type(b) == Some("text")
-                        && b.get("text")
-                            .and_then(Value::as_str)
-                            .is_some_and(|t| js_trim(t).is_empty()))
-                });
-                if blocks.is_empty() {
-                    return Some(Value::Null);
-                }
-                changed |= blocks.len() != before;
-                changed.then_some(Value::Object(obj))
+                edited_once(message, BLOCKS_PASS, &assistant_inputs, |message| {
+                    sanitized_assistant_blocks(message, preserve_signatures, signature_options)
+                })
             }
-            _ => None,
+            _ => Edit::Keep,
         }
     })
+}
+
+/// The assistant rule of [`sanitize_message_blocks`] in `full` mode: thought signatures
+/// stripped unless `preserve_signatures`, blank text blocks dropped, `Value::Null` (drop the
+/// message) when no block is left, `None` when nothing changed.
+fn sanitized_assistant_blocks(
+    message: &Message,
+    preserve_signatures: bool,
+    signature_options: Option<ThoughtSignatureOptions>,
+) -> Option<Value> {
+    let mut obj = object(message);
+    let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
+    let mut changed = !preserve_signatures && strip_signatures_in(blocks, signature_options);
+    let before = blocks.len();
+    blocks.retain(|b| {
+        !(block_type(b) == Some("text")
+            && b.get("text")
+                .and_then(Value::as_str)
+                .is_some_and(|t| js_trim(t).is_empty()))
+    });
+    if blocks.is_empty() {
+        return Some(Value::Null);
+    }
+    changed |= blocks.len() != before;
+    changed.then_some(Value::Object(obj))
 }
 
 // ---- thinking (pi-embedded-runner/thinking.ts: dropThinkingBlocks) -----------------------------
@@ -315,38 +336,68 @@ pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
     })
 }
 
-/// The passes whose rewrite of a message depends on the message alone, as cache keys.
+/// The passes whose rewrites are cached with each message, as cache keys.
 const DROP_THINKING_PASS: &str = "drop_thinking_blocks";
 const ZERO_USAGE_PASS: &str = "zero_stale_usage";
+const BLOCKS_PASS: &str = "sanitize_message_blocks";
+const STRIP_DETAILS_PASS: &str = "strip_tool_result_details";
+const NORMALIZE_USAGE_PASS: &str = "normalize_usage";
 
-/// `rewrite(message)` as a message, cached with `message` under `pass` (a pass whose rewrite
-/// depends on nothing but the message's text).
+/// The edit `rewrite(message)` means (`None` keeps, `Value::Null` drops, any other value
+/// replaces), cached with `message` under `pass` and `inputs` (what the rewrite reads besides
+/// the message, such as the pass's options): the passes run again on every request over the
+/// same messages, and the cached edit gives back the very message rewritten last time, with
+/// everything later passes cached on it. Asked with other inputs than those cached, the edit
+/// is computed again and not cached (the first stays).
+fn edited_once(
+    message: &Message,
+    pass: &'static str,
+    inputs: &[String],
+    rewrite: impl FnOnce(&Message) -> Option<Value>,
+) -> Edit {
+    let cached = message.cached_edit(pass, inputs);
+    if let CachedEdit::Hit(edit) = cached {
+        return edit;
+    }
+    let edit = Edit::from_value(rewrite(message));
+    if matches!(cached, CachedEdit::Missing) {
+        let key = RewriteKey {
+            pass,
+            inputs: inputs.to_vec(),
+        };
+        message.cache_rewrite(key, edit.clone());
+    }
+    edit
+}
+
+/// [`edited_once`] for a pass whose rewrite depends on the message alone and never drops it:
+/// the rewritten message, `None` when unchanged.
 fn rewritten_once(
     message: &Message,
     pass: &'static str,
     rewrite: impl FnOnce(&Message) -> Option<Value>,
 ) -> Option<Message> {
-    if let Some((_, cached)) = message.cached_rewrite(pass) {
-        return cached;
+    match edited_once(message, pass, &[], rewrite) {
+        Edit::Replace(rewritten) => Some(rewritten),
+        Edit::Keep | Edit::Drop => None,
     }
-    let rewritten =
-        rewrite(message).map(|value| Message::new(JsonText::owned(to_js_string(&value))));
-    let key = RewriteKey {
-        pass,
-        inputs: Vec::new(),
-    };
-    message.cache_rewrite(key, rewritten.clone());
-    rewritten
 }
 
 /// `stripToolResultDetails`: removes `details` from tool results (never sent to a model).
 pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
-    input.map_messages(|_, message| {
-        if !message.facts().is_role("toolResult") || !message.as_str().contains("\"details\"") {
+    input.map_to_messages(|_, message| {
+        if !message.facts().is_role("toolResult") {
             return None;
         }
-        let mut obj = object(message);
-        obj.shift_remove("details").map(|_| Value::Object(obj))
+        // Most tool results pi writes carry `details`: the outcome is cached with each (and
+        // the lookup comes first: the scan reads the whole result, often kilobytes).
+        rewritten_once(message, STRIP_DETAILS_PASS, |message| {
+            if !message.as_str().contains("\"details\"") {
+                return None;
+            }
+            let mut obj = object(message);
+            obj.shift_remove("details").map(|_| Value::Object(obj))
+        })
     })
 }
 
@@ -582,23 +633,26 @@ fn same_number(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// every assistant's usage becomes its normalized snapshot, unless the stored usage already
 /// has exactly the snapshot's numbers (and cost), in which case it is kept as it is.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
-    input.map_messages(|_, message| {
+    input.map_to_messages(|_, message| {
         let facts = message.facts();
         if !facts.is_role("assistant") {
             return None;
         }
-        // The facts hold the stored usage: a message keeping it is not parsed.
-        if facts.exact && keeps_usage(facts.usage.as_ref()) {
-            return None;
-        }
-        let mut obj = object(message);
-        let usage = obj.get("usage");
-        if keeps_usage(usage) {
-            return None;
-        }
-        let snapshot = usage_snapshot(usage);
-        obj.insert("usage".into(), snapshot);
-        Some(Value::Object(obj))
+        // The outcome is cached with the message; the first time, the facts' copy of the
+        // stored usage decides whether it is kept, without parsing the message.
+        rewritten_once(message, NORMALIZE_USAGE_PASS, |message| {
+            if facts.exact && keeps_usage(facts.usage.as_ref()) {
+                return None;
+            }
+            let mut obj = object(message);
+            let usage = obj.get("usage");
+            if keeps_usage(usage) {
+                return None;
+            }
+            let snapshot = usage_snapshot(usage);
+            obj.insert("usage".into(), snapshot);
+            Some(Value::Object(obj))
+        })
     })
 }
 
@@ -1204,6 +1258,50 @@ mod tests {
             }
             assert!(!first.messages()[0].is_same(&t.messages()[0]));
         }
+    }
+
+    /// Block sanitation (full mode), details stripping and usage normalisation cache their
+    /// outcome with each message too, kept, dropped or rewritten: a second run parses nothing
+    /// and gives back the same messages, equal to a run over fresh copies.
+    #[test]
+    fn block_details_and_usage_rewrites_are_cached_with_the_message() {
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","content":[{"type":"text","text":"kept"}],"usage":{"input":1}}),
+            json!({"role":"assistant","content":[{"type":"text","text":" "},{"type":"text","text":"b"}]}),
+            json!({"role":"assistant","content":[{"type":"text","text":"  "}]}),
+            json!({"role":"toolResult","toolCallId":"a","content":[],"details":{"exit":0}}),
+            json!({"role":"assistant","content":[{"type":"text","text":"c","thought_signature":"msg_1"}]}),
+        ]);
+        let full = |t: &Transcript| sanitize_message_blocks(t, SanitizeMode::Full, false, None);
+        let passes: [&dyn Fn(&Transcript) -> Transcript; 3] =
+            [&full, &strip_tool_result_details, &normalize_usage];
+        for pass in passes {
+            let fresh =
+                || Transcript::new(input.messages().iter().map(|m| m.text().clone()).collect());
+            let t = fresh();
+            let (first, parsed_first) = counted(pass, &t);
+            let (second, parsed) = counted(pass, &t);
+            assert!(parsed_first > 0);
+            assert_eq!(parsed, 0);
+            assert_eq!(first.to_json(), pass(&fresh()).to_json());
+            assert_eq!(first.len(), second.len());
+            for (a, b) in first.messages().iter().zip(second.messages()) {
+                assert!(a.is_same(b));
+            }
+        }
+        // The block pass's cache is keyed by its options: asked to keep signatures, the same
+        // messages are judged again (the signature stays), not served the cached strip.
+        let t = Transcript::new(input.messages().iter().map(|m| m.text().clone()).collect());
+        let stripped = full(&t);
+        assert_eq!(stripped.len(), 4);
+        assert!(!stripped.to_json().contains("thought_signature"));
+        let (kept, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::Full, true, None),
+            &t,
+        );
+        assert!(parsed > 0);
+        assert!(kept.to_json().contains("\"thought_signature\":\"msg_1\""));
+        assert_eq!(full(&t).to_json(), stripped.to_json());
     }
 
     #[test]

@@ -8,7 +8,7 @@ use sha2::{Digest, Sha256};
 
 use super::policy::ToolCallIdMode;
 use crate::base::{to_js_string, JsonText};
-use crate::transcript::{Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::transcript::{Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
 
 const STRICT_MAX_LEN: usize = 40;
 
@@ -170,7 +170,10 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
             // the rewrite below would do (mapping an id again changes nothing).
             let mapped: Vec<String> = listed.iter().map(|raw| resolve(raw)).collect();
             if key.inputs == mapped {
-                return cached;
+                return match cached {
+                    Edit::Replace(rewritten) => Some(rewritten),
+                    Edit::Keep | Edit::Drop => None,
+                };
             }
         }
         let mut visited = Vec::new();
@@ -197,7 +200,7 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
                 pass: SANITIZE_PASS,
                 inputs: mapped,
             };
-            message.cache_rewrite(key, rewritten.clone());
+            message.cache_rewrite(key, Edit::replacing(rewritten.clone()));
         }
         rewritten
     })

@@ -31,8 +31,45 @@ pub(crate) struct RewriteKey {
     pub inputs: Vec<String>,
 }
 
+/// What a per-message pass does to one message: keeps it, drops it, or puts another in its
+/// place ([`Transcript::edit_messages`]); also what the pass's rewrite cache holds.
+#[derive(Clone)]
+pub(crate) enum Edit {
+    Keep,
+    Drop,
+    Replace(Message),
+}
+
+impl Edit {
+    /// `Keep` for `None`, `Replace(m)` for `Some(m)`.
+    pub(crate) fn replacing(message: Option<Message>) -> Edit {
+        message.map_or(Edit::Keep, Edit::Replace)
+    }
+
+    /// The edit a value-returning pass means ([`Transcript::map_messages`]): `None` keeps,
+    /// `Some(Value::Null)` drops, any other value replaces (serialized like `JSON.stringify`).
+    pub(crate) fn from_value(value: Option<Value>) -> Edit {
+        match value {
+            None => Edit::Keep,
+            Some(Value::Null) => Edit::Drop,
+            Some(value) => Edit::Replace(Message::new(JsonText::owned(to_js_string(&value)))),
+        }
+    }
+}
+
 /// The rewrites cached with a message: one per pass, with its key and result.
-type Rewrites = Vec<(RewriteKey, Option<Message>)>;
+type Rewrites = Vec<(RewriteKey, Edit)>;
+
+/// A pass's cached rewrite of a message, looked up with the inputs the pass has now
+/// ([`Message::cached_edit`]).
+pub(crate) enum CachedEdit {
+    /// Cached under these inputs: the edit to apply.
+    Hit(Edit),
+    /// Cached under other inputs (the first cached stays): compute, do not cache.
+    OtherInputs,
+    /// Nothing cached for the pass yet.
+    Missing,
+}
 
 /// One message: its JSON text and, computed on first use and then shared by every transcript
 /// that holds the message, its [`MessageFacts`].
@@ -98,7 +135,7 @@ impl Message {
     }
 
     /// The rewrite `pass` cached with the message: its key and result, when one is cached.
-    pub(crate) fn cached_rewrite(&self, pass: &str) -> Option<(RewriteKey, Option<Message>)> {
+    pub(crate) fn cached_rewrite(&self, pass: &str) -> Option<(RewriteKey, Edit)> {
         let rewrites = self
             .0
             .rewrites
@@ -108,10 +145,24 @@ impl Message {
         rewrites.iter().find(|(key, _)| key.pass == pass).cloned()
     }
 
+    /// The rewrite `pass` cached with the message, if cached under `inputs` (compared in
+    /// place: a hit clones only the edit).
+    pub(crate) fn cached_edit(&self, pass: &str, inputs: &[String]) -> CachedEdit {
+        let Some(rewrites) = self.0.rewrites.get() else {
+            return CachedEdit::Missing;
+        };
+        let rewrites = rewrites.lock().unwrap_or_else(|e| e.into_inner());
+        match rewrites.iter().find(|(key, _)| key.pass == pass) {
+            None => CachedEdit::Missing,
+            Some((key, edit)) if key.inputs == inputs => CachedEdit::Hit(edit.clone()),
+            Some(_) => CachedEdit::OtherInputs,
+        }
+    }
+
     /// Caches `result` as the message's rewrite by `key.pass` under `key`, unless that pass
     /// cached one already (the first stays: asked with another key, the pass computes its
     /// rewrite again).
-    pub(crate) fn cache_rewrite(&self, key: RewriteKey, result: Option<Message>) {
+    pub(crate) fn cache_rewrite(&self, key: RewriteKey, result: Edit) {
         let rewrites = self.0.rewrites.get_or_init(Box::default);
         let mut rewrites = rewrites.lock().unwrap_or_else(|e| e.into_inner());
         if !rewrites.iter().any(|(cached, _)| cached.pass == key.pass) {
@@ -335,44 +386,19 @@ impl Transcript {
         out
     }
 
-    /// A transcript with messages replaced or dropped by `edit`: `None` keeps the message as it
-    /// is (same text, same cached facts), `Some(Value::Null)` drops it, any other value replaces
-    /// it (serialized like `JSON.stringify`). Returns a clone of `self` when nothing changed.
-    pub fn map_messages(
+    /// A transcript with each message kept, dropped or replaced as `edit` says; a clone of
+    /// `self` when every message is kept (kept messages keep their text and cached facts).
+    pub(crate) fn edit_messages(
         &self,
-        mut edit: impl FnMut(usize, &Message) -> Option<Value>,
+        mut edit: impl FnMut(usize, &Message) -> Edit,
     ) -> Transcript {
         let mut out = Vec::with_capacity(self.len());
         let mut changed = false;
         for (i, message) in self.messages.iter().enumerate() {
             match edit(i, message) {
-                None => out.push(message.clone()),
-                Some(Value::Null) => changed = true,
-                Some(value) => {
-                    changed = true;
-                    out.push(Message::new(JsonText::owned(to_js_string(&value))));
-                }
-            }
-        }
-        if changed {
-            Transcript { messages: out }
-        } else {
-            self.clone()
-        }
-    }
-
-    /// [`Transcript::map_messages`] for edits that give a message: `None` keeps the message,
-    /// `Some(m)` puts `m` in its place (the transcript itself when every message is kept).
-    pub fn map_to_messages(
-        &self,
-        mut edit: impl FnMut(usize, &Message) -> Option<Message>,
-    ) -> Transcript {
-        let mut out = Vec::with_capacity(self.len());
-        let mut changed = false;
-        for (i, message) in self.messages.iter().enumerate() {
-            match edit(i, message) {
-                None => out.push(message.clone()),
-                Some(next) => {
+                Edit::Keep => out.push(message.clone()),
+                Edit::Drop => changed = true,
+                Edit::Replace(next) => {
                     changed = true;
                     out.push(next);
                 }
@@ -383,6 +409,25 @@ impl Transcript {
         } else {
             self.clone()
         }
+    }
+
+    /// A transcript with messages replaced or dropped by `edit`: `None` keeps the message as it
+    /// is (same text, same cached facts), `Some(Value::Null)` drops it, any other value replaces
+    /// it (serialized like `JSON.stringify`). Returns a clone of `self` when nothing changed.
+    pub fn map_messages(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Value>,
+    ) -> Transcript {
+        self.edit_messages(|i, message| Edit::from_value(edit(i, message)))
+    }
+
+    /// [`Transcript::map_messages`] for edits that give a message: `None` keeps the message,
+    /// `Some(m)` puts `m` in its place (the transcript itself when every message is kept).
+    pub fn map_to_messages(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Message>,
+    ) -> Transcript {
+        self.edit_messages(|i, message| Edit::replacing(edit(i, message)))
     }
 
     /// The value of the top-level field `key` of every message that has one, as

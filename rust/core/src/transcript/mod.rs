@@ -45,7 +45,7 @@ pub use facts::{facts_from_value, MessageFacts};
 pub use history::{history_limit_for_session_key, limit_history_turns};
 pub(crate) use layout::{skip_ws, string_end, value_end};
 pub use layout::{ContentItem, MessageLayout};
-pub(crate) use list::RewriteKey;
+pub(crate) use list::{CachedEdit, Edit, RewriteKey};
 pub use list::{Message, SoftTrim, Transcript};
 pub use message::{
     edit_message, raw_value, MessageView, ToolCallRef, INPUT_TOOL_CALL_TYPES,

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use super::list::{Message, Transcript};
+use super::list::{CachedEdit, Edit, Message, RewriteKey, Transcript};
 use super::message::{raw_value, MessageView, PAIRING_TOOL_CALL_TYPES, SNAKE_CASE_TOOL_CALL_TYPES};
 
 // OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts` (`repairToolCallInputs`) checks
@@ -135,6 +135,9 @@ fn redacted_spawn_block(raw: &RawValue, block: &RawObject<'_>) -> Option<Value> 
     changed.then_some(value)
 }
 
+/// The key under which [`repair_tool_call_inputs`] caches that it left a message unchanged.
+const INPUTS_PASS: &str = "repair_tool_call_inputs";
+
 /// `repairToolCallInputs`.
 pub fn repair_tool_call_inputs(
     input: &Transcript,
@@ -144,10 +147,27 @@ pub fn repair_tool_call_inputs(
     let mut out: Vec<Message> = Vec::with_capacity(input.len());
     let (mut dropped_tool_calls, mut dropped_assistant_messages) = (0, 0);
     let mut changed = false;
+    // What the repair of a message reads besides it: the allowed names (sorted).
+    let inputs: Vec<String> = match allowed {
+        None => Vec::new(),
+        Some(names) => {
+            let mut sorted: Vec<String> = names.iter().cloned().collect();
+            sorted.sort();
+            sorted.insert(0, "allowed:".to_owned());
+            sorted
+        }
+    };
     for message in input.messages() {
         // Only assistants with tool-call blocks can change; the cached facts say which.
         let facts = message.facts();
         if !(facts.is_role("assistant") && facts.has_input_tool_call_blocks) {
+            out.push(message.clone());
+            continue;
+        }
+        // A message this repair left as it was under the same names is not parsed again
+        // (the pass runs on every request over the same messages).
+        let cached = message.cached_edit(INPUTS_PASS, &inputs);
+        if let CachedEdit::Hit(Edit::Keep) = cached {
             out.push(message.clone());
             continue;
         }
@@ -226,6 +246,13 @@ pub fn repair_tool_call_inputs(
             }
             out.push(Message::new(JsonText::owned(to_js_string(&value))));
         } else {
+            if matches!(cached, CachedEdit::Missing) {
+                let key = RewriteKey {
+                    pass: INPUTS_PASS,
+                    inputs: inputs.clone(),
+                };
+                message.cache_rewrite(key, Edit::Keep);
+            }
             out.push(message.clone());
         }
     }
@@ -237,5 +264,38 @@ pub fn repair_tool_call_inputs(
         },
         dropped_tool_calls,
         dropped_assistant_messages,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    /// A message the repair kept is cached as kept under the allowed names it was judged
+    /// with; other names judge it again.
+    #[test]
+    fn a_kept_message_is_cached_under_the_allowed_names() {
+        let t = Transcript::from_values(&[json!({"role":"assistant","content":[
+            {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"}}
+        ]})]);
+        let kept = repair_tool_call_inputs(&t, None);
+        assert!(kept.messages.messages()[0].is_same(&t.messages()[0]));
+        assert!(matches!(
+            t.messages()[0].cached_edit(INPUTS_PASS, &[]),
+            CachedEdit::Hit(Edit::Keep)
+        ));
+        let only_exec: HashSet<String> = ["exec".to_owned()].into_iter().collect();
+        let dropped = repair_tool_call_inputs(&t, Some(&only_exec));
+        assert_eq!(dropped.dropped_tool_calls, 1);
+        assert_eq!(dropped.messages.len(), 0);
+        let read: HashSet<String> = ["read".to_owned()].into_iter().collect();
+        assert_eq!(
+            repair_tool_call_inputs(&t, Some(&read)).dropped_tool_calls,
+            0
+        );
+        let again = repair_tool_call_inputs(&t, None);
+        assert!(again.messages.messages()[0].is_same(&t.messages()[0]));
     }
 }
