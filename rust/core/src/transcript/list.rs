@@ -342,23 +342,10 @@ impl Transcript {
         &self,
         mut edit: impl FnMut(usize, &Message) -> Option<Value>,
     ) -> Transcript {
-        let mut out = Vec::with_capacity(self.len());
-        let mut changed = false;
-        for (i, message) in self.messages.iter().enumerate() {
-            match edit(i, message) {
-                None => out.push(message.clone()),
-                Some(Value::Null) => changed = true,
-                Some(value) => {
-                    changed = true;
-                    out.push(Message::new(JsonText::owned(to_js_string(&value))));
-                }
-            }
-        }
-        if changed {
-            Transcript { messages: out }
-        } else {
-            self.clone()
-        }
+        self.rebuild(|i, message| match edit(i, message)? {
+            Value::Null => Some(None),
+            value => Some(Some(Message::new(JsonText::owned(to_js_string(&value))))),
+        })
     }
 
     /// [`Transcript::map_messages`] for edits that give a message: `None` keeps the message,
@@ -367,6 +354,16 @@ impl Transcript {
         &self,
         mut edit: impl FnMut(usize, &Message) -> Option<Message>,
     ) -> Transcript {
+        self.rebuild(|i, message| edit(i, message).map(Some))
+    }
+
+    /// The loop of [`Transcript::map_messages`] and [`Transcript::map_to_messages`]: `None`
+    /// keeps the message, `Some(None)` drops it, `Some(Some(m))` puts `m` in its place; a clone
+    /// of `self` when every message is kept.
+    fn rebuild(
+        &self,
+        mut edit: impl FnMut(usize, &Message) -> Option<Option<Message>>,
+    ) -> Transcript {
         let mut out = Vec::with_capacity(self.len());
         let mut changed = false;
         for (i, message) in self.messages.iter().enumerate() {
@@ -374,7 +371,7 @@ impl Transcript {
                 None => out.push(message.clone()),
                 Some(next) => {
                     changed = true;
-                    out.push(next);
+                    out.extend(next);
                 }
             }
         }
