@@ -5,13 +5,19 @@ on plain entry dicts (pi-mono 0.58.3 `packages/coding-agent/src/core/session-man
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, overload
 
 from clawctx import _core
-from clawctx.history.compaction import CompactionResult, compact_session
+
+# One test for an async summarizer, shared with compact_session.
+from clawctx.history.compaction import (
+    CompactionResult,
+    _is_async_callable,
+    _nothing,
+    compact_session,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -148,19 +154,8 @@ class Session(_core.Session):
             and not preparation.messages_to_summarize
             and not preparation.turn_prefix_messages
         ):
-            return _nothing() if _is_async(summarize) else None
+            return _nothing() if _is_async_callable(summarize) else None
         return compact_session(self, summarize, settings, custom_instructions)
-
-
-def _is_async(function: Callable[..., object]) -> bool:
-    """An ``async def`` function, or an object whose ``__call__`` is one."""
-    return inspect.iscoroutinefunction(function) or inspect.iscoroutinefunction(
-        type(function).__call__
-    )
-
-
-async def _nothing() -> None:
-    return None
 
 
 class _Omitted:

@@ -28,17 +28,22 @@ from clawctx.interop import _carried
 from clawctx.interop import _common as c
 
 FORMAT = "anthropic"
-# Carried whole, in place (anthropic 2.14 `ContentBlockParam`, and the beta MCP blocks).
-_CARRIED = (
-    "document",
-    "search_result",
-    "container_upload",
+# Anthropic's server-tool call and the results of its server tools (anthropic 2.14
+# `ContentBlockParam`); LangChain keeps them in a message's content too.
+SERVER_TOOL_BLOCKS = (
     "server_tool_use",
     "web_search_tool_result",
     "web_fetch_tool_result",
     "code_execution_tool_result",
     "bash_code_execution_tool_result",
     "text_editor_code_execution_tool_result",
+)
+# Carried whole, in place (anthropic 2.14 `ContentBlockParam`, and the beta MCP blocks).
+_CARRIED = (
+    "document",
+    "search_result",
+    "container_upload",
+    *SERVER_TOOL_BLOCKS,
     "tool_search_tool_result",
     "mcp_tool_use",
     "mcp_tool_result",

@@ -24,6 +24,7 @@ from typing import Any
 from clawctx._core import Transcript
 from clawctx.interop import _carried
 from clawctx.interop import _common as c
+from clawctx.interop._anthropic_messages import SERVER_TOOL_BLOCKS
 
 FORMAT = "langchain"
 _CARRIED = (
@@ -35,12 +36,7 @@ _CARRIED = (
     "search_result",
     "server_tool_call",
     "server_tool_result",
-    "server_tool_use",
-    "web_search_tool_result",
-    "web_fetch_tool_result",
-    "code_execution_tool_result",
-    "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result",
+    *SERVER_TOOL_BLOCKS,
     "mcp_tool_use",
     "mcp_tool_result",
     "container_upload",

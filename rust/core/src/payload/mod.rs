@@ -5,7 +5,8 @@
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
 //! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`; and `cache_diff`,
-//! where a body stops extending the previous one as a prompt cache sees it.
+//! where a body stops extending the previous one as a prompt cache sees it, and `request_id`,
+//! a body's text without its random `requestId` (for comparing two builds).
 
 mod anthropic;
 mod cache_diff;
@@ -16,6 +17,7 @@ mod model;
 mod openai_completions;
 mod openai_responses;
 mod raw;
+mod request_id;
 #[cfg(test)]
 mod test_support;
 mod transform;
@@ -32,6 +34,7 @@ pub use cache_diff::{
     body_layout, cache_diff, cache_diff_after, BodyLayout, BreakCause, CacheBreak, CacheDiffError,
 };
 pub use model::{strip_lone_surrogate_escapes, Model};
+pub use request_id::without_request_id;
 pub use transform::{
     derive_mistral_id as derive_mistral_tool_call_id, transform_messages, Normalizer,
 };

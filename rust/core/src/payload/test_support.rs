@@ -4,6 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
+pub(super) use super::without_request_id;
 use super::{build_payload_with, Payload, PayloadRequest};
 use crate::base::JsonText;
 use crate::transcript::Transcript;
@@ -84,20 +85,6 @@ pub(super) fn prefixes_agree(
 /// A body's text as it is.
 pub(super) fn lossy(body: &[u8]) -> String {
     String::from_utf8_lossy(body).into_owned()
-}
-
-/// A body's text with gemini-cli's `requestId` (it ends in a random tail) left out.
-pub(super) fn without_request_id(body: &[u8]) -> String {
-    let text = lossy(body);
-    let key = "\"requestId\":\"";
-    match text.find(key) {
-        Some(at) => {
-            let value = at + key.len();
-            let end = text[value..].find('"').map_or(text.len(), |n| value + n);
-            format!("{}{}", &text[..value], &text[end..])
-        }
-        None => text,
-    }
 }
 
 /// `benches/test_payload.py`'s `make_messages(n)`: user, assistant (thinking, text and a call,

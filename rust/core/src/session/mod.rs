@@ -62,7 +62,7 @@ pub use repair::{
 };
 pub use scan::{
     scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
-    ScanStream, SessionSummary, SourceFacts, PI_FORMAT, SESSION_SUMMARY_FIELDS,
+    ScanStream, SessionSummary, PI_FORMAT, SESSION_SUMMARY_FIELDS,
 };
 pub use tail::{LineSource, TailOptions};
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};

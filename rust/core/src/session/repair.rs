@@ -212,14 +212,32 @@ enum LineDecision {
     Blank,
     Keep,
     Drop(String),
-    Replace {
-        texts: Vec<String>,
-        kind: ChangeKind,
-        reason: String,
-        assistant: usize,
-        user: usize,
-        dropped: usize,
-    },
+    Replace(Replacement),
+}
+
+/// The records a damaged or fixed line is replaced by, and what the replacement counts.
+struct Replacement {
+    texts: Vec<String>,
+    kind: ChangeKind,
+    reason: String,
+    /// Assistant and user messages rewritten, and records dropped, inside the line.
+    assistant: usize,
+    user: usize,
+    dropped: usize,
+}
+
+impl LineDecision {
+    /// One record rewritten in place; `(assistant, user)` counts which message it fixed.
+    fn rewritten(text: String, reason: &str, (assistant, user): (usize, usize)) -> Self {
+        LineDecision::Replace(Replacement {
+            texts: vec![text],
+            kind: ChangeKind::Rewritten,
+            reason: reason.to_owned(),
+            assistant,
+            user,
+            dropped: 0,
+        })
+    }
 }
 
 struct Decided {
@@ -275,22 +293,14 @@ fn decide_line(bytes: &[u8], fix_messages: bool) -> Decided {
         let decision = match fix(record) {
             RecordFix::Keep => LineDecision::Keep,
             RecordFix::Drop(reason) => LineDecision::Drop(reason.to_owned()),
-            RecordFix::RewriteAssistant(text) => LineDecision::Replace {
-                texts: vec![text],
-                kind: ChangeKind::Rewritten,
-                reason: "empty errored assistant message given fallback text".into(),
-                assistant: 1,
-                user: 0,
-                dropped: 0,
-            },
-            RecordFix::RewriteUser(text) => LineDecision::Replace {
-                texts: vec![text],
-                kind: ChangeKind::Rewritten,
-                reason: "blank user message content replaced".into(),
-                assistant: 0,
-                user: 1,
-                dropped: 0,
-            },
+            RecordFix::RewriteAssistant(text) => LineDecision::rewritten(
+                text,
+                "empty errored assistant message given fallback text",
+                (1, 0),
+            ),
+            RecordFix::RewriteUser(text) => {
+                LineDecision::rewritten(text, "blank user message content replaced", (0, 1))
+            }
         };
         return Decided { decision, upstream };
     }
@@ -332,14 +342,14 @@ fn decide_line(bytes: &[u8], fix_messages: bool) -> Decided {
     };
     let reason = salvage.damage.describe();
     Decided {
-        decision: LineDecision::Replace {
+        decision: LineDecision::Replace(Replacement {
             texts,
             kind,
             reason,
             assistant,
             user,
             dropped,
-        },
+        }),
         upstream,
     }
 }
@@ -506,30 +516,23 @@ fn check_lines(reader: impl BufRead, fix_messages: bool) -> io::Result<Verdict> 
                     reason,
                 });
             }
-            LineDecision::Replace {
-                texts,
-                kind,
-                reason,
-                assistant,
-                user,
-                dropped,
-            } => {
+            LineDecision::Replace(r) => {
                 message_fixes = message_fixes || decided.upstream.is_some();
-                report.rewritten_assistant_messages += assistant;
-                report.rewritten_user_messages += user;
-                report.dropped_lines += dropped;
-                if kind == ChangeKind::Salvaged {
-                    report.salvaged_records += texts.len();
+                report.rewritten_assistant_messages += r.assistant;
+                report.rewritten_user_messages += r.user;
+                report.dropped_lines += r.dropped;
+                if r.kind == ChangeKind::Salvaged {
+                    report.salvaged_records += r.texts.len();
                 }
-                let kind = if texts.is_empty() {
+                let kind = if r.texts.is_empty() {
                     ChangeKind::Dropped
                 } else {
-                    kind
+                    r.kind
                 };
                 report.changes.push(LineChange {
                     line: number,
                     kind,
-                    reason,
+                    reason: r.reason,
                 });
             }
         }
@@ -577,7 +580,7 @@ fn write_lines(reader: impl BufRead, out: &mut impl Write, fix_messages: bool) -
                 out.write_all(b"\n")?;
             }
             LineDecision::Drop(_) => {}
-            LineDecision::Replace { texts, .. } => {
+            LineDecision::Replace(Replacement { texts, .. }) => {
                 for text in texts {
                     out.write_all(text.as_bytes())?;
                     out.write_all(eol)?;

@@ -1,10 +1,11 @@
 //! Summarizing many session files in parallel (rayon), streamed in constant memory.
 //!
-//! A summary has two halves. [`SourceFacts`] are what only the file format knows (entries,
+//! A summary has two halves. The format facts are what only the file format knows (entries,
 //! damaged lines, compactions, branches, the model, the last activity); [`summarize_transcript`]
 //! computes everything else from the transcript the format yields (tokens by role, tool calls
-//! and results, pairing), so another format only has to fill a `SourceFacts` and produce a
-//! pi-shaped transcript. [`source_facts`] fills it for a pi session, [`foreign_source_facts`]
+//! and results, pairing), so another format only has to fill the format facts of a
+//! [`SessionSummary`] and produce a pi-shaped transcript. [`source_facts`] fills them for a pi
+//! session, [`foreign_source_facts`]
 //! for a Claude Code session or a Codex rollout (read by the `foreign` stage).
 
 use std::collections::BTreeMap;
@@ -23,34 +24,6 @@ use crate::transcript::{estimate_context_tokens, repair_tool_pairing, PairingOpt
 
 /// The `format` of a pi / OpenClaw session file.
 pub const PI_FORMAT: &str = "pi";
-
-/// What the file format knows about a session beyond its transcript.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SourceFacts {
-    /// `"pi"` for pi / OpenClaw session files.
-    pub format: String,
-    pub session_id: Option<String>,
-    pub cwd: Option<String>,
-    /// When the session started (the header's `timestamp`).
-    pub created: Option<String>,
-    pub name: Option<String>,
-    pub file_version: u64,
-    pub migration_needed: bool,
-    /// Records read (the header excluded).
-    pub entries: usize,
-    /// Message records in the file, on every branch.
-    pub messages: usize,
-    /// Lines skipped or salvaged while reading: damaged JSON, stray headers.
-    pub damaged_lines: usize,
-    pub compactions: usize,
-    /// Leaves of the entry tree: 1 for a linear session; a fork with k children adds k - 1.
-    pub branches: usize,
-    pub leaf_id: Option<String>,
-    /// The last model the file names (a model change or an assistant's `model`).
-    pub model: Option<String>,
-    /// The last entry's timestamp (the header's when there is no entry), as written.
-    pub last_activity: Option<String>,
-}
 
 /// One session file at a glance (see `scan_sessions`).
 // With the `python` feature this is `clawctx._core.SessionSummary` itself: its `///` docs are
@@ -169,35 +142,24 @@ pub const SESSION_SUMMARY_FIELDS: &[&str] = &[
     "unpaired_tool_results",
 ];
 
-/// The summary of a session whose format facts are `source` and whose context is `transcript`.
+/// The summary of a session whose format facts are filled in `facts` (what [`source_facts`] or
+/// [`foreign_source_facts`] gives: `format`, `session_id`, `cwd`, `created`, `name`,
+/// `file_version`, `migration_needed`, `entries`, `messages`, `damaged_lines`, `compactions`,
+/// `branches`, `leaf_id`, `model`, `last_activity`; every other field at its default) and whose
+/// context is `transcript`.
 pub fn summarize_transcript(
     path: PathBuf,
     size_bytes: u64,
-    source: SourceFacts,
+    facts: SessionSummary,
     transcript: &Transcript,
 ) -> SessionSummary {
     let mut s = SessionSummary {
         path,
         size_bytes,
-        format: Some(source.format),
-        session_id: source.session_id,
-        cwd: source.cwd,
-        created: source.created,
-        name: source.name,
-        file_version: source.file_version,
-        migration_needed: source.migration_needed,
-        entries: source.entries,
-        messages: source.messages,
-        skipped_lines: source.damaged_lines,
-        damaged_lines: source.damaged_lines,
-        compactions: source.compactions,
-        branches: source.branches,
-        leaf_id: source.leaf_id,
-        model: source.model,
-        last_activity_ms: source.last_activity.as_deref().and_then(iso_to_ms),
-        last_activity: source.last_activity,
+        skipped_lines: facts.damaged_lines,
+        last_activity_ms: facts.last_activity.as_deref().and_then(iso_to_ms),
         context_messages: transcript.len(),
-        ..Default::default()
+        ..facts
     };
     for message in transcript.messages() {
         let facts = message.facts();
@@ -223,8 +185,8 @@ pub fn summarize_transcript(
     s
 }
 
-/// The format facts of an opened pi session.
-pub fn source_facts(session: &Session) -> SourceFacts {
+/// The format facts of an opened pi session (see [`summarize_transcript`]).
+pub fn source_facts(session: &Session) -> SessionSummary {
     let header = &session.header().fields;
     let text = |key: &str| {
         header
@@ -263,8 +225,8 @@ pub fn source_facts(session: &Session) -> SourceFacts {
         .rev()
         .find_map(Entry::timestamp)
         .or_else(|| text("timestamp"));
-    SourceFacts {
-        format: PI_FORMAT.to_owned(),
+    SessionSummary {
+        format: Some(PI_FORMAT.to_owned()),
         session_id: session.session_id().map(str::to_owned),
         cwd: text("cwd"),
         created: text("timestamp"),
@@ -287,15 +249,16 @@ pub fn source_facts(session: &Session) -> SourceFacts {
         leaf_id: session.leaf_id().map(str::to_owned),
         model,
         last_activity,
+        ..SessionSummary::default()
     }
 }
 
 /// The format facts of a Claude Code session or Codex rollout. Such a file has no pi tree:
 /// `entries` counts its non-blank lines, `messages` the main thread's messages, and
 /// `branches` is 1 plus the places where a Claude Code thread forks (a rewind or an edit).
-pub fn foreign_source_facts(imported: &ImportedTranscript) -> SourceFacts {
-    SourceFacts {
-        format: imported.format.as_str().to_owned(),
+pub fn foreign_source_facts(imported: &ImportedTranscript) -> SessionSummary {
+    SessionSummary {
+        format: Some(imported.format.as_str().to_owned()),
         session_id: imported.session_id.clone(),
         cwd: imported.cwd.clone(),
         created: imported.first_timestamp.clone(),
@@ -310,6 +273,7 @@ pub fn foreign_source_facts(imported: &ImportedTranscript) -> SourceFacts {
         leaf_id: None,
         model: imported.model.clone(),
         last_activity: imported.last_timestamp.clone(),
+        ..SessionSummary::default()
     }
 }
 

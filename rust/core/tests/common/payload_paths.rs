@@ -5,7 +5,9 @@
 //! `transcript_structured` target (damaged message lists from decision bytes), so the bytes
 //! path meets stored text in shapes `JSON.stringify` would not write.
 
-use clawctx_core::payload::{build_payload, build_payload_from_values, PayloadRequest};
+use clawctx_core::payload::{
+    build_payload, build_payload_from_values, without_request_id, PayloadRequest,
+};
 use clawctx_core::Transcript;
 use serde_json::{json, Value};
 
@@ -87,18 +89,4 @@ pub fn check_transcript(transcript: &Transcript, model: usize, guard: bool, simp
         );
     }
     from_bytes
-}
-
-/// The body with the random part of a Google `requestId` left out.
-fn without_request_id(body: &[u8]) -> String {
-    let text = String::from_utf8_lossy(body).into_owned();
-    let key = "\"requestId\":\"";
-    match text.find(key) {
-        Some(at) => {
-            let value = at + key.len();
-            let end = text[value..].find('"').map_or(text.len(), |n| value + n);
-            format!("{}{}", &text[..value], &text[end..])
-        }
-        None => text,
-    }
 }
