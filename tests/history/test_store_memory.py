@@ -194,3 +194,16 @@ def test_summary_of_the_row_list_equals_that_of_the_joined_bytes(tmp_path: Path)
     assert record.error is None and record.to_dict()["entries"] == 9
     with open_store(store) as s:
         assert s.record_lines("w1") == lines
+
+
+def test_session_ids_list_the_windows_in_the_order_of_sessions(tmp_path: Path) -> None:
+    _, store = _twins(tmp_path)
+    conn = sqlite3.connect(store, isolation_level=None)
+    conn.execute(
+        "INSERT INTO session_windows (session_id, session_key, created_at, updated_at) "
+        "VALUES ('w0', 'agent:main:main', 0, 0)"
+    )
+    conn.close()
+    with open_store(store) as s:
+        assert s.session_ids() == [w.session_id for w in s.sessions()] == ["w0", "w1"]
+    assert [r.to_dict()["entries"] for r in store_records(store)] == [0, 4]

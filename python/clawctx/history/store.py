@@ -242,6 +242,17 @@ class SessionStore:
         """Every window of the store, oldest first (by ``created_at``)."""
         return self._retry(self._windows)
 
+    def session_ids(self) -> list[str]:
+        """The ``session_id`` of every window, in the order of :meth:`sessions`, without the
+        event counts and byte totals (which read every event's text): what a scan needs
+        before it reads each window's rows anyway."""
+        return self._retry(self._window_ids)
+
+    def _window_ids(self) -> list[str]:
+        table = self._layout[0]
+        order = "ORDER BY created_at, session_id" if "created_at" in self._columns(table) else ""
+        return [row[0] for row in self._conn.execute(f"SELECT session_id FROM {table} {order}")]
+
     def lineage(self, session_key: str) -> list[StoreWindow]:
         """The chain of windows of ``session_key``, newest first: from the newest window back
         through ``previous_session_id``. An unknown key gives ``[]``."""
