@@ -246,6 +246,9 @@ from .session import (
 from .session import (
     summarize_session_bytes as summarize_session_bytes,
 )
+from .session import (
+    summarize_session_lines as summarize_session_lines,
+)
 from .token_count import (
     _token_feature_names as _token_feature_names,
 )
@@ -455,6 +458,7 @@ __all__ = [
     "strip_thought_signatures",
     "strip_tool_result_details",
     "summarize_session_bytes",
+    "summarize_session_lines",
     "usage_tokens",
     "validate_anthropic_turns",
     "validate_for_provider",

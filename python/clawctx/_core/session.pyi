@@ -34,6 +34,7 @@ __all__ = [
     "scan_sessions",
     "scan_stream",
     "summarize_session_bytes",
+    "summarize_session_lines",
 ]
 
 CURRENT_SESSION_VERSION: int
@@ -161,6 +162,27 @@ class Session:
         id_factory: _IdFactory = None,
     ) -> Self:
         """A session that lives only in memory (appends write nothing)."""
+    @classmethod
+    def _from_lines(
+        cls,
+        lines: list[bytes],
+        name: str | os.PathLike[str],
+        *,
+        now_ms: _Clock = None,
+        id_factory: _IdFactory = None,
+    ) -> Self:
+        """A read-only session parsed from `lines` (a list of `bytes`, one JSONL line each
+        without its `"\\n"`) held in memory instead of read from a file, as `open(...,
+        read_only=True)` parses a file of those lines: the lines are copied once into the
+        buffer the entries borrow, with the GIL released. `name` labels errors; `path` is
+        `None`. `refresh()` reads the lines handed over by `_push_lines` since, as a file
+        session reads appended bytes (same `RefreshReport`). For OpenClaw stores
+        (`clawctx.history.store.StoreSession`).
+        """
+    def _push_lines(self, lines: list[bytes]) -> None:
+        """Hands `lines` (a list of `bytes`, one line each without its `"\\n"`) to a session made
+        by `_from_lines`; the next `refresh()` reads them. `ValueError` for any other session.
+        """
     @property
     def path(self) -> Path | None:
         """The file this session reads and appends to (`None` for in-memory sessions)."""
@@ -736,6 +758,15 @@ def scan_stream(
     Memory holds the sessions being read and a few summaries, whatever the number of files;
     waiting for the next summary releases the GIL. Dropping the iterator stops the scan after
     the files in flight.
+    """
+
+def summarize_session_lines(
+    lines: list[bytes], name: str | os.PathLike[str] | None = None
+) -> SessionSummary:
+    """Summarizes a session from its lines (a list of `bytes`, one line each without its `"\\n"`),
+    as `summarize_session_bytes` summarizes `b"\\n".join(lines) + b"\\n"` but without building
+    that join in Python: the lines are copied once, into the buffer the reader parses, with
+    the GIL released. `name` (default `"<bytes>"`) becomes the summary's `path`.
     """
 
 def summarize_session_bytes(

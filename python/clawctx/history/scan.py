@@ -99,14 +99,17 @@ def store_records(path: str | os.PathLike[str]) -> list[ScanRecord]:
     try:
         with open_store(store_path) as store:
             records: list[ScanRecord] = []
-            for window in store.sessions():
-                name = f"{store_path}#{window.session_id}"
+            # The ids only: `sessions()` would read every event's text once more for its
+            # byte totals before the rows are read.
+            for session_id in store.session_ids():
+                name = f"{store_path}#{session_id}"
                 try:
-                    # One native read: the rows are checked only when it finds damage.
-                    data = store.records(window.session_id, check=False)
-                    summary = _core.summarize_session_bytes(data, name)
+                    # One native read of the row list (joined in Rust, without the GIL);
+                    # the rows are checked only when it finds damage.
+                    lines = store.record_lines(session_id)
+                    summary = _core.summarize_session_lines(lines, name)
                     if summary.damaged_lines:
-                        store.check_records(window.session_id, data)
+                        store.check_lines(session_id, lines)
                 except StoreError as err:
                     records.append(UnreadableStore(Path(name), str(err)))
                     continue

@@ -7,7 +7,8 @@ generation (``sessions`` before schema 14). :func:`open_store` opens such a file
 ``mode=ro``, ``PRAGMA query_only``, a busy timeout and retries on ``SQLITE_BUSY``), never
 takes a write lock and never checkpoints, so a running Gateway is not disturbed.
 
-Binding: Python's stdlib ``sqlite3`` reads the rows; the Rust reader parses the joined lines (see
+Binding: Python's stdlib ``sqlite3`` reads the rows; the Rust reader takes the list of row bytes,
+joins it once with the GIL released and parses it in memory, with no temporary file (see
 ``benches/README.md``). :func:`write_store` builds a new store file from a JSONL session (for
 tests, exports and migrations); it refuses to touch an existing file.
 
@@ -20,19 +21,18 @@ import contextlib
 import errno
 import json
 import os
-import shutil
 import sqlite3
 import tempfile
+import threading
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, fields
 from datetime import datetime, timezone
-from itertools import chain, repeat
+from itertools import repeat
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import quote
 
 from clawctx import _core
@@ -242,6 +242,17 @@ class SessionStore:
         """Every window of the store, oldest first (by ``created_at``)."""
         return self._retry(self._windows)
 
+    def session_ids(self) -> list[str]:
+        """The ``session_id`` of every window, in the order of :meth:`sessions`, without the
+        event counts and byte totals (which read every event's text): what a scan needs
+        before it reads each window's rows anyway."""
+        return self._retry(self._window_ids)
+
+    def _window_ids(self) -> list[str]:
+        table = self._layout[0]
+        order = "ORDER BY created_at, session_id" if "created_at" in self._columns(table) else ""
+        return [row[0] for row in self._conn.execute(f"SELECT session_id FROM {table} {order}")]
+
     def lineage(self, session_key: str) -> list[StoreWindow]:
         """The chain of windows of ``session_key``, newest first: from the newest window back
         through ``previous_session_id``. An unknown key gives ``[]``."""
@@ -276,19 +287,37 @@ class SessionStore:
             self.check_records(session_id, data)
         return data
 
+    def record_lines(self, session_id: str) -> list[bytes]:
+        """The lines of :meth:`records` without their ``"\\n"`` and unchecked (one read
+        transaction): the list the native readers take as it is
+        (``_core.summarize_session_lines``, a :class:`StoreSession`), so that no joined copy is
+        built in Python. Call :meth:`check_lines` when such a reader reports damaged lines.
+        Raises ``KeyError`` for an unknown session."""
+        return self._retry(lambda: self._records(session_id)).lines
+
     def check_records(self, session_id: str, data: bytes) -> None:
         """Raises :class:`StoreError` naming the ``seq`` of the first row of ``data`` (bytes
         :meth:`records` returned for ``session_id``) that the native reader skips or salvages:
         a row whose ``event_json`` is not a JSON object. Lines it only sanitizes (a BOM,
         invalid UTF-8, lone surrogates) or ignores (a second header) pass, as in a JSONL
         file."""
-        with tempfile.TemporaryDirectory(prefix="clawctx-store-") as tmp:
-            path = Path(tmp) / "session.jsonl"
-            path.write_bytes(data)
-            lines = _core.Session.open(path, read_only=True).skipped_lines
+        lines = data.split(b"\n")
+        if lines[-1] == b"":
+            lines.pop()
+        self.check_lines(session_id, lines)
+
+    def check_lines(self, session_id: str, lines: list[bytes]) -> None:
+        """:meth:`check_records` of the lines (without their ``"\\n"``) rather than their
+        joined bytes: what ``clawctx.scan_sessions`` calls when the summary of a window's
+        lines reports damaged ones."""
+        skipped = _core.Session._from_lines(lines, self._name(session_id)).skipped_lines
         self._raise_damage(
-            session_id, lines, self._retry(lambda: self._first_is_header(session_id))
+            session_id, skipped, self._retry(lambda: self._first_is_header(session_id))
         )
+
+    def _name(self, session_id: str) -> str:
+        """How the window is named in a summary and in the reader's errors."""
+        return f"{self.path}#{session_id}"
 
     def _raise_damage(
         self, session_id: str, skipped: list[_core.SkippedLine], has_header: bool
@@ -403,28 +432,31 @@ class SessionStore:
             lines.insert(0, _header(session_id, created))
         return _Records(lines, has_header, span[1] if span else None)
 
-    def open(self, session_id: str, **options: Any) -> StoreSession:
+    def open(
+        self,
+        session_id: str,
+        *,
+        now_ms: int | Callable[[], int] | None = None,
+        id_factory: Callable[[], str] | None = None,
+        lazy: bool = False,
+    ) -> StoreSession:
         """The window ``session_id`` as a read-only :class:`StoreSession` (a
         :class:`clawctx.Session`), with the same entries, tree, leaf and context as the JSONL
-        file of the same records. ``options`` go to ``Session.open`` (``id_factory``,
-        ``now_ms``, ``lazy``); the session is always read-only. Its records are held in a
-        private temporary file for the session's lifetime, so :meth:`StoreSession.refresh`
-        reads only the rows added since. Raises ``KeyError`` for an unknown session and
-        :class:`StoreError` for a row that is not a JSON object (found by the native reader;
-        a ``lazy`` open checks only the rows it reads, as a lazy JSONL open does)."""
+        file of the same records. ``now_ms`` and ``id_factory`` are those of ``Session.open``.
+        The rows are handed to the native reader as the list ``sqlite3`` fetched (joined once
+        in Rust with the GIL released) and parsed in memory: no temporary file. ``lazy`` is
+        accepted for ``Session.open``'s sake and changes nothing: every row is fetched anyway,
+        so the session is held in full (``is_lazy`` is false; :meth:`read_leaf_context` is the
+        store's fast read of the end). :meth:`StoreSession.refresh` reads only the rows added
+        since. Raises ``KeyError`` for an unknown session and :class:`StoreError` for a row
+        that is not a JSON object (found by the native reader)."""
+        del lazy  # see the docstring: a store window is always read in full
         read = self._retry(lambda: self._records(session_id))
-        directory = tempfile.mkdtemp(prefix="clawctx-store-")
-        try:
-            path = Path(directory) / "session.jsonl"
-            with open(path, "wb") as f:
-                read.write_to(f)
-            session = StoreSession.open(path, read_only=True, **options)
-        except BaseException:
-            shutil.rmtree(directory, ignore_errors=True)
-            raise
-        session._attach(self.path.resolve(), session_id, read, path)
-        if not session.is_lazy:
-            self._raise_damage(session_id, session.skipped_lines, read.has_header)
+        session = StoreSession._from_lines(
+            read.lines, self._name(session_id), now_ms=now_ms, id_factory=id_factory
+        )
+        session._attach(self.path.resolve(), session_id, read)
+        self._raise_damage(session_id, session.skipped_lines, read.has_header)
         return session
 
     def read_leaf_context(self, session_id: str, *, chunk_bytes: int = 262144) -> _core.LeafContext:
@@ -445,6 +477,7 @@ class SessionStore:
         if context is not None:
             return context
         data = self.records(session_id)
+        # A header only a full open handles (a migration, say): read from a private file.
         with tempfile.TemporaryDirectory(prefix="clawctx-store-") as tmp:
             path = Path(tmp) / "session.jsonl"
             path.write_bytes(data)
@@ -470,13 +503,14 @@ class SessionStore:
         ).fetchone()[0]
         return _header(session_id, created), None, None if last is None else int(last)
 
-    def _appended(self, session_id: str, after: int | None) -> tuple[bytes, int | None]:
-        """The lines of the rows added to the session after ``seq`` ``after``, and the last
-        seq read (``after`` when there are none)."""
+    def _appended(self, session_id: str, after: int | None) -> tuple[list[bytes], int | None]:
+        """The lines (without their ``"\\n"``) of the rows added to the session after ``seq``
+        ``after``, and the last seq read (``after`` when there are none)."""
         blobs, span = self._rows(session_id, after)
         if not blobs:
-            return b"", after
-        return self._lines(session_id, blobs, span[0]), span[1]
+            return [], after
+        self._one_line_each(session_id, blobs, span[0])
+        return blobs, span[1]
 
     def close(self) -> None:
         """Closes the read connection."""
@@ -501,11 +535,6 @@ class _Records:
     def data(self) -> bytes:
         """The lines as JSONL bytes."""
         return b"\n".join(self.lines) + b"\n"
-
-    def write_to(self, f: BinaryIO) -> None:
-        """Writes the JSONL bytes without joining them first: no copy of the whole window in
-        memory (and its page faults), a third of the time of a join and one write at 100 MB."""
-        f.writelines(chain.from_iterable(zip(self.lines, repeat(b"\n"))))
 
 
 def _is_header(blob: bytes) -> bool:
@@ -577,25 +606,26 @@ class _RowsBackward:
 
 class StoreSession(Session):
     """A window of a session store opened read-only (:meth:`SessionStore.open`,
-    ``Session.open(store, session_id=...)``): a :class:`clawctx.Session` whose records are held
-    in a private temporary JSONL file, removed when the session is garbage-collected (or by
-    :meth:`close`). :meth:`refresh` reads only the rows the store gained since (``seq`` above
-    the last one read), as a JSONL session reads only appended bytes."""
+    ``Session.open(store, session_id=...)``): a :class:`clawctx.Session` whose records are
+    held in memory by the native session (``path`` is ``None``; no temporary file).
+    :meth:`refresh` reads only the rows the store gained since (``seq`` above the last one
+    read) and hands them to the native session, which parses only them, as a JSONL session
+    reads only appended bytes."""
 
     store_path: Path
     store_session_id: str
     _last_seq: int | None
     _has_header: bool
-    _jsonl: Path
-    _cleanup: weakref.finalize[..., Any]
+    _refreshing: threading.Lock
 
-    def _attach(self, store_path: Path, session_id: str, read: _Records, jsonl: Path) -> None:
+    def _attach(self, store_path: Path, session_id: str, read: _Records) -> None:
         self.store_path = store_path
         self.store_session_id = session_id
         self._last_seq = read.last_seq
         self._has_header = read.has_header
-        self._jsonl = jsonl
-        self._cleanup = weakref.finalize(self, shutil.rmtree, str(jsonl.parent), True)
+        # Fetching rows after `_last_seq` and handing them over is one step: two threads
+        # refreshing at once would otherwise hand the same rows over twice.
+        self._refreshing = threading.Lock()
 
     @property
     def last_seq(self) -> int | None:
@@ -605,32 +635,32 @@ class StoreSession(Session):
     def refresh(self) -> _core.RefreshReport:
         """Reads the rows added to the window since it was opened or last refreshed (``seq``
         greater than :attr:`last_seq`, in one read transaction) and hands their lines to the
-        native refresh, which parses only them (``mode`` ``"incremental"``, or
-        ``"unchanged"`` when there were none). OpenClaw never rewrites rows (a reset or
+        native session, which parses only them: the report of a JSONL refresh that read the
+        same lines appended to the file (``mode`` ``"incremental"``, ``bytes_read`` their
+        bytes; ``"unchanged"`` when there were none; ``"full"`` for a window whose header
+        needed migration, as for its JSONL twin). OpenClaw never rewrites rows (a reset or
         rewind starts a new window), so rows at or below :attr:`last_seq` are not read again.
         Raises :class:`StoreError` for an unreadable store or a new row that is not a JSON
         object (the lines before it are read)."""
-        with open_store(self.store_path) as store:
-            data, last = store._retry(
+        with self._refreshing, open_store(self.store_path) as store:
+            lines, last = store._retry(
                 lambda: store._appended(self.store_session_id, self._last_seq)
             )
-            if not data:
-                return super().refresh()
-            checked = not self.is_lazy
-            before = len(self.skipped_lines) if checked else 0
-            with open(self._jsonl, "ab") as f:
-                f.write(data)
-            self._last_seq = last
+            before = len(self.skipped_lines)
+            if lines:
+                self._push_lines(lines)
+                self._last_seq = last
             report = super().refresh()
-            if checked:
+            if lines:
                 store._raise_damage(
                     self.store_session_id, self.skipped_lines[before:], self._has_header
                 )
             return report
 
     def close(self) -> None:
-        """Removes the session's temporary file now (the session cannot refresh after)."""
-        self._cleanup()
+        """Nothing to release: the records live in memory and go with the session (earlier
+        versions removed a temporary file here). Kept so that code calling it still runs;
+        :meth:`refresh` works after it."""
 
 
 def _header(session_id: str, created_ms: int | None) -> bytes:

@@ -29,6 +29,7 @@ mod response;
 mod session;
 mod session_heartbeat;
 mod session_leaf_context;
+mod session_memory;
 mod session_repair;
 mod session_scan;
 mod stack;
@@ -208,6 +209,8 @@ mod stages {
         use crate::session_leaf_context::{
             _read_leaf_context_lines, read_leaf_context, PyLeafContext,
         };
+        #[pymodule_export]
+        use crate::session_memory::summarize_session_lines;
         #[pymodule_export]
         use crate::session_repair::{repair_session_bytes, repair_session_file};
         #[pymodule_export]

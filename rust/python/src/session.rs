@@ -462,6 +462,56 @@ impl PySession {
         })
     }
 
+    /// A read-only session parsed from `lines` (a list of `bytes`, one JSONL line each
+    /// without its `"\n"`) held in memory instead of read from a file, as `open(...,
+    /// read_only=True)` parses a file of those lines: the lines are copied once into the
+    /// buffer the entries borrow, with the GIL released. `name` labels errors; `path` is
+    /// `None`. `refresh()` reads the lines handed over by `_push_lines` since, as a file
+    /// session reads appended bytes (same `RefreshReport`). For OpenClaw stores
+    /// (`clawctx.history.store.StoreSession`).
+    #[classmethod]
+    #[pyo3(signature = (lines, name, *, now_ms = None, id_factory = None))]
+    fn _from_lines<'py>(
+        cls: &Bound<'py, pyo3::types::PyType>,
+        py: Python<'py>,
+        lines: &Bound<'py, PyList>,
+        name: PathBuf,
+        now_ms: Option<&Bound<'_, PyAny>>,
+        id_factory: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        crate::errors::guard(|| {
+            let bytes = crate::session_memory::join_line_list(py, lines)?;
+            let clock = Clock::from_arg(now_ms)?;
+            let now = clock.now_ms(py)?;
+            let factory = id_factory
+                .filter(|f| !f.is_none())
+                .map(|f| f.clone().unbind());
+            let inner = match &factory {
+                // A Python id factory needs the GIL during migration.
+                Some(factory) => {
+                    let mut ids = PyIdSource::new(py, Some(factory));
+                    let session = Session::from_memory(bytes, &name, &mut ids, now).py_err(py)?;
+                    ids.finish()?;
+                    session
+                }
+                None => py
+                    .detach(|| Session::from_memory(bytes, &name, &mut RandomIds, now))
+                    .py_err(py)?,
+            };
+            instance_of(cls, State::new(inner, clock, id_factory))
+        })
+    }
+
+    /// Hands `lines` (a list of `bytes`, one line each without its `"\n"`) to a session made
+    /// by `_from_lines`; the next `refresh()` reads them. `ValueError` for any other session.
+    fn _push_lines(&self, py: Python<'_>, lines: &Bound<'_, PyList>) -> PyResult<()> {
+        crate::errors::guard(|| {
+            let bytes = crate::session_memory::join_line_list(py, lines)?;
+            let mut s = self.lock_cold(py)?;
+            s.inner.push_memory(bytes).py_err(py)
+        })
+    }
+
     /// Creates a new session file with a v3 header (written immediately). Fails with
     /// `FileExistsError` if the file exists and is not empty.
     #[classmethod]

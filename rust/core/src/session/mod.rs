@@ -49,7 +49,8 @@ pub use lines::{
     Line, Salvage, MAX_RECORD_DEPTH,
 };
 pub use manager::{
-    InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport, Session, TurnAppend,
+    join_lines, InvalidHeader, NewEntry, OpenOptions, RefreshMode, RefreshReport, Session,
+    TurnAppend,
 };
 pub use persist::{
     file_identity, replace_atomically, write_backup, AppendOutcome, FileIdentity, LockedFile,
@@ -61,8 +62,9 @@ pub use repair::{
     RepairReport, BLANK_USER_FALLBACK_TEXT, STREAM_ERROR_FALLBACK_TEXT,
 };
 pub use scan::{
-    scan_sessions, source_facts, summarize_session, summarize_session_bytes, summarize_transcript,
-    ScanStream, SessionSummary, PI_FORMAT, SESSION_SUMMARY_FIELDS,
+    scan_sessions, source_facts, summarize_session, summarize_session_bytes,
+    summarize_session_shared, summarize_transcript, ScanStream, SessionSummary, PI_FORMAT,
+    SESSION_SUMMARY_FIELDS,
 };
 pub use tail::{LineSource, TailOptions};
 pub use tree::{index_entries, path_to_root, IdIndex, Tree};

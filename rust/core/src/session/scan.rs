@@ -363,7 +363,14 @@ pub fn summarize_session(path: &Path) -> SessionSummary {
 /// Summarizes a session from its bytes (an object store, a file object); `name` becomes the
 /// summary's path.
 pub fn summarize_session_bytes(bytes: &[u8], name: &Path) -> SessionSummary {
-    let opened = Session::from_bytes(Arc::from(bytes), name, &mut RandomIds);
+    summarize_session_shared(Arc::from(bytes), name)
+}
+
+/// [`summarize_session_bytes`] of a buffer the caller already holds shared (no copy: the
+/// parsed entries borrow it), such as the rows of a store joined by [`super::join_lines`].
+pub fn summarize_session_shared(bytes: Arc<[u8]>, name: &Path) -> SessionSummary {
+    let opened = Session::from_bytes(Arc::clone(&bytes), name, &mut RandomIds);
+    let bytes: &[u8] = &bytes;
     if let Err(crate::base::Error::Format { .. }) = &opened {
         if is_blank(bytes) {
             return empty_session(name.to_path_buf(), bytes.len() as u64);

@@ -5,12 +5,14 @@
 
 mod append;
 mod cold;
+mod memory;
 mod open;
 mod refresh;
 #[cfg(feature = "python")]
 mod refresh_py;
 
 pub use append::{NewEntry, TurnAppend};
+pub use memory::join_lines;
 pub use refresh::{RefreshMode, RefreshReport};
 
 use std::borrow::Cow;
@@ -90,6 +92,9 @@ pub struct Session {
     /// Records held inside inert runs beyond one per run (`records_held() - 1` summed), so
     /// that the record count needs no pass over the entries.
     records_in_runs: usize,
+    /// Set for a session read from bytes held in memory ([`Session::from_memory`]): what
+    /// `refresh` reads instead of a file.
+    memory: Option<Box<memory::MemorySource>>,
 }
 
 #[derive(Debug, Clone)]
@@ -124,6 +129,7 @@ impl Clone for Session {
             index_generation: self.index_generation,
             cold: self.cold.clone(),
             records_in_runs: self.records_in_runs,
+            memory: self.memory.clone(),
         }
     }
 }

@@ -109,7 +109,7 @@ impl Session {
     }
 
     /// [`Session::open`] once the file's bytes are read.
-    fn open_read(
+    pub(super) fn open_read(
         path: &Path,
         bytes: Arc<[u8]>,
         identity: Option<super::super::persist::FileIdentity>,
@@ -329,6 +329,7 @@ impl Session {
             index_generation: 0,
             cold: None,
             records_in_runs: 0,
+            memory: None,
         };
         session.rebuild_index();
         session

@@ -56,7 +56,7 @@ pub struct RefreshReport {
 }
 
 impl RefreshReport {
-    fn unchanged() -> Self {
+    pub(super) fn unchanged() -> Self {
         RefreshReport {
             mode: RefreshMode::Unchanged,
             appended_entries: 0,
@@ -110,6 +110,9 @@ impl Session {
         ids: &mut dyn IdSource,
         now_ms: i64,
     ) -> Result<Option<RefreshReport>> {
+        if self.memory.is_some() {
+            return self.refresh_memory(ids, now_ms);
+        }
         let Some(path) = self.path.clone() else {
             return Ok(Some(RefreshReport::unchanged()));
         };
@@ -150,8 +153,22 @@ impl Session {
         {
             chunk.truncate(start);
         }
+        Ok(Some(self.read_appended(
+            Arc::from(chunk),
+            bytes_read,
+            identity,
+        )))
+    }
+
+    /// Parses `chunk`, the bytes after `tail_start` (less a turn cut short at its end), and
+    /// adds its records: the incremental half of a refresh, from a file or from memory.
+    pub(super) fn read_appended(
+        &mut self,
+        chunk: Arc<[u8]>,
+        bytes_read: u64,
+        identity: Option<super::super::persist::FileIdentity>,
+    ) -> RefreshReport {
         let len = self.tail_start + chunk.len() as u64;
-        let chunk: Arc<[u8]> = Arc::from(chunk);
         let probe_source = Arc::clone(&chunk);
         let scan = scan_records(chunk, self.disk_lines + 1, true);
         let before = self.record_count();
@@ -181,12 +198,12 @@ impl Session {
         self.disk_len = len;
         self.disk_lines = scan.complete_lines;
         self.record_tail(complete, identity, &probe);
-        Ok(Some(RefreshReport {
+        RefreshReport {
             mode: RefreshMode::Incremental,
             appended_entries: appended,
             bytes_read,
             reason: None,
-        }))
+        }
     }
 
     pub(super) fn tail_matches(&self, file: &fs::File) -> Result<bool> {
