@@ -258,7 +258,7 @@ class PairingReport:
         """The repaired transcript."""
     @property
     def added(self) -> Transcript:
-        """The synthetic results inserted (a `Transcript`)."""
+        """The synthetic results inserted, in order (a `Transcript`)."""
     @property
     def dropped_duplicate_count(self) -> int:
         """Tool results dropped because an earlier result answered the same id."""

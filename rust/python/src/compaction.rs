@@ -399,6 +399,10 @@ impl PyCompactionPreparation {
 /// single user message with `system_prompt` and at most `max_tokens` of output (pi asks for
 /// reasoning effort "high" when the model supports it), and return the text of the answer
 /// (text blocks joined with "\n", as pi does). `kind` is `"history"` or `"turn_prefix"`.
+// Kept as a mirror: it points back at its `CompactionPreparation` (`preparation`), a binding
+// class, and shares that object's `Transcript`s (`request.messages is
+// preparation.messages_to_summarize`); the core's `compaction::SummaryRequest` has neither, nor
+// the previous summary and focus a history request carries here.
 #[pyclass(
     name = "SummaryRequest",
     module = "clawctx._core.compaction",

@@ -14,83 +14,6 @@ use pyo3::prelude::*;
 use serde_json::{Map, Value};
 
 use crate::errors::IntoPyResult;
-use crate::transcript::PyTranscript;
-
-/// A transcript imported from a file of any of the three formats, and the file's facts.
-#[pyclass(
-    name = "ImportedTranscript",
-    module = "clawctx._core.foreign",
-    frozen,
-    get_all
-)]
-pub struct PyImportedTranscript {
-    /// `"pi"`, `"claude-code"` or `"codex"`.
-    pub format: &'static str,
-    /// The main thread as pi messages, a `Transcript`.
-    pub messages: Py<PyTranscript>,
-    /// Non-blank lines in the file.
-    pub lines: usize,
-    /// Non-blank lines that are not a JSON object (skipped), the torn last line included.
-    pub damaged_lines: usize,
-    /// Whether the last line has no newline and is not a JSON object (a write cut short).
-    pub torn_last_line: bool,
-    /// Claude Code sub-agent lines (`isSidechain: true`), not part of the main thread.
-    pub dropped_sidechain_lines: usize,
-    /// Claude Code main-thread lines not on the path from the leaf: abandoned branches
-    /// (rewinds, edits) and what a compaction boundary cut off.
-    pub off_path_lines: usize,
-    /// Compactions the file records (Claude `compact_boundary`/summary lines, Codex
-    /// `compacted` lines).
-    pub compactions: usize,
-    /// Claude Code entries with more than one child (a rewind or an edit started a branch).
-    pub branches: usize,
-    /// The last model that answered (Claude `message.model`, Codex `turn_context.model`).
-    pub model: Option<String>,
-    /// The first line's timestamp, as the file writes it.
-    pub first_timestamp: Option<String>,
-    /// The last line's timestamp, as the file writes it.
-    pub last_timestamp: Option<String>,
-    /// The session id the file records.
-    pub session_id: Option<String>,
-    /// The working directory the file records.
-    pub cwd: Option<String>,
-    /// The writing tool's version (Claude `version`, Codex `cli_version`).
-    pub version: Option<String>,
-}
-
-#[pymethods]
-impl PyImportedTranscript {
-    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        crate::errors::guard(|| {
-            crate::convert::fields_repr(
-                slf.as_any(),
-                &["format", "lines", "damaged_lines", "session_id", "model"],
-            )
-        })
-    }
-}
-
-impl PyImportedTranscript {
-    fn new(py: Python<'_>, t: ImportedTranscript) -> PyResult<Self> {
-        Ok(PyImportedTranscript {
-            format: t.format.as_str(),
-            messages: Py::new(py, PyTranscript::new(t.messages))?,
-            lines: t.lines,
-            damaged_lines: t.damaged_lines,
-            torn_last_line: t.torn_last_line,
-            dropped_sidechain_lines: t.dropped_sidechain_lines,
-            off_path_lines: t.off_path_lines,
-            compactions: t.compactions,
-            branches: t.branches,
-            model: t.model,
-            first_timestamp: t.first_timestamp,
-            last_timestamp: t.last_timestamp,
-            session_id: t.session_id,
-            cwd: t.cwd,
-            version: t.version,
-        })
-    }
-}
 
 fn format_arg(format: &str) -> Result<Option<Format>, Error> {
     if format == "auto" {
@@ -201,7 +124,7 @@ fn import_pi(bytes: &[u8]) -> ImportedTranscript {
         .as_ref()
         .and_then(|m| m["modelId"].as_str())
         .map(str::to_owned);
-    out.messages = context.messages;
+    out.messages = context.messages.into();
     out
 }
 
@@ -226,11 +149,10 @@ pub fn read_transcript_bytes(
     py: Python<'_>,
     data: &[u8],
     format: &str,
-) -> PyResult<PyImportedTranscript> {
+) -> PyResult<ImportedTranscript> {
     crate::errors::guard(|| {
         let format = format_arg(format).py_err(py)?;
-        let imported = py.detach(|| import_any(data, format, None)).py_err(py)?;
-        PyImportedTranscript::new(py, imported)
+        py.detach(|| import_any(data, format, None)).py_err(py)
     })
 }
 
@@ -241,15 +163,13 @@ pub fn read_transcript_file(
     py: Python<'_>,
     path: PathBuf,
     format: &str,
-) -> PyResult<PyImportedTranscript> {
+) -> PyResult<ImportedTranscript> {
     crate::errors::guard(|| {
         let format = format_arg(format).py_err(py)?;
-        let imported = py
-            .detach(|| {
-                let bytes = foreign::read_transcript_file(&path).map_err(Error::from)?;
-                import_any(&bytes, format, Some(&path))
-            })
-            .py_err(py)?;
-        PyImportedTranscript::new(py, imported)
+        py.detach(|| {
+            let bytes = foreign::read_transcript_file(&path).map_err(Error::from)?;
+            import_any(&bytes, format, Some(&path))
+        })
+        .py_err(py)
     })
 }

@@ -18,6 +18,10 @@ use crate::transcript::{transcript_arg, PyTranscript};
 
 /// An image block that `sanitizeSessionMessagesImages` sanitizes: where it is, its `data` and
 /// `mimeType`, and the per-result limit overrides of a tool result (`details.imageSanitization`).
+// Kept as a mirror: the core's `hygiene::ImageBlockRef<'a>` borrows `role`, `data` and
+// `mime_type` from the transcript it scans (a Python class cannot hold a borrow), and `data`
+// (base64, up to megabytes) is held here as one Python `str`, made once, so that every read of
+// `block.data` returns it without a copy.
 #[pyclass(
     name = "ImageBlockRef",
     module = "clawctx._core.hygiene",

@@ -56,6 +56,8 @@ mod _core {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         crate::errors::install_panic_hook();
+        // The core's report types show their transcripts as this module's `Transcript`.
+        clawctx_core::transcript::set_transcript_class(crate::transcript::wrap_shared);
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         let py = m.py();
         for stage in [
@@ -121,11 +123,10 @@ mod stages {
             estimate_messages_tokens, estimate_pruning_chars, estimate_string_chars,
             estimate_tokens, history_limit_for_session_key, is_tool_prunable, limit_history_turns,
             prune_context, repair_tool_call_inputs, repair_tool_pairing, sanitize_tool_call_inputs,
-            sanitize_tool_use_result_pairing, usage_tokens, PyPairingReport, PyPruningSettings,
-            PyToolCallInputsReport,
+            sanitize_tool_use_result_pairing, usage_tokens, PyPruningSettings,
         };
         #[pymodule_export]
-        use clawctx_core::transcript::ContextTokens;
+        use clawctx_core::transcript::{ContextTokens, PairingReport, ToolCallInputsReport};
 
         #[pymodule_init]
         fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -154,8 +155,10 @@ mod stages {
         #[pymodule_export]
         use crate::foreign_import::{
             detect_transcript_format_bytes, read_transcript_bytes, read_transcript_file,
-            PyImportedTranscript,
         };
+        // Declared in the core (its `python` feature): no mirror here.
+        #[pymodule_export]
+        use clawctx_core::foreign::ImportedTranscript;
     }
 
     /// Provider hygiene, request guards, images and heartbeat tokens (core stage `hygiene`).

@@ -22,6 +22,10 @@ use crate::transcript::PyTranscript;
 
 /// The context built for a leaf (`buildSessionContext`, pi-mono 0.58.3
 /// `packages/coding-agent/src/core/session-manager.ts`).
+// Kept as a mirror: the core's `SessionContext` is the context builder's working value (extended
+// by `leaf_context`, compared whole by the Rust tests) and holds `thinking_level` and `model` as
+// JSON values; Python sees them as objects made once by `convert::to_py`, and conversion between
+// JSON values and Python objects lives in the binding only (`convert.rs`).
 #[pyclass(
     name = "SessionContext",
     module = "clawctx._core.session",

@@ -65,6 +65,13 @@ impl PyTranscript {
     }
 }
 
+/// `transcript` in a new `Transcript` object, shared: the core's report types call this (through
+/// `clawctx_core::transcript::set_transcript_class`, registered at module init) to show the
+/// transcripts they hold.
+pub fn wrap_shared(py: Python<'_>, transcript: Arc<Transcript>) -> PyResult<Py<PyAny>> {
+    Ok(Py::new(py, PyTranscript { inner: transcript })?.into_any())
+}
+
 /// Accepts a `Transcript` (shared, no copy) or a list of message dicts.
 pub fn transcript_arg(obj: &Bound<'_, PyAny>) -> PyResult<Arc<Transcript>> {
     transcript_arg_with(obj, false)

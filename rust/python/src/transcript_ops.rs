@@ -9,8 +9,9 @@ use std::sync::Arc;
 
 use clawctx_core::base::system_now_ms;
 use clawctx_core::transcript::{
-    self, CharWeighting, ContextTokens, ErroredAssistantPolicy, PairingOptions,
-    PruningSettings as CoreSettings, ToolMatcher, Transcript,
+    self, CharWeighting, ContextTokens, ErroredAssistantPolicy, PairingOptions, PairingReport,
+    PruningSettings as CoreSettings, SharedTranscript, ToolCallInputsReport, ToolMatcher,
+    Transcript,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -39,6 +40,27 @@ pub fn result_object(
         );
     }
     Py::new(py, PyTranscript::new(after))
+}
+
+/// Makes the caller's own `Transcript` object what Python sees as `shared` when `shared` holds
+/// the same messages as `before` (the input): a report's `messages` is then the input object
+/// itself when the pass changed nothing.
+pub fn show_input_if_unchanged(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    before: &Arc<Transcript>,
+    shared: &SharedTranscript,
+) {
+    if let Ok(object) = input.cast::<PyTranscript>() {
+        if **shared == **before {
+            shared.show_as(py, object.clone().into_any().unbind());
+        }
+    }
+}
+
+/// The `Transcript` object of a report's transcript.
+fn transcript_object(py: Python<'_>, shared: &SharedTranscript) -> PyResult<Py<PyTranscript>> {
+    Ok(shared.object(py)?.cast_into::<PyTranscript>()?.unbind())
 }
 
 /// Runs a transcript pass without the GIL and returns its result as a Python object (the input
@@ -81,22 +103,6 @@ fn weighting(cjk: bool) -> CharWeighting {
     }
 }
 
-/// Result of `repair_tool_call_inputs`.
-#[pyclass(
-    name = "ToolCallInputsReport",
-    module = "clawctx._core.transcript",
-    frozen,
-    get_all
-)]
-pub struct PyToolCallInputsReport {
-    /// The repaired transcript.
-    pub messages: Py<PyTranscript>,
-    /// Tool-call blocks dropped (no input, no id, or an invalid or disallowed name).
-    pub dropped_tool_calls: usize,
-    /// Assistant messages dropped because no block was left.
-    pub dropped_assistant_messages: usize,
-}
-
 fn allowlist(names: Option<Vec<String>>) -> Option<std::collections::HashSet<String>> {
     names.and_then(|n| transcript::normalize_allowed_tool_names(n.iter().map(String::as_str)))
 }
@@ -110,18 +116,15 @@ pub fn repair_tool_call_inputs(
     py: Python<'_>,
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
-) -> PyResult<PyToolCallInputsReport> {
+) -> PyResult<ToolCallInputsReport> {
     crate::errors::guard(|| {
         let input = transcript_arg_lenient(messages)?;
         let allowed = allowlist(allowed_tool_names);
         let source = Arc::clone(&input);
         let report =
             py.detach(move || transcript::repair_tool_call_inputs(&source, allowed.as_ref()));
-        Ok(PyToolCallInputsReport {
-            messages: result_object(py, messages, &input, report.messages)?,
-            dropped_tool_calls: report.dropped_tool_calls,
-            dropped_assistant_messages: report.dropped_assistant_messages,
-        })
+        show_input_if_unchanged(py, messages, &input, &report.messages);
+        Ok(report)
     })
 }
 
@@ -133,27 +136,10 @@ pub fn sanitize_tool_call_inputs(
     messages: &Bound<'_, PyAny>,
     allowed_tool_names: Option<Vec<String>>,
 ) -> PyResult<Py<PyTranscript>> {
-    crate::errors::guard(|| Ok(repair_tool_call_inputs(py, messages, allowed_tool_names)?.messages))
-}
-
-/// Result of `repair_tool_pairing`.
-#[pyclass(
-    name = "PairingReport",
-    module = "clawctx._core.transcript",
-    frozen,
-    get_all
-)]
-pub struct PyPairingReport {
-    /// The repaired transcript.
-    pub messages: Py<PyTranscript>,
-    /// The synthetic results inserted (a `Transcript`).
-    pub added: Py<PyTranscript>,
-    /// Tool results dropped because an earlier result answered the same id.
-    pub dropped_duplicate_count: usize,
-    /// Tool results dropped because no earlier call has their id.
-    pub dropped_orphan_count: usize,
-    /// Whether results were moved next to their calls.
-    pub moved: bool,
+    crate::errors::guard(|| {
+        let report = repair_tool_call_inputs(py, messages, allowed_tool_names)?;
+        transcript_object(py, &report.messages)
+    })
 }
 
 fn pairing_options(
@@ -197,7 +183,7 @@ pub fn repair_tool_pairing(
     now_ms: Option<&Bound<'_, PyAny>>,
     errored_assistant_result_policy: Option<&str>,
     missing_tool_result_text: Option<String>,
-) -> PyResult<PyPairingReport> {
+) -> PyResult<PairingReport> {
     crate::errors::guard(|| {
         let input = transcript_arg_lenient(messages)?;
         let options = pairing_options(
@@ -212,18 +198,10 @@ pub fn repair_tool_pairing(
         // (`repairToolUseResultPairing`), a flagged repair returns a new transcript even when its
         // messages equal the input (a repeated call id in one turn, non-message entries moved
         // behind the results); only an unflagged one returns the input itself.
-        let repaired = if report.moved {
-            Py::new(py, PyTranscript::new(report.messages))?
-        } else {
-            result_object(py, messages, &input, report.messages)?
-        };
-        Ok(PyPairingReport {
-            messages: repaired,
-            added: Py::new(py, PyTranscript::new(Transcript::new(report.added)))?,
-            dropped_duplicate_count: report.dropped_duplicate_count,
-            dropped_orphan_count: report.dropped_orphan_count,
-            moved: report.moved,
-        })
+        if !report.moved {
+            show_input_if_unchanged(py, messages, &input, &report.messages);
+        }
+        Ok(report)
     })
 }
 
@@ -238,14 +216,14 @@ pub fn sanitize_tool_use_result_pairing(
     missing_tool_result_text: Option<String>,
 ) -> PyResult<Py<PyTranscript>> {
     crate::errors::guard(|| {
-        Ok(repair_tool_pairing(
+        let report = repair_tool_pairing(
             py,
             messages,
             now_ms,
             errored_assistant_result_policy,
             missing_tool_result_text,
-        )?
-        .messages)
+        )?;
+        transcript_object(py, &report.messages)
     })
 }
 

@@ -88,7 +88,7 @@ pub(super) fn import(bytes: &[u8]) -> ImportedTranscript {
         .filter_map(|m| m["model"].as_str())
         .find(|m| *m != "<synthetic>")
         .map(str::to_owned);
-    out.messages = transcript(&messages);
+    out.messages = transcript(&messages).into();
     out
 }
 

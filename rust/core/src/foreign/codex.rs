@@ -84,7 +84,7 @@ pub(super) fn import(bytes: &[u8]) -> ImportedTranscript {
     }
     (out.first_timestamp, out.last_timestamp) = span.into_pair();
     out.model = thread.model.clone();
-    out.messages = transcript(&thread.messages);
+    out.messages = transcript(&thread.messages).into();
     out
 }
 

@@ -14,20 +14,36 @@
 mod claude_code;
 mod codex;
 mod detect;
+#[cfg(feature = "python")]
+mod imported_py;
 mod records;
 
 use std::path::{Path, PathBuf};
 
-use crate::transcript::Transcript;
+use crate::transcript::SharedTranscript;
 
 pub use detect::{detect_format, Format};
 
-/// A foreign transcript read into pi messages, and what the file said about itself.
+/// A transcript imported from a file of any of the three formats, and the file's facts.
+// A foreign transcript read into pi messages (the binding also fills one from a pi session).
+// With the `python` feature this is `clawctx._core.ImportedTranscript` itself: its `///` docs
+// are the stub's docstrings (`scripts/stub_docs.py`), its methods are in `imported_py.rs`.
 #[derive(Debug, Clone, Default)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "ImportedTranscript",
+        module = "clawctx._core.foreign",
+        frozen,
+        get_all,
+        skip_from_py_object
+    )
+)]
 pub struct ImportedTranscript {
+    /// `"pi"`, `"claude-code"` or `"codex"`.
     pub format: Format,
-    /// The main thread as pi messages.
-    pub messages: Transcript,
+    /// The main thread as pi messages, a `Transcript`.
+    pub messages: SharedTranscript,
     /// Non-blank lines in the file.
     pub lines: usize,
     /// Non-blank lines that are not a JSON object (skipped), the torn last line included.
@@ -46,9 +62,13 @@ pub struct ImportedTranscript {
     pub branches: usize,
     /// The last model that answered (Claude `message.model`, Codex `turn_context.model`).
     pub model: Option<String>,
+    /// The first line's timestamp, as the file writes it.
     pub first_timestamp: Option<String>,
+    /// The last line's timestamp, as the file writes it.
     pub last_timestamp: Option<String>,
+    /// The session id the file records.
     pub session_id: Option<String>,
+    /// The working directory the file records.
     pub cwd: Option<String>,
     /// The writing tool's version (Claude `version`, Codex `cli_version`).
     pub version: Option<String>,

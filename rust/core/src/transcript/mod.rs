@@ -6,7 +6,8 @@
 //! `packages/coding-agent/src/core/messages.ts`).
 //!
 //! Files, in dependency order: `message` and `estimate` (leaves), `facts`, `list` (the
-//! [`Transcript`] and [`Message`] types), then the operations.
+//! [`Transcript`] and [`Message`] types), `shared` (the transcript a report holds, with its
+//! Python object under the `python` feature), then the operations.
 
 mod budget;
 mod columns;
@@ -25,6 +26,9 @@ mod pairing;
 mod provider_compaction;
 mod pruning;
 mod send_shape;
+mod shared;
+#[cfg(feature = "python")]
+mod shared_py;
 mod tool_call_inputs;
 
 pub use budget::{budget_units, UnitStart};
@@ -65,6 +69,9 @@ pub use pruning::{
     CHARS_PER_TOKEN_ESTIMATE, DEFAULT_PLACEHOLDER, UNSERIALIZABLE_ARGUMENT_CHARS,
 };
 pub use send_shape::{CallShape, ContentShape, SendShape};
+pub use shared::SharedTranscript;
+#[cfg(feature = "python")]
+pub use shared_py::{set_transcript_class, TranscriptClass};
 pub use tool_call_inputs::{
     normalize_allowed_tool_names, repair_tool_call_inputs, ToolCallInputsReport,
     REDACTED_ATTACHMENT_CONTENT, TOOL_CALL_NAME_MAX_CHARS,

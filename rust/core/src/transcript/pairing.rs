@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 
 use super::list::{Message, Transcript};
 use super::message::{edit_message, ToolCallRef};
+use super::shared::SharedTranscript;
 use crate::base::{js_trim, to_js_string, JsonText};
 
 /// `makeMissingToolResult`: the text of a synthetic missing result.
@@ -42,17 +43,34 @@ pub struct PairingOptions {
     pub missing_tool_result_text: Option<String>,
 }
 
+/// Result of `repair_tool_pairing`.
+// With the `python` feature this is `clawctx._core.PairingReport` itself: its `///` docs are the
+// stub's docstrings (`scripts/stub_docs.py`).
 #[derive(Debug, Clone)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "PairingReport",
+        module = "clawctx._core.transcript",
+        frozen,
+        get_all,
+        skip_from_py_object
+    )
+)]
 pub struct PairingReport {
-    /// The repaired transcript: the input itself when nothing was flagged (upstream quirk: so a
-    /// second same-id result in one span can survive).
-    pub messages: Transcript,
-    /// The synthetic results inserted, in order.
-    pub added: Vec<JsonText>,
+    /// The repaired transcript.
+    // The input itself when nothing was flagged (upstream quirk: so a second same-id result in
+    // one span can survive); the binding then shows the caller's own object.
+    pub messages: SharedTranscript,
+    /// The synthetic results inserted, in order (a `Transcript`).
+    pub added: SharedTranscript,
+    /// Tool results dropped because an earlier result answered the same id.
     pub dropped_duplicate_count: usize,
+    /// Tool results dropped because no earlier call has their id.
     pub dropped_orphan_count: usize,
-    /// Upstream's flag: true whenever anything changed, and also whenever an assistant's span
-    /// held both results and other messages (even if their order was already right).
+    /// Whether results were moved next to their calls.
+    // Upstream's flag: true whenever anything changed, and also whenever an assistant's span
+    // held both results and other messages (even if their order was already right).
     pub moved: bool,
 }
 
@@ -264,8 +282,9 @@ pub fn repair_tool_pairing(input: &Transcript, options: &PairingOptions) -> Pair
             Transcript::from_messages(out)
         } else {
             input.clone()
-        },
-        added,
+        }
+        .into(),
+        added: Transcript::new(added).into(),
         dropped_duplicate_count,
         dropped_orphan_count,
         moved: flagged,

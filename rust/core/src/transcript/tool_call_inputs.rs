@@ -10,6 +10,7 @@ use serde_json::Value;
 
 use super::list::{CachedEdit, Edit, Message, RewriteKey, Transcript};
 use super::message::{raw_value, MessageView, PAIRING_TOOL_CALL_TYPES, SNAKE_CASE_TOOL_CALL_TYPES};
+use super::shared::SharedTranscript;
 
 // OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts` (`repairToolCallInputs`) checks
 // the pairing block types; snake-case `tool_use` / `tool_call` / `function_call` blocks pass
@@ -21,11 +22,27 @@ pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
 /// replaces the content of a `sessions_spawn` attachment.
 pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";
 
+/// Result of `repair_tool_call_inputs`.
+// With the `python` feature this is `clawctx._core.ToolCallInputsReport` itself: its `///` docs
+// are the stub's docstrings (`scripts/stub_docs.py`).
 #[derive(Debug, Clone)]
+#[cfg_attr(
+    feature = "python",
+    pyo3::pyclass(
+        name = "ToolCallInputsReport",
+        module = "clawctx._core.transcript",
+        frozen,
+        get_all,
+        skip_from_py_object
+    )
+)]
 pub struct ToolCallInputsReport {
-    /// The input itself when nothing changed.
-    pub messages: Transcript,
+    /// The repaired transcript.
+    // The input itself when nothing changed (the binding then shows the caller's own object).
+    pub messages: SharedTranscript,
+    /// Tool-call blocks dropped (no input, no id, or an invalid or disallowed name).
     pub dropped_tool_calls: usize,
+    /// Assistant messages dropped because no block was left.
     pub dropped_assistant_messages: usize,
 }
 
@@ -261,7 +278,8 @@ pub fn repair_tool_call_inputs(
             Transcript::from_messages(out)
         } else {
             input.clone()
-        },
+        }
+        .into(),
         dropped_tool_calls,
         dropped_assistant_messages,
     }

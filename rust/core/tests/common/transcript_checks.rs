@@ -115,8 +115,10 @@ fn check_provider_passes(transcript: &Transcript, provider: &str, api: &str) {
     if policy.drop_thinking_blocks {
         t = drop_thinking_blocks(&t);
     }
-    t = repair_tool_call_inputs(&t, None).messages;
-    t = repair_tool_pairing(&t, &PairingOptions::default()).messages;
+    t = repair_tool_call_inputs(&t, None).messages.into_transcript();
+    t = repair_tool_pairing(&t, &PairingOptions::default())
+        .messages
+        .into_transcript();
     t = drop_duplicate_tool_results(&t);
     t = strip_tool_result_details(&t);
     t = normalize_usage(&zero_stale_usage(&t));
