@@ -986,7 +986,7 @@ mod tests {
         for n in 0..=lines.len() {
             let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
             let fast = paths_agree(&request, &prefix, without_request_id).expect("both build");
-            taken = fast.spliced.is_some();
+            taken = fast.written_from_bytes();
             let text = without_request_id(&fast.to_json());
             assert!(
                 text.contains(r#""contents":["#),

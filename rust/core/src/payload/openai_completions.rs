@@ -1095,7 +1095,7 @@ mod tests {
             false,
         );
         let fast = build_payload_with(&request, &transcript, true).unwrap();
-        assert!(fast.spliced.is_some());
+        assert!(fast.written_from_bytes());
         let len = measured_body(&request, &transcript, raw);
         assert_eq!(len, fast.to_json().len());
     }

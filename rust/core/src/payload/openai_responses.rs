@@ -919,7 +919,7 @@ mod tests {
         system: Option<&str>,
     ) -> bool {
         let request = request(model, system, Map::new(), false);
-        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.spliced.is_some())
+        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.written_from_bytes())
     }
 
     /// Responses shapes in stored forms `JSON.stringify` would not write: reasoning items
@@ -1070,7 +1070,7 @@ mod tests {
         t: &crate::transcript::Transcript,
     ) -> Vec<u8> {
         let payload = super::super::build_payload_with(request, t, true).unwrap();
-        assert!(payload.spliced.is_some());
+        assert!(payload.written_from_bytes());
         payload.to_json()
     }
 
