@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    adjust_max_tokens_for_thinking, base_options, blocks_of, number, Context, Model, Options,
+    adjust_max_tokens_for_thinking, base_options, blocks_of, number, Build, Model, Options,
 };
 use std::sync::Arc;
 
@@ -84,12 +84,8 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     out
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     let oauth = options
         .str("apiKey")
         .is_some_and(|k| k.contains("sk-ant-oat"));

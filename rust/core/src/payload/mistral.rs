@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model::{base_options, blocks_of, clamp_reasoning, Context, Model, Options};
+use super::model::{base_options, blocks_of, clamp_reasoning, Build, Context, Model, Options};
 use super::openai_completions::synthetic_call;
 use super::raw::{self, Block, BlockKind, Out, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
@@ -29,12 +29,8 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     out
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     // The messages straight from the stored bytes when every message has a shape that path
     // reads, else through value trees.
     let messages_json = context

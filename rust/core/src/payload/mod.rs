@@ -368,8 +368,7 @@ fn build_payload_with(
     // Each API: its builder, and how it maps pi-ai's SimpleStreamOptions (`streamSimple*`)
     // onto its own stream options first.
     type SimpleMapper = fn(&Model, &model::Options<'_>) -> serde_json::Map<String, Value>;
-    type Builder =
-        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
+    type Builder = fn(&model::Build<'_>) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
         "openai-completions" => (
@@ -393,7 +392,12 @@ fn build_payload_with(
     } else {
         given
     };
-    let mut payload = build(&model, &context, &options, request.now_ms)?;
+    let mut payload = build(&model::Build {
+        model: &model,
+        context: &context,
+        options: &options,
+        now_ms: request.now_ms,
+    })?;
     payload.guard = guard;
     add_context_management(&mut payload, request, &model, &llm)?;
     Ok(payload)
