@@ -4,17 +4,17 @@
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    adjust_max_tokens_for_thinking, base_options, blocks_of, number, user_parts, Context, Model,
-    Options,
+    adjust_max_tokens_for_thinking, base_options, blocks_of, number, Build, Model, Options,
 };
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
-use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr};
+use super::raw::{self, BlockKind, MsgFields, Out, RawStr};
 use super::transform::{anthropic_tool_call_id, transform};
+use super::view::{kind_of, write_id, write_opt_str, BlockKey, BlockView, Field, MsgView};
 use super::{Payload, PayloadError};
-use crate::base::{is_truthy, js_trim};
+use crate::base::is_truthy;
 use crate::transcript::{Message, Transcript};
 
 /// Claude Code 2.x tool names in their canonical casing (anthropic.ts `claudeCodeTools`): the
@@ -84,12 +84,8 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     out
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     let oauth = options
         .str("apiKey")
         .is_some_and(|k| k.contains("sk-ant-oat"));
@@ -111,22 +107,25 @@ pub(super) fn build(
     params.insert("model".to_owned(), json!(model.id));
     // The messages straight from the stored bytes when every message has a shape that path
     // reads, else through value trees.
-    let messages_json = context
+    let from_bytes = context
         .raw
         .then(|| write_messages_raw(context.llm, model, oauth, cache_control.as_ref()))
         .flatten();
-    let messages = match messages_json {
-        // Written in place of this placeholder by `Payload`.
-        Some(_) => Value::Null,
-        None => Value::Array(convert_messages(
-            context.take_messages()?,
-            model,
-            oauth,
-            cache_control.as_ref(),
-            now_ms,
-        )),
+    let (messages_json, from_bytes) = match from_bytes {
+        Some(json) => (json, true),
+        None => (
+            convert_messages(
+                context.take_messages()?,
+                model,
+                oauth,
+                cache_control.as_ref(),
+                now_ms,
+            ),
+            false,
+        ),
     };
-    params.insert("messages".to_owned(), messages);
+    // Written in place of this placeholder by `Payload`.
+    params.insert("messages".to_owned(), Value::Null);
     let max_tokens = match options.truthy("maxTokens") {
         Some(v) => v.clone(),
         // `(model.maxTokens / 3) | 0`
@@ -194,218 +193,165 @@ pub(super) fn build(
         };
         params.insert("tool_choice".to_owned(), choice);
     }
-    Ok(Payload::spliced(
+    Ok(Payload::spliced_from(
         Value::Object(params),
         &["messages"],
         messages_json,
+        from_bytes,
     ))
 }
 
-fn image_block(block: &Value) -> Value {
-    let mut source = Map::new();
-    source.insert("type".to_owned(), json!("base64"));
-    if let Some(m) = block.get("mimeType") {
-        source.insert("media_type".to_owned(), m.clone());
-    }
-    if let Some(d) = block.get("data") {
-        source.insert("data".to_owned(), d.clone());
-    }
-    json!({"type": "image", "source": Value::Object(source)})
+/// The messages array as it is written, shared by both paths: consecutive tool results share
+/// one user message (needed by z.ai's endpoint), and the cache breakpoint goes on the last
+/// block of the last message when that is a user message.
+struct Turns {
+    out: Out,
+    /// Of the last message written: whether it is a user message, and (for a string content)
+    /// where its string starts. The cache breakpoint edits it at the end.
+    last: Option<(bool, Option<usize>)>,
+    /// Whether a user message of tool results is open.
+    results_open: bool,
 }
 
-fn text_of(block: &Value) -> &str {
-    block
-        .get("text")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-}
-
-/// anthropic.ts `convertContentBlocks`: a tool result's content.
-fn tool_result_content(content: &[Value]) -> Value {
-    let has_images = content
-        .iter()
-        .any(|c| c.get("type").and_then(Value::as_str) == Some("image"));
-    if !has_images {
-        let texts: Vec<&str> = content.iter().map(text_of).collect();
-        return Value::String(texts.join("\n"));
+impl Turns {
+    fn with_capacity(n: usize) -> Turns {
+        let mut out = Out::with_capacity(n);
+        out.raw("[");
+        Turns {
+            out,
+            last: None,
+            results_open: false,
+        }
     }
-    let mut blocks: Vec<Value> = content
-        .iter()
-        .map(|block| {
-            if block.get("type").and_then(Value::as_str) == Some("text") {
-                json!({"type": "text", "text": text_of(block)})
-            } else {
-                image_block(block)
+
+    /// Opens the user message of tool results, or goes on in the open one.
+    fn open_result(&mut self) {
+        if self.results_open {
+            self.out.raw(",");
+        } else {
+            if self.last.is_some() {
+                self.out.raw(",");
             }
-        })
-        .collect();
-    if !blocks.iter().any(|b| b["type"] == "text") {
-        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+            self.out.raw(r#"{"role":"user","content":["#);
+            self.results_open = true;
+            self.last = Some((true, None));
+        }
     }
-    Value::Array(blocks)
+
+    fn close_results(&mut self) {
+        if std::mem::take(&mut self.results_open) {
+            self.out.raw("]}");
+        }
+    }
+
+    /// A tool result, written by `write` ([`write_tool_result`]).
+    fn tool_result(&mut self, write: impl FnOnce(&mut Out) -> Option<()>) -> Option<()> {
+        self.open_result();
+        write(&mut self.out)
+    }
+
+    /// The synthetic error result of a call no result answered (transform-messages.ts).
+    fn synthetic_result(&mut self, id: &str) {
+        self.open_result();
+        self.out.raw(r#"{"type":"tool_result","tool_use_id":"#);
+        self.out.str(id);
+        self.out
+            .raw(r#","content":"No result provided","is_error":true}"#);
+    }
+
+    /// A user message, written by `write` ([`user_shape`]).
+    fn user(&mut self, write: impl FnOnce(&mut Out) -> Option<u32>) -> Option<()> {
+        self.close_results();
+        let start = self.out.len();
+        if self.last.is_some() {
+            self.out.raw(",");
+        }
+        let at = self.out.len();
+        match write(&mut self.out)? {
+            0 => self.out.buf.truncate(start),
+            1 => self.last = Some((true, None)),
+            n => self.last = Some((true, Some(at + n as usize - 2))),
+        }
+        Some(())
+    }
+
+    /// An assistant turn, written by `write` ([`write_assistant`]); an errored or aborted one
+    /// (which only the bytes path's replay layer still sees) is written and dropped.
+    fn assistant(
+        &mut self,
+        errored: bool,
+        write: impl FnOnce(&mut Out) -> Option<bool>,
+    ) -> Option<()> {
+        if !errored {
+            self.close_results();
+        }
+        let start = self.out.len();
+        if !errored && self.last.is_some() {
+            self.out.raw(",");
+        }
+        let wrote = write(&mut self.out)?;
+        if errored || !wrote {
+            self.out.buf.truncate(start);
+        } else {
+            self.last = Some((false, None));
+        }
+        Some(())
+    }
+
+    /// The array, with the cache breakpoint.
+    fn finish(mut self, cache_control: Option<&Value>) -> Vec<u8> {
+        self.close_results();
+        let out = &mut self.out;
+        if let (Some(cc), Some((true, string_at))) = (cache_control, self.last) {
+            match string_at {
+                // `{"role":"user","content":"..."}`: the content becomes
+                // `[{"type":"text","text":"...","cache_control":cc}]`.
+                Some(at) => {
+                    let text = out.buf[at..out.len() - 1].to_vec();
+                    out.buf.truncate(at);
+                    out.raw(r#"[{"type":"text","text":"#);
+                    out.buf.extend_from_slice(&text);
+                }
+                // The last block (text, image or tool_result) ends the buffer: `...}]}`.
+                None => out.buf.truncate(out.len() - 3),
+            }
+            out.raw(r#","cache_control":"#);
+            out.value(cc);
+            out.raw("}]}");
+        }
+        out.raw("]");
+        self.out.buf
+    }
 }
 
-fn tool_result(msg: &Value) -> Value {
-    let mut out = Map::new();
-    out.insert("type".to_owned(), json!("tool_result"));
-    if let Some(id) = msg.get("toolCallId") {
-        out.insert("tool_use_id".to_owned(), id.clone());
-    }
-    out.insert("content".to_owned(), tool_result_content(blocks_of(msg)));
-    if let Some(e) = msg.get("isError") {
-        out.insert("is_error".to_owned(), e.clone());
-    }
-    Value::Object(out)
-}
-
+/// anthropic.ts `convertMessages` over value trees: the replay layer of `transform.rs`, then
+/// the same writers as the bytes path ([`write_messages_raw`]).
 fn convert_messages(
     messages: Vec<Value>,
     model: &Model,
     oauth: bool,
     cache_control: Option<&Value>,
     now_ms: i64,
-) -> Vec<Value> {
+) -> Vec<u8> {
     let normalize = |id: &str, _: &Value| anthropic_tool_call_id(id);
     let messages = transform(messages, model, Some(&normalize), now_ms);
-    let mut params: Vec<Value> = Vec::with_capacity(messages.len());
-    let mut i = 0;
-    while i < messages.len() {
-        let msg = &messages[i];
-        match msg.get("role").and_then(Value::as_str) {
-            Some("user") => match msg.get("content") {
-                Some(Value::String(s)) if !js_trim(s).is_empty() => {
-                    params.push(json!({"role": "user", "content": s}));
-                }
-                Some(Value::Array(items)) => {
-                    let blocks = user_parts(
-                        items,
-                        model.accepts_images,
-                        |item| {
-                            let text = text_of(item);
-                            (!js_trim(text).is_empty())
-                                .then(|| json!({"type": "text", "text": text}))
-                        },
-                        image_block,
-                    );
-                    if !blocks.is_empty() {
-                        params.push(json!({"role": "user", "content": blocks}));
-                    }
-                }
-                _ => {}
-            },
-            Some("assistant") => {
-                let mut blocks = Vec::new();
-                for block in blocks_of(msg) {
-                    match block.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            let text = text_of(block);
-                            if !js_trim(text).is_empty() {
-                                blocks.push(json!({"type": "text", "text": text}));
-                            }
-                        }
-                        Some("thinking") => {
-                            let signature = block.get("thinkingSignature");
-                            if block.get("redacted").is_some_and(is_truthy) {
-                                let mut b = Map::new();
-                                b.insert("type".to_owned(), json!("redacted_thinking"));
-                                if let Some(s) = signature {
-                                    b.insert("data".to_owned(), s.clone());
-                                }
-                                blocks.push(Value::Object(b));
-                                continue;
-                            }
-                            let thinking = block
-                                .get("thinking")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default();
-                            if js_trim(thinking).is_empty() {
-                                continue;
-                            }
-                            match signature.and_then(Value::as_str) {
-                                Some(sig) if !js_trim(sig).is_empty() => blocks.push(json!({
-                                    "type": "thinking",
-                                    "thinking": thinking,
-                                    "signature": sig,
-                                })),
-                                _ => blocks.push(json!({"type": "text", "text": thinking})),
-                            }
-                        }
-                        Some("toolCall") => {
-                            let name = block
-                                .get("name")
-                                .and_then(Value::as_str)
-                                .unwrap_or_default();
-                            let name = if oauth {
-                                claude_code_name(name)
-                            } else {
-                                name.to_owned()
-                            };
-                            let input = match block.get("arguments") {
-                                Some(v) if !v.is_null() => v.clone(),
-                                _ => json!({}),
-                            };
-                            let mut b = Map::new();
-                            b.insert("type".to_owned(), json!("tool_use"));
-                            if let Some(id) = block.get("id") {
-                                b.insert("id".to_owned(), id.clone());
-                            }
-                            b.insert("name".to_owned(), json!(name));
-                            b.insert("input".to_owned(), input);
-                            blocks.push(Value::Object(b));
-                        }
-                        // A server compaction block, verbatim (`payload::compaction_view` left
-                        // only the one this request sends, first in its turn).
-                        Some("compaction") => {
-                            if let Some(raw @ Value::Object(_)) = block.get("raw") {
-                                blocks.push(raw.clone());
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                if !blocks.is_empty() {
-                    params.push(json!({"role": "assistant", "content": blocks}));
-                }
+    let mut turns = Turns::with_capacity(4096);
+    for msg in &messages {
+        // The value path's readers never answer `None`.
+        let _ = match msg.get("role").and_then(Value::as_str) {
+            Some("user") => turns.user(|out| user_shape(out, msg, model)),
+            Some("assistant") => turns.assistant(false, |out| {
+                let blocks = blocks_of(msg).iter().map(|b| (kind_of(b), b, None));
+                write_assistant(out, blocks, oauth)
+            }),
+            Some("toolResult") => turns.tool_result(|out| write_tool_result(out, msg, None)),
+            _ => {
+                turns.close_results();
+                Some(())
             }
-            Some("toolResult") => {
-                // Consecutive tool results share one user message (needed by z.ai's endpoint).
-                let mut results = vec![tool_result(msg)];
-                while i + 1 < messages.len()
-                    && messages[i + 1].get("role").and_then(Value::as_str) == Some("toolResult")
-                {
-                    i += 1;
-                    results.push(tool_result(&messages[i]));
-                }
-                params.push(json!({"role": "user", "content": results}));
-            }
-            _ => {}
-        }
-        i += 1;
+        };
     }
-
-    // The cache breakpoint on the last block of the last message, when it is a user message.
-    if let (Some(cc), Some(last)) = (cache_control, params.last_mut()) {
-        if last["role"] == "user" {
-            match last.get_mut("content") {
-                Some(Value::Array(blocks)) => {
-                    if let Some(Value::Object(block)) = blocks.last_mut() {
-                        if matches!(
-                            block.get("type").and_then(Value::as_str),
-                            Some("text" | "image" | "tool_result")
-                        ) {
-                            block.insert("cache_control".to_owned(), cc.clone());
-                        }
-                    }
-                }
-                Some(content @ Value::String(_)) => {
-                    let text = content.take();
-                    *content = json!([{"type": "text", "text": text, "cache_control": cc}]);
-                }
-                _ => {}
-            }
-        }
-    }
-    params
+    turns.finish(cache_control)
 }
 
 fn convert_tools(tools: &[Value], oauth: bool) -> Value {
@@ -523,143 +469,82 @@ fn write_messages_raw(
     cache_control: Option<&Value>,
 ) -> Option<Vec<u8>> {
     let total: usize = messages.messages().iter().map(|m| m.len()).sum();
-    let mut out = Out::with_capacity(total + 64);
-    out.raw("[");
-    // Of the last message written: whether it is a user message, and (for a string content)
-    // where its string starts. The cache breakpoint edits it at the end.
-    let mut last: Option<(bool, Option<usize>)> = None;
-    // Consecutive tool results share one user message (needed by z.ai's endpoint): whether
-    // one is open.
-    let mut results_open = false;
+    let mut turns = Turns::with_capacity(total + 64);
     // A remapped id's stored text -> its new id (the last one wins).
     let mut id_map: FxHashMap<&str, Arc<str>> = FxHashMap::default();
     // The calls of the last assistant turn waiting for results, and the results seen since.
     let mut pending: Vec<CallId<'_>> = Vec::new();
     let mut answered: Vec<CallId<'_>> = Vec::new();
-
-    let open_result = |out: &mut Out, results_open: &mut bool, last: &mut Option<_>| {
-        if *results_open {
-            out.raw(",");
-        } else {
-            if last.is_some() {
-                out.raw(",");
-            }
-            out.raw(r#"{"role":"user","content":["#);
-            *results_open = true;
-            *last = Some((true, None));
-        }
-    };
-    let close_results = |out: &mut Out, results_open: &mut bool| {
-        if std::mem::take(results_open) {
-            out.raw("]}");
-        }
-    };
     // Synthetic results for the pending calls no result answered (transform-messages.ts).
-    let flush = |out: &mut Out,
-                 results_open: &mut bool,
-                 last: &mut Option<_>,
-                 pending: &mut Vec<CallId<'_>>,
-                 answered: &mut Vec<CallId<'_>>| {
-        for call in pending.drain(..) {
-            if answered.iter().any(|a| a.as_str() == call.as_str()) {
-                continue;
+    let flush =
+        |turns: &mut Turns, pending: &mut Vec<CallId<'_>>, answered: &mut Vec<CallId<'_>>| {
+            for call in pending.drain(..) {
+                if !answered.iter().any(|a| a.as_str() == call.as_str()) {
+                    turns.synthetic_result(call.as_str());
+                }
             }
-            open_result(out, results_open, last);
-            out.raw(r#"{"type":"tool_result","tool_use_id":"#);
-            out.str(call.as_str());
-            out.raw(r#","content":"No result provided","is_error":true}"#);
-        }
-        answered.clear();
-    };
+            answered.clear();
+        };
 
     for message in messages.messages() {
         let fields = MsgFields::of(message)?;
         match raw::plain(fields.role)? {
             Some("user") => {
                 if !pending.is_empty() {
-                    flush(
-                        &mut out,
-                        &mut results_open,
-                        &mut last,
-                        &mut pending,
-                        &mut answered,
-                    );
+                    flush(&mut turns, &mut pending, &mut answered);
                 }
-                close_results(&mut out, &mut results_open);
-                let start = out.len();
-                if last.is_some() {
-                    out.raw(",");
-                }
-                let at = out.len();
                 let key = WrittenKey::User {
                     accepts_images: model.accepts_images,
                 };
-                let (shape, _) = write_cached(&mut out, message, key, |out| {
-                    let start = out.len();
-                    let shape = match write_user(out, &fields, model)? {
-                        None => 0,
-                        Some((_, None)) => 1,
-                        Some((_, Some(string_at))) => u32::try_from(string_at - start + 2).ok()?,
-                    };
-                    Some((shape, Vec::new()))
+                turns.user(|out| {
+                    let written = write_cached(out, message, key, |out| {
+                        Some((user_shape(out, &fields, model)?, Vec::new()))
+                    });
+                    written.map(|(shape, _)| shape)
                 })?;
-                match shape {
-                    0 => out.buf.truncate(start),
-                    1 => last = Some((true, None)),
-                    n => last = Some((true, Some(at + n as usize - 2))),
-                }
             }
             Some("assistant") => {
                 let same_model = raw::is_same_model(&fields, model)?;
                 if !pending.is_empty() {
-                    flush(
-                        &mut out,
-                        &mut results_open,
-                        &mut last,
-                        &mut pending,
-                        &mut answered,
-                    );
+                    flush(&mut turns, &mut pending, &mut answered);
                 }
                 // An errored or aborted turn is dropped, its calls included; the replay layer
                 // still remaps their ids (transform-messages.ts maps before it filters).
                 let errored = matches!(raw::plain(fields.stop_reason)?, Some("error" | "aborted"));
-                if !errored {
-                    close_results(&mut out, &mut results_open);
-                }
-                let start = out.len();
-                if !errored && last.is_some() {
-                    out.raw(",");
-                }
                 let key = WrittenKey::Assistant { same_model, oauth };
                 let text_start = message.as_str().as_ptr() as usize;
-                let (wrote, calls) = write_cached(&mut out, message, key, |out| {
-                    let mut blocks = Vec::new();
-                    let mut local_map = FxHashMap::default();
-                    raw::replay_assistant(
-                        &fields,
-                        model,
-                        &anthropic_tool_call_id,
-                        &mut local_map,
-                        &mut blocks,
-                    )?;
-                    let mut calls = Vec::new();
-                    for block in blocks.iter().filter(|b| b.kind == BlockKind::ToolCall) {
-                        let stored = raw::plain(block.fields.id)?.unwrap_or_default();
-                        let offset = (stored.as_ptr() as usize).checked_sub(text_start)?;
-                        let span = (
-                            u32::try_from(offset).ok()?,
-                            u32::try_from(offset + stored.len()).ok()?,
-                        );
-                        calls.push((span, block.new_id.as_deref().map(Arc::from)));
-                    }
-                    let wrote = write_assistant(out, &blocks, oauth)?;
-                    Some((u32::from(wrote), calls))
+                let mut calls = None;
+                turns.assistant(errored, |out| {
+                    let (wrote, cached) = write_cached(out, message, key, |out| {
+                        let mut blocks = Vec::new();
+                        let mut local_map = FxHashMap::default();
+                        raw::replay_assistant(
+                            &fields,
+                            model,
+                            &anthropic_tool_call_id,
+                            &mut local_map,
+                            &mut blocks,
+                        )?;
+                        let mut calls = Vec::new();
+                        for block in blocks.iter().filter(|b| b.kind == BlockKind::ToolCall) {
+                            let stored = raw::plain(block.fields.id)?.unwrap_or_default();
+                            let offset = (stored.as_ptr() as usize).checked_sub(text_start)?;
+                            let span = (
+                                u32::try_from(offset).ok()?,
+                                u32::try_from(offset + stored.len()).ok()?,
+                            );
+                            calls.push((span, block.new_id.as_deref().map(Arc::from)));
+                        }
+                        let written = blocks
+                            .iter()
+                            .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
+                        let wrote = write_assistant(out, written, oauth)?;
+                        Some((u32::from(wrote), calls))
+                    })?;
+                    calls = Some(cached);
+                    Some(wrote != 0)
                 })?;
-                if errored || wrote == 0 {
-                    out.buf.truncate(start);
-                } else {
-                    last = Some((false, None));
-                }
+                let calls = calls?;
                 let text = message.as_str();
                 let stored_id = |span: (u32, u32)| text.get(span.0 as usize..span.1 as usize);
                 for (span, new_id) in calls.iter() {
@@ -693,124 +578,99 @@ fn write_messages_raw(
                         None => CallId::Stored(id),
                     });
                 }
-                open_result(&mut out, &mut results_open, &mut last);
                 let key = WrittenKey::ToolResult {
                     new_id: new_id.clone(),
                 };
-                write_cached(&mut out, message, key, |out| {
-                    write_tool_result(out, &fields, new_id.as_deref())?;
-                    Some((0, Vec::new()))
+                turns.tool_result(|out| {
+                    write_cached(out, message, key, |out| {
+                        write_tool_result(out, &fields, new_id.as_deref())?;
+                        Some((0, Vec::new()))
+                    })
+                    .map(drop)
                 })?;
             }
             // Other roles reach no builder's output; the value path handles them.
             _ => return None,
         }
     }
-    close_results(&mut out, &mut results_open);
-    if let (Some(cc), Some((true, string_at))) = (cache_control, last) {
-        match string_at {
-            // `{"role":"user","content":"..."}`: the content becomes
-            // `[{"type":"text","text":"...","cache_control":cc}]`.
-            Some(at) => {
-                let text = out.buf[at..out.len() - 1].to_vec();
-                out.buf.truncate(at);
-                out.raw(r#"[{"type":"text","text":"#);
-                out.buf.extend_from_slice(&text);
-            }
-            // The last block (text, image or tool_result) ends the buffer: `...}]}`.
-            None => out.buf.truncate(out.len() - 3),
-        }
-        out.raw(r#","cache_control":"#);
-        out.value(cc);
-        out.raw("}]}");
-    }
-    out.raw("]");
-    Some(out.buf)
+    Some(turns.finish(cache_control))
 }
 
-/// A user message: `Some(None)` when it has nothing to send (nothing written), else that it
-/// is a user message and where its string content starts.
-#[allow(clippy::option_option)]
-fn write_user(
-    out: &mut Out,
-    fields: &MsgFields<'_>,
-    model: &Model,
-) -> Option<Option<(bool, Option<usize>)>> {
-    let Some(content) = fields.content else {
-        return Some(None);
+// The rules of anthropic.ts `convertMessages`, once for both paths (`payload::view`).
+
+/// A user message: its shape for [`Turns::user`]: nothing to send (0, nothing written), an
+/// array content (1), or a string content whose string starts `n - 2` bytes in (`n`).
+fn user_shape<'a>(out: &mut Out, msg: impl MsgView<'a>, model: &Model) -> Option<u32> {
+    let start = out.len();
+    let Some(content) = msg.content() else {
+        return Some(0);
     };
-    match content.as_bytes().first() {
-        Some(b'"') => {
-            let s = RawStr::of(content)?;
-            if s.is_blank() {
-                return Some(None);
+    if let Some(s) = content.str()? {
+        if s.is_blank() {
+            return Some(0);
+        }
+        out.raw(r#"{"role":"user","content":"#);
+        let at = out.len();
+        out.copy_str(&s);
+        out.raw("}");
+        return u32::try_from(at - start + 2).ok();
+    }
+    if !content.is_array() {
+        return Some(0);
+    }
+    out.raw(r#"{"role":"user","content":["#);
+    let mut any = false;
+    msg.for_each_block(|block| {
+        if block.is("text")? {
+            let text = block.str(BlockKey::Text)?;
+            if text.as_ref().is_none_or(RawStr::is_blank) {
+                return Some(());
             }
-            out.raw(r#"{"role":"user","content":"#);
-            let at = out.len();
-            out.copy_str(&s);
+            if any {
+                out.raw(",");
+            }
+            out.raw(r#"{"type":"text","text":"#);
+            write_opt_str(out, text.as_ref());
             out.raw("}");
-            Some(Some((true, Some(at))))
-        }
-        Some(b'[') => {
-            let start = out.len();
-            out.raw(r#"{"role":"user","content":["#);
-            let mut any = false;
-            fields.for_each_block(|block| {
-                if block.is("text")? {
-                    let text = text_raw(block.text)?;
-                    if text.as_ref().is_none_or(RawStr::is_blank) {
-                        return Some(());
-                    }
-                    if any {
-                        out.raw(",");
-                    }
-                    out.raw(r#"{"type":"text","text":"#);
-                    write_opt_str(out, text.as_ref());
-                    out.raw("}");
-                } else if model.accepts_images {
-                    if any {
-                        out.raw(",");
-                    }
-                    write_image(out, &block);
-                } else {
-                    return Some(());
-                }
-                any = true;
-                Some(())
-            })?;
-            if !any {
-                out.buf.truncate(start);
-                return Some(None);
+        } else if model.accepts_images {
+            if any {
+                out.raw(",");
             }
-            out.raw("]}");
-            Some(Some((true, None)))
+            write_image(out, block);
+        } else {
+            return Some(());
         }
-        _ => Some(None),
+        any = true;
+        Some(())
+    })?;
+    if !any {
+        out.buf.truncate(start);
+        return Some(0);
     }
+    out.raw("]}");
+    Some(1)
 }
 
-fn write_opt_str(out: &mut Out, s: Option<&RawStr<'_>>) {
-    match s {
-        Some(s) => out.copy_str(s),
-        None => out.raw(r#""""#),
-    }
-}
-
-fn write_image(out: &mut Out, block: &BlockFields<'_>) {
+fn write_image<'a>(out: &mut Out, block: impl BlockView<'a>) {
     out.raw(r#"{"type":"image","source":{"type":"base64""#);
-    if let Some(m) = block.mime_type {
+    if let Some(m) = block.field(BlockKey::MimeType) {
         out.raw(r#","media_type":"#);
-        out.copy(m);
+        m.copy(out);
     }
-    if let Some(d) = block.data {
+    if let Some(d) = block.field(BlockKey::Data) {
         out.raw(r#","data":"#);
-        out.copy(d);
+        d.copy(out);
     }
     out.raw("}}");
 }
 
-/// An assistant message; `false` when it has no block to send (nothing written then).
-fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<bool> {
+/// An assistant message from its blocks after the replay layer (what each became, the block,
+/// a tool call's new id); `false` when it has no block to send (nothing written then).
+fn write_assistant<'a, 'i, B: BlockView<'a>>(
+    out: &mut Out,
+    blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)>,
+    oauth: bool,
+) -> Option<bool> {
     let start = out.len();
     out.raw(r#"{"role":"assistant","content":["#);
     let mut any = false;
@@ -820,11 +680,10 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
         }
         any = true;
     };
-    for block in blocks {
-        let f = &block.fields;
-        match block.kind {
+    for (kind, block, new_id) in blocks {
+        match kind {
             BlockKind::Text | BlockKind::ConvertedText => {
-                let Some(text) = text_raw(f.text)? else {
+                let Some(text) = block.str(BlockKey::Text)? else {
                     continue;
                 };
                 if text.is_blank() {
@@ -836,23 +695,26 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                 out.raw("}");
             }
             BlockKind::Thinking => {
-                if f.redacted.is_some_and(raw::raw_truthy) {
+                let signature = block.field(BlockKey::ThinkingSignature);
+                if block.field(BlockKey::Redacted).is_some_and(Field::truthy) {
                     sep(out);
                     out.raw(r#"{"type":"redacted_thinking""#);
-                    if let Some(s) = f.thinking_signature {
+                    if let Some(s) = signature {
                         out.raw(r#","data":"#);
-                        out.copy(s);
+                        s.copy(out);
                     }
                     out.raw("}");
                     continue;
                 }
-                let Some(thinking) = text_raw(f.thinking)? else {
+                let Some(thinking) = block.str(BlockKey::Thinking)? else {
                     continue;
                 };
                 if thinking.is_blank() {
                     continue;
                 }
-                let signature = text_raw(f.thinking_signature)?.filter(|s| !s.is_blank());
+                let signature = block
+                    .str(BlockKey::ThinkingSignature)?
+                    .filter(|s| !s.is_blank());
                 sep(out);
                 match signature {
                     Some(sig) => {
@@ -872,9 +734,9 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
             BlockKind::ToolCall => {
                 sep(out);
                 out.raw(r#"{"type":"tool_use""#);
-                out.id(r#","id":"#, block.new_id.as_deref(), f.id);
+                write_id(out, r#","id":"#, new_id, block.field(BlockKey::Id));
                 out.raw(r#","name":"#);
-                let name = text_raw(f.name)?;
+                let name = block.str(BlockKey::Name)?;
                 if oauth {
                     let text = name.as_ref().map(RawStr::text).unwrap_or_default();
                     out.str(&claude_code_name(&text));
@@ -882,17 +744,19 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
                     write_opt_str(out, name.as_ref());
                 }
                 out.raw(r#","input":"#);
-                match f.arguments {
-                    Some(v) if v != "null" => out.copy(v),
+                match block.field(BlockKey::Arguments) {
+                    Some(v) if !v.is_null() => v.copy(out),
                     _ => out.raw("{}"),
                 }
                 out.raw("}");
             }
+            // A server compaction block, verbatim (`payload::compaction_view` left only the
+            // one this request sends, first in its turn).
             BlockKind::Other => {
-                if f.is("compaction")? {
-                    if let Some(raw) = f.compaction_raw() {
+                if block.is("compaction")? {
+                    if let Some(raw) = block.compaction_raw() {
                         sep(out);
-                        out.copy(raw);
+                        raw.copy(out);
                     }
                 }
             }
@@ -908,12 +772,12 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>], oauth: bool) -> Option<b
 
 /// One `tool_result` block (anthropic.ts `convertContentBlocks` for its content); `new_id`
 /// is the id the replay layer gave its call, when it changed.
-fn write_tool_result(out: &mut Out, fields: &MsgFields<'_>, new_id: Option<&str>) -> Option<()> {
+fn write_tool_result<'a>(out: &mut Out, msg: impl MsgView<'a>, new_id: Option<&str>) -> Option<()> {
     out.raw(r#"{"type":"tool_result""#);
-    out.id(r#","tool_use_id":"#, new_id, fields.tool_call_id);
+    write_id(out, r#","tool_use_id":"#, new_id, msg.tool_call_id());
     let mut has_image = false;
     let mut has_text = false;
-    fields.for_each_block(|block| {
+    msg.for_each_block(|block| {
         has_image |= block.is("image")?;
         has_text |= block.is("text")?;
         Some(())
@@ -922,11 +786,11 @@ fn write_tool_result(out: &mut Out, fields: &MsgFields<'_>, new_id: Option<&str>
     let mut first = true;
     if !has_image {
         out.raw("\"");
-        fields.for_each_block(|block| {
+        msg.for_each_block(|block| {
             if !std::mem::take(&mut first) {
                 out.raw("\\n");
             }
-            if let Some(text) = text_raw(block.text)? {
+            if let Some(text) = block.str(BlockKey::Text)? {
                 text.write_inner(out);
             }
             Some(())
@@ -937,24 +801,24 @@ fn write_tool_result(out: &mut Out, fields: &MsgFields<'_>, new_id: Option<&str>
         if !has_text {
             out.raw(r#"{"type":"text","text":"(see attached image)"},"#);
         }
-        fields.for_each_block(|block| {
+        msg.for_each_block(|block| {
             if !std::mem::take(&mut first) {
                 out.raw(",");
             }
             if block.is("text")? {
                 out.raw(r#"{"type":"text","text":"#);
-                write_opt_str(out, text_raw(block.text)?.as_ref());
+                write_opt_str(out, block.str(BlockKey::Text)?.as_ref());
                 out.raw("}");
             } else {
-                write_image(out, &block);
+                write_image(out, block);
             }
             Some(())
         })?;
         out.raw("]");
     }
-    if let Some(e) = fields.is_error {
+    if let Some(e) = msg.is_error() {
         out.raw(r#","is_error":"#);
-        out.copy(e);
+        e.copy(out);
     }
     out.raw("}");
     Some(())

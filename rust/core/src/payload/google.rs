@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::model::{
     ascii_prefix, base_options, blocks_of, clamp_reasoning, number, result_texts,
-    sanitize_id_chars, str_of, user_parts, Context, Model, Options,
+    sanitize_id_chars, str_of, user_parts, Build, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -193,12 +193,8 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     out
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     if model.api == "google-gemini-cli" {
         return build_cli(model, context, options, now_ms);
     }
@@ -986,7 +982,7 @@ mod tests {
         for n in 0..=lines.len() {
             let prefix = Transcript::from_messages(transcript.messages()[..n].to_vec());
             let fast = paths_agree(&request, &prefix, without_request_id).expect("both build");
-            taken = fast.spliced.is_some();
+            taken = fast.written_from_bytes();
             let text = without_request_id(&fast.to_json());
             assert!(
                 text.contains(r#""contents":["#),

@@ -4,15 +4,16 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model::{
-    base_options, blocks_of, clamp_reasoning, js_stringify, result_texts, str_of, Context, Model,
-    Options,
-};
-use super::openai_completions::{synthetic_call, write_stringified};
-use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::model::{base_options, blocks_of, clamp_reasoning, Build, Context, Model, Options};
+use super::openai_completions::synthetic_call;
+use super::raw::{self, Block, BlockKind, Out, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
+use super::view::{
+    kind_of, result_parts, write_data_url, write_id, write_opt_str, BlockKey, BlockView, Field,
+    MsgView,
+};
 use super::{Payload, PayloadError};
-use crate::base::{is_js_whitespace, is_truthy, js_trim};
+use crate::base::{is_js_whitespace, js_trim};
 
 const NO_IMAGES: &str = "(image omitted: model does not support images)";
 
@@ -28,25 +29,24 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     out
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     // The messages straight from the stored bytes when every message has a shape that path
     // reads, else through value trees.
     let messages_json = context
         .raw
         .then(|| write_messages_raw(model, context))
         .flatten();
-    let mut chat = Vec::new();
-    if messages_json.is_none() {
-        let ids = MistralIds::default();
-        let normalize = |id: &str, _: &Value| ids.normalize(id);
-        let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
-        chat = to_chat_messages(&messages, model.accepts_images);
-    }
+    let from_bytes = messages_json.is_some();
+    let messages_json = match messages_json {
+        Some(json) => json,
+        None => {
+            let ids = MistralIds::default();
+            let normalize = |id: &str, _: &Value| ids.normalize(id);
+            let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
+            to_chat_messages(&messages, context.system(), model.accepts_images)
+        }
+    };
     let mut payload = Map::new();
     payload.insert("model".to_owned(), json!(model.id));
     payload.insert("stream".to_owned(), Value::Bool(true));
@@ -84,15 +84,8 @@ pub(super) fn build(
     if let Some(mode) = options.truthy("promptMode") {
         payload.insert("promptMode".to_owned(), mode.clone());
     }
-    if messages_json.is_some() {
-        // Written in place of this placeholder by `Payload`.
-        payload.insert("messages".to_owned(), Value::Null);
-    } else {
-        if let Some(prompt) = context.system() {
-            chat.insert(0, json!({"role": "system", "content": prompt}));
-        }
-        payload.insert("messages".to_owned(), Value::Array(chat));
-    }
+    // Written in place of this placeholder by `Payload`.
+    payload.insert("messages".to_owned(), Value::Null);
     // Key order as the SDK object is built (messages second).
     let mut ordered = Map::new();
     for key in ["model", "stream", "messages"] {
@@ -101,152 +94,74 @@ pub(super) fn build(
         }
     }
     ordered.extend(payload);
-    Ok(Payload::spliced(
+    Ok(Payload::spliced_from(
         Value::Object(ordered),
         &["messages"],
         messages_json,
+        from_bytes,
     ))
 }
 
-fn image_url(block: &Value) -> Value {
-    json!({
-        "type": "image_url",
-        "imageUrl": format!("data:{};base64,{}", str_of(block, "mimeType"), str_of(block, "data")),
-    })
-}
-
-/// mistral.ts `buildToolResultText`.
-fn tool_result_text(text: &str, has_images: bool, supports_images: bool, is_error: bool) -> String {
-    let trimmed = js_trim(text);
-    let prefix = if is_error { "[tool error] " } else { "" };
-    if !trimmed.is_empty() {
-        let suffix = if has_images && !supports_images {
-            "\n[tool image omitted: model does not support images]"
-        } else {
-            ""
-        };
-        return format!("{prefix}{trimmed}{suffix}");
-    }
-    if has_images {
-        let body = if supports_images {
-            "(see attached image)"
-        } else {
-            NO_IMAGES
-        };
-        return format!("{prefix}{body}");
-    }
-    format!("{prefix}(no tool output)")
-}
-
-fn to_chat_messages(messages: &[Value], supports_images: bool) -> Vec<Value> {
-    let mut out = Vec::with_capacity(messages.len());
+/// mistral.ts `toChatMessages` over value trees (after `transform.rs`), with the system
+/// message first: the same writers as the bytes path ([`write_messages_raw`]).
+fn to_chat_messages(messages: &[Value], system: Option<&str>, supports_images: bool) -> Vec<u8> {
+    let mut chat = Chat::new(4096, system);
     for msg in messages {
-        match msg.get("role").and_then(Value::as_str) {
-            Some("user") => {
-                let items = match msg.get("content") {
-                    Some(Value::String(s)) => {
-                        out.push(json!({"role": "user", "content": s}));
-                        continue;
-                    }
-                    Some(Value::Array(items)) => items,
-                    _ => continue,
-                };
-                let had_images = items.iter().any(|i| i["type"] == "image");
-                let content: Vec<Value> = items
-                    .iter()
-                    .filter(|i| i["type"] == "text" || supports_images)
-                    .map(|i| {
-                        if i["type"] == "text" {
-                            json!({"type": "text", "text": str_of(i, "text")})
-                        } else {
-                            image_url(i)
-                        }
-                    })
-                    .collect();
-                if !content.is_empty() {
-                    out.push(json!({"role": "user", "content": content}));
-                } else if had_images && !supports_images {
-                    out.push(json!({"role": "user", "content": NO_IMAGES}));
-                }
-            }
+        // The value path's readers never answer `None`.
+        let _ = chat.item(|out| match msg.get("role").and_then(Value::as_str) {
+            Some("user") => write_user(out, msg, supports_images),
             Some("assistant") => {
-                let mut parts = Vec::new();
-                let mut calls = Vec::new();
-                for block in blocks_of(msg) {
-                    match block.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            let text = str_of(block, "text");
-                            if !js_trim(text).is_empty() {
-                                parts.push(json!({"type": "text", "text": text}));
-                            }
-                        }
-                        Some("thinking") => {
-                            let text = str_of(block, "thinking");
-                            if !js_trim(text).is_empty() {
-                                parts.push(json!({"type": "thinking", "thinking": [{"type": "text", "text": text}]}));
-                            }
-                        }
-                        _ => {
-                            let args = match block.get("arguments") {
-                                Some(v) if is_truthy(v) => v.clone(),
-                                _ => json!({}),
-                            };
-                            let mut call = Map::new();
-                            if let Some(id) = block.get("id") {
-                                call.insert("id".to_owned(), id.clone());
-                            }
-                            call.insert("type".to_owned(), json!("function"));
-                            call.insert(
-                                "function".to_owned(),
-                                json!({"name": block.get("name").cloned().unwrap_or(Value::Null), "arguments": js_stringify(&args)}),
-                            );
-                            calls.push(Value::Object(call));
-                        }
-                    }
-                }
-                if parts.is_empty() && calls.is_empty() {
-                    continue;
-                }
-                let mut m = Map::new();
-                m.insert("role".to_owned(), json!("assistant"));
-                if !parts.is_empty() {
-                    m.insert("content".to_owned(), Value::Array(parts));
-                }
-                if !calls.is_empty() {
-                    m.insert("toolCalls".to_owned(), Value::Array(calls));
-                }
-                out.push(Value::Object(m));
+                let blocks = blocks_of(msg).iter().map(|b| (kind_of(b), b, None));
+                write_assistant(out, blocks)
             }
             _ => {
-                let content = blocks_of(msg);
-                let texts = result_texts(content);
-                let has_images = content.iter().any(|c| c["type"] == "image");
-                let is_error = msg.get("isError").is_some_and(is_truthy);
-                let text =
-                    tool_result_text(&texts.join("\n"), has_images, supports_images, is_error);
-                let mut parts = vec![json!({"type": "text", "text": text})];
-                if supports_images {
-                    parts.extend(
-                        content
-                            .iter()
-                            .filter(|c| c["type"] == "image")
-                            .map(image_url),
-                    );
-                }
-                let mut m = Map::new();
-                m.insert("role".to_owned(), json!("tool"));
-                if let Some(id) = msg.get("toolCallId") {
-                    m.insert("toolCallId".to_owned(), id.clone());
-                }
-                if let Some(name) = msg.get("toolName") {
-                    m.insert("name".to_owned(), name.clone());
-                }
-                m.insert("content".to_owned(), Value::Array(parts));
-                out.push(Value::Object(m));
+                write_tool_result(out, msg, None, supports_images)?;
+                Some(true)
             }
+        });
+    }
+    chat.finish()
+}
+
+/// The messages array as both paths write it: the system message, then the items.
+struct Chat {
+    out: Out,
+    any: bool,
+}
+
+impl Chat {
+    fn new(capacity: usize, system: Option<&str>) -> Chat {
+        let mut out = Out::with_capacity(capacity);
+        out.raw("[");
+        if let Some(prompt) = system {
+            out.raw(r#"{"role":"system","content":"#);
+            out.str(prompt);
+            out.raw("}");
+        }
+        Chat {
+            out,
+            any: system.is_some(),
         }
     }
-    out
+
+    /// One message, written by `write` (`false`: nothing to send, nothing kept).
+    fn item(&mut self, write: impl FnOnce(&mut Out) -> Option<bool>) -> Option<()> {
+        let start = self.out.len();
+        if self.any {
+            self.out.raw(",");
+        }
+        if write(&mut self.out)? {
+            self.any = true;
+        } else {
+            self.out.buf.truncate(start);
+        }
+        Some(())
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        self.out.raw("]");
+        self.out.buf
+    }
 }
 
 /// [`to_chat_messages`] (with the system message first) written straight from the stored
@@ -258,37 +173,28 @@ fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
     let normalize = |id: &str| ids.normalize(id);
     let replay = raw::replay(context.llm, model, &normalize)?;
     let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
-    let mut out = Out::with_capacity(total + 256);
-    out.raw("[");
-    let mut any = false;
-    if let Some(prompt) = context.system() {
-        out.raw(r#"{"role":"system","content":"#);
-        out.str(prompt);
-        out.raw("}");
-        any = true;
-    }
+    let mut chat = Chat::new(total + 256, context.system());
     // The calls of the last assistant turn sent, and how many of them the synthetic results
     // written so far passed: those results answer its unanswered calls, in order.
     let mut calls: &[Block<'_>] = &[];
     let mut next_call = 0;
     for msg in &replay.messages {
-        let start = out.len();
-        if any {
-            out.raw(",");
-        }
-        let wrote = match msg {
-            Replayed::User(fields) => write_user(&mut out, fields, model.accepts_images)?,
+        chat.item(|out| match msg {
+            Replayed::User(fields) => write_user(out, fields, model.accepts_images),
             Replayed::Assistant(_, range) => {
                 let blocks = &replay.blocks[range.clone()];
                 if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
                     calls = blocks;
                     next_call = 0;
                 }
-                write_assistant(&mut out, blocks)?
+                let blocks = blocks
+                    .iter()
+                    .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
+                write_assistant(out, blocks)
             }
             Replayed::ToolResult { fields, new_id } => {
-                write_tool_result(&mut out, fields, new_id.as_deref(), model.accepts_images)?;
-                true
+                write_tool_result(out, fields, new_id.as_deref(), model.accepts_images)?;
+                Some(true)
             }
             Replayed::Synthetic { id } => {
                 let (at, call) = synthetic_call(calls, next_call, id)?;
@@ -302,97 +208,91 @@ fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
                 out.raw(
                     r#","content":[{"type":"text","text":"[tool error] No result provided"}]}"#,
                 );
-                true
+                Some(true)
             }
-        };
-        if wrote {
-            any = true;
-        } else {
-            out.buf.truncate(start);
-        }
+        })?;
     }
-    out.raw("]");
-    Some(out.buf)
+    Some(chat.finish())
 }
+
+// The rules of mistral.ts `toChatMessages`, once for both paths (`payload::view`).
 
 /// An `image_url` part: `data:` URL of the block's `mimeType` and `data` (`""` for a field
 /// that is not a string, as `str_of`).
-fn write_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+fn write_image<'a>(out: &mut Out, block: impl BlockView<'a>) -> Option<()> {
     out.raw(r#"{"type":"image_url","imageUrl":""#);
-    raw::write_data_url(out, block)?;
+    write_data_url(out, block)?;
     out.raw(r#""}"#);
     Some(())
 }
 
 /// A user message; `false` when it has nothing to send (nothing written then).
-fn write_user(out: &mut Out, fields: &MsgFields<'_>, supports_images: bool) -> Option<bool> {
-    let Some(content) = fields.content else {
+fn write_user<'a>(out: &mut Out, msg: impl MsgView<'a>, supports_images: bool) -> Option<bool> {
+    let Some(content) = msg.content() else {
         return Some(false);
     };
-    match content.as_bytes().first() {
-        Some(b'"') => {
-            out.raw(r#"{"role":"user","content":"#);
-            out.copy_str(&RawStr::of(content)?);
-            out.raw("}");
-            Some(true)
-        }
-        Some(b'[') => {
-            let start = out.len();
-            out.raw(r#"{"role":"user","content":["#);
-            let mut any = false;
-            let mut had_images = false;
-            for item in raw::array_items(content)? {
-                let block = BlockFields::parse(item)?;
-                had_images |= block.is("image")?;
-                let is_text = block.is("text")?;
-                if !is_text && !supports_images {
-                    continue;
-                }
-                if any {
-                    out.raw(",");
-                }
-                any = true;
-                if is_text {
-                    out.raw(r#"{"type":"text","text":"#);
-                    match text_raw(block.text)? {
-                        Some(text) => out.copy_str(&text),
-                        None => out.raw(r#""""#),
-                    }
-                    out.raw("}");
-                } else {
-                    write_image(out, &block)?;
-                }
-            }
-            if any {
-                out.raw("]}");
-            } else if had_images && !supports_images {
-                out.buf.truncate(start);
-                out.raw(r#"{"role":"user","content":"#);
-                out.str(NO_IMAGES);
-                out.raw("}");
-            } else {
-                return Some(false);
-            }
-            Some(true)
-        }
-        _ => Some(false),
+    if let Some(s) = content.str()? {
+        out.raw(r#"{"role":"user","content":"#);
+        out.copy_str(&s);
+        out.raw("}");
+        return Some(true);
     }
+    if !content.is_array() {
+        return Some(false);
+    }
+    let start = out.len();
+    out.raw(r#"{"role":"user","content":["#);
+    let mut any = false;
+    let mut had_images = false;
+    msg.for_each_block(|block| {
+        had_images |= block.is("image")?;
+        let is_text = block.is("text")?;
+        if !is_text && !supports_images {
+            return Some(());
+        }
+        if any {
+            out.raw(",");
+        }
+        any = true;
+        if is_text {
+            out.raw(r#"{"type":"text","text":"#);
+            write_opt_str(out, block.str(BlockKey::Text)?.as_ref());
+            out.raw("}");
+        } else {
+            write_image(out, block)?;
+        }
+        Some(())
+    })?;
+    if any {
+        out.raw("]}");
+    } else if had_images && !supports_images {
+        out.buf.truncate(start);
+        out.raw(r#"{"role":"user","content":"#);
+        out.str(NO_IMAGES);
+        out.raw("}");
+    } else {
+        return Some(false);
+    }
+    Some(true)
 }
 
-/// An assistant message; `false` when it has nothing to send (nothing written then). Every
+/// An assistant message from its blocks after the replay layer (what each became, the block,
+/// a tool call's new id); `false` when it has nothing to send (nothing written then). Every
 /// block that is neither text nor thinking is sent as a tool call, as upstream.
-fn write_assistant(out: &mut Out, blocks: &[Block<'_>]) -> Option<bool> {
+fn write_assistant<'a, 'i, B: BlockView<'a>>(
+    out: &mut Out,
+    blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)> + Clone,
+) -> Option<bool> {
     let start = out.len();
     out.raw(r#"{"role":"assistant""#);
     let mut parts = 0;
-    for block in blocks {
-        let f = &block.fields;
-        let (text, thinking) = match block.kind {
-            BlockKind::Text | BlockKind::ConvertedText => (f.text, false),
-            BlockKind::Thinking => (f.thinking, true),
+    for (kind, block, _) in blocks.clone() {
+        let (text, thinking) = match kind {
+            BlockKind::Text | BlockKind::ConvertedText => (BlockKey::Text, false),
+            BlockKind::Thinking => (BlockKey::Thinking, true),
             BlockKind::ToolCall | BlockKind::Other => continue,
         };
-        let Some(text) = text_raw(text)?.filter(|t| !t.is_blank()) else {
+        let Some(text) = block.str(text)?.filter(|t| !t.is_blank()) else {
             continue;
         };
         out.raw(if parts == 0 { r#","content":["# } else { "," });
@@ -411,25 +311,25 @@ fn write_assistant(out: &mut Out, blocks: &[Block<'_>]) -> Option<bool> {
         out.raw("]");
     }
     let mut calls = 0;
-    for block in blocks
-        .iter()
-        .filter(|b| matches!(b.kind, BlockKind::ToolCall | BlockKind::Other))
+    for (_, block, new_id) in
+        blocks.filter(|(kind, _, _)| matches!(kind, BlockKind::ToolCall | BlockKind::Other))
     {
-        let f = &block.fields;
         out.raw(if calls == 0 { r#","toolCalls":["# } else { "," });
         calls += 1;
         out.raw("{");
-        if out.id(r#""id":"#, block.new_id.as_deref(), f.id) {
+        let id = block.field(BlockKey::Id);
+        if new_id.is_some() || id.is_some() {
+            write_id(out, r#""id":"#, new_id, id);
             out.raw(",");
         }
         out.raw(r#""type":"function","function":{"name":"#);
-        match f.name {
-            Some(name) => out.copy(name),
+        match block.field(BlockKey::Name) {
+            Some(name) => name.copy(out),
             None => out.raw("null"),
         }
         out.raw(r#","arguments":"#);
-        match f.arguments.filter(|a| raw::raw_truthy(a)) {
-            Some(args) => write_stringified(out, args),
+        match block.field(BlockKey::Arguments).filter(|a| a.truthy()) {
+            Some(args) => args.write_stringified(out),
             None => out.raw(r#""{}""#),
         }
         out.raw("}}");
@@ -486,22 +386,22 @@ fn trim_changes(inner: &str) -> bool {
     }
 }
 
-/// A tool result ([`tool_result_text`] and its images).
-fn write_tool_result(
+/// A tool result (mistral.ts `buildToolResultText` and its images).
+fn write_tool_result<'a>(
     out: &mut Out,
-    fields: &MsgFields<'_>,
+    msg: impl MsgView<'a>,
     new_id: Option<&str>,
     supports_images: bool,
 ) -> Option<()> {
-    let (texts, images) = raw::result_parts(fields, true)?;
+    let (texts, images) = result_parts(msg, true)?;
     out.raw(r#"{"role":"tool""#);
-    out.id_member(r#","toolCallId":"#, new_id, fields.tool_call_id);
-    if let Some(name) = fields.tool_name {
+    write_id(out, r#","toolCallId":"#, new_id, msg.tool_call_id());
+    if let Some(name) = msg.tool_name() {
         out.raw(r#","name":"#);
-        out.copy(name);
+        name.copy(out);
     }
     out.raw(r#","content":[{"type":"text","text":""#);
-    if fields.is_error.is_some_and(raw::raw_truthy) {
+    if msg.is_error().is_some_and(Field::truthy) {
         out.raw("[tool error] ");
     }
     let has_images = !images.is_empty();
@@ -546,7 +446,7 @@ fn write_tool_result(
     }
     out.raw(r#""}"#);
     if supports_images {
-        for image in &images {
+        for image in images {
             out.raw(",");
             write_image(out, image)?;
         }

@@ -4,9 +4,11 @@
 //!
 //! Files: `model` (the model, options and JSON helpers), `transform` (replay layer), then one
 //! file per API family: `anthropic`, `openai_completions`, `openai_responses` (plain, Azure and
-//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`; and `cache_diff`,
-//! where a body stops extending the previous one as a prompt cache sees it, and `request_id`,
-//! a body's text without its random `requestId` (for comparing two builds).
+//! Codex), `google` (Generative AI, Vertex and Cloud Code Assist), `mistral`; `raw` (writing
+//! from the stored bytes) and `view` (the message and block readers both paths share, so an
+//! API's writers serve both); `cache_diff`, where a body stops extending the previous one as a
+//! prompt cache sees it; and `request_id`, a body's text without its random `requestId` (for
+//! comparing two builds).
 
 mod anthropic;
 mod cache_diff;
@@ -21,6 +23,7 @@ mod request_id;
 #[cfg(test)]
 mod test_support;
 mod transform;
+mod view;
 
 use serde_json::{Map, Value};
 
@@ -88,6 +91,8 @@ pub struct Payload {
 struct Spliced {
     path: &'static [&'static str],
     json: Vec<u8>,
+    /// Written from the stored bytes (else by the same writer from value trees).
+    from_bytes: bool,
 }
 
 impl From<Value> for Payload {
@@ -111,16 +116,35 @@ impl Payload {
     ) -> Payload {
         Payload {
             body,
-            spliced: json.map(|json| Spliced { path, json }),
+            spliced: json.map(|json| Spliced {
+                path,
+                json,
+                from_bytes: true,
+            }),
             guard: GuardReport::default(),
             headers: Vec::new(),
         }
     }
 
+    /// [`Payload::spliced`] with the JSON text always given, written from the stored bytes
+    /// (`from_bytes`) or from value trees by the same writer (`payload::view`).
+    pub(crate) fn spliced_from(
+        body: Value,
+        path: &'static [&'static str],
+        json: Vec<u8>,
+        from_bytes: bool,
+    ) -> Payload {
+        let mut payload = Payload::spliced(body, path, Some(json));
+        if let Some(s) = &mut payload.spliced {
+            s.from_bytes = from_bytes;
+        }
+        payload
+    }
+
     /// Whether the messages were written from their stored bytes (the bytes path) rather
     /// than from value trees.
     pub fn written_from_bytes(&self) -> bool {
-        self.spliced.is_some()
+        self.spliced.as_ref().is_some_and(|s| s.from_bytes)
     }
 
     /// The body as `JSON.stringify` writes it.
@@ -347,8 +371,7 @@ fn build_payload_with(
     // Each API: its builder, and how it maps pi-ai's SimpleStreamOptions (`streamSimple*`)
     // onto its own stream options first.
     type SimpleMapper = fn(&Model, &model::Options<'_>) -> serde_json::Map<String, Value>;
-    type Builder =
-        fn(&Model, &model::Context<'_>, &model::Options<'_>, i64) -> Result<Payload, PayloadError>;
+    type Builder = fn(&model::Build<'_>) -> Result<Payload, PayloadError>;
     let (map_simple, build): (SimpleMapper, Builder) = match model.api.as_str() {
         "anthropic-messages" => (anthropic::simple_options, anthropic::build),
         "openai-completions" => (
@@ -372,7 +395,12 @@ fn build_payload_with(
     } else {
         given
     };
-    let mut payload = build(&model, &context, &options, request.now_ms)?;
+    let mut payload = build(&model::Build {
+        model: &model,
+        context: &context,
+        options: &options,
+        now_ms: request.now_ms,
+    })?;
     payload.guard = guard;
     add_context_management(&mut payload, request, &model, &llm)?;
     Ok(payload)
@@ -466,7 +494,7 @@ mod tests {
             (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
             _ => panic!("the second build disagrees with the first"),
         }
-        paths_agree(&request, messages, without_request_id).is_some_and(|p| p.spliced.is_some())
+        paths_agree(&request, messages, without_request_id).is_some_and(|p| p.written_from_bytes())
     }
 
     fn anthropic_model(provider: &str, api: &str, id: &str) -> Value {
@@ -616,7 +644,6 @@ mod tests {
             };
             let payload = build_payload_with(&request, &transcript, raw).unwrap();
             let (json, rest, at) = payload.json_parts();
-            assert_eq!(json.is_empty(), !raw);
             let mut joined = rest[..at].to_vec();
             joined.extend_from_slice(json);
             joined.extend_from_slice(&rest[at..]);
@@ -789,7 +816,8 @@ mod tests {
                 }
                 match (fast, slow) {
                     (Ok(fast), Ok(slow)) => {
-                        *raw_taken.entry(api).or_default() += usize::from(fast.spliced.is_some());
+                        *raw_taken.entry(api).or_default() +=
+                            usize::from(fast.written_from_bytes());
                         assert_eq!(
                             without_request_id(&fast.to_json()),
                             without_request_id(&slow.to_json()),

@@ -107,6 +107,24 @@ impl<'a> Options<'a> {
     }
 }
 
+/// What a builder (`<api>::build`) writes a body from: the model, the context, its stream
+/// options (pi-ai's `SimpleStreamOptions` already mapped onto them) and the clock of synthetic
+/// tool results (`Date.now()` upstream).
+#[derive(Clone, Copy)]
+pub struct Build<'a> {
+    pub model: &'a Model,
+    pub context: &'a Context<'a>,
+    pub options: &'a Options<'a>,
+    pub now_ms: i64,
+}
+
+impl<'a> Build<'a> {
+    #[allow(clippy::type_complexity)]
+    pub fn parts(&self) -> (&'a Model, &'a Context<'a>, &'a Options<'a>, i64) {
+        (self.model, self.context, self.options, self.now_ms)
+    }
+}
+
 /// A pi-ai `Context`.
 pub struct Context<'a> {
     pub system_prompt: Option<&'a str>,

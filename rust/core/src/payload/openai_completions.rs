@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use std::borrow::Cow;
 
 use super::model::{
-    blocks_of, effort_options, js_stringify, str_of, user_parts, Context, Model, Options,
+    blocks_of, effort_options, js_stringify, str_of, user_parts, Build, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -97,12 +97,8 @@ fn has_tool_history(messages: &[Value]) -> bool {
         })
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     let compat = compat_of(model);
     // The messages straight from the stored bytes when every message has a shape that path
     // reads, else through value trees.
@@ -1095,7 +1091,7 @@ mod tests {
             false,
         );
         let fast = build_payload_with(&request, &transcript, true).unwrap();
-        assert!(fast.spliced.is_some());
+        assert!(fast.written_from_bytes());
         let len = measured_body(&request, &transcript, raw);
         assert_eq!(len, fast.to_json().len());
     }

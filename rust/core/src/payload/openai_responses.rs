@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 
 use super::model::{
     blocks_of, effort_options, js_stringify, result_texts, sanitize_id_chars, short_hash, str_of,
-    strip_lone_surrogate_escapes, user_parts, Context, Model, Options,
+    strip_lone_surrogate_escapes, user_parts, Build, Context, Model, Options,
 };
 use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
@@ -29,12 +29,8 @@ pub(super) fn simple_options(model: &Model, simple: &Options<'_>) -> Map<String,
     effort_options(model, simple)
 }
 
-pub(super) fn build(
-    model: &Model,
-    context: &Context<'_>,
-    options: &Options<'_>,
-    now_ms: i64,
-) -> Result<Payload, PayloadError> {
+pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
+    let (model, context, options, now_ms) = input.parts();
     let flavor = match model.api.as_str() {
         "azure-openai-responses" => Flavor::Azure,
         "openai-codex-responses" => Flavor::Codex,
@@ -919,7 +915,7 @@ mod tests {
         system: Option<&str>,
     ) -> bool {
         let request = request(model, system, Map::new(), false);
-        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.spliced.is_some())
+        paths_agree(&request, messages, lossy).is_some_and(|fast| fast.written_from_bytes())
     }
 
     /// Responses shapes in stored forms `JSON.stringify` would not write: reasoning items
@@ -1070,7 +1066,7 @@ mod tests {
         t: &crate::transcript::Transcript,
     ) -> Vec<u8> {
         let payload = super::super::build_payload_with(request, t, true).unwrap();
-        assert!(payload.spliced.is_some());
+        assert!(payload.written_from_bytes());
         payload.to_json()
     }
 

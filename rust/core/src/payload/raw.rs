@@ -94,6 +94,7 @@ impl Out {
                 self.buf.push(b'"');
             }
             RawStr::Parsed(owned) => self.str(owned),
+            RawStr::Plain(s) => self.str(s),
         }
     }
 
@@ -182,6 +183,8 @@ pub fn result_parts<'a>(
 pub enum RawStr<'a> {
     Canonical(&'a str),
     Parsed(String),
+    /// A string of a value tree (the value path, `payload::view`).
+    Plain(&'a str),
 }
 
 impl<'a> RawStr<'a> {
@@ -203,7 +206,7 @@ impl<'a> RawStr<'a> {
     /// Whether the string it holds is empty.
     pub fn is_empty(&self) -> bool {
         match self {
-            RawStr::Canonical(inner) => inner.is_empty(),
+            RawStr::Canonical(inner) | RawStr::Plain(inner) => inner.is_empty(),
             RawStr::Parsed(s) => s.is_empty(),
         }
     }
@@ -212,6 +215,7 @@ impl<'a> RawStr<'a> {
     pub fn is_blank(&self) -> bool {
         match self {
             RawStr::Parsed(s) => s.chars().all(is_js_whitespace),
+            RawStr::Plain(s) => s.chars().all(is_js_whitespace),
             RawStr::Canonical(inner) => canonical_is_blank(inner),
         }
     }
@@ -220,6 +224,7 @@ impl<'a> RawStr<'a> {
     pub fn text(&self) -> Cow<'_, str> {
         match self {
             RawStr::Parsed(s) => Cow::Borrowed(s),
+            RawStr::Plain(s) => Cow::Borrowed(s),
             RawStr::Canonical(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
             RawStr::Canonical(inner) => match parse_value(&format!("\"{inner}\"")) {
                 Ok(Value::String(s)) => Cow::Owned(s),
@@ -232,9 +237,10 @@ impl<'a> RawStr<'a> {
     pub fn write_inner(&self, out: &mut Out) {
         match self {
             RawStr::Canonical(inner) => out.raw(inner),
-            RawStr::Parsed(s) => {
+            RawStr::Parsed(_) | RawStr::Plain(_) => {
+                let s = self.text();
                 let start = out.buf.len();
-                out.str(s);
+                out.str(&s);
                 // Drop the quotes the literal writer added.
                 out.buf.remove(start);
                 out.buf.pop();

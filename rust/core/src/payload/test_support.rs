@@ -38,8 +38,8 @@ pub(super) fn request(
 }
 
 /// Builds `request` over `messages` on both paths and checks that they agree: the same body
-/// (compared as `text` shows it) or the same error. The bytes path's payload (its `spliced`
-/// says whether that path was taken); `None` when both failed.
+/// (compared as `text` shows it) or the same error. The bytes path's payload (its
+/// `written_from_bytes` says whether that path was taken); `None` when both failed.
 pub(super) fn paths_agree(
     request: &PayloadRequest,
     messages: &Transcript,
@@ -49,7 +49,7 @@ pub(super) fn paths_agree(
     let slow = build_payload_with(request, messages, false);
     match (fast, slow) {
         (Ok(fast), Ok(slow)) => {
-            assert!(slow.spliced.is_none());
+            assert!(!slow.written_from_bytes());
             assert_eq!(
                 text(&fast.to_json()),
                 text(&slow.to_json()),
@@ -77,7 +77,7 @@ pub(super) fn prefixes_agree(
     let request = request(model, system, Map::new(), false);
     (0..=lines.len())
         .map(|n| {
-            paths_agree(&request, &transcript(&lines[..n]), lossy).map(|p| p.spliced.is_some())
+            paths_agree(&request, &transcript(&lines[..n]), lossy).map(|p| p.written_from_bytes())
         })
         .collect()
 }
