@@ -197,6 +197,9 @@ def test_the_two_commands_and_ci_agree() -> None:
     section = README.read_text(encoding="utf-8").split("## Two commands", 1)[1].split("\n## ", 1)[0]
     install, test = re.findall(r"^```sh\n(.*?)\n```$", section, re.S | re.M)
     assert install.startswith("python -m pip install . && clawctx assemble ")
-    assert test == 'python -m pip install ".[test]" && python -m pytest && cargo test --workspace --exclude clawctx-python'
+    assert (
+        test
+        == 'python -m pip install ".[test]" && python -m pytest && cargo test --workspace --exclude clawctx-python'
+    )
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert any(line == test or line.startswith(f"{test} || exit 1") for line in ci)
