@@ -101,23 +101,6 @@ impl Out {
     pub fn len(&self) -> usize {
         self.buf.len()
     }
-
-    /// `key` and an id: the one the replay layer gave (written fresh) when there is one, else
-    /// the stored text copied; nothing when there is neither. Says whether it wrote.
-    pub fn id(&mut self, key: &str, new_id: Option<&str>, stored: Option<&str>) -> bool {
-        match (new_id, stored) {
-            (Some(id), _) => {
-                self.raw(key);
-                self.str(id);
-            }
-            (None, Some(id)) => {
-                self.raw(key);
-                self.copy(id);
-            }
-            (None, None) => return false,
-        }
-        true
-    }
 }
 
 /// A field read as pi-ai reads a string it expects (`str_of`, `text_of`): `Some(None)` when it
