@@ -594,12 +594,14 @@ fn str_field(field: Option<Field<'_>>) -> Option<Option<RawStr<'_>>> {
 }
 
 /// The string a field holds, `""` when it is not one (`str_of`).
+#[inline]
 fn text_of<'s>(s: &'s Option<RawStr<'_>>) -> Cow<'s, str> {
     s.as_ref().map(decoded).unwrap_or_default()
 }
 
 /// A tool call's id, or the `toolCallId` of its result: the one the replay layer gave, else
 /// the stored one (`""` when it is not a string).
+#[inline]
 fn call_id<'s>(new_id: Option<&'s str>, stored: &'s Option<RawStr<'_>>) -> Cow<'s, str> {
     match new_id {
         Some(id) => Cow::Borrowed(id),
@@ -665,6 +667,7 @@ fn write_user<'a>(w: &mut Items, msg: impl MsgView<'a>, model: &Model) -> Option
 }
 
 /// Whether a field holds the string `want` (`str_of(msg, key) === want`).
+#[inline]
 fn holds<'a>(msg: &impl ExtraView<'a>, key: Extra, want: &str) -> Option<bool> {
     Some(text_of(&str_field(msg.extra(key))?) == want)
 }
