@@ -126,20 +126,6 @@ pub fn write_lines(out: &mut Out, texts: &[Option<RawStr<'_>>]) {
     }
 }
 
-/// `data:{mimeType};base64,{data}` of an image block, JSON-escaped without quotes (a field
-/// that is not a string is empty, as `str_of` reads it).
-pub fn write_data_url(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
-    out.raw("data:");
-    if let Some(mime) = text_raw(block.mime_type)? {
-        mime.write_inner(out);
-    }
-    out.raw(";base64,");
-    if let Some(data) = text_raw(block.data)? {
-        data.write_inner(out);
-    }
-    Some(())
-}
-
 /// The parts of a tool result the builders send: its text blocks (as [`text_raw`] reads
 /// them) and, when `images`, its image blocks, each in order; `None` when a block cannot be
 /// read.
