@@ -458,9 +458,10 @@ fn write_contents_raw(messages: &Transcript, model: &Model) -> Option<Vec<u8>> {
                 last_calls = &replay.blocks[range.clone()];
                 let same = raw::plain(fields.provider)? == Some(model.provider.as_str())
                     && raw::plain(fields.model)? == Some(model.id.as_str());
-                // transformMessages' own test (provider, api and model): only then does a
-                // call keep its `thoughtSignature`, which the replay layer leaves stored.
-                let calls_signed = raw::is_same_model(fields, model)?;
+                // transformMessages' own test (`raw::is_same_model`: provider, api and
+                // model): only then does a call keep its `thoughtSignature`, which the replay
+                // layer leaves stored.
+                let calls_signed = same && raw::plain(fields.api)? == Some(model.api.as_str());
                 let blocks = last_calls
                     .iter()
                     .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
@@ -604,6 +605,7 @@ impl Rules {
     }
 
     /// The tool-call id normalizer google.ts passes to `transformMessages`.
+    #[inline]
     fn normalize(&self, id: &str) -> String {
         if self.needs_id {
             ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
