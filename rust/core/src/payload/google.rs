@@ -2,7 +2,9 @@
 //! `google-vertex.ts` (`buildParams`: the `@google/genai` `GenerateContentParameters`, before
 //! the SDK turns it into REST) and `google-gemini-cli.ts` (`buildRequest`: the Cloud Code
 //! Assist body, Antigravity included), over `google-shared.ts` (`convertMessages`,
-//! `convertTools`).
+//! `convertTools`). `convertMessages` is written once, by the writers below (`write_user`,
+//! `write_model_turn`, `write_function_response` and the turn merging of `Contents`), for both
+//! the bytes path and the value path (`payload::view`).
 
 use serde_json::{json, Map, Value};
 
