@@ -57,34 +57,6 @@ impl Out {
         }
     }
 
-    /// A JSON array of `items`, each written by `write`.
-    pub fn array<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Out, &T)) {
-        self.raw("[");
-        for (n, item) in items.iter().enumerate() {
-            if n > 0 {
-                self.raw(",");
-            }
-            write(self, item);
-        }
-        self.raw("]");
-    }
-
-    /// An id member (`member` is its `,"key":`): the normalised id when the replay layer gave
-    /// one, else the stored value copied; nothing when there is neither.
-    pub fn id_member(&mut self, member: &str, new_id: Option<&str>, stored: Option<&str>) {
-        match (new_id, stored) {
-            (Some(id), _) => {
-                self.raw(member);
-                self.str(id);
-            }
-            (None, Some(id)) => {
-                self.raw(member);
-                self.copy(id);
-            }
-            (None, None) => {}
-        }
-    }
-
     /// A stored JSON string value as a string literal: [`RawStr`].
     pub fn copy_str(&mut self, s: &RawStr<'_>) {
         match s {
@@ -124,27 +96,6 @@ pub fn write_lines(out: &mut Out, texts: &[Option<RawStr<'_>>]) {
             text.write_inner(out);
         }
     }
-}
-
-/// The parts of a tool result the builders send: its text blocks (as [`text_raw`] reads
-/// them) and, when `images`, its image blocks, each in order; `None` when a block cannot be
-/// read.
-#[allow(clippy::type_complexity)]
-pub fn result_parts<'a>(
-    fields: &MsgFields<'a>,
-    images: bool,
-) -> Option<(Vec<Option<RawStr<'a>>>, Vec<BlockFields<'a>>)> {
-    let mut texts = Vec::new();
-    let mut found = Vec::new();
-    fields.for_each_block(|block| {
-        if block.is("text")? {
-            texts.push(text_raw(block.text)?);
-        } else if images && block.is("image")? {
-            found.push(block);
-        }
-        Some(())
-    })?;
-    Some((texts, found))
 }
 
 /// A stored string: its inner text when that is already escaped as `JSON.stringify` escapes
@@ -643,11 +594,6 @@ impl<'a> BlockFields<'a> {
             *slot = Some(value);
         })?;
         Some(f)
-    }
-
-    /// `block.type === t` (`None` when the type is neither a plain string nor absent).
-    pub fn is(&self, t: &str) -> Option<bool> {
-        Some(plain(self.kind)? == Some(t))
     }
 }
 
