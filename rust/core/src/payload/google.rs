@@ -2,18 +2,21 @@
 //! `google-vertex.ts` (`buildParams`: the `@google/genai` `GenerateContentParameters`, before
 //! the SDK turns it into REST) and `google-gemini-cli.ts` (`buildRequest`: the Cloud Code
 //! Assist body, Antigravity included), over `google-shared.ts` (`convertMessages`,
-//! `convertTools`).
+//! `convertTools`). `convertMessages` is written once, by the writers below (`write_user`,
+//! `write_model_turn`, `write_function_response` and the turn merging of `Contents`), for both
+//! the bytes path and the value path (`payload::view`).
 
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, result_texts,
-    sanitize_id_chars, str_of, user_parts, Build, Context, Model, Options,
+    ascii_prefix, base_options, blocks_of, clamp_reasoning, number, sanitize_id_chars, Build,
+    Context, Model, Options,
 };
-use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::raw::{self, Block, BlockFields, BlockKind, Out, RawStr, Replayed};
 use super::transform::transform;
+use super::view::{kind_of, result_parts, write_id, BlockKey, BlockView, Field, MsgView};
 use super::{Payload, PayloadError};
-use crate::base::js_trim;
+use crate::base::parse_value;
 use crate::transcript::Transcript;
 
 /// google-shared.ts `SKIP_THOUGHT_SIGNATURE`: sent for unsigned calls to gemini-3.
@@ -198,7 +201,7 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
     if model.api == "google-gemini-cli" {
         return build_cli(model, context, options, now_ms);
     }
-    let (contents, contents_json) = contents(model, context, now_ms)?;
+    let (contents_json, from_bytes) = contents(model, context, now_ms)?;
     let mut config = Map::new();
     if let Some(t) = options.get("temperature") {
         config.insert("temperature".to_owned(), t.clone());
@@ -223,30 +226,30 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
     if thinking.enabled && model.reasoning {
         config.insert("thinkingConfig".to_owned(), thinking_config(&thinking));
     }
-    Ok(Payload::spliced(
-        json!({"model": model.id, "contents": contents, "config": config}),
+    // `contents` is written in place of its placeholder by `Payload`.
+    Ok(Payload::spliced_from(
+        json!({"model": model.id, "contents": null, "config": config}),
         &["contents"],
         contents_json,
+        from_bytes,
     ))
 }
 
-/// The `contents` array: written straight from the stored messages when every message has a
-/// shape that path reads (then `Value::Null`, the placeholder the JSON text replaces), else
-/// converted through value trees.
+/// The `contents` array's JSON text, and whether it was written straight from the stored
+/// messages (when every message has a shape that path reads) rather than from value trees.
 fn contents(
     model: &Model,
     context: &Context<'_>,
     now_ms: i64,
-) -> Result<(Value, Option<Vec<u8>>), PayloadError> {
+) -> Result<(Vec<u8>, bool), PayloadError> {
     let json = context
         .raw
         .then(|| write_contents_raw(context.llm, model))
         .flatten();
-    let value = match json {
-        Some(_) => Value::Null,
-        None => Value::Array(convert_messages(model, context, now_ms)?),
-    };
-    Ok((value, json))
+    Ok(match json {
+        Some(json) => (json, true),
+        None => (convert_messages(model, context, now_ms)?, false),
+    })
 }
 
 fn thinking_config(thinking: &Thinking) -> Value {
@@ -302,7 +305,7 @@ fn build_cli(
         ));
     };
     let antigravity = model.provider == "google-antigravity";
-    let (contents, contents_json) = contents(model, context, now_ms)?;
+    let (contents_json, from_bytes) = contents(model, context, now_ms)?;
     let mut generation = Map::new();
     if let Some(t) = options.get("temperature") {
         generation.insert("temperature".to_owned(), t.clone());
@@ -315,7 +318,8 @@ fn build_cli(
         generation.insert("thinkingConfig".to_owned(), thinking_config(&thinking));
     }
     let mut request = Map::new();
-    request.insert("contents".to_owned(), contents);
+    // Written in place of this placeholder by `Payload`.
+    request.insert("contents".to_owned(), Value::Null);
     if let Some(session) = options.get("sessionId") {
         request.insert("sessionId".to_owned(), session.clone());
     }
@@ -371,10 +375,11 @@ fn build_cli(
         "requestId".to_owned(),
         json!(format!("{prefix}-{now_ms}-{}", random_suffix())),
     );
-    Ok(Payload::spliced(
+    Ok(Payload::spliced_from(
         Value::Object(body),
         &["request", "contents"],
         contents_json,
+        from_bytes,
     ))
 }
 
@@ -402,481 +407,241 @@ fn convert_tools(tools: &[Value], use_parameters: bool) -> Value {
     json!([{"functionDeclarations": declarations}])
 }
 
-fn inline_data(block: &Value) -> Value {
-    let mut d = Map::new();
-    for key in ["mimeType", "data"] {
-        if let Some(v) = block.get(key) {
-            d.insert(key.to_owned(), v.clone());
-        }
-    }
-    json!({"inlineData": d})
-}
-
+/// google-shared.ts `convertMessages` over value trees: the replay layer of `transform.rs`,
+/// then the same writers as the bytes path ([`write_contents_raw`]).
 fn convert_messages(
     model: &Model,
     context: &Context<'_>,
     now_ms: i64,
-) -> Result<Vec<Value>, PayloadError> {
-    let needs_id = requires_tool_call_id(&model.id);
-    let normalize = |id: &str, _: &Value| -> String {
-        if needs_id {
-            ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
-        } else {
-            id.to_owned()
-        }
-    };
+) -> Result<Vec<u8>, PayloadError> {
+    let rules = Rules::of(model);
+    let normalize = |id: &str, _: &Value| rules.normalize(id);
     let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
-    let gemini3 = model.id.to_lowercase().contains("gemini-3");
-    let multimodal_response = model.id.contains("gemini-3");
-    let mut contents: Vec<Value> = Vec::with_capacity(messages.len());
+    let mut contents = Contents::new(4096);
     for msg in &messages {
-        match msg.get("role").and_then(Value::as_str) {
-            Some("user") => match msg.get("content") {
-                Some(Value::String(s)) => {
-                    contents.push(json!({"role": "user", "parts": [{"text": s}]}));
-                }
-                Some(Value::Array(items)) => {
-                    let parts = user_parts(
-                        items,
-                        model.accepts_images,
-                        // `{text: item.text}`: an absent text is dropped by the filter.
-                        |item| item.get("text").map(|t| json!({"text": t})),
-                        inline_data,
-                    );
-                    if !parts.is_empty() {
-                        contents.push(json!({"role": "user", "parts": parts}));
-                    }
-                }
-                _ => {}
-            },
+        // The value path's readers never answer `None`.
+        let _ = match msg.get("role").and_then(Value::as_str) {
+            Some("user") => contents.turn(|out| write_user(out, msg, rules.accepts_images)),
             Some("assistant") => {
-                let same =
-                    str_of(msg, "provider") == model.provider && str_of(msg, "model") == model.id;
-                let signature = |key: &str, block: &Value| -> Option<String> {
-                    if !same {
-                        return None;
-                    }
-                    valid_signature(block.get(key).and_then(Value::as_str)).map(str::to_owned)
-                };
-                let mut parts = Vec::new();
-                for block in blocks_of(msg) {
-                    match block.get("type").and_then(Value::as_str) {
-                        Some("text") => {
-                            let text = str_of(block, "text");
-                            if js_trim(text).is_empty() {
-                                continue;
-                            }
-                            let mut p = Map::new();
-                            p.insert("text".to_owned(), json!(text));
-                            if let Some(sig) = signature("textSignature", block) {
-                                p.insert("thoughtSignature".to_owned(), json!(sig));
-                            }
-                            parts.push(Value::Object(p));
-                        }
-                        Some("thinking") => {
-                            let text = str_of(block, "thinking");
-                            if js_trim(text).is_empty() {
-                                continue;
-                            }
-                            let mut p = Map::new();
-                            if same {
-                                p.insert("thought".to_owned(), Value::Bool(true));
-                            }
-                            p.insert("text".to_owned(), json!(text));
-                            if let Some(sig) = signature("thinkingSignature", block) {
-                                p.insert("thoughtSignature".to_owned(), json!(sig));
-                            }
-                            parts.push(Value::Object(p));
-                        }
-                        Some("toolCall") => {
-                            let mut call = Map::new();
-                            call.insert(
-                                "name".to_owned(),
-                                block.get("name").cloned().unwrap_or(Value::Null),
-                            );
-                            let args = match block.get("arguments") {
-                                Some(v) if !v.is_null() => v.clone(),
-                                _ => json!({}),
-                            };
-                            call.insert("args".to_owned(), args);
-                            if needs_id {
-                                if let Some(id) = block.get("id") {
-                                    call.insert("id".to_owned(), id.clone());
-                                }
-                            }
-                            let mut p = Map::new();
-                            p.insert("functionCall".to_owned(), Value::Object(call));
-                            let sig = signature("thoughtSignature", block)
-                                .or_else(|| gemini3.then(|| SKIP_THOUGHT_SIGNATURE.to_owned()));
-                            if let Some(sig) = sig {
-                                p.insert("thoughtSignature".to_owned(), json!(sig));
-                            }
-                            parts.push(Value::Object(p));
-                        }
-                        _ => {}
-                    }
-                }
-                if !parts.is_empty() {
-                    contents.push(json!({"role": "model", "parts": parts}));
-                }
+                let field = |key: &str| msg.get(key).and_then(Value::as_str);
+                let same = field("provider") == Some(model.provider.as_str())
+                    && field("model") == Some(model.id.as_str());
+                let blocks = blocks_of(msg).iter().map(|b| (kind_of(b), b, None));
+                // transform.rs already took another model's call signatures away.
+                contents.turn(|out| write_model_turn(out, &rules, same, true, blocks))
             }
-            Some("toolResult") => {
-                let content = blocks_of(msg);
-                let texts = result_texts(content);
-                let text = texts.join("\n");
-                let images: Vec<Value> = if model.accepts_images {
-                    content
-                        .iter()
-                        .filter(|c| c["type"] == "image")
-                        .map(inline_data)
-                        .collect()
-                } else {
-                    Vec::new()
-                };
-                let value = if !text.is_empty() {
-                    text
-                } else if !images.is_empty() {
-                    "(see attached image)".to_owned()
-                } else {
-                    String::new()
-                };
-                let is_error = msg.get("isError").is_some_and(crate::base::is_truthy);
-                let mut response = Map::new();
-                if let Some(name) = msg.get("toolName") {
-                    response.insert("name".to_owned(), name.clone());
-                }
-                response.insert(
-                    "response".to_owned(),
-                    if is_error {
-                        json!({"error": value})
-                    } else {
-                        json!({"output": value})
-                    },
-                );
-                if !images.is_empty() && multimodal_response {
-                    response.insert("parts".to_owned(), Value::Array(images.clone()));
-                }
-                if needs_id {
-                    if let Some(id) = msg.get("toolCallId") {
-                        response.insert("id".to_owned(), id.clone());
-                    }
-                }
-                let part = json!({"functionResponse": response});
-                let merge = contents.last().is_some_and(|last| {
-                    last["role"] == "user"
-                        && last["parts"].as_array().is_some_and(|ps| {
-                            ps.iter().any(|p| {
-                                p.get("functionResponse")
-                                    .is_some_and(crate::base::is_truthy)
-                            })
-                        })
-                });
-                if merge {
-                    if let Some(Value::Array(ps)) =
-                        contents.last_mut().and_then(|l| l.get_mut("parts"))
-                    {
-                        ps.push(part);
-                    }
-                } else {
-                    contents.push(json!({"role": "user", "parts": [part]}));
-                }
-                if !images.is_empty() && !multimodal_response {
-                    let mut parts = vec![json!({"text": "Tool result image:"})];
-                    parts.extend(images);
-                    contents.push(json!({"role": "user", "parts": parts}));
-                }
-            }
-            _ => {}
-        }
+            Some("toolResult") => contents
+                .response(|out| write_function_response(out, msg, None, &rules))
+                .map(|images| contents.images(&images)),
+            _ => Some(()),
+        };
     }
-    Ok(contents)
+    Ok(contents.finish())
 }
 
-/// [`convert_messages`] (google-shared.ts `convertMessages`) written straight from the stored
-/// messages: unmodified text, thought signatures, call arguments, results and image data are
-/// copied from the stored bytes; ids pi-ai rewrites are written fresh. `None` when a message
-/// has a shape only the value-tree path handles (the caller then runs that).
+/// [`convert_messages`] written straight from the stored messages: unmodified text, thought
+/// signatures, call arguments, results and image data are copied from the stored bytes; ids
+/// pi-ai rewrites are written fresh. `None` when a message has a shape only the value-tree
+/// path handles (the caller then runs that).
 fn write_contents_raw(messages: &Transcript, model: &Model) -> Option<Vec<u8>> {
-    let needs_id = requires_tool_call_id(&model.id);
-    let normalize = |id: &str| -> String {
-        if needs_id {
-            ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
-        } else {
-            id.to_owned()
-        }
-    };
+    let rules = Rules::of(model);
+    let normalize = |id: &str| rules.normalize(id);
     let replay = raw::replay(messages, model, &normalize)?;
-    let turn = Turn {
-        model,
-        needs_id,
-        gemini3: model.id.to_lowercase().contains("gemini-3"),
-        // google-shared.ts `supportsMultimodalFunctionResponse` (case-sensitive there).
-        multimodal_response: model.id.contains("gemini-3"),
-    };
     let total: usize = messages.messages().iter().map(|m| m.len()).sum();
-    let mut out = Out::with_capacity(total + 64);
-    out.raw("[");
-    // Whether a turn has been written, and whether the last one is a user turn of function
-    // responses still open (`...,"parts":[...` without its `]}`): the next tool result joins
-    // it, as upstream pushes onto the previous turn's parts.
-    let mut any = false;
-    let mut open = false;
+    let mut contents = Contents::new(total + 64);
     // The blocks of the last assistant turn replayed: the calls a synthetic result answers.
     let mut last_calls: &[Block<'_>] = &[];
     for msg in &replay.messages {
         match msg {
-            Replayed::User(_) | Replayed::Assistant(..) => {
-                let start = out.len();
-                if open {
-                    out.raw("]}");
-                }
-                if any {
-                    out.raw(",");
-                }
-                let wrote = match msg {
-                    Replayed::User(fields) => turn.user(&mut out, fields)?,
-                    Replayed::Assistant(fields, range) => {
-                        last_calls = &replay.blocks[range.clone()];
-                        turn.model_turn(&mut out, fields, last_calls)?
-                    }
-                    _ => false,
-                };
-                if wrote {
-                    any = true;
-                    open = false;
-                } else {
-                    // Nothing to send: the turn is skipped (an open one stays open).
-                    out.buf.truncate(start);
-                }
+            Replayed::User(fields) => {
+                contents.turn(|out| write_user(out, fields, rules.accepts_images))?;
             }
-            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
-                if open {
-                    out.raw(",");
-                } else {
-                    if any {
-                        out.raw(",");
-                    }
-                    out.raw(r#"{"role":"user","parts":["#);
-                }
-                let images = turn.function_response(&mut out, msg, last_calls)?;
-                any = true;
-                open = true;
-                // Models without multimodal function responses get the images in a user turn
-                // of their own, right after.
-                if !images.is_empty() {
-                    out.raw(r#"]},{"role":"user","parts":[{"text":"Tool result image:"}"#);
-                    for image in &images {
-                        out.raw(",");
-                        write_inline_data(&mut out, image);
-                    }
-                    out.raw("]}");
-                    open = false;
-                }
+            Replayed::Assistant(fields, range) => {
+                last_calls = &replay.blocks[range.clone()];
+                let same = raw::plain(fields.provider)? == Some(model.provider.as_str())
+                    && raw::plain(fields.model)? == Some(model.id.as_str());
+                // transformMessages' own test (`raw::is_same_model`: provider, api and
+                // model): only then does a call keep its `thoughtSignature`, which the replay
+                // layer leaves stored.
+                let calls_signed = same && raw::plain(fields.api)? == Some(model.api.as_str());
+                let blocks = last_calls
+                    .iter()
+                    .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
+                contents.turn(|out| write_model_turn(out, &rules, same, calls_signed, blocks))?;
+            }
+            Replayed::ToolResult { fields, new_id } => {
+                let images = contents.response(|out| {
+                    write_function_response(out, fields, new_id.as_deref(), &rules)
+                })?;
+                contents.images(&images);
+            }
+            Replayed::Synthetic { id } => {
+                // The result transform-messages.ts adds, read by the same writer.
+                let result = synthetic_result(id, synthetic_name(last_calls, id)?)?;
+                contents.response(|out| write_function_response(out, &result, None, &rules))?;
             }
         }
     }
-    if open {
-        out.raw("]}");
-    }
-    out.raw("]");
-    Some(out.buf)
+    Some(contents.finish())
 }
 
-/// What the turns of one request depend on.
-struct Turn<'m> {
-    model: &'m Model,
+/// transform-messages.ts's synthetic error result for the unanswered call `id` whose stored
+/// `name` is given (`None` when it has none); `None` when that name cannot be read.
+fn synthetic_result(id: &str, name: Option<&str>) -> Option<Value> {
+    let mut result = Map::new();
+    result.insert("role".to_owned(), json!("toolResult"));
+    result.insert("toolCallId".to_owned(), json!(id));
+    if let Some(name) = name {
+        result.insert("toolName".to_owned(), parse_value(name).ok()?);
+    }
+    result.insert(
+        "content".to_owned(),
+        json!([{"type": "text", "text": "No result provided"}]),
+    );
+    result.insert("isError".to_owned(), Value::Bool(true));
+    Some(Value::Object(result))
+}
+
+/// The `contents` array as both paths write it. Consecutive tool results share one user turn
+/// of `functionResponse` parts (upstream pushes onto the previous turn's parts while that is
+/// a user turn holding one), also across a user or model turn that has nothing to send.
+struct Contents {
+    out: Out,
+    /// Whether a turn has been written.
+    any: bool,
+    /// Whether the last turn is a user turn of function responses still open
+    /// (`...,"parts":[...` without its `]}`): the next tool result joins it.
+    open: bool,
+}
+
+impl Contents {
+    fn new(capacity: usize) -> Contents {
+        let mut out = Out::with_capacity(capacity);
+        out.raw("[");
+        Contents {
+            out,
+            any: false,
+            open: false,
+        }
+    }
+
+    /// A user or model turn, written by `write` (`false`: nothing to send, nothing kept, and
+    /// an open turn of function responses stays open).
+    fn turn(&mut self, write: impl FnOnce(&mut Out) -> Option<bool>) -> Option<()> {
+        let start = self.out.len();
+        if self.open {
+            self.out.raw("]}");
+        }
+        if self.any {
+            self.out.raw(",");
+        }
+        if write(&mut self.out)? {
+            self.any = true;
+            self.open = false;
+        } else {
+            self.out.buf.truncate(start);
+        }
+        Some(())
+    }
+
+    /// A `functionResponse` part written by `write`, in the open user turn or a new one.
+    fn response<T>(&mut self, write: impl FnOnce(&mut Out) -> Option<T>) -> Option<T> {
+        if self.open {
+            self.out.raw(",");
+        } else {
+            if self.any {
+                self.out.raw(",");
+            }
+            self.out.raw(r#"{"role":"user","parts":["#);
+        }
+        let written = write(&mut self.out)?;
+        self.any = true;
+        self.open = true;
+        Some(written)
+    }
+
+    /// The images of a tool result a model without multimodal function responses gets, in a
+    /// user turn of their own right after it.
+    fn images<'a, B: BlockView<'a>>(&mut self, images: &[B]) {
+        if images.is_empty() {
+            return;
+        }
+        let out = &mut self.out;
+        out.raw(r#"]},{"role":"user","parts":[{"text":"Tool result image:"}"#);
+        for image in images {
+            out.raw(",");
+            write_inline_data(out, *image);
+        }
+        out.raw("]}");
+        self.open = false;
+    }
+
+    fn finish(mut self) -> Vec<u8> {
+        if self.open {
+            self.out.raw("]}");
+        }
+        self.out.raw("]");
+        self.out.buf
+    }
+}
+
+/// What the rules depend on in the model of a request.
+struct Rules {
+    accepts_images: bool,
     /// `requiresToolCallId`: calls and responses carry their `id`.
     needs_id: bool,
     /// Unsigned calls are sent with [`SKIP_THOUGHT_SIGNATURE`].
     gemini3: bool,
+    /// google-shared.ts `supportsMultimodalFunctionResponse` (case-sensitive there).
     multimodal_response: bool,
 }
 
-impl Turn<'_> {
-    /// A user message; `false` when it has no part to send (the caller drops what was
-    /// written).
-    fn user(&self, out: &mut Out, fields: &MsgFields<'_>) -> Option<bool> {
-        let Some(content) = fields.content else {
-            return Some(false);
-        };
-        match content.as_bytes().first() {
-            // A string is sent even when blank.
-            Some(b'"') => {
-                let text = RawStr::of(content)?;
-                out.raw(r#"{"role":"user","parts":[{"text":"#);
-                out.copy_str(&text);
-                out.raw("}]}");
-                Some(true)
-            }
-            Some(b'[') => {
-                out.raw(r#"{"role":"user","parts":["#);
-                let mut any = false;
-                for item in raw::array_items(content)? {
-                    let block = BlockFields::parse(item)?;
-                    if block.is("text")? {
-                        // `{text: item.text}`: an absent text is dropped, any other value kept.
-                        let Some(text) = block.text else {
-                            continue;
-                        };
-                        sep(out, &mut any);
-                        out.raw(r#"{"text":"#);
-                        out.copy(text);
-                        out.raw("}");
-                    } else if self.model.accepts_images {
-                        sep(out, &mut any);
-                        write_inline_data(out, &block);
-                    }
-                }
-                out.raw("]}");
-                Some(any)
-            }
-            _ => Some(false),
+impl Rules {
+    fn of(model: &Model) -> Rules {
+        Rules {
+            accepts_images: model.accepts_images,
+            needs_id: requires_tool_call_id(&model.id),
+            gemini3: model.id.to_lowercase().contains("gemini-3"),
+            multimodal_response: model.id.contains("gemini-3"),
         }
     }
 
-    /// An assistant message as a `model` turn; `false` when it has no part to send.
-    fn model_turn(
-        &self,
-        out: &mut Out,
-        fields: &MsgFields<'_>,
-        blocks: &[Block<'_>],
-    ) -> Option<bool> {
-        // transformMessages' own test (provider, api and model): only then do the kept blocks
-        // still hold their signatures (it strips a call's `thoughtSignature` otherwise).
-        let same_model = raw::plain(fields.provider)? == Some(self.model.provider.as_str())
-            && raw::plain(fields.api)? == Some(self.model.api.as_str())
-            && raw::plain(fields.model)? == Some(self.model.id.as_str());
-        out.raw(r#"{"role":"model","parts":["#);
-        let mut any = false;
-        for block in blocks {
-            let f = &block.fields;
-            match block.kind {
-                BlockKind::Text | BlockKind::ConvertedText => {
-                    let Some(text) = text_raw(f.text)? else {
-                        continue;
-                    };
-                    if text.is_blank() {
-                        continue;
-                    }
-                    sep(out, &mut any);
-                    out.raw(r#"{"text":"#);
-                    out.copy_str(&text);
-                    // A text of another model was rebuilt without its signature.
-                    if block.kind == BlockKind::Text {
-                        write_signature(out, f.text_signature)?;
-                    }
-                    out.raw("}");
-                }
-                // Kept only for the same model (else converted to text by the replay layer).
-                BlockKind::Thinking => {
-                    let Some(thinking) = text_raw(f.thinking)? else {
-                        continue;
-                    };
-                    if thinking.is_blank() {
-                        continue;
-                    }
-                    sep(out, &mut any);
-                    out.raw(r#"{"thought":true,"text":"#);
-                    out.copy_str(&thinking);
-                    write_signature(out, f.thinking_signature)?;
-                    out.raw("}");
-                }
-                BlockKind::ToolCall => {
-                    sep(out, &mut any);
-                    out.raw(r#"{"functionCall":{"name":"#);
-                    match f.name {
-                        Some(name) => out.copy(name),
-                        None => out.raw("null"),
-                    }
-                    out.raw(r#","args":"#);
-                    match f.arguments {
-                        Some(args) if args != "null" => out.copy(args),
-                        _ => out.raw("{}"),
-                    }
-                    if self.needs_id {
-                        out.id_member(r#","id":"#, block.new_id.as_deref(), f.id);
-                    }
-                    out.raw("}");
-                    let signed = same_model && write_signature(out, f.thought_signature)?;
-                    if !signed && self.gemini3 {
-                        out.raw(r#","thoughtSignature":""#);
-                        out.raw(SKIP_THOUGHT_SIGNATURE);
-                        out.raw("\"");
-                    }
-                    out.raw("}");
-                }
-                BlockKind::Other => {}
-            }
-        }
-        out.raw("]}");
-        Some(any)
-    }
-
-    /// One `functionResponse` part; the images still to send in a turn of their own (models
-    /// without multimodal function responses).
-    fn function_response<'a>(
-        &self,
-        out: &mut Out,
-        msg: &Replayed<'a>,
-        last_calls: &[Block<'_>],
-    ) -> Option<Vec<BlockFields<'a>>> {
-        out.raw(r#"{"functionResponse":{"#);
-        let (fields, new_id) = match msg {
-            Replayed::Synthetic { id } => {
-                if let Some(name) = synthetic_name(last_calls, id)? {
-                    out.raw(r#""name":"#);
-                    out.copy(name);
-                    out.raw(",");
-                }
-                out.raw(r#""response":{"error":"No result provided"}"#);
-                if self.needs_id {
-                    out.raw(r#","id":"#);
-                    out.str(id);
-                }
-                out.raw("}}");
-                return Some(Vec::new());
-            }
-            Replayed::ToolResult { fields, new_id } => (fields, new_id),
-            _ => return None,
-        };
-        let (texts, mut images) = raw::result_parts(fields, self.model.accepts_images)?;
-        if let Some(name) = fields.tool_name {
-            out.raw(r#""name":"#);
-            out.copy(name);
-            out.raw(",");
-        }
-        let is_error = fields.is_error.is_some_and(raw::raw_truthy);
-        out.raw(if is_error {
-            r#""response":{"error":"#
-        } else {
-            r#""response":{"output":"#
-        });
-        // The texts joined by newlines; when that is empty, a word for the images.
-        let joined_empty = match texts.as_slice() {
-            [] => true,
-            [one] => one.as_ref().is_none_or(RawStr::is_empty),
-            _ => false,
-        };
-        if !joined_empty {
-            out.raw("\"");
-            raw::write_lines(out, &texts);
-            out.raw("\"");
-        } else if !images.is_empty() {
-            out.raw(r#""(see attached image)""#);
-        } else {
-            out.raw(r#""""#);
-        }
-        out.raw("}");
-        if self.multimodal_response && !images.is_empty() {
-            out.raw(r#","parts":"#);
-            out.array(&images, |out, image| write_inline_data(out, image));
-            images.clear();
-        }
+    /// The tool-call id normalizer google.ts passes to `transformMessages`.
+    #[inline]
+    fn normalize(&self, id: &str) -> String {
         if self.needs_id {
-            out.id_member(r#","id":"#, new_id.as_deref(), fields.tool_call_id);
+            ascii_prefix(&sanitize_id_chars(id), 64).to_owned()
+        } else {
+            id.to_owned()
         }
-        out.raw("}}");
-        Some(images)
+    }
+}
+
+// The rules of google-shared.ts `convertMessages`, once for both paths (`payload::view`).
+
+/// The thought signatures a block carries, beyond the fields of [`BlockView`].
+trait Signed<'a>: BlockView<'a> {
+    fn text_signature(&self) -> Option<Field<'a>>;
+    fn thought_signature(&self) -> Option<Field<'a>>;
+}
+
+impl<'a> Signed<'a> for BlockFields<'a> {
+    fn text_signature(&self) -> Option<Field<'a>> {
+        self.text_signature.map(Field::Raw)
+    }
+
+    fn thought_signature(&self) -> Option<Field<'a>> {
+        self.thought_signature.map(Field::Raw)
+    }
+}
+
+impl<'a> Signed<'a> for &'a Value {
+    fn text_signature(&self) -> Option<Field<'a>> {
+        self.get("textSignature").map(Field::Value)
+    }
+
+    fn thought_signature(&self) -> Option<Field<'a>> {
+        self.get("thoughtSignature").map(Field::Value)
     }
 }
 
@@ -888,10 +653,13 @@ fn sep(out: &mut Out, any: &mut bool) {
     *any = true;
 }
 
-/// `,"thoughtSignature":...` when the stored signature passes [`valid_signature`]; whether
-/// it was written.
-fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
-    let Some(signature) = text_raw(raw)? else {
+/// `,"thoughtSignature":...` when the signature is a string that passes
+/// [`valid_signature`]; whether it was written.
+fn write_signature(out: &mut Out, signature: Option<Field<'_>>) -> Option<bool> {
+    let Some(signature) = (match signature {
+        Some(field) => field.str()?,
+        None => None,
+    }) else {
         return Some(false);
     };
     let text = signature.text();
@@ -904,25 +672,195 @@ fn write_signature(out: &mut Out, raw: Option<&str>) -> Option<bool> {
 }
 
 /// `{inlineData: {mimeType, data}}` of an image block (the fields it has).
-fn write_inline_data(out: &mut Out, block: &BlockFields<'_>) {
+fn write_inline_data<'a>(out: &mut Out, block: impl BlockView<'a>) {
+    let data = block.field(BlockKey::Data);
     out.raw(r#"{"inlineData":{"#);
-    if let Some(mime) = block.mime_type {
+    if let Some(mime) = block.field(BlockKey::MimeType) {
         out.raw(r#""mimeType":"#);
-        out.copy(mime);
-        if block.data.is_some() {
+        mime.copy(out);
+        if data.is_some() {
             out.raw(",");
         }
     }
-    if let Some(data) = block.data {
+    if let Some(data) = data {
         out.raw(r#""data":"#);
-        out.copy(data);
+        data.copy(out);
     }
     out.raw("}}");
 }
 
-/// The `toolName` of the synthetic result transform-messages.ts adds for the unanswered call
-/// `id` of the last assistant turn: that call's name (`Some(None)` when it has none). `None`
-/// when the id is not that of exactly one call there (left to the value path).
+/// A user message; `false` when it has no part to send (the caller drops what was written).
+fn write_user<'a>(out: &mut Out, msg: impl MsgView<'a>, accepts_images: bool) -> Option<bool> {
+    let Some(content) = msg.content() else {
+        return Some(false);
+    };
+    // A string is sent even when blank.
+    if let Some(text) = content.str()? {
+        out.raw(r#"{"role":"user","parts":[{"text":"#);
+        out.copy_str(&text);
+        out.raw("}]}");
+        return Some(true);
+    }
+    if !content.is_array() {
+        return Some(false);
+    }
+    out.raw(r#"{"role":"user","parts":["#);
+    let mut any = false;
+    msg.for_each_block(|block| {
+        if block.is("text")? {
+            // `{text: item.text}`: an absent text is dropped, any other value kept.
+            if let Some(text) = block.field(BlockKey::Text) {
+                sep(out, &mut any);
+                out.raw(r#"{"text":"#);
+                text.copy(out);
+                out.raw("}");
+            }
+        } else if accepts_images {
+            sep(out, &mut any);
+            write_inline_data(out, block);
+        }
+        Some(())
+    })?;
+    out.raw("]}");
+    Some(any)
+}
+
+/// An assistant message as a `model` turn, from its blocks after the replay layer (what each
+/// became, the block, a call's new id); `false` when it has no part to send. `same`:
+/// upstream's `isSameProviderAndModel` (signatures are replayed only then); `calls_signed`:
+/// whether the replay layer left the calls their `thoughtSignature`.
+fn write_model_turn<'a, 'i, B: Signed<'a>>(
+    out: &mut Out,
+    rules: &Rules,
+    same: bool,
+    calls_signed: bool,
+    blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)>,
+) -> Option<bool> {
+    out.raw(r#"{"role":"model","parts":["#);
+    let mut any = false;
+    for (kind, block, new_id) in blocks {
+        match kind {
+            BlockKind::Text | BlockKind::ConvertedText => {
+                let Some(text) = block.str(BlockKey::Text)?.filter(|t| !t.is_blank()) else {
+                    continue;
+                };
+                sep(out, &mut any);
+                out.raw(r#"{"text":"#);
+                out.copy_str(&text);
+                // A text of another model was rebuilt without its signature.
+                if same {
+                    write_signature(out, block.text_signature())?;
+                }
+                out.raw("}");
+            }
+            // Kept only for the same model (else turned into text by the replay layer).
+            BlockKind::Thinking => {
+                let Some(thinking) = block.str(BlockKey::Thinking)?.filter(|t| !t.is_blank())
+                else {
+                    continue;
+                };
+                sep(out, &mut any);
+                out.raw(if same {
+                    r#"{"thought":true,"text":"#
+                } else {
+                    r#"{"text":"#
+                });
+                out.copy_str(&thinking);
+                if same {
+                    write_signature(out, block.field(BlockKey::ThinkingSignature))?;
+                }
+                out.raw("}");
+            }
+            BlockKind::ToolCall => {
+                sep(out, &mut any);
+                out.raw(r#"{"functionCall":{"name":"#);
+                match block.field(BlockKey::Name) {
+                    Some(name) => name.copy(out),
+                    None => out.raw("null"),
+                }
+                out.raw(r#","args":"#);
+                match block.field(BlockKey::Arguments).filter(|a| !a.is_null()) {
+                    Some(args) => args.copy(out),
+                    None => out.raw("{}"),
+                }
+                if rules.needs_id {
+                    write_id(out, r#","id":"#, new_id, block.field(BlockKey::Id));
+                }
+                out.raw("}");
+                let signed =
+                    same && calls_signed && write_signature(out, block.thought_signature())?;
+                if !signed && rules.gemini3 {
+                    out.raw(r#","thoughtSignature":""#);
+                    out.raw(SKIP_THOUGHT_SIGNATURE);
+                    out.raw("\"");
+                }
+                out.raw("}");
+            }
+            BlockKind::Other => {}
+        }
+    }
+    out.raw("]}");
+    Some(any)
+}
+
+/// A tool result as one `functionResponse` part; the images still to send in a turn of their
+/// own (models without multimodal function responses: [`Contents::images`]).
+fn write_function_response<'a, M: MsgView<'a>>(
+    out: &mut Out,
+    msg: M,
+    new_id: Option<&str>,
+    rules: &Rules,
+) -> Option<Vec<M::Block>> {
+    let (texts, mut images) = result_parts(msg, rules.accepts_images)?;
+    out.raw(r#"{"functionResponse":{"#);
+    if let Some(name) = msg.tool_name() {
+        out.raw(r#""name":"#);
+        name.copy(out);
+        out.raw(",");
+    }
+    out.raw(if msg.is_error().is_some_and(Field::truthy) {
+        r#""response":{"error":"#
+    } else {
+        r#""response":{"output":"#
+    });
+    // The texts joined by newlines; when that is empty, a word for the images.
+    let joined_empty = match texts.as_slice() {
+        [] => true,
+        [one] => one.as_ref().is_none_or(RawStr::is_empty),
+        _ => false,
+    };
+    if !joined_empty {
+        out.raw("\"");
+        raw::write_lines(out, &texts);
+        out.raw("\"");
+    } else if !images.is_empty() {
+        out.raw(r#""(see attached image)""#);
+    } else {
+        out.raw(r#""""#);
+    }
+    out.raw("}");
+    if rules.multimodal_response && !images.is_empty() {
+        out.raw(r#","parts":["#);
+        for (n, image) in images.iter().enumerate() {
+            if n > 0 {
+                out.raw(",");
+            }
+            write_inline_data(out, *image);
+        }
+        out.raw("]");
+        images.clear();
+    }
+    if rules.needs_id {
+        write_id(out, r#","id":"#, new_id, msg.tool_call_id());
+    }
+    out.raw("}}");
+    Some(images)
+}
+
+/// The stored `name` of the unanswered call `id` of the last assistant turn, which
+/// transform-messages.ts's synthetic result carries as its `toolName` (`Some(None)` when it
+/// has none). `None` when the id is not that of exactly one call there (left to the value
+/// path).
 #[allow(clippy::option_option)]
 fn synthetic_name<'a>(calls: &[Block<'a>], id: &str) -> Option<Option<&'a str>> {
     let mut found = None;

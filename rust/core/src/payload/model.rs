@@ -295,43 +295,6 @@ fn base36(mut n: u32) -> String {
     digits.iter().rev().collect()
 }
 
-/// The texts of a tool result's text blocks, in order (`""` where a block has none).
-pub fn result_texts(content: &[Value]) -> Vec<&str> {
-    content
-        .iter()
-        .filter(|c| c["type"] == "text")
-        .map(|c| str_of(c, "text"))
-        .collect()
-}
-
-/// `v[key]` when it is a string, else `""` (JavaScript's falsy string where a field is absent).
-pub fn str_of<'v>(v: &'v Value, key: &str) -> &'v str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-/// A user message's content blocks in a provider's shape, as each provider's
-/// `convertMessages` filters them: text blocks through `text` (`None` drops one), every other
-/// block through `image` where the model takes images (else dropped).
-pub fn user_parts(
-    items: &[Value],
-    accepts_images: bool,
-    text: impl Fn(&Value) -> Option<Value>,
-    image: impl Fn(&Value) -> Value,
-) -> Vec<Value> {
-    items
-        .iter()
-        .filter_map(|item| {
-            if item.get("type").and_then(Value::as_str) == Some("text") {
-                text(item)
-            } else if accepts_images {
-                Some(image(item))
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
 /// A message's content blocks, or none when its content is a string or absent.
 pub fn blocks_of(msg: &Value) -> &[Value] {
     msg.get("content")

@@ -6,13 +6,14 @@ use serde_json::{json, Map, Value};
 
 use std::borrow::Cow;
 
-use super::model::{
-    blocks_of, effort_options, js_stringify, str_of, user_parts, Build, Context, Model, Options,
-};
-use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::model::{blocks_of, effort_options, js_stringify, Build, Context, Model, Options};
+use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
+use super::view::{
+    kind_of, result_parts, write_id, write_opt_str, BlockKey, BlockView, Field, MsgView,
+};
 use super::{Payload, PayloadError};
-use crate::base::{is_truthy, js_trim, parse_value};
+use crate::base::{is_truthy, parse_value};
 
 /// `Required<OpenAICompletionsCompat>` as `getCompat` resolves it.
 struct Compat {
@@ -101,28 +102,27 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
     let (model, context, options, now_ms) = input.parts();
     let compat = compat_of(model);
     // The messages straight from the stored bytes when every message has a shape that path
-    // reads, else through value trees.
+    // reads, else through value trees; both by the same writers.
     let written = context
         .raw
         .then(|| write_messages_raw(model, context, &compat))
         .flatten();
-    let (messages, tool_history, messages_json) = match written {
-        // Written in place of this placeholder by `Payload`.
-        Some((json, tool_history)) => (Value::Null, tool_history, Some(json)),
+    let (messages_json, tool_history, from_bytes) = match written {
+        Some((json, tool_history)) => (json, tool_history, true),
         None => {
             // Of the messages as given, before the replay layer (openai-completions.ts).
             let given = context.take_messages()?;
             let tool_history = has_tool_history(&given);
             context.put_back(given);
-            let mut messages = convert_messages(model, context, &compat, now_ms)?;
-            add_openrouter_anthropic_cache_control(model, &mut messages);
-            (Value::Array(messages), tool_history, None)
+            let json = convert_messages(model, context, &compat, now_ms)?;
+            (json, tool_history, false)
         }
     };
 
     let mut params = Map::new();
     params.insert("model".to_owned(), json!(model.id));
-    params.insert("messages".to_owned(), messages);
+    // Written in place of this placeholder by `Payload`.
+    params.insert("messages".to_owned(), Value::Null);
     params.insert("stream".to_owned(), Value::Bool(true));
     if compat.supports_usage_in_streaming {
         params.insert("stream_options".to_owned(), json!({"include_usage": true}));
@@ -189,10 +189,11 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
             }
         }
     }
-    Ok(Payload::spliced(
+    Ok(Payload::spliced_from(
         Value::Object(params),
         &["messages"],
         messages_json,
+        from_bytes,
     ))
 }
 
@@ -202,266 +203,10 @@ fn openrouter_anthropic(model: &Model) -> bool {
     model.provider == "openrouter" && model.id.starts_with("anthropic/")
 }
 
-/// openai-completions.ts `maybeAddOpenRouterAnthropicCacheControl`.
-fn add_openrouter_anthropic_cache_control(model: &Model, messages: &mut [Value]) {
-    if !openrouter_anthropic(model) {
-        return;
-    }
-    for msg in messages.iter_mut().rev() {
-        if !matches!(msg["role"].as_str(), Some("user" | "assistant")) {
-            continue;
-        }
-        match msg.get_mut("content") {
-            Some(content @ Value::String(_)) => {
-                let text = content.take();
-                *content =
-                    json!([{"type": "text", "text": text, "cache_control": {"type": "ephemeral"}}]);
-                return;
-            }
-            Some(Value::Array(parts)) => {
-                for part in parts.iter_mut().rev() {
-                    if part["type"] == "text" {
-                        if let Some(obj) = part.as_object_mut() {
-                            obj.insert("cache_control".to_owned(), json!({"type": "ephemeral"}));
-                        }
-                        return;
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-}
-
-fn of_type<'m>(msg: &'m Value, kind: &'m str) -> impl Iterator<Item = &'m Value> + 'm {
-    blocks_of(msg)
-        .iter()
-        .filter(move |b| b.get("type").and_then(Value::as_str) == Some(kind))
-}
-
-fn image_url(block: &Value) -> String {
-    format!(
-        "data:{};base64,{}",
-        js_coerce(block.get("mimeType")),
-        js_coerce(block.get("data"))
-    )
-}
-
-/// Template-literal coercion of an optional string field.
-fn js_coerce(v: Option<&Value>) -> String {
-    match v {
-        None => "undefined".to_owned(),
-        Some(Value::String(s)) => s.clone(),
-        Some(other) => js_stringify(other),
-    }
-}
-
-fn convert_messages(
-    model: &Model,
-    context: &Context<'_>,
-    compat: &Compat,
-    now_ms: i64,
-) -> Result<Vec<Value>, PayloadError> {
-    let normalize = |id: &str, _: &Value| normalize_tool_call_id(model, id);
-    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
-    let mut params = Vec::with_capacity(messages.len() + 1);
-    if let Some(prompt) = context.system() {
-        let role = if model.reasoning && compat.supports_developer_role {
-            "developer"
-        } else {
-            "system"
-        };
-        params.push(json!({"role": role, "content": prompt}));
-    }
-    let bridge = || json!({"role": "assistant", "content": "I have processed the tool results."});
-    let mut last_role: Option<String> = None;
-    let mut i = 0;
-    while i < messages.len() {
-        let msg = &messages[i];
-        let role = msg.get("role").and_then(Value::as_str);
-        if compat.requires_assistant_after_tool_result
-            && last_role.as_deref() == Some("toolResult")
-            && role == Some("user")
-        {
-            params.push(bridge());
-        }
-        match role {
-            Some("user") => match msg.get("content") {
-                Some(Value::String(s)) => params.push(json!({"role": "user", "content": s})),
-                Some(Value::Array(items)) => {
-                    let parts = user_parts(
-                        items,
-                        model.accepts_images,
-                        |item| Some(json!({"type": "text", "text": str_of(item, "text")})),
-                        |item| json!({"type": "image_url", "image_url": {"url": image_url(item)}}),
-                    );
-                    if parts.is_empty() {
-                        i += 1;
-                        continue;
-                    }
-                    params.push(json!({"role": "user", "content": parts}));
-                }
-                _ => {}
-            },
-            Some("assistant") => {
-                if let Some(out) = convert_assistant(msg, compat)? {
-                    params.push(out);
-                } else {
-                    i += 1;
-                    continue;
-                }
-            }
-            Some("toolResult") => {
-                let mut images = Vec::new();
-                let mut j = i;
-                while j < messages.len() && messages[j]["role"] == "toolResult" {
-                    let tool = &messages[j];
-                    let text: Vec<&str> =
-                        of_type(tool, "text").map(|b| str_of(b, "text")).collect();
-                    let text = text.join("\n");
-                    let mut out = Map::new();
-                    out.insert("role".to_owned(), json!("tool"));
-                    out.insert(
-                        "content".to_owned(),
-                        json!(if text.is_empty() {
-                            "(see attached image)"
-                        } else {
-                            text.as_str()
-                        }),
-                    );
-                    if let Some(id) = tool.get("toolCallId") {
-                        out.insert("tool_call_id".to_owned(), id.clone());
-                    }
-                    if compat.requires_tool_result_name {
-                        if let Some(name) = tool.get("toolName").filter(|v| is_truthy(v)) {
-                            out.insert("name".to_owned(), name.clone());
-                        }
-                    }
-                    params.push(Value::Object(out));
-                    if model.accepts_images {
-                        for block in of_type(tool, "image") {
-                            images.push(json!({"type": "image_url", "image_url": {"url": image_url(block)}}));
-                        }
-                    }
-                    j += 1;
-                }
-                i = j;
-                if images.is_empty() {
-                    last_role = Some("toolResult".to_owned());
-                } else {
-                    if compat.requires_assistant_after_tool_result {
-                        params.push(bridge());
-                    }
-                    let mut content = vec![
-                        json!({"type": "text", "text": "Attached image(s) from tool result:"}),
-                    ];
-                    content.extend(images);
-                    params.push(json!({"role": "user", "content": content}));
-                    last_role = Some("user".to_owned());
-                }
-                continue;
-            }
-            _ => {}
-        }
-        last_role = role.map(str::to_owned);
-        i += 1;
-    }
-    Ok(params)
-}
-
 /// The tool-call id normaliser `convertMessages` hands `transformMessages`: the request
 /// guard's, so the guard sees the ids this writer sends.
 fn normalize_tool_call_id(model: &Model, id: &str) -> String {
     crate::hygiene::chat_tool_call_id(id, model.provider == "openai")
-}
-
-fn convert_assistant(msg: &Value, compat: &Compat) -> Result<Option<Value>, PayloadError> {
-    let mut out = Map::new();
-    out.insert("role".to_owned(), json!("assistant"));
-    let mut content = if compat.requires_assistant_after_tool_result {
-        json!("")
-    } else {
-        Value::Null
-    };
-    let texts: Vec<&str> = of_type(msg, "text")
-        .map(|b| str_of(b, "text"))
-        .filter(|t| !js_trim(t).is_empty())
-        .collect();
-    if !texts.is_empty() {
-        content = Value::String(texts.concat());
-    }
-    let thinking: Vec<&Value> = of_type(msg, "thinking")
-        .filter(|b| !js_trim(str_of(b, "thinking")).is_empty())
-        .collect();
-    let mut extra: Option<(String, String)> = None;
-    if !thinking.is_empty() {
-        if compat.requires_thinking_as_text {
-            let text: Vec<&str> = thinking.iter().map(|b| str_of(b, "thinking")).collect();
-            let part = json!({"type": "text", "text": text.join("\n\n")});
-            match &mut content {
-                // Upstream calls `unshift` on the joined text string and throws.
-                Value::String(s) if !s.is_empty() => {
-                    return Err(PayloadError::Upstream(
-                        "textContent.unshift is not a function".to_owned(),
-                    ));
-                }
-                _ => content = json!([part]),
-            }
-        } else {
-            let signature = str_of(thinking[0], "thinkingSignature");
-            if !signature.is_empty() {
-                let text: Vec<&str> = thinking.iter().map(|b| str_of(b, "thinking")).collect();
-                extra = Some((signature.to_owned(), text.join("\n")));
-            }
-        }
-    }
-    out.insert("content".to_owned(), content);
-    if let Some((key, text)) = extra {
-        out.insert(key, Value::String(text));
-    }
-    let calls: Vec<&Value> = of_type(msg, "toolCall").collect();
-    if !calls.is_empty() {
-        let tool_calls: Vec<Value> = calls
-            .iter()
-            .map(|tc| {
-                let mut function = Map::new();
-                function.insert(
-                    "name".to_owned(),
-                    tc.get("name").cloned().unwrap_or(Value::Null),
-                );
-                if let Some(args) = tc.get("arguments") {
-                    function.insert("arguments".to_owned(), json!(js_stringify(args)));
-                }
-                let mut call = Map::new();
-                if let Some(id) = tc.get("id") {
-                    call.insert("id".to_owned(), id.clone());
-                }
-                call.insert("type".to_owned(), json!("function"));
-                call.insert("function".to_owned(), Value::Object(function));
-                Value::Object(call)
-            })
-            .collect();
-        out.insert("tool_calls".to_owned(), Value::Array(tool_calls));
-        let details: Vec<Value> = calls
-            .iter()
-            .filter_map(|tc| tc.get("thoughtSignature").and_then(Value::as_str))
-            .filter(|s| !s.is_empty())
-            .filter_map(|s| serde_json::from_str::<Value>(s).ok())
-            .filter(is_truthy)
-            .collect();
-        if !details.is_empty() {
-            out.insert("reasoning_details".to_owned(), Value::Array(details));
-        }
-    }
-    let has_content = match &out["content"] {
-        Value::String(s) => !s.is_empty(),
-        Value::Array(a) => !a.is_empty(),
-        _ => false,
-    };
-    if !has_content && calls.is_empty() {
-        return Ok(None);
-    }
-    Ok(Some(Value::Object(out)))
 }
 
 fn convert_tools(tools: &[Value], compat: &Compat) -> Value {
@@ -484,6 +229,111 @@ fn convert_tools(tools: &[Value], compat: &Compat) -> Value {
     )
 }
 
+/// openai-completions.ts `convertMessages` over value trees (after `transform.rs`): the same
+/// writers as the bytes path ([`write_messages_raw`]).
+fn convert_messages(
+    model: &Model,
+    context: &Context<'_>,
+    compat: &Compat,
+    now_ms: i64,
+) -> Result<Vec<u8>, PayloadError> {
+    let normalize = |id: &str, _: &Value| normalize_tool_call_id(model, id);
+    let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
+    let mut w = Messages::new(4096, context.system(), model, compat);
+    for msg in &messages {
+        // The value path's readers never answer `None`.
+        let _ = match msg.get("role").and_then(Value::as_str) {
+            Some("user") => w.user(msg),
+            Some("assistant") => {
+                let blocks = blocks_of(msg).iter().map(|b| (kind_of(b), b, None));
+                // `transform.rs` already dropped the thought signatures of other models' calls.
+                w.assistant(blocks, true)
+            }
+            Some("toolResult") => w.tool_result(msg, None),
+            _ => {
+                w.other();
+                Some(())
+            }
+        };
+        if w.thrown.is_some() {
+            break;
+        }
+    }
+    w.finish(model)
+}
+
+/// [`convert_messages`] written straight from the stored messages: unmodified text, tool
+/// arguments, results and image data are copied from the stored bytes. Also whether the
+/// messages as given hold a tool call or result (before the replay layer drops errored
+/// turns, as `hasToolHistory`). `None` when a message has a shape only the value-tree path
+/// reads, or when upstream throws (the value path reports it); the caller then runs that.
+fn write_messages_raw(
+    model: &Model,
+    context: &Context<'_>,
+    compat: &Compat,
+) -> Option<(Vec<u8>, bool)> {
+    let normalize = |id: &str| normalize_tool_call_id(model, id);
+    let replay = raw::replay(context.llm, model, &normalize)?;
+    // The blocks of errored and aborted turns stay in `replay.blocks`; a synthetic result
+    // answers a call, so the calls already count.
+    let tool_history = replay.blocks.iter().any(|b| b.kind == BlockKind::ToolCall)
+        || replay
+            .messages
+            .iter()
+            .any(|m| matches!(m, Replayed::ToolResult { .. }));
+    let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
+    let mut w = Messages::new(total + 256, context.system(), model, compat);
+    // The calls of the last assistant turn sent, and how many of them the synthetic results
+    // written so far passed: those results answer its unanswered calls, in order.
+    let mut calls: &[Block<'_>] = &[];
+    let mut next_call = 0;
+    for msg in &replay.messages {
+        match msg {
+            Replayed::User(fields) => w.user(fields)?,
+            Replayed::Assistant(fields, range) => {
+                let same_model = raw::is_same_model(fields, model)?;
+                let blocks = &replay.blocks[range.clone()];
+                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
+                    calls = blocks;
+                    next_call = 0;
+                }
+                let blocks = blocks
+                    .iter()
+                    .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
+                // Signatures of other models' calls are still in their fields: `same_model`
+                // drops them, as `transform.rs` does.
+                w.assistant(blocks, same_model)?;
+                if w.thrown.is_some() {
+                    return None;
+                }
+            }
+            Replayed::ToolResult { fields, new_id } => w.tool_result(fields, new_id.as_deref())?,
+            Replayed::Synthetic { id } => {
+                // The synthetic result `transform.rs` inserts: its `toolName` is the name of
+                // the call it answers, read only where it is sent.
+                let mut fields = MsgFields {
+                    content: Some(NO_RESULT),
+                    ..MsgFields::default()
+                };
+                if compat.requires_tool_result_name {
+                    let (at, call) = synthetic_call(calls, next_call, id)?;
+                    next_call = at + 1;
+                    fields.tool_name = call.fields.name;
+                }
+                w.tool_result(&fields, Some(id))?;
+            }
+        }
+    }
+    Some((w.finish(model).ok()?, tool_history))
+}
+
+/// The content of the synthetic result of an unanswered call (transform-messages.ts).
+const NO_RESULT: &str = r#"[{"type":"text","text":"No result provided"}]"#;
+
+// The rules of openai-completions.ts `convertMessages`, once for both paths
+// (`payload::view`): the messages array and its state ([`Messages`]), then one writer per
+// message.
+
 /// Where the OpenRouter Anthropic cache breakpoint goes in a written message: its string
 /// content (the bytes `at..end` of the body), or the closing brace of its last text part.
 #[derive(Clone, Copy)]
@@ -500,15 +350,64 @@ enum Wrote {
     NothingRoleKept,
     /// Nothing, and the last role stays the one before (a `continue` upstream).
     Nothing,
+    /// Upstream throws this error.
+    Throws(&'static str),
 }
 
-/// The written messages array: the body bytes and the separator state.
-struct Messages {
+/// The messages array as both paths write it, and `convertMessages`' state: whether the last
+/// role was a tool result (some servers want an assistant message between it and a user
+/// message), the open run of tool results (their images follow the run in one user message),
+/// and the last place for the OpenRouter Anthropic cache breakpoint
+/// (`maybeAddOpenRouterAnthropicCacheControl`, applied by [`Messages::finish`]).
+struct Messages<'c> {
     out: Out,
     count: usize,
+    compat: &'c Compat,
+    accepts_images: bool,
+    after_tool_result: bool,
+    /// Whether a run of tool results is open, and its image parts (each after a comma).
+    results_open: bool,
+    images: Out,
+    /// The last user or assistant message with a string content or a text part.
+    spot: Option<CacheSpot>,
+    /// The error upstream throws; nothing more is written.
+    thrown: Option<&'static str>,
 }
 
-impl Messages {
+impl<'c> Messages<'c> {
+    /// The array with the system prompt (as `developer` for reasoning models that take it).
+    fn new(
+        capacity: usize,
+        system: Option<&str>,
+        model: &Model,
+        compat: &'c Compat,
+    ) -> Messages<'c> {
+        let mut w = Messages {
+            out: Out::with_capacity(capacity),
+            count: 0,
+            compat,
+            accepts_images: model.accepts_images,
+            after_tool_result: false,
+            results_open: false,
+            images: Out::default(),
+            spot: None,
+            thrown: None,
+        };
+        w.out.raw("[");
+        if let Some(prompt) = system {
+            w.begin();
+            w.out
+                .raw(if model.reasoning && compat.supports_developer_role {
+                    r#"{"role":"developer","content":"#
+                } else {
+                    r#"{"role":"system","content":"#
+                });
+            w.out.str(prompt);
+            w.out.raw("}");
+        }
+        w
+    }
+
     /// Starts a message; returns where it starts, for [`Messages::undo`].
     fn begin(&mut self) -> usize {
         let start = self.out.len();
@@ -525,6 +424,26 @@ impl Messages {
         self.count -= 1;
     }
 
+    /// Records what a writer did with the message begun at `start`.
+    fn wrote(&mut self, start: usize, wrote: Wrote) {
+        match wrote {
+            Wrote::Message(spot) => {
+                self.spot = spot.or(self.spot);
+                self.after_tool_result = false;
+            }
+            Wrote::NothingRoleKept => {
+                self.undo(start);
+                self.after_tool_result = false;
+            }
+            Wrote::Nothing => self.undo(start),
+            Wrote::Throws(error) => {
+                self.undo(start);
+                self.thrown = Some(error);
+            }
+        }
+    }
+
+    /// The assistant message some servers want after tool results.
     fn bridge(&mut self) -> CacheSpot {
         self.begin();
         self.out.raw(r#"{"role":"assistant","content":"#);
@@ -534,212 +453,214 @@ impl Messages {
         self.out.raw("}");
         CacheSpot::Str { at, end }
     }
+
+    /// Ends the open run of tool results: their images in one user message.
+    fn close_results(&mut self) {
+        if !std::mem::take(&mut self.results_open) {
+            return;
+        }
+        if self.images.buf.is_empty() {
+            self.after_tool_result = true;
+            return;
+        }
+        if self.compat.requires_assistant_after_tool_result {
+            self.bridge();
+        }
+        self.begin();
+        self.out.raw(
+            r#"{"role":"user","content":[{"type":"text","text":"Attached image(s) from tool result:""#,
+        );
+        let close = self.out.len();
+        self.out.raw("}");
+        self.out.buf.extend_from_slice(&self.images.buf);
+        self.out.raw("]}");
+        self.spot = Some(CacheSpot::Part { close });
+        self.after_tool_result = false;
+    }
+
+    fn user<'a>(&mut self, msg: impl MsgView<'a>) -> Option<()> {
+        self.close_results();
+        if self.compat.requires_assistant_after_tool_result && self.after_tool_result {
+            self.spot = Some(self.bridge());
+        }
+        let start = self.begin();
+        let wrote = write_user(&mut self.out, msg, self.accepts_images)?;
+        self.wrote(start, wrote);
+        Some(())
+    }
+
+    /// An assistant message from its blocks after the replay layer (what each became, the
+    /// block, a tool call's new id); `same_model` keeps its calls' thought signatures.
+    fn assistant<'a, 'i, B: CallView<'a>>(
+        &mut self,
+        blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)>,
+        same_model: bool,
+    ) -> Option<()> {
+        self.close_results();
+        let start = self.begin();
+        let wrote = write_assistant(&mut self.out, blocks, same_model, self.compat)?;
+        self.wrote(start, wrote);
+        Some(())
+    }
+
+    /// A tool result; `new_id` is the id the replay layer gave its call, when it changed.
+    fn tool_result<'a>(&mut self, msg: impl MsgView<'a>, new_id: Option<&str>) -> Option<()> {
+        if !self.results_open {
+            self.results_open = true;
+            self.images.buf.clear();
+        }
+        self.begin();
+        write_tool_result(
+            &mut self.out,
+            &mut self.images,
+            msg,
+            new_id,
+            self.accepts_images,
+            self.compat,
+        )
+    }
+
+    /// A message of another role: nothing sent, and it is the last role.
+    fn other(&mut self) {
+        self.close_results();
+        self.after_tool_result = false;
+    }
+
+    /// The array, with the OpenRouter Anthropic cache breakpoint; the error upstream throws.
+    fn finish(mut self, model: &Model) -> Result<Vec<u8>, PayloadError> {
+        if let Some(error) = self.thrown {
+            return Err(PayloadError::Upstream(error.to_owned()));
+        }
+        self.close_results();
+        self.out.raw("]");
+        let mut buf = self.out.buf;
+        if openrouter_anthropic(model) {
+            const CC: &[u8] = br#","cache_control":{"type":"ephemeral"}"#;
+            match self.spot {
+                Some(CacheSpot::Str { at, end }) => {
+                    // The string content becomes `[{"type":"text","text":...,"cache_control":...}]`.
+                    let mut tail = CC.to_vec();
+                    tail.extend_from_slice(b"}]");
+                    buf.splice(end..end, tail);
+                    buf.splice(at..at, br#"[{"type":"text","text":"#.iter().copied());
+                }
+                Some(CacheSpot::Part { close }) => {
+                    buf.splice(close..close, CC.iter().copied());
+                }
+                None => {}
+            }
+        }
+        Ok(buf)
+    }
 }
 
-/// [`convert_messages`] (and the OpenRouter Anthropic breakpoint) written straight from the
-/// stored messages: unmodified text, tool arguments, results and image data are copied from
-/// the stored bytes. Also whether the messages as given hold a tool call or result (before the
-/// replay layer drops errored turns, as `hasToolHistory`). `None` when a message has a shape
-/// only the value-tree path handles (the caller then runs that).
-fn write_messages_raw(
-    model: &Model,
-    context: &Context<'_>,
-    compat: &Compat,
-) -> Option<(Vec<u8>, bool)> {
-    let normalize = |id: &str| normalize_tool_call_id(model, id);
-    let replay = raw::replay(context.llm, model, &normalize)?;
-    // The blocks of errored and aborted turns stay in `replay.blocks`; a synthetic result
-    // answers a call, so the calls already count.
-    let tool_history = replay.blocks.iter().any(|b| b.kind == BlockKind::ToolCall)
-        || replay
-            .messages
+/// A tool call's `thoughtSignature`, beside what [`BlockView`] reads (only this API reads it
+/// from a call).
+trait CallView<'a>: BlockView<'a> {
+    fn thought_signature(&self) -> Option<Field<'a>>;
+}
+
+impl<'a> CallView<'a> for BlockFields<'a> {
+    fn thought_signature(&self) -> Option<Field<'a>> {
+        self.thought_signature.map(Field::Raw)
+    }
+}
+
+impl<'a> CallView<'a> for &'a Value {
+    fn thought_signature(&self) -> Option<Field<'a>> {
+        self.get("thoughtSignature").map(Field::Value)
+    }
+}
+
+/// `String(v)` of a value that is not a string, as a template literal writes it.
+fn js_string(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
             .iter()
-            .any(|m| matches!(m, Replayed::ToolResult { .. }));
-    let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
-    let mut w = Messages {
-        out: Out::with_capacity(total + 256),
-        count: 0,
-    };
-    w.out.raw("[");
-    if let Some(prompt) = context.system() {
-        w.begin();
-        let role = if model.reasoning && compat.supports_developer_role {
-            r#"{"role":"developer","content":"#
-        } else {
-            r#"{"role":"system","content":"#
-        };
-        w.out.raw(role);
-        w.out.str(prompt);
-        w.out.raw("}");
+            .map(|item| match item {
+                Value::Null => String::new(),
+                other => js_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+        other => js_stringify(other),
     }
-    let replayed = &replay.messages;
-    // The last user or assistant message with a string content or a text part: where the
-    // OpenRouter Anthropic breakpoint goes.
-    let mut spot: Option<CacheSpot> = None;
-    let mut after_tool_result = false;
-    // The calls of the last assistant turn sent, and how many of them the synthetic results
-    // written so far passed: those results answer its unanswered calls, in order.
-    let mut calls: &[Block<'_>] = &[];
-    let mut next_call = 0;
-    let mut i = 0;
-    while i < replayed.len() {
-        match &replayed[i] {
-            Replayed::User(fields) => {
-                if compat.requires_assistant_after_tool_result && after_tool_result {
-                    spot = Some(w.bridge());
-                }
-                match write_user(&mut w, fields, model)? {
-                    Wrote::Message(s) => {
-                        spot = s.or(spot);
-                        after_tool_result = false;
-                    }
-                    Wrote::NothingRoleKept => after_tool_result = false,
-                    Wrote::Nothing => {}
-                }
-            }
-            Replayed::Assistant(fields, range) => {
-                let same_model = raw::is_same_model(fields, model)?;
-                let blocks = &replay.blocks[range.clone()];
-                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
-                    calls = blocks;
-                    next_call = 0;
-                }
-                if let Wrote::Message(s) = write_assistant(&mut w, blocks, same_model, compat)? {
-                    spot = s.or(spot);
-                    after_tool_result = false;
-                }
-            }
-            Replayed::ToolResult { .. } | Replayed::Synthetic { .. } => {
-                // A run of tool results; their images follow in one user message.
-                let mut images = Out::default();
-                while let Some(msg @ (Replayed::ToolResult { .. } | Replayed::Synthetic { .. })) =
-                    replayed.get(i)
-                {
-                    let name = match msg {
-                        Replayed::Synthetic { id } if compat.requires_tool_result_name => {
-                            let (at, call) = synthetic_call(calls, next_call, id)?;
-                            next_call = at + 1;
-                            call.fields.name
-                        }
-                        _ => None,
-                    };
-                    write_tool_result(&mut w, &mut images, msg, name, model, compat)?;
-                    i += 1;
-                }
-                if images.buf.is_empty() {
-                    after_tool_result = true;
-                } else {
-                    if compat.requires_assistant_after_tool_result {
-                        w.bridge();
-                    }
-                    w.begin();
-                    w.out
-                        .raw(r#"{"role":"user","content":[{"type":"text","text":"Attached image(s) from tool result:""#);
-                    let close = w.out.len();
-                    w.out.raw("}");
-                    w.out.buf.extend_from_slice(&images.buf);
-                    w.out.raw("]}");
-                    spot = Some(CacheSpot::Part { close });
-                    after_tool_result = false;
-                }
-                continue;
-            }
-        }
-        i += 1;
-    }
-    w.out.raw("]");
-    let mut buf = w.out.buf;
-    if openrouter_anthropic(model) {
-        const CC: &[u8] = br#","cache_control":{"type":"ephemeral"}"#;
-        match spot {
-            Some(CacheSpot::Str { at, end }) => {
-                // The string content becomes `[{"type":"text","text":...,"cache_control":...}]`.
-                let mut tail = CC.to_vec();
-                tail.extend_from_slice(b"}]");
-                buf.splice(end..end, tail);
-                buf.splice(at..at, br#"[{"type":"text","text":"#.iter().copied());
-            }
-            Some(CacheSpot::Part { close }) => {
-                buf.splice(close..close, CC.iter().copied());
-            }
-            None => {}
-        }
-    }
-    Some((buf, tool_history))
 }
 
-/// A template-literal part of an image URL: the string's inner text, `undefined` when absent;
-/// `None` (not handled here) for any other value.
-fn write_url_part(out: &mut Out, field: Option<&str>) -> Option<()> {
-    match field {
-        None => out.raw("undefined"),
-        Some(raw) if raw.starts_with('"') => RawStr::of(raw)?.write_inner(out),
-        Some(_) => return None,
+/// A template-literal part of an image URL (`${block.mimeType}`): a string's inner text,
+/// `undefined` when absent, else the value as `String` writes it.
+fn write_url_part(out: &mut Out, field: Option<Field<'_>>) -> Option<()> {
+    let Some(field) = field else {
+        out.raw("undefined");
+        return Some(());
+    };
+    if let Some(s) = field.str()? {
+        s.write_inner(out);
+        return Some(());
     }
+    let text = match field {
+        Field::Raw(text) => js_string(&parse_value(text).ok()?),
+        Field::Value(v) => js_string(v),
+    };
+    RawStr::Parsed(text).write_inner(out);
     Some(())
 }
 
 /// An `image_url` part with the block's data URL.
-fn write_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+fn write_image<'a>(out: &mut Out, block: impl BlockView<'a>) -> Option<()> {
     out.raw(r#"{"type":"image_url","image_url":{"url":"data:"#);
-    write_url_part(out, block.mime_type)?;
+    write_url_part(out, block.field(BlockKey::MimeType))?;
     out.raw(";base64,");
-    write_url_part(out, block.data)?;
+    write_url_part(out, block.field(BlockKey::Data))?;
     out.raw(r#""}}"#);
     Some(())
 }
 
-fn write_user(w: &mut Messages, fields: &MsgFields<'_>, model: &Model) -> Option<Wrote> {
-    let Some(content) = fields.content else {
+/// A user message: a string content as it is; text parts, and other blocks as images when
+/// the model takes them (`Nothing` when none is left).
+fn write_user<'a>(out: &mut Out, msg: impl MsgView<'a>, accepts_images: bool) -> Option<Wrote> {
+    let Some(content) = msg.content() else {
         return Some(Wrote::NothingRoleKept);
     };
-    match content.as_bytes().first() {
-        Some(b'"') => {
-            let s = RawStr::of(content)?;
-            w.begin();
-            w.out.raw(r#"{"role":"user","content":"#);
-            let at = w.out.len();
-            w.out.copy_str(&s);
-            let end = w.out.len();
-            w.out.raw("}");
-            Some(Wrote::Message(Some(CacheSpot::Str { at, end })))
-        }
-        Some(b'[') => {
-            let start = w.begin();
-            w.out.raw(r#"{"role":"user","content":["#);
-            let mut any = false;
-            let mut last_text = None;
-            for item in raw::array_items(content)? {
-                let block = BlockFields::parse(item)?;
-                let is_text = block.is("text")?;
-                if !is_text && !model.accepts_images {
-                    continue;
-                }
-                if any {
-                    w.out.raw(",");
-                }
-                any = true;
-                if is_text {
-                    w.out.raw(r#"{"type":"text","text":"#);
-                    match text_raw(block.text)? {
-                        Some(text) => w.out.copy_str(&text),
-                        None => w.out.raw(r#""""#),
-                    }
-                    last_text = Some(CacheSpot::Part { close: w.out.len() });
-                    w.out.raw("}");
-                } else {
-                    write_image(&mut w.out, &block)?;
-                }
-            }
-            if !any {
-                w.undo(start);
-                return Some(Wrote::Nothing);
-            }
-            w.out.raw("]}");
-            Some(Wrote::Message(last_text))
-        }
-        _ => Some(Wrote::NothingRoleKept),
+    if let Some(s) = content.str()? {
+        out.raw(r#"{"role":"user","content":"#);
+        let at = out.len();
+        out.copy_str(&s);
+        let end = out.len();
+        out.raw("}");
+        return Some(Wrote::Message(Some(CacheSpot::Str { at, end })));
     }
+    if !content.is_array() {
+        return Some(Wrote::NothingRoleKept);
+    }
+    out.raw(r#"{"role":"user","content":["#);
+    let mut any = false;
+    let mut last_text = None;
+    msg.for_each_block(|block| {
+        let is_text = block.is("text")?;
+        if !is_text && !accepts_images {
+            return Some(());
+        }
+        if std::mem::replace(&mut any, true) {
+            out.raw(",");
+        }
+        if is_text {
+            out.raw(r#"{"type":"text","text":"#);
+            write_opt_str(out, block.str(BlockKey::Text)?.as_ref());
+            last_text = Some(CacheSpot::Part { close: out.len() });
+            out.raw("}");
+        } else {
+            write_image(out, block)?;
+        }
+        Some(())
+    })?;
+    if !any {
+        return Some(Wrote::Nothing);
+    }
+    out.raw("]}");
+    Some(Wrote::Message(last_text))
 }
 
 /// Strings written one after another inside one string literal, `sep` between them.
@@ -754,10 +675,51 @@ fn write_joined(out: &mut Out, parts: &[RawStr<'_>], sep: &str) {
     out.raw("\"");
 }
 
-/// An assistant message ([`convert_assistant`]).
-fn write_assistant(
-    w: &mut Messages,
-    blocks: &[Block<'_>],
+/// A member of an assistant message, in the order `convertMessages` sets them. The thinking
+/// goes under the key its signature names (e.g. `reasoning_content`): a key the message
+/// already has keeps its place and takes the value set last, as a JavaScript object does.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+enum Member {
+    #[default]
+    Role,
+    Content,
+    Thinking,
+    ToolCalls,
+    Details,
+}
+
+/// The members of an assistant message, keys in insertion order.
+#[derive(Default)]
+struct Members<'k> {
+    list: [(&'k str, Member); 5],
+    len: usize,
+}
+
+impl<'k> Members<'k> {
+    fn set(&mut self, key: &'k str, member: Member) {
+        let list = &mut self.list[..self.len];
+        match list.iter_mut().find(|(k, _)| *k == key) {
+            Some(slot) => slot.1 = member,
+            None => {
+                self.list[self.len] = (key, member);
+                self.len += 1;
+            }
+        }
+    }
+
+    fn get(&self, key: &str) -> Option<Member> {
+        self.list[..self.len]
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, m)| *m)
+    }
+}
+
+/// An assistant message from its blocks after the replay layer (what each became, the
+/// block, a tool call's new id).
+fn write_assistant<'a, 'i, B: CallView<'a>>(
+    out: &mut Out,
+    blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)>,
     same_model: bool,
     compat: &Compat,
 ) -> Option<Wrote> {
@@ -766,124 +728,192 @@ fn write_assistant(
     // The `thinkingSignature` of the first thinking block sent.
     let mut first_signature = None;
     let mut calls = Vec::new();
-    for block in blocks {
-        let f = &block.fields;
-        match block.kind {
+    for (kind, block, new_id) in blocks {
+        match kind {
             BlockKind::Text | BlockKind::ConvertedText => {
-                if let Some(text) = text_raw(f.text)?.filter(|t| !t.is_blank()) {
+                if let Some(text) = block.str(BlockKey::Text)?.filter(|t| !t.is_blank()) {
                     texts.push(text);
                 }
             }
             BlockKind::Thinking => {
-                if let Some(text) = text_raw(f.thinking)?.filter(|t| !t.is_blank()) {
+                if let Some(text) = block.str(BlockKey::Thinking)?.filter(|t| !t.is_blank()) {
                     if thinking.is_empty() {
-                        first_signature = f.thinking_signature;
+                        first_signature = block.field(BlockKey::ThinkingSignature);
                     }
                     thinking.push(text);
                 }
             }
-            BlockKind::ToolCall => calls.push(block),
+            BlockKind::ToolCall => calls.push((block, new_id)),
             BlockKind::Other => {}
         }
     }
-    // Upstream calls `unshift` on the joined text string and throws: the value path says so.
     let thinking_as_text = !thinking.is_empty() && compat.requires_thinking_as_text;
     if thinking_as_text && !texts.is_empty() {
-        return None;
+        // `unshift` on the joined text string.
+        return Some(Wrote::Throws("textContent.unshift is not a function"));
     }
-    // The thinking under the key its signature names (e.g. `reasoning_content`).
-    let mut signature_key = None;
-    if !thinking.is_empty() && !compat.requires_thinking_as_text {
-        if let Some(sig) = text_raw(first_signature)? {
-            let key = sig.text().into_owned();
-            if matches!(
-                key.as_str(),
-                "role" | "content" | "tool_calls" | "reasoning_details"
-            ) {
-                // A key the message already has: its place would move.
-                return None;
+    let signature = match first_signature {
+        Some(field) if !thinking.is_empty() && !compat.requires_thinking_as_text => field.str()?,
+        _ => None,
+    };
+    let signature_key = signature.as_ref().map(RawStr::text);
+    // `reasoning_details` from the calls' thought signatures (JSON text each).
+    let mut details = Vec::new();
+    if same_model {
+        for (call, _) in &calls {
+            let Some(sig) = call
+                .thought_signature()
+                .map(Field::str)
+                .unwrap_or(Some(None))?
+            else {
+                continue;
+            };
+            let sig = sig.text();
+            if sig.is_empty() {
+                continue;
             }
-            if !key.is_empty() {
-                signature_key = Some(key);
+            if let Ok(v) = serde_json::from_str::<Value>(&sig) {
+                if is_truthy(&v) {
+                    details.push(v);
+                }
             }
         }
     }
-    // `""` (the content of a message after a tool result on some servers) is no content.
-    let has_content = !texts.is_empty() || thinking_as_text;
-    if !has_content && calls.is_empty() {
+    let mut members = Members::default();
+    members.set("role", Member::Role);
+    members.set("content", Member::Content);
+    if let Some(key) = signature_key.as_deref().filter(|k| !k.is_empty()) {
+        members.set(key, Member::Thinking);
+    }
+    if !calls.is_empty() {
+        members.set("tool_calls", Member::ToolCalls);
+        if !details.is_empty() {
+            members.set("reasoning_details", Member::Details);
+        }
+    }
+    // "Either content or tool_calls": `""` (the content some servers want after a tool
+    // result) is no content; the thinking under either key is a non-empty string.
+    let has_content = match members.get("content") {
+        Some(Member::Content) => thinking_as_text || !texts.is_empty(),
+        _ => true,
+    };
+    if !has_content && members.get("tool_calls").is_none() {
         return Some(Wrote::Nothing);
     }
 
-    w.begin();
-    let out = &mut w.out;
-    out.raw(r#"{"role":"assistant","content":"#);
-    let spot = if thinking_as_text {
-        out.raw(r#"[{"type":"text","text":"#);
-        write_joined(out, &thinking, "\\n\\n");
-        let close = out.len();
-        out.raw("}]");
-        Some(CacheSpot::Part { close })
-    } else if !texts.is_empty() || compat.requires_assistant_after_tool_result {
-        let at = out.len();
-        write_joined(out, &texts, "");
-        Some(CacheSpot::Str { at, end: out.len() })
-    } else {
-        out.raw("null");
-        None
-    };
-    if let Some(key) = signature_key {
-        out.raw(",");
-        out.str(&key);
-        out.raw(":");
-        write_joined(out, &thinking, "\\n");
-    }
-    if !calls.is_empty() {
-        out.raw(r#","tool_calls":"#);
-        out.array(&calls, |out, call| write_tool_call(out, call));
-        // Signatures of other models were dropped by the replay layer.
-        if same_model {
-            let mut details = Vec::new();
-            for call in &calls {
-                let Some(sig) = text_raw(call.fields.thought_signature)? else {
-                    continue;
-                };
-                let sig = sig.text();
-                if sig.is_empty() {
-                    continue;
+    let mut spot = None;
+    out.raw("{");
+    for (n, &(key, member)) in members.list[..members.len].iter().enumerate() {
+        if n > 0 {
+            out.raw(",");
+        }
+        if key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            out.raw("\"");
+            out.raw(key);
+            out.raw("\":");
+        } else {
+            out.str(key);
+            out.raw(":");
+        }
+        match member {
+            Member::Role => out.raw(r#""assistant""#),
+            Member::Content if thinking_as_text => {
+                out.raw(r#"[{"type":"text","text":"#);
+                write_joined(out, &thinking, "\\n\\n");
+                spot = Some(CacheSpot::Part { close: out.len() });
+                out.raw("}]");
+            }
+            Member::Content if !texts.is_empty() || compat.requires_assistant_after_tool_result => {
+                let at = out.len();
+                write_joined(out, &texts, "");
+                spot = Some(CacheSpot::Str { at, end: out.len() });
+            }
+            Member::Content => out.raw("null"),
+            Member::Thinking => {
+                let at = out.len();
+                write_joined(out, &thinking, "\\n");
+                if key == "content" {
+                    spot = Some(CacheSpot::Str { at, end: out.len() });
                 }
-                if let Ok(v) = serde_json::from_str::<Value>(&sig) {
-                    if is_truthy(&v) {
-                        details.push(v);
+            }
+            Member::ToolCalls => {
+                out.raw("[");
+                for (n, (call, new_id)) in calls.iter().enumerate() {
+                    if n > 0 {
+                        out.raw(",");
                     }
+                    write_tool_call(out, *call, *new_id);
                 }
+                out.raw("]");
             }
-            if !details.is_empty() {
-                out.raw(r#","reasoning_details":"#);
-                out.value(&Value::Array(details));
-            }
+            Member::Details => out.value(&Value::Array(std::mem::take(&mut details))),
         }
     }
     out.raw("}");
+    // The breakpoint goes on a user or assistant message only: the thinking under `role`
+    // leaves it there only when it reads as one.
+    if members.get("role") == Some(Member::Thinking) {
+        let mut role = Out::default();
+        write_joined(&mut role, &thinking, "\\n");
+        if !matches!(role.buf.as_slice(), br#""assistant""# | br#""user""#) {
+            spot = None;
+        }
+    }
     Some(Wrote::Message(spot))
 }
 
 /// One `tool_calls` entry: arguments as the `JSON.stringify` text of the stored value.
-fn write_tool_call(out: &mut Out, call: &Block<'_>) {
-    let f = &call.fields;
+fn write_tool_call<'a>(out: &mut Out, call: impl BlockView<'a>, new_id: Option<&str>) {
     out.raw("{");
-    if out.id(r#""id":"#, call.new_id.as_deref(), f.id) {
+    let id = call.field(BlockKey::Id);
+    if new_id.is_some() || id.is_some() {
+        write_id(out, r#""id":"#, new_id, id);
         out.raw(",");
     }
     out.raw(r#""type":"function","function":{"name":"#);
-    match f.name {
-        Some(name) => out.copy(name),
+    match call.field(BlockKey::Name) {
+        Some(name) => name.copy(out),
         None => out.raw("null"),
     }
-    if let Some(args) = f.arguments {
+    if let Some(args) = call.field(BlockKey::Arguments) {
         out.raw(r#","arguments":"#);
-        write_stringified(out, args);
+        args.write_stringified(out);
     }
     out.raw("}}");
+}
+
+/// One `tool` message: its texts joined by newlines (a placeholder when that is empty); its
+/// images, when the model takes them, go to `images` (after a comma each).
+fn write_tool_result<'a>(
+    out: &mut Out,
+    images: &mut Out,
+    msg: impl MsgView<'a>,
+    new_id: Option<&str>,
+    accepts_images: bool,
+    compat: &Compat,
+) -> Option<()> {
+    let (texts, found) = result_parts(msg, accepts_images)?;
+    for image in found {
+        images.raw(",");
+        write_image(images, image)?;
+    }
+    out.raw(r#"{"role":"tool","content":"#);
+    let at = out.len();
+    out.raw("\"");
+    raw::write_lines(out, &texts);
+    if out.len() == at + 1 {
+        out.raw("(see attached image)");
+    }
+    out.raw("\"");
+    write_id(out, r#","tool_call_id":"#, new_id, msg.tool_call_id());
+    if compat.requires_tool_result_name {
+        if let Some(name) = msg.tool_name().filter(|n| n.truthy()) {
+            out.raw(r#","name":"#);
+            name.copy(out);
+        }
+    }
+    out.raw("}");
+    Some(())
 }
 
 /// `JSON.stringify` of a stored value, as a string literal: the stored text itself when it is
@@ -915,74 +945,6 @@ pub(super) fn synthetic_call<'b, 'a>(
                     .is_some_and(|i| i.text() == id),
             }
     })
-}
-
-/// One `tool` message; its images (when the model takes them) go to `images`. A synthetic
-/// result's `toolName` is `call_name`, the name of the call it answers.
-fn write_tool_result(
-    w: &mut Messages,
-    images: &mut Out,
-    msg: &Replayed<'_>,
-    call_name: Option<&str>,
-    model: &Model,
-    compat: &Compat,
-) -> Option<()> {
-    let (fields, new_id) = match msg {
-        Replayed::ToolResult { fields, new_id } => (fields, new_id),
-        Replayed::Synthetic { id } => {
-            w.begin();
-            w.out
-                .raw(r#"{"role":"tool","content":"No result provided","tool_call_id":"#);
-            w.out.str(id);
-            if compat.requires_tool_result_name {
-                if let Some(name) = call_name.filter(|n| raw::raw_truthy(n)) {
-                    w.out.raw(r#","name":"#);
-                    w.out.copy(name);
-                }
-            }
-            w.out.raw("}");
-            return Some(());
-        }
-        _ => return None,
-    };
-    let items = match fields.content {
-        Some(c) if c.starts_with('[') => raw::array_items(c)?,
-        _ => Vec::new(),
-    };
-    let mut texts = Vec::new();
-    for item in items {
-        let block = BlockFields::parse(item)?;
-        if block.is("text")? {
-            texts.push(text_raw(block.text)?);
-        } else if block.is("image")? && model.accepts_images {
-            // After the text part of the user message they go to.
-            images.raw(",");
-            write_image(images, &block)?;
-        }
-    }
-    w.begin();
-    let out = &mut w.out;
-    out.raw(r#"{"role":"tool","content":"#);
-    let at = out.len();
-    out.raw("\"");
-    raw::write_lines(out, &texts);
-    if out.len() == at + 1 {
-        out.raw("(see attached image)");
-    }
-    out.raw("\"");
-    out.id_member(
-        r#","tool_call_id":"#,
-        new_id.as_deref(),
-        fields.tool_call_id,
-    );
-    if compat.requires_tool_result_name {
-        if let Some(name) = fields.tool_name.filter(|n| raw::raw_truthy(n)) {
-            out.raw(r#","name":"#);
-            out.copy(name);
-        }
-    }
-    out.raw("}");
-    Some(())
 }
 
 #[cfg(test)]
@@ -1094,6 +1056,101 @@ mod tests {
         assert!(fast.written_from_bytes());
         let len = measured_body(&request, &transcript, raw);
         assert_eq!(len, fast.to_json().len());
+    }
+
+    /// The body's `messages` from the bytes path, which must be the path taken and agree
+    /// with the value path.
+    fn messages_of(m: &Value, lines: &[&str]) -> Value {
+        assert!(both_paths(m, lines, None).iter().all(|t| *t));
+        let request = request(m, None, Map::new(), false);
+        let body = build_payload_with(&request, &transcript(lines), true).unwrap();
+        let body: Value = serde_json::from_slice(&body.to_json()).unwrap();
+        body["messages"].clone()
+    }
+
+    /// An assistant turn of `model("p", "m", ..)` with one thinking block signed `signature`,
+    /// then `rest` (more blocks, each with a leading comma).
+    fn signed_turn(signature: &str, rest: &str) -> String {
+        format!(
+            r#"{{"role":"assistant","content":[{{"type":"thinking","thinking":"T","thinkingSignature":"{signature}"}}{rest}],"api":"openai-completions","provider":"p","model":"m","stopReason":"stop"}}"#
+        )
+    }
+
+    #[test]
+    fn thinking_under_a_key_the_message_has_takes_its_place() {
+        // `assistantMsg[signature] = thinking`: an existing key keeps its place and takes the
+        // value set last (`tool_calls` and `reasoning_details` are set after the thinking).
+        let m = model("p", "m", true, Value::Null);
+        let call = r#",{"type":"toolCall","id":"c","name":"f","arguments":{},"thoughtSignature":"{\"d\":1}"}"#;
+        let cases = [
+            (
+                "content",
+                "",
+                json!([{"role": "assistant", "content": "T"}]),
+            ),
+            (
+                "role",
+                r#",{"type":"text","text":"x"}"#,
+                json!([{"role": "T", "content": "x"}]),
+            ),
+            (
+                "tool_calls",
+                "",
+                json!([{"role": "assistant", "content": null, "tool_calls": "T"}]),
+            ),
+            (
+                "reasoning_details",
+                call,
+                json!([{"role": "assistant", "content": null, "reasoning_details": [{"d": 1}],
+                    "tool_calls": [{"id": "c", "type": "function",
+                        "function": {"name": "f", "arguments": "{}"}}]}]),
+            ),
+        ];
+        for (key, rest, expected) in cases {
+            let turn = signed_turn(key, rest);
+            let messages = messages_of(&m, &[LINES[11], &turn]);
+            assert_eq!(
+                messages.as_array().unwrap()[1..],
+                expected.as_array().unwrap()[..],
+                "{key}"
+            );
+            // Key order as written.
+            let keys: Vec<&str> = messages[1]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            let want: Vec<&str> = expected[0]
+                .as_object()
+                .unwrap()
+                .keys()
+                .map(String::as_str)
+                .collect();
+            assert_eq!(keys, want, "{key}");
+        }
+        // The thinking as the content of the last assistant message: OpenRouter's Anthropic
+        // breakpoint goes on it.
+        let turn = signed_turn("content", "");
+        let openrouter = model("openrouter", "anthropic/claude", true, Value::Null);
+        let messages = messages_of(&openrouter, &[LINES[11], &turn]);
+        assert_eq!(
+            messages[1]["content"],
+            json!([{"type": "text", "text": "T", "cache_control": {"type": "ephemeral"}}])
+        );
+    }
+
+    #[test]
+    fn image_url_parts_are_template_literal_strings() {
+        // `${block.mimeType}` of a value that is not a string: `String(value)`.
+        let m = model("p", "m", true, Value::Null);
+        let line = r#"{"role":"user","content":[{"type":"image","mimeType":{"a":1},"data":[1,null,"x"]},{"type":"image","mimeType":5.0,"data":null}]}"#;
+        let messages = messages_of(&m, &[line]);
+        assert_eq!(
+            messages[0]["content"],
+            json!([{"type": "image_url", "image_url": {"url": "data:[object Object];base64,1,,x"}},
+                {"type": "image_url", "image_url": {"url": "data:5;base64,null"}}])
+        );
     }
 
     #[test]

@@ -8,13 +8,15 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::model::{
-    blocks_of, effort_options, js_stringify, result_texts, sanitize_id_chars, short_hash, str_of,
-    strip_lone_surrogate_escapes, user_parts, Build, Context, Model, Options,
+    blocks_of, effort_options, sanitize_id_chars, short_hash, strip_lone_surrogate_escapes, Build,
+    Context, Model, Options,
 };
-use super::raw::{self, text_raw, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::raw::{self, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
+use super::view::{
+    kind_of, result_parts, write_data_url, write_opt_str, BlockKey, BlockView, Field, MsgView,
+};
 use super::{Payload, PayloadError};
-use crate::base::{parse_value, to_js_string};
 
 /// Which of the three APIs.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -66,11 +68,13 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
         .raw
         .then(|| write_input_raw(&input, context))
         .flatten();
-    let input = match input_json {
-        // Written in place of this placeholder by `Payload`.
-        Some(_) => Value::Null,
-        None => Value::Array(convert_input(&input, context, now_ms)?),
+    let from_bytes = input_json.is_some();
+    let input_json = match input_json {
+        Some(json) => json,
+        None => convert_input(&input, context, now_ms)?,
     };
+    // Written in place of this placeholder by `Payload`.
+    let input = Value::Null;
     let mut params = Map::new();
     if flavor == Flavor::Codex {
         params.insert("model".to_owned(), json!(model.id));
@@ -111,10 +115,11 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
                 json!({"effort": effort, "summary": summary}),
             );
         }
-        return Ok(Payload::spliced(
+        return Ok(Payload::spliced_from(
             Value::Object(params),
             &["input"],
             input_json,
+            from_bytes,
         ));
     }
 
@@ -176,10 +181,11 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
             params.insert("include".to_owned(), json!(["reasoning.encrypted_content"]));
         }
     }
-    Ok(Payload::spliced(
+    Ok(Payload::spliced_from(
         Value::Object(params),
         &["input"],
         input_json,
+        from_bytes,
     ))
 }
 
@@ -317,179 +323,41 @@ struct Input<'m> {
 const JUICE_ITEM: &str =
     r##"{"role":"developer","content":[{"type":"input_text","text":"# Juice: 0 !important"}]}"##;
 
-/// The `input` array through value trees.
+/// openai-responses-shared.ts `convertResponsesMessages` over value trees: the replay layer of
+/// `transform.rs`, then the same writers as the bytes path ([`write_input_raw`]).
 fn convert_input(
     input: &Input<'_>,
     context: &Context<'_>,
     now_ms: i64,
-) -> Result<Vec<Value>, PayloadError> {
-    let mut items = convert_messages(
-        input.model,
-        context,
-        input.allowed,
-        input.include_system,
-        now_ms,
-    )?;
-    if input.juice {
-        items.push(json!({
-            "role": "developer",
-            "content": [{"type": "input_text", "text": "# Juice: 0 !important"}],
-        }));
-    }
-    Ok(items)
-}
-
-fn data_url(block: &Value) -> String {
-    format!(
-        "data:{};base64,{}",
-        str_of(block, "mimeType"),
-        str_of(block, "data")
-    )
-}
-
-fn convert_messages(
-    model: &Model,
-    context: &Context<'_>,
-    allowed: &[&str],
-    include_system: bool,
-    now_ms: i64,
-) -> Result<Vec<Value>, PayloadError> {
-    let normalize = |id: &str, _: &Value| normalize_id(model, allowed, id);
+) -> Result<Vec<u8>, PayloadError> {
+    let model = input.model;
+    let normalize = |id: &str, _: &Value| normalize_id(model, input.allowed, id);
     let messages = transform(context.take_messages()?, model, Some(&normalize), now_ms);
-    let mut out = Vec::with_capacity(messages.len() + 1);
-    if include_system {
-        if let Some(prompt) = context.system() {
-            let role = if model.reasoning {
-                "developer"
-            } else {
-                "system"
-            };
-            out.push(json!({"role": role, "content": prompt}));
-        }
-    }
+    let mut w = Items::new(4096, input, context.system());
+    // `msg_<index>` ids count the messages that were not skipped as empty.
     let mut index = 0usize;
     for msg in &messages {
-        match msg.get("role").and_then(Value::as_str) {
-            Some("user") => match msg.get("content") {
-                Some(Value::String(s)) => {
-                    out.push(
-                        json!({"role": "user", "content": [{"type": "input_text", "text": s}]}),
-                    );
-                }
-                Some(Value::Array(items)) => {
-                    let parts = user_parts(
-                        items,
-                        model.accepts_images,
-                        |item| Some(json!({"type": "input_text", "text": str_of(item, "text")})),
-                        |item| json!({"type": "input_image", "detail": "auto", "image_url": data_url(item)}),
-                    );
-                    if parts.is_empty() {
-                        continue;
-                    }
-                    out.push(json!({"role": "user", "content": parts}));
-                }
-                _ => {}
-            },
+        let counted = match msg.get("role").and_then(Value::as_str) {
+            Some("user") => write_user(&mut w, msg, model),
             Some("assistant") => {
-                let different_model = str_of(msg, "model") != model.id
-                    && str_of(msg, "provider") == model.provider
-                    && str_of(msg, "api") == model.api;
-                let mut items = Vec::new();
-                for block in blocks_of(msg) {
-                    match block.get("type").and_then(Value::as_str) {
-                        Some("thinking") => {
-                            let signature = str_of(block, "thinkingSignature");
-                            if !signature.is_empty() {
-                                items.push(reasoning_item(signature)?);
-                            }
-                        }
-                        Some("text") => {
-                            let (id, phase) =
-                                message_item_id(str_of(block, "textSignature"), index);
-                            let mut item = Map::new();
-                            item.insert("type".to_owned(), json!("message"));
-                            item.insert("role".to_owned(), json!("assistant"));
-                            item.insert(
-                                "content".to_owned(),
-                                json!([{"type": "output_text", "text": str_of(block, "text"), "annotations": []}]),
-                            );
-                            item.insert("status".to_owned(), json!("completed"));
-                            item.insert("id".to_owned(), json!(id));
-                            if let Some(phase) = phase {
-                                item.insert("phase".to_owned(), json!(phase));
-                            }
-                            items.push(Value::Object(item));
-                        }
-                        Some("toolCall") => {
-                            let id = str_of(block, "id");
-                            let mut parts = id.split('|');
-                            let call_id = parts.next().unwrap_or_default();
-                            let mut item_id = parts.next();
-                            if different_model && item_id.is_some_and(|i| i.starts_with("fc_")) {
-                                item_id = None;
-                            }
-                            let mut item = Map::new();
-                            item.insert("type".to_owned(), json!("function_call"));
-                            if let Some(item_id) = item_id {
-                                item.insert("id".to_owned(), json!(item_id));
-                            }
-                            item.insert("call_id".to_owned(), json!(call_id));
-                            item.insert(
-                                "name".to_owned(),
-                                block.get("name").cloned().unwrap_or(Value::Null),
-                            );
-                            if let Some(args) = block.get("arguments") {
-                                item.insert("arguments".to_owned(), json!(js_stringify(args)));
-                            }
-                            items.push(Value::Object(item));
-                        }
-                        // A server compaction item, verbatim (`payload::compaction_view` left
-                        // only the latest, first in its turn, and nothing before it).
-                        Some("compaction") => {
-                            if let Some(raw @ Value::Object(_)) = block.get("raw") {
-                                items.push(raw.clone());
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                if items.is_empty() {
-                    continue;
-                }
-                out.extend(items);
+                let blocks = blocks_of(msg).iter().map(|b| (kind_of(b), b, None));
+                write_assistant(&mut w, msg, blocks, model, index)
             }
-            Some("toolResult") => {
-                let content = blocks_of(msg);
-                let texts = result_texts(content);
-                let text = texts.join("\n");
-                let has_images = content.iter().any(|c| c["type"] == "image");
-                let call_id = str_of(msg, "toolCallId")
-                    .split('|')
-                    .next()
-                    .unwrap_or_default();
-                let output = if has_images && model.accepts_images {
-                    let mut parts = Vec::new();
-                    if !text.is_empty() {
-                        parts.push(json!({"type": "input_text", "text": text}));
-                    }
-                    for block in content.iter().filter(|c| c["type"] == "image") {
-                        parts.push(json!({"type": "input_image", "detail": "auto", "image_url": data_url(block)}));
-                    }
-                    Value::Array(parts)
-                } else if text.is_empty() {
-                    json!("(see attached image)")
-                } else {
-                    Value::String(text)
-                };
-                out.push(
-                    json!({"type": "function_call_output", "call_id": call_id, "output": output}),
-                );
-            }
-            _ => {}
-        }
-        index += 1;
+            Some("toolResult") => write_tool_result(&mut w, msg, None, model).map(|()| true),
+            // Any other role sends nothing but still counts.
+            _ => Some(true),
+        };
+        // The value path's readers never answer `None`: only a reasoning item that is not
+        // JSON stops it, with pi-ai's error.
+        let Some(counted) = counted else {
+            return Err(w.error.take().unwrap_or_else(|| PayloadError::Invalid {
+                what: "message",
+                reason: "a shape the Responses writers do not read".to_owned(),
+            }));
+        };
+        index += usize::from(counted);
     }
-    Ok(out)
+    Ok(w.finish(input.juice))
 }
 
 /// The message V8's `JSON.parse` throws for text that is not JSON (its usual form).
@@ -519,44 +387,33 @@ fn convert_tools(tools: &[Value], strict: Value) -> Value {
     )
 }
 
-/// The `input` array ([`convert_input`]) written straight from the stored messages: unmodified
-/// text, tool arguments, results, image data and replayed reasoning items are copied from the
-/// stored bytes. `None` when a message has a shape only the value-tree path handles (the
-/// caller then runs that).
+/// [`convert_input`] written straight from the stored messages: unmodified text, tool
+/// arguments, results, image data and replayed reasoning items are copied from the stored
+/// bytes. `None` when a message has a shape only the value-tree path handles (the caller then
+/// runs that).
 fn write_input_raw(input: &Input<'_>, context: &Context<'_>) -> Option<Vec<u8>> {
     let model = input.model;
     let normalize = |id: &str| normalize_id(model, input.allowed, id);
     let replay = raw::replay(context.llm, model, &normalize)?;
     let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
-    let mut w = Items {
-        out: Out::with_capacity(total + 256),
-        any: false,
-    };
-    w.out.raw("[");
-    if input.include_system {
-        if let Some(prompt) = context.system() {
-            w.open();
-            w.out.raw(if model.reasoning {
-                r#"{"role":"developer","content":"#
-            } else {
-                r#"{"role":"system","content":"#
-            });
-            w.out.str(prompt);
-            w.out.raw("}");
-        }
-    }
+    let mut w = Items::new(total + 256, input, context.system());
     // `msg_<index>` ids count the messages that were not skipped as empty.
     let mut index = 0usize;
     for msg in &replay.messages {
         let counted = match msg {
             Replayed::User(fields) => write_user(&mut w, fields, model)?,
             Replayed::Assistant(fields, range) => {
-                write_assistant(&mut w, fields, &replay.blocks[range.clone()], model, index)?
+                let blocks = replay.blocks[range.clone()]
+                    .iter()
+                    .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
+                write_assistant(&mut w, fields, blocks, model, index)?
             }
             Replayed::ToolResult { fields, new_id } => {
                 write_tool_result(&mut w, fields, new_id.as_deref(), model)?;
                 true
             }
+            // What the value path's writer makes of transform.rs's synthetic result (one
+            // text, "No result provided").
             Replayed::Synthetic { id } => {
                 w.open();
                 w.out.raw(r#"{"type":"function_call_output","call_id":"#);
@@ -567,22 +424,42 @@ fn write_input_raw(input: &Input<'_>, context: &Context<'_>) -> Option<Vec<u8>> 
         };
         index += usize::from(counted);
     }
-    if input.juice {
-        w.open();
-        w.out.raw(JUICE_ITEM);
-    }
-    w.out.raw("]");
-    Some(w.out.buf)
+    Some(w.finish(input.juice))
 }
 
-/// The items of the `input` array being written.
+/// The items of the `input` array being written, by both paths.
 struct Items {
     out: Out,
     /// Whether an item was written (the next one needs a comma).
     any: bool,
+    /// pi-ai's error for the input, when a writer stopped on one (a reasoning item that is
+    /// not JSON).
+    error: Option<PayloadError>,
 }
 
 impl Items {
+    /// The array opened, with the system prompt as its first item when `input` sends it
+    /// there (a `developer` item for reasoning models).
+    fn new(capacity: usize, input: &Input<'_>, system: Option<&str>) -> Items {
+        let mut w = Items {
+            out: Out::with_capacity(capacity),
+            any: false,
+            error: None,
+        };
+        w.out.raw("[");
+        if let Some(prompt) = system.filter(|_| input.include_system) {
+            w.open();
+            w.out.raw(if input.model.reasoning {
+                r#"{"role":"developer","content":"#
+            } else {
+                r#"{"role":"system","content":"#
+            });
+            w.out.str(prompt);
+            w.out.raw("}");
+        }
+        w
+    }
+
     /// Before an item.
     fn open(&mut self) {
         if self.any {
@@ -599,6 +476,16 @@ impl Items {
     fn reset(&mut self, (len, any): (usize, bool)) {
         self.out.buf.truncate(len);
         self.any = any;
+    }
+
+    /// The array closed, after the juice item when `juice`.
+    fn finish(mut self, juice: bool) -> Vec<u8> {
+        if juice {
+            self.open();
+            self.out.raw(JUICE_ITEM);
+        }
+        self.out.raw("]");
+        self.out.buf
     }
 }
 
@@ -642,114 +529,187 @@ fn decoded<'s>(s: &'s RawStr<'_>) -> Cow<'s, str> {
     String::from_utf8(out).map_or_else(|_| s.text(), Cow::Owned)
 }
 
-fn write_str_or_empty(out: &mut Out, s: Option<&RawStr<'_>>) {
-    match s {
-        Some(s) => out.copy_str(s),
-        None => out.raw(r#""""#),
+// The rules of openai-responses-shared.ts `convertResponsesMessages`, once for both paths
+// (`payload::view`).
+
+/// The fields only these rules read, beyond [`MsgView`] and [`BlockView`]: of a message, who
+/// wrote it; of a text block, its message item id.
+#[derive(Clone, Copy)]
+enum Extra {
+    Model,
+    Provider,
+    Api,
+    TextSignature,
+}
+
+trait ExtraView<'a> {
+    fn extra(&self, key: Extra) -> Option<Field<'a>>;
+}
+
+impl<'a> ExtraView<'a> for &MsgFields<'a> {
+    #[inline]
+    fn extra(&self, key: Extra) -> Option<Field<'a>> {
+        match key {
+            Extra::Model => self.model,
+            Extra::Provider => self.provider,
+            Extra::Api => self.api,
+            Extra::TextSignature => None,
+        }
+        .map(Field::Raw)
+    }
+}
+
+impl<'a> ExtraView<'a> for BlockFields<'a> {
+    #[inline]
+    fn extra(&self, key: Extra) -> Option<Field<'a>> {
+        match key {
+            Extra::TextSignature => self.text_signature.map(Field::Raw),
+            _ => None,
+        }
+    }
+}
+
+impl<'a> ExtraView<'a> for &'a Value {
+    #[inline]
+    fn extra(&self, key: Extra) -> Option<Field<'a>> {
+        let name = match key {
+            Extra::Model => "model",
+            Extra::Provider => "provider",
+            Extra::Api => "api",
+            Extra::TextSignature => "textSignature",
+        };
+        self.get(name).map(Field::Value)
+    }
+}
+
+/// A field read as pi-ai reads a string it expects ([`Field::str`]): absent reads as not a
+/// string.
+#[allow(clippy::option_option)]
+#[inline]
+fn str_field(field: Option<Field<'_>>) -> Option<Option<RawStr<'_>>> {
+    match field {
+        Some(f) => f.str(),
+        None => Some(None),
+    }
+}
+
+/// The string a field holds, `""` when it is not one (`str_of`).
+#[inline]
+fn text_of<'s>(s: &'s Option<RawStr<'_>>) -> Cow<'s, str> {
+    s.as_ref().map(decoded).unwrap_or_default()
+}
+
+/// A tool call's id, or the `toolCallId` of its result: the one the replay layer gave, else
+/// the stored one (`""` when it is not a string).
+#[inline]
+fn call_id<'s>(new_id: Option<&'s str>, stored: &'s Option<RawStr<'_>>) -> Cow<'s, str> {
+    match new_id {
+        Some(id) => Cow::Borrowed(id),
+        None => text_of(stored),
     }
 }
 
 /// `{"type":"input_image","detail":"auto","image_url":"data:<mimeType>;base64,<data>"}`: the
 /// escaped inner texts of both strings make the escaped text of the URL.
-fn write_input_image(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
+fn write_input_image<'a>(out: &mut Out, block: impl BlockView<'a>) -> Option<()> {
     out.raw(r#"{"type":"input_image","detail":"auto","image_url":""#);
-    raw::write_data_url(out, block)?;
+    write_data_url(out, block)?;
     out.raw(r#""}"#);
     Some(())
 }
 
 /// A user message; whether it counts as a message (`false` when its content had no part to
 /// send, nothing written then).
-fn write_user(w: &mut Items, fields: &MsgFields<'_>, model: &Model) -> Option<bool> {
-    let Some(content) = fields.content else {
+fn write_user<'a>(w: &mut Items, msg: impl MsgView<'a>, model: &Model) -> Option<bool> {
+    let Some(content) = msg.content() else {
         return Some(true);
     };
-    match content.as_bytes().first() {
-        Some(b'"') => {
-            let text = RawStr::of(content)?;
-            w.open();
-            w.out
-                .raw(r#"{"role":"user","content":[{"type":"input_text","text":"#);
-            w.out.copy_str(&text);
-            w.out.raw("}]}");
-            Some(true)
-        }
-        Some(b'[') => {
-            let mark = w.mark();
-            w.open();
-            w.out.raw(r#"{"role":"user","content":["#);
-            let mut parts = 0usize;
-            for item in raw::array_items(content)? {
-                let block = BlockFields::parse(item)?;
-                let is_text = block.is("text")?;
-                if !is_text && !model.accepts_images {
-                    continue;
-                }
-                if parts > 0 {
-                    w.out.raw(",");
-                }
-                parts += 1;
-                if is_text {
-                    w.out.raw(r#"{"type":"input_text","text":"#);
-                    write_str_or_empty(&mut w.out, text_raw(block.text)?.as_ref());
-                    w.out.raw("}");
-                } else {
-                    write_input_image(&mut w.out, &block)?;
-                }
-            }
-            if parts == 0 {
-                w.reset(mark);
-                return Some(false);
-            }
-            w.out.raw("]}");
-            Some(true)
-        }
-        // Any other content sends nothing but still counts.
-        _ => Some(true),
+    if let Some(text) = content.str()? {
+        w.open();
+        w.out
+            .raw(r#"{"role":"user","content":[{"type":"input_text","text":"#);
+        w.out.copy_str(&text);
+        w.out.raw("}]}");
+        return Some(true);
     }
+    if !content.is_array() {
+        // Any other content sends nothing but still counts.
+        return Some(true);
+    }
+    let mark = w.mark();
+    w.open();
+    w.out.raw(r#"{"role":"user","content":["#);
+    let mut parts = 0usize;
+    msg.for_each_block(|block| {
+        let is_text = block.is("text")?;
+        if !is_text && !model.accepts_images {
+            return Some(());
+        }
+        if parts > 0 {
+            w.out.raw(",");
+        }
+        parts += 1;
+        if is_text {
+            w.out.raw(r#"{"type":"input_text","text":"#);
+            write_opt_str(&mut w.out, block.str(BlockKey::Text)?.as_ref());
+            w.out.raw("}");
+        } else {
+            write_input_image(&mut w.out, block)?;
+        }
+        Some(())
+    })?;
+    if parts == 0 {
+        w.reset(mark);
+        return Some(false);
+    }
+    w.out.raw("]}");
+    Some(true)
 }
 
-/// An assistant message's items; whether it counts as a message (`false` when it had none).
-fn write_assistant(
+/// Whether a field holds the string `want` (`str_of(msg, key) === want`).
+#[inline]
+fn holds<'a>(msg: &impl ExtraView<'a>, key: Extra, want: &str) -> Option<bool> {
+    Some(text_of(&str_field(msg.extra(key))?) == want)
+}
+
+/// An assistant message's items from its blocks after the replay layer (what each became,
+/// the block, a tool call's new id); whether it counts as a message (`false` when it had
+/// none, nothing written then).
+fn write_assistant<'a, 'i, B: BlockView<'a> + ExtraView<'a>>(
     w: &mut Items,
-    fields: &MsgFields<'_>,
-    blocks: &[Block<'_>],
+    msg: impl ExtraView<'a>,
+    blocks: impl Iterator<Item = (BlockKind, B, Option<&'i str>)>,
     model: &Model,
     index: usize,
 ) -> Option<bool> {
     let mark = w.mark();
     // A call's `fc_` item id is only valid for the model that made it.
-    let is = |raw: Option<&str>, want: &str| -> Option<bool> {
-        let text = text_raw(raw)?;
-        Some(text.as_ref().map(decoded).unwrap_or_default() == want)
-    };
-    let different_model = !is(fields.model, &model.id)?
-        && is(fields.provider, &model.provider)?
-        && is(fields.api, &model.api)?;
+    let different_model = !holds(&msg, Extra::Model, &model.id)?
+        && holds(&msg, Extra::Provider, &model.provider)?
+        && holds(&msg, Extra::Api, &model.api)?;
     let mut wrote = false;
-    for block in blocks {
-        let f = &block.fields;
-        match block.kind {
+    for (kind, block, new_id) in blocks {
+        match kind {
             BlockKind::Thinking => {
-                let Some(signature) = text_raw(f.thinking_signature)? else {
-                    continue;
-                };
-                let signature = decoded(&signature);
+                let signature = block.str(BlockKey::ThinkingSignature)?;
+                let signature = text_of(&signature);
                 if signature.is_empty() {
                     continue;
                 }
                 w.open();
-                write_reasoning_item(&mut w.out, &signature)?;
+                if let Err(e) = write_reasoning_item(&mut w.out, &signature) {
+                    w.error = Some(e);
+                    return None;
+                }
             }
             BlockKind::Text | BlockKind::ConvertedText => {
-                let signature = text_raw(f.text_signature)?;
-                let signature = signature.as_ref().map(decoded);
-                let (id, phase) = message_item_id(signature.as_deref().unwrap_or_default(), index);
+                let signature = str_field(block.extra(Extra::TextSignature))?;
+                let (id, phase) = message_item_id(&text_of(&signature), index);
                 w.open();
                 w.out.raw(
                     r#"{"type":"message","role":"assistant","content":[{"type":"output_text","text":"#,
                 );
-                write_str_or_empty(&mut w.out, text_raw(f.text)?.as_ref());
+                write_opt_str(&mut w.out, block.str(BlockKey::Text)?.as_ref());
                 w.out
                     .raw(r#","annotations":[]}],"status":"completed","id":"#);
                 w.out.str(&id);
@@ -760,12 +720,8 @@ fn write_assistant(
                 w.out.raw("}");
             }
             BlockKind::ToolCall => {
-                let stored = text_raw(f.id)?;
-                let id = match (&block.new_id, &stored) {
-                    (Some(id), _) => Cow::Borrowed(id.as_str()),
-                    (None, Some(id)) => decoded(id),
-                    (None, None) => Cow::Borrowed(""),
-                };
+                let stored = block.str(BlockKey::Id)?;
+                let id = call_id(new_id, &stored);
                 let mut parts = id.split('|');
                 let call_id = parts.next().unwrap_or_default();
                 let item_id = parts
@@ -780,29 +736,28 @@ fn write_assistant(
                 w.out.raw(r#","call_id":"#);
                 w.out.str(call_id);
                 w.out.raw(r#","name":"#);
-                match f.name {
-                    Some(name) => w.out.copy(name),
+                match block.field(BlockKey::Name) {
+                    Some(name) => name.copy(&mut w.out),
                     None => w.out.raw("null"),
                 }
-                if let Some(arguments) = f.arguments {
+                if let Some(arguments) = block.field(BlockKey::Arguments) {
                     // `JSON.stringify(arguments)` as a string.
                     w.out.raw(r#","arguments":"#);
-                    if raw::is_canonical(arguments) {
-                        w.out.str(arguments);
-                    } else {
-                        let value = parse_value(arguments).ok()?;
-                        w.out.str(&to_js_string(&value));
-                    }
+                    arguments.write_stringified(&mut w.out);
                 }
                 w.out.raw("}");
             }
+            // A server compaction item, verbatim (`payload::compaction_view` left only the
+            // latest, first in its turn, and nothing before it).
             BlockKind::Other => {
-                let raw = f
-                    .compaction_raw()
-                    .filter(|_| f.is("compaction") == Some(true));
-                let Some(raw) = raw else { continue };
+                if !block.is("compaction")? {
+                    continue;
+                }
+                let Some(raw) = block.compaction_raw() else {
+                    continue;
+                };
                 w.open();
-                w.out.copy(raw);
+                raw.copy(&mut w.out);
             }
         }
         wrote = true;
@@ -813,33 +768,30 @@ fn write_assistant(
     Some(wrote)
 }
 
-/// A replayed reasoning item: the signature's text as it is when `JSON.stringify` would write
-/// it so, else parsed and written again; `None` when it is not JSON (the value-tree path then
-/// reports pi-ai's error).
-fn write_reasoning_item(out: &mut Out, signature: &str) -> Option<()> {
+/// A replayed reasoning item (`JSON.parse` of the signature): its text as it is when
+/// `JSON.stringify` would write it so, else parsed and written again; pi-ai's error when it
+/// is not JSON.
+fn write_reasoning_item(out: &mut Out, signature: &str) -> Result<(), PayloadError> {
     // A control character can only stand inside a string, where JSON does not allow it.
     if raw::is_canonical(signature) && !signature.bytes().any(|b| b < 0x20) {
         out.raw(signature);
     } else {
-        out.value(&reasoning_item(signature).ok()?);
+        out.value(&reasoning_item(signature)?);
     }
-    Some(())
+    Ok(())
 }
 
-/// A `function_call_output` item (openai-responses-shared.ts, tool results).
-fn write_tool_result(
+/// A `function_call_output` item (openai-responses-shared.ts, tool results); `new_id` is the
+/// id the replay layer gave its call, when it changed.
+fn write_tool_result<'a>(
     w: &mut Items,
-    fields: &MsgFields<'_>,
+    msg: impl MsgView<'a>,
     new_id: Option<&str>,
     model: &Model,
 ) -> Option<()> {
-    let stored = text_raw(fields.tool_call_id)?;
-    let id = match (new_id, &stored) {
-        (Some(id), _) => Cow::Borrowed(id),
-        (None, Some(id)) => decoded(id),
-        (None, None) => Cow::Borrowed(""),
-    };
-    let (texts, images) = raw::result_parts(fields, true)?;
+    let stored = str_field(msg.tool_call_id())?;
+    let id = call_id(new_id, &stored);
+    let (texts, images) = result_parts(msg, true)?;
     // `texts.join("\n")` is empty only for no text or one empty text.
     let text_empty = match texts.as_slice() {
         [] => true,
@@ -862,7 +814,7 @@ fn write_tool_result(
             write_text(&mut w.out);
             w.out.raw("},");
         }
-        for (n, image) in images.iter().enumerate() {
+        for (n, image) in images.into_iter().enumerate() {
             if n > 0 {
                 w.out.raw(",");
             }

@@ -57,34 +57,6 @@ impl Out {
         }
     }
 
-    /// A JSON array of `items`, each written by `write`.
-    pub fn array<T>(&mut self, items: &[T], mut write: impl FnMut(&mut Out, &T)) {
-        self.raw("[");
-        for (n, item) in items.iter().enumerate() {
-            if n > 0 {
-                self.raw(",");
-            }
-            write(self, item);
-        }
-        self.raw("]");
-    }
-
-    /// An id member (`member` is its `,"key":`): the normalised id when the replay layer gave
-    /// one, else the stored value copied; nothing when there is neither.
-    pub fn id_member(&mut self, member: &str, new_id: Option<&str>, stored: Option<&str>) {
-        match (new_id, stored) {
-            (Some(id), _) => {
-                self.raw(member);
-                self.str(id);
-            }
-            (None, Some(id)) => {
-                self.raw(member);
-                self.copy(id);
-            }
-            (None, None) => {}
-        }
-    }
-
     /// A stored JSON string value as a string literal: [`RawStr`].
     pub fn copy_str(&mut self, s: &RawStr<'_>) {
         match s {
@@ -100,23 +72,6 @@ impl Out {
 
     pub fn len(&self) -> usize {
         self.buf.len()
-    }
-
-    /// `key` and an id: the one the replay layer gave (written fresh) when there is one, else
-    /// the stored text copied; nothing when there is neither. Says whether it wrote.
-    pub fn id(&mut self, key: &str, new_id: Option<&str>, stored: Option<&str>) -> bool {
-        match (new_id, stored) {
-            (Some(id), _) => {
-                self.raw(key);
-                self.str(id);
-            }
-            (None, Some(id)) => {
-                self.raw(key);
-                self.copy(id);
-            }
-            (None, None) => return false,
-        }
-        true
     }
 }
 
@@ -141,41 +96,6 @@ pub fn write_lines(out: &mut Out, texts: &[Option<RawStr<'_>>]) {
             text.write_inner(out);
         }
     }
-}
-
-/// `data:{mimeType};base64,{data}` of an image block, JSON-escaped without quotes (a field
-/// that is not a string is empty, as `str_of` reads it).
-pub fn write_data_url(out: &mut Out, block: &BlockFields<'_>) -> Option<()> {
-    out.raw("data:");
-    if let Some(mime) = text_raw(block.mime_type)? {
-        mime.write_inner(out);
-    }
-    out.raw(";base64,");
-    if let Some(data) = text_raw(block.data)? {
-        data.write_inner(out);
-    }
-    Some(())
-}
-
-/// The parts of a tool result the builders send: its text blocks (as [`text_raw`] reads
-/// them) and, when `images`, its image blocks, each in order; `None` when a block cannot be
-/// read.
-#[allow(clippy::type_complexity)]
-pub fn result_parts<'a>(
-    fields: &MsgFields<'a>,
-    images: bool,
-) -> Option<(Vec<Option<RawStr<'a>>>, Vec<BlockFields<'a>>)> {
-    let mut texts = Vec::new();
-    let mut found = Vec::new();
-    fields.for_each_block(|block| {
-        if block.is("text")? {
-            texts.push(text_raw(block.text)?);
-        } else if images && block.is("image")? {
-            found.push(block);
-        }
-        Some(())
-    })?;
-    Some((texts, found))
 }
 
 /// A stored string: its inner text when that is already escaped as `JSON.stringify` escapes
@@ -674,11 +594,6 @@ impl<'a> BlockFields<'a> {
             *slot = Some(value);
         })?;
         Some(f)
-    }
-
-    /// `block.type === t` (`None` when the type is neither a plain string nor absent).
-    pub fn is(&self, t: &str) -> Option<bool> {
-        Some(plain(self.kind)? == Some(t))
     }
 }
 
