@@ -445,21 +445,7 @@ impl PySession {
             };
             let clock = Clock::from_arg(now_ms)?;
             let now = clock.now_ms(py)?;
-            let factory = id_factory
-                .filter(|f| !f.is_none())
-                .map(|f| f.clone().unbind());
-            let inner = match &factory {
-                // A Python id factory needs the GIL during migration.
-                Some(factory) => {
-                    let mut ids = PyIdSource::new(py, Some(factory));
-                    let session = open(&path, &options, &mut ids, now).py_err(py)?;
-                    ids.finish()?;
-                    session
-                }
-                None => py
-                    .detach(|| open(&path, &options, &mut RandomIds, now))
-                    .py_err(py)?,
-            };
+            let inner = open_with_ids(py, id_factory, |ids| open(&path, &options, ids, now))?;
             let mut state = State::new(inner, clock, id_factory);
             state.fallback_cwd = cwd;
             instance_of(cls, state)
@@ -487,21 +473,9 @@ impl PySession {
             let bytes = crate::session_memory::join_line_list(py, lines)?;
             let clock = Clock::from_arg(now_ms)?;
             let now = clock.now_ms(py)?;
-            let factory = id_factory
-                .filter(|f| !f.is_none())
-                .map(|f| f.clone().unbind());
-            let inner = match &factory {
-                // A Python id factory needs the GIL during migration.
-                Some(factory) => {
-                    let mut ids = PyIdSource::new(py, Some(factory));
-                    let session = Session::from_memory(bytes, &name, &mut ids, now).py_err(py)?;
-                    ids.finish()?;
-                    session
-                }
-                None => py
-                    .detach(|| Session::from_memory(bytes, &name, &mut RandomIds, now))
-                    .py_err(py)?,
-            };
+            let inner = open_with_ids(py, id_factory, |ids| {
+                Session::from_memory(bytes, &name, ids, now)
+            })?;
             instance_of(cls, State::new(inner, clock, id_factory))
         })
     }
@@ -1181,6 +1155,25 @@ impl PySession {
 /// How many times ids drawn from an `id_factory` are checked under the session lock and drawn
 /// again with it released before random ids stand in ([`PySession::lock_with_free_ids`]).
 const ID_ROUNDS: usize = 100;
+
+/// Opens a native session with the ids it may mint while migrating: a Python `id_factory`
+/// is called back, so that open holds the GIL; with pi's random ids the GIL is released.
+fn open_with_ids(
+    py: Python<'_>,
+    id_factory: Option<&Bound<'_, PyAny>>,
+    open: impl FnOnce(&mut dyn IdSource) -> clawctx_core::base::Result<Session> + Send,
+) -> PyResult<Session> {
+    match id_factory.filter(|f| !f.is_none()) {
+        Some(factory) => {
+            let factory = factory.clone().unbind();
+            let mut ids = PyIdSource::new(py, Some(&factory));
+            let session = open(&mut ids).py_err(py)?;
+            ids.finish()?;
+            Ok(session)
+        }
+        None => py.detach(|| open(&mut RandomIds)).py_err(py),
+    }
+}
 
 /// How many times `refresh()` tries a reload with ids drawn from an `id_factory` beforehand
 /// ([`PySession::refresh_with_factory`]); the last try keeps random ids for any missing.

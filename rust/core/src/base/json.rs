@@ -326,6 +326,25 @@ pub fn to_js_string(value: &Value) -> String {
     String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
+/// JavaScript's `String(x)` of a JSON value, as `+=` and template literals apply it: a string
+/// as is, an array as its items' strings joined by commas (`null` items empty), an object as
+/// `[object Object]`, anything else as [`to_js_string`] writes it.
+pub fn js_string(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|item| match item {
+                Value::Null => String::new(),
+                other => js_string(other),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Value::Object(_) => "[object Object]".to_owned(),
+        other => to_js_string(other),
+    }
+}
+
 /// Writes `value` as [`to_js_string`] does.
 pub fn write_js<W: io::Write>(writer: W, value: &Value) -> io::Result<()> {
     use serde::Serialize;

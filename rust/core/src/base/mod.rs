@@ -13,7 +13,7 @@ pub use ids::{
 };
 pub use js::{sanitize_id_chars, utf16_len, utf16_prefix_owned};
 pub use json::{
-    is_js_whitespace, is_truthy, iso_to_ms, js_trim, ms_to_iso, object, parse_value, raw_as_str,
-    replace_lone_surrogate_escapes, rewrite_lone_surrogate_escapes, to_js_string, write_js,
-    JsonText, RawObject,
+    is_js_whitespace, is_truthy, iso_to_ms, js_string, js_trim, ms_to_iso, object, parse_value,
+    raw_as_str, replace_lone_surrogate_escapes, rewrite_lone_surrogate_escapes, to_js_string,
+    write_js, JsonText, RawObject,
 };

@@ -9,8 +9,8 @@ use super::openai_completions::synthetic_call;
 use super::raw::{self, Block, BlockKind, Out, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
 use super::view::{
-    kind_of, result_parts, write_data_url, write_id, write_opt_str, BlockKey, BlockView, Field,
-    MsgView,
+    kind_of, open_function_call, result_parts, write_data_url, write_id, write_opt_str, BlockKey,
+    BlockView, Field, MsgView,
 };
 use super::{Payload, PayloadError};
 use crate::base::{is_js_whitespace, js_trim};
@@ -316,17 +316,7 @@ fn write_assistant<'a, 'i, B: BlockView<'a>>(
     {
         out.raw(if calls == 0 { r#","toolCalls":["# } else { "," });
         calls += 1;
-        out.raw("{");
-        let id = block.field(BlockKey::Id);
-        if new_id.is_some() || id.is_some() {
-            write_id(out, r#""id":"#, new_id, id);
-            out.raw(",");
-        }
-        out.raw(r#""type":"function","function":{"name":"#);
-        match block.field(BlockKey::Name) {
-            Some(name) => name.copy(out),
-            None => out.raw("null"),
-        }
+        open_function_call(out, block, new_id);
         out.raw(r#","arguments":"#);
         match block.field(BlockKey::Arguments).filter(|a| a.truthy()) {
             Some(args) => args.write_stringified(out),

@@ -10,10 +10,11 @@ use super::model::{blocks_of, effort_options, js_stringify, Build, Context, Mode
 use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
 use super::transform::transform;
 use super::view::{
-    kind_of, result_parts, write_id, write_opt_str, BlockKey, BlockView, Field, MsgView,
+    kind_of, open_function_call, result_parts, write_id, write_opt_str, BlockKey, BlockView, Field,
+    MsgView,
 };
 use super::{Payload, PayloadError};
-use crate::base::{is_truthy, parse_value};
+use crate::base::{is_truthy, js_string, parse_value};
 
 /// `Required<OpenAICompletionsCompat>` as `getCompat` resolves it.
 struct Compat {
@@ -572,23 +573,6 @@ impl<'a> CallView<'a> for &'a Value {
     }
 }
 
-/// `String(v)` of a value that is not a string, as a template literal writes it.
-fn js_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Null => String::new(),
-                other => js_string(other),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Value::Object(_) => "[object Object]".to_owned(),
-        other => js_stringify(other),
-    }
-}
-
 /// A template-literal part of an image URL (`${block.mimeType}`): a string's inner text,
 /// `undefined` when absent, else the value as `String` writes it.
 fn write_url_part(out: &mut Out, field: Option<Field<'_>>) -> Option<()> {
@@ -864,17 +848,7 @@ fn write_assistant<'a, 'i, B: CallView<'a>>(
 
 /// One `tool_calls` entry: arguments as the `JSON.stringify` text of the stored value.
 fn write_tool_call<'a>(out: &mut Out, call: impl BlockView<'a>, new_id: Option<&str>) {
-    out.raw("{");
-    let id = call.field(BlockKey::Id);
-    if new_id.is_some() || id.is_some() {
-        write_id(out, r#""id":"#, new_id, id);
-        out.raw(",");
-    }
-    out.raw(r#""type":"function","function":{"name":"#);
-    match call.field(BlockKey::Name) {
-        Some(name) => name.copy(out),
-        None => out.raw("null"),
-    }
+    open_function_call(out, call, new_id);
     if let Some(args) = call.field(BlockKey::Arguments) {
         out.raw(r#","arguments":"#);
         args.write_stringified(out);

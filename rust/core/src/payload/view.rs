@@ -114,6 +114,23 @@ pub fn write_id(out: &mut Out, key: &str, new_id: Option<&str>, stored: Option<F
     }
 }
 
+/// The opening of a Chat-Completions-shaped `function` call that OpenAI Completions and Mistral
+/// share: `{"id":…,"type":"function","function":{"name":…`. The caller writes the arguments its
+/// API wants and closes the call with `}}`.
+pub fn open_function_call<'a>(out: &mut Out, call: impl BlockView<'a>, new_id: Option<&str>) {
+    out.raw("{");
+    let id = call.field(BlockKey::Id);
+    if new_id.is_some() || id.is_some() {
+        write_id(out, r#""id":"#, new_id, id);
+        out.raw(",");
+    }
+    out.raw(r#""type":"function","function":{"name":"#);
+    match call.field(BlockKey::Name) {
+        Some(name) => name.copy(out),
+        None => out.raw("null"),
+    }
+}
+
 /// A content block, as the writers read it.
 pub trait BlockView<'a>: Copy {
     fn field(&self, key: BlockKey) -> Option<Field<'a>>;

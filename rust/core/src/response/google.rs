@@ -19,7 +19,7 @@
 use serde_json::{Map, Value};
 
 use super::{count, event_json, reply_accessors, ApiReader, PiEvents, Stop, Usage};
-use crate::base::{is_truthy, to_js_string};
+use crate::base::{is_truthy, js_string, to_js_string};
 
 /// The transport a Gemini reply came over.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -107,25 +107,6 @@ fn map_stop_reason_string(reason: &Value) -> &'static str {
         Some("STOP") => "stop",
         Some("MAX_TOKENS") => "length",
         _ => "error",
-    }
-}
-
-/// JavaScript's `String(x)` of a JSON value, as `+=` and template strings apply it.
-fn js_string(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => "null".to_owned(),
-        Value::Bool(b) => b.to_string(),
-        Value::Number(_) => to_js_string(v),
-        Value::Object(_) => "[object Object]".to_owned(),
-        Value::Array(items) => items
-            .iter()
-            .map(|item| match item {
-                Value::Null => String::new(),
-                other => js_string(other),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
     }
 }
 
