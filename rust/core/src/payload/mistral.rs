@@ -4,9 +4,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::model::{base_options, blocks_of, clamp_reasoning, Build, Context, Model, Options};
-use super::openai_completions::synthetic_call;
-use super::raw::{self, Block, BlockKind, Out, RawStr, Replayed};
+use super::model::{
+    base_options, blocks_of, clamp_reasoning, function_tools, Build, Context, Model, Options,
+};
+use super::raw::{self, BlockKind, Out, PendingCalls, RawStr, Replayed};
 use super::transform::{transform, MistralIds};
 use super::view::{
     kind_of, open_function_call, result_parts, write_data_url, write_id, write_opt_str, BlockKey,
@@ -51,20 +52,7 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
     payload.insert("model".to_owned(), json!(model.id));
     payload.insert("stream".to_owned(), Value::Bool(true));
     if let Some(tools) = context.tools().filter(|t| !t.is_empty()) {
-        let tools: Vec<Value> = tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                for key in ["name", "description", "parameters"] {
-                    if let Some(v) = tool.get(key) {
-                        function.insert(key.to_owned(), v.clone());
-                    }
-                }
-                function.insert("strict".to_owned(), Value::Bool(false));
-                json!({"type": "function", "function": function})
-            })
-            .collect();
-        payload.insert("tools".to_owned(), Value::Array(tools));
+        payload.insert("tools".to_owned(), function_tools(tools, true));
     }
     if let Some(t) = options.get("temperature") {
         payload.insert("temperature".to_owned(), t.clone());
@@ -174,20 +162,13 @@ fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
     let replay = raw::replay(context.llm, model, &normalize)?;
     let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
     let mut chat = Chat::new(total + 256, context.system());
-    // The calls of the last assistant turn sent, and how many of them the synthetic results
-    // written so far passed: those results answer its unanswered calls, in order.
-    let mut calls: &[Block<'_>] = &[];
-    let mut next_call = 0;
+    let mut pending = PendingCalls::default();
     for msg in &replay.messages {
         chat.item(|out| match msg {
             Replayed::User(fields) => write_user(out, fields, model.accepts_images),
             Replayed::Assistant(_, range) => {
-                let blocks = &replay.blocks[range.clone()];
-                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
-                    calls = blocks;
-                    next_call = 0;
-                }
-                let blocks = blocks
+                let blocks = pending
+                    .sent(&replay.blocks[range.clone()])
                     .iter()
                     .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
                 write_assistant(out, blocks)
@@ -197,8 +178,7 @@ fn write_messages_raw(model: &Model, context: &Context<'_>) -> Option<Vec<u8>> {
                 Some(true)
             }
             Replayed::Synthetic { id } => {
-                let (at, call) = synthetic_call(calls, next_call, id)?;
-                next_call = at + 1;
+                let call = pending.answer(id)?;
                 out.raw(r#"{"role":"tool","toolCallId":"#);
                 out.str(id);
                 if let Some(name) = call.fields.name.filter(|n| *n != "null") {

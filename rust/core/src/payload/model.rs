@@ -2,7 +2,7 @@
 //! object, the context, the `SimpleStreamOptions` mapping of pi-mono 0.58.3
 //! `packages/ai/src/providers/simple-options.ts`, and small JavaScript-semantics helpers.
 
-use serde_json::{Map, Value};
+use serde_json::{json, Map, Value};
 
 use super::PayloadError;
 use crate::base::is_truthy;
@@ -254,9 +254,28 @@ pub fn adjust_max_tokens_for_thinking(
     (max_tokens, budget)
 }
 
-/// `JSON.stringify` of a value (the `arguments` string of OpenAI tool calls).
-pub fn js_stringify(value: &Value) -> String {
-    crate::base::to_js_string(value)
+/// The `tools` of a Chat-Completions-shaped request (OpenAI Completions, Mistral): each tool's
+/// `name`, `description` and `parameters` under `{"type":"function","function":…}`, with
+/// `"strict": false` where the API takes it (openai-completions.ts `convertTools`; the tool
+/// list of mistral.ts).
+pub fn function_tools(tools: &[Value], with_strict: bool) -> Value {
+    Value::Array(
+        tools
+            .iter()
+            .map(|tool| {
+                let mut function = Map::new();
+                for key in ["name", "description", "parameters"] {
+                    if let Some(v) = tool.get(key) {
+                        function.insert(key.to_owned(), v.clone());
+                    }
+                }
+                if with_strict {
+                    function.insert("strict".to_owned(), Value::Bool(false));
+                }
+                json!({"type": "function", "function": function})
+            })
+            .collect(),
+    )
 }
 
 pub use crate::base::sanitize_id_chars;

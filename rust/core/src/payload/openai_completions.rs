@@ -4,10 +4,8 @@
 
 use serde_json::{json, Map, Value};
 
-use std::borrow::Cow;
-
-use super::model::{blocks_of, effort_options, js_stringify, Build, Context, Model, Options};
-use super::raw::{self, Block, BlockFields, BlockKind, MsgFields, Out, RawStr, Replayed};
+use super::model::{blocks_of, effort_options, function_tools, Build, Context, Model, Options};
+use super::raw::{self, BlockFields, BlockKind, MsgFields, Out, PendingCalls, RawStr, Replayed};
 use super::transform::transform;
 use super::view::{
     kind_of, open_function_call, result_parts, write_id, write_opt_str, BlockKey, BlockView, Field,
@@ -143,7 +141,10 @@ pub(super) fn build(input: &Build<'_>) -> Result<Payload, PayloadError> {
         params.insert("temperature".to_owned(), t.clone());
     }
     if let Some(tools) = context.tools() {
-        params.insert("tools".to_owned(), convert_tools(tools, &compat));
+        params.insert(
+            "tools".to_owned(),
+            function_tools(tools, compat.supports_strict_mode),
+        );
     } else if tool_history {
         // Anthropic behind LiteLLM-style proxies wants `tools` whenever the history has calls.
         params.insert("tools".to_owned(), json!([]));
@@ -210,26 +211,6 @@ fn normalize_tool_call_id(model: &Model, id: &str) -> String {
     crate::hygiene::chat_tool_call_id(id, model.provider == "openai")
 }
 
-fn convert_tools(tools: &[Value], compat: &Compat) -> Value {
-    Value::Array(
-        tools
-            .iter()
-            .map(|tool| {
-                let mut function = Map::new();
-                for key in ["name", "description", "parameters"] {
-                    if let Some(v) = tool.get(key) {
-                        function.insert(key.to_owned(), v.clone());
-                    }
-                }
-                if compat.supports_strict_mode {
-                    function.insert("strict".to_owned(), Value::Bool(false));
-                }
-                json!({"type": "function", "function": function})
-            })
-            .collect(),
-    )
-}
-
 /// openai-completions.ts `convertMessages` over value trees (after `transform.rs`): the same
 /// writers as the bytes path ([`write_messages_raw`]).
 fn convert_messages(
@@ -284,21 +265,14 @@ fn write_messages_raw(
             .any(|m| matches!(m, Replayed::ToolResult { .. }));
     let total: usize = context.llm.messages().iter().map(|m| m.len()).sum();
     let mut w = Messages::new(total + 256, context.system(), model, compat);
-    // The calls of the last assistant turn sent, and how many of them the synthetic results
-    // written so far passed: those results answer its unanswered calls, in order.
-    let mut calls: &[Block<'_>] = &[];
-    let mut next_call = 0;
+    let mut pending = PendingCalls::default();
     for msg in &replay.messages {
         match msg {
             Replayed::User(fields) => w.user(fields)?,
             Replayed::Assistant(fields, range) => {
                 let same_model = raw::is_same_model(fields, model)?;
-                let blocks = &replay.blocks[range.clone()];
-                if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
-                    calls = blocks;
-                    next_call = 0;
-                }
-                let blocks = blocks
+                let blocks = pending
+                    .sent(&replay.blocks[range.clone()])
                     .iter()
                     .map(|b| (b.kind, b.fields, b.new_id.as_deref()));
                 // Signatures of other models' calls are still in their fields: `same_model`
@@ -317,9 +291,7 @@ fn write_messages_raw(
                     ..MsgFields::default()
                 };
                 if compat.requires_tool_result_name {
-                    let (at, call) = synthetic_call(calls, next_call, id)?;
-                    next_call = at + 1;
-                    fields.tool_name = call.fields.name;
+                    fields.tool_name = pending.answer(id)?.fields.name;
                 }
                 w.tool_result(&fields, Some(id))?;
             }
@@ -888,37 +860,6 @@ fn write_tool_result<'a>(
     }
     out.raw("}");
     Some(())
-}
-
-/// `JSON.stringify` of a stored value, as a string literal: the stored text itself when it is
-/// already in that form.
-pub(super) fn write_stringified(out: &mut Out, stored: &str) {
-    let text = if raw::is_canonical(stored) {
-        Cow::Borrowed(stored)
-    } else {
-        Cow::Owned(js_stringify(&parse_value(stored).unwrap_or(Value::Null)))
-    };
-    out.str(&text);
-}
-
-/// The call (and its place in `blocks`) a synthetic result with this id answers: the next
-/// tool call from `from` with that id (after normalisation).
-pub(super) fn synthetic_call<'b, 'a>(
-    blocks: &'b [Block<'a>],
-    from: usize,
-    id: &str,
-) -> Option<(usize, &'b Block<'a>)> {
-    blocks.iter().enumerate().skip(from).find(|(_, b)| {
-        b.kind == BlockKind::ToolCall
-            && match &b.new_id {
-                Some(new_id) => new_id == id,
-                None => b
-                    .fields
-                    .id
-                    .and_then(RawStr::of)
-                    .is_some_and(|i| i.text() == id),
-            }
-    })
 }
 
 #[cfg(test)]

@@ -605,6 +605,51 @@ pub struct Block<'a> {
     pub new_id: Option<String>,
 }
 
+/// The calls of the last assistant turn sent, and how many of them the synthetic results
+/// written so far passed: a synthetic result (`transform.rs`) answers its turn's unanswered
+/// calls, in order. The writers that name the call a synthetic result answers (OpenAI
+/// Completions, Mistral) track it here.
+#[derive(Default)]
+pub struct PendingCalls<'b, 'a> {
+    calls: &'b [Block<'a>],
+    next: usize,
+}
+
+impl<'b, 'a> PendingCalls<'b, 'a> {
+    /// An assistant turn's blocks, about to be sent: a turn with tool calls becomes the one
+    /// later synthetic results answer. Returns `blocks`.
+    pub fn sent(&mut self, blocks: &'b [Block<'a>]) -> &'b [Block<'a>] {
+        if blocks.iter().any(|b| b.kind == BlockKind::ToolCall) {
+            self.calls = blocks;
+            self.next = 0;
+        }
+        blocks
+    }
+
+    /// The call a synthetic result with this id answers: the next tool call of the turn with
+    /// that id (after normalisation). `None` when there is none.
+    pub fn answer(&mut self, id: &str) -> Option<&'b Block<'a>> {
+        let (at, call) = self
+            .calls
+            .iter()
+            .enumerate()
+            .skip(self.next)
+            .find(|(_, b)| {
+                b.kind == BlockKind::ToolCall
+                    && match &b.new_id {
+                        Some(new_id) => new_id == id,
+                        None => b
+                            .fields
+                            .id
+                            .and_then(RawStr::of)
+                            .is_some_and(|i| i.text() == id),
+                    }
+            })?;
+        self.next = at + 1;
+        Some(call)
+    }
+}
+
 /// What the replay layer made of a block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BlockKind {

@@ -14,7 +14,7 @@
 use serde_json::Value;
 
 use super::raw::{self, BlockFields, MsgFields, Out, RawStr};
-use crate::base::is_truthy;
+use crate::base::{is_truthy, parse_value, to_js_string};
 
 /// A field's value: its stored JSON text, or a value of a value tree.
 #[derive(Clone, Copy)]
@@ -56,8 +56,10 @@ impl<'a> Field<'a> {
     /// `JSON.stringify` of the value, as a string literal (tool arguments sent as text).
     pub fn write_stringified(self, out: &mut Out) {
         match self {
-            Field::Raw(text) => super::openai_completions::write_stringified(out, text),
-            Field::Value(v) => out.str(&super::model::js_stringify(v)),
+            // The stored text itself when it is already in `JSON.stringify`'s form.
+            Field::Raw(text) if raw::is_canonical(text) => out.str(text),
+            Field::Raw(text) => out.str(&to_js_string(&parse_value(text).unwrap_or(Value::Null))),
+            Field::Value(v) => out.str(&to_js_string(v)),
         }
     }
 
