@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import json
 import logging
 import os
 import re
@@ -136,6 +137,24 @@ def convert_hint(path: Path, format_name: str) -> str:
 def plural(count: int, noun: str) -> str:
     """``1 file``, ``2 files``."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def print_json(value: object) -> None:
+    """A ``--json`` report on stdout: indented, non-ASCII characters kept as they are."""
+    print(json.dumps(value, indent=2, ensure_ascii=False))
+
+
+def load_tool_definitions(path: Path) -> list[dict[str, Any]] | None:
+    """The tool definitions of a ``--tools`` JSON file (a list, or ``{"tools": [...]}``, in
+    pi's or an SDK's shape) as pi-ai ``Tool`` dicts. Raises ``OSError`` for a file that cannot
+    be read and ``ValueError`` for one that is not JSON or holds no valid definitions."""
+    # Imported here: the wire stage only for the commands and options that send tools.
+    from clawctx.wire import normalize_tools
+
+    loaded = json.loads(path.read_text(encoding="utf-8"))
+    if isinstance(loaded, dict) and "tools" in loaded:
+        loaded = loaded["tools"]
+    return normalize_tools(loaded)
 
 
 def use_rich(stream: TextIO) -> bool:
@@ -399,6 +418,19 @@ def read_session_file(
             return read(local), None
     except (OSError, _core.ClawctxError) as err:
         return None, describe(err, path)
+
+
+def read_or_report(
+    command: str, path: Path, session_id: str | None, read: Callable[[Path], _Read]
+) -> tuple[str, _Read | None, str | None]:
+    """:func:`read_session_file` for a command that reports many files: ``(label, result,
+    None)``, or ``(label, None, reason)`` after the error line for ``label`` is printed. The
+    label is the path, or ``STORE#SESSION_ID`` (:func:`store_label`) with ``session_id``."""
+    label = str(path) if session_id is None else store_label(path, session_id)
+    result, problem = read_session_file(path, session_id, read)
+    if result is None:
+        error(command, label, problem or "unreadable")
+    return label, result, problem
 
 
 def missing_session(command: str, store: Path) -> int:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,8 +24,10 @@ from clawctx.cli._common import (
     describe,
     error,
     is_store_path,
+    load_tool_definitions,
     missing_session,
     pi_session_problem,
+    print_json,
     store_session_file,
 )
 from clawctx.demo import demo_session_path, demo_workspace_path
@@ -89,16 +90,11 @@ def _run(args: argparse.Namespace) -> int:
     # --tools: a JSON file of tool definitions (a list, or {"tools": [...]}, in pi's or an
     # SDK's shape: sent in --payload, names and descriptions listed in the system prompt), or
     # comma-separated names (the system prompt only).
-    from clawctx.wire import normalize_tools
-
     tools = None
     tool_names = tuple(args.tools.split(",")) if args.tools else DEFAULT_ASSEMBLE_TOOLS
     if args.tools and Path(args.tools).is_file():
         try:
-            loaded = json.loads(Path(args.tools).read_text(encoding="utf-8"))
-            if isinstance(loaded, dict) and "tools" in loaded:
-                loaded = loaded["tools"]
-            tools = normalize_tools(loaded)
+            tools = load_tool_definitions(Path(args.tools))
         except (OSError, ValueError) as err:
             error("assemble", Path(args.tools), f"cannot read the tool definitions: {err}")
             return 1
@@ -132,7 +128,7 @@ def _run(args: argparse.Namespace) -> int:
         error("assemble", session, describe(err, session))
         return 1
     if args.json:
-        print(json.dumps(prepared.to_dict(), indent=2, ensure_ascii=False))
+        print_json(prepared.to_dict())
         return 0
     out = Printer()
     if args.payload and prepared.should_run:
@@ -144,7 +140,7 @@ def _run(args: argparse.Namespace) -> int:
             # is the API, not the session file.
             print(f"clawctx assemble: --payload: {api}: {err}", file=sys.stderr)
             return 1
-        print(json.dumps(body, indent=2, ensure_ascii=False))
+        print_json(body)
         return 0
     if not prepared.should_run:
         out.line(f"(no model call) {prepared.reply_text}")

@@ -6,7 +6,6 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from clawctx import _core
@@ -15,7 +14,9 @@ from clawctx.cli._common import (
     clawctx_log,
     describe,
     error,
+    load_tool_definitions,
     pi_session_problem,
+    print_json,
 )
 
 _CACHE_EXAMPLES = """\
@@ -34,9 +35,8 @@ def _money(value: float | None) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    # Imported here: the engine and wire modules only for this command.
+    # Imported here: the engine module only for this command.
     from clawctx.engine.cache_report import cache_report
-    from clawctx.wire import normalize_tools
 
     session = Path(args.session)
     problem = pi_session_problem(session)
@@ -49,10 +49,7 @@ def run(args: argparse.Namespace) -> int:
         if args.system_prompt:
             system_prompt = Path(args.system_prompt).read_text(encoding="utf-8")
         if args.tools:
-            loaded = json.loads(Path(args.tools).read_text(encoding="utf-8"))
-            if isinstance(loaded, dict) and "tools" in loaded:
-                loaded = loaded["tools"]
-            tools = normalize_tools(loaded)
+            tools = load_tool_definitions(Path(args.tools))
     except (OSError, ValueError) as err:
         error("cache", session, f"cannot read --system-prompt / --tools: {err}")
         return 1
@@ -63,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
         error("cache", session, describe(err, session))
         return 1
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        print_json(report.to_dict())
         return 0
     print(f"{session}: {len(report.turns)} assistant turns, cache hit rate")
     print(f"  {_percent(report.hit_rate)} overall, {len(report.breaks)} breaks", end="")

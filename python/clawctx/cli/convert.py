@@ -6,7 +6,6 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from clawctx import _core
@@ -18,6 +17,7 @@ from clawctx.cli._common import (
     error,
     is_store_path,
     missing_session,
+    print_json,
     store_label,
 )
 from clawctx.history.convert import convert_transcript
@@ -52,7 +52,7 @@ def run(args: argparse.Namespace) -> int:
         error("convert", failed, describe(err, failed))
         return 1
     if args.json:
-        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+        print_json(outcome)
     else:
         skipped = outcome["damaged_lines"]
         note = f", {skipped} damaged line(s) skipped" if skipped else ""
@@ -75,7 +75,7 @@ def _from_store(args: argparse.Namespace, source: Path, target: Path) -> int:
     label = store_label(source, args.session)
     outcome = {"input": label, "output": str(target), "format": "openclaw-sqlite", "lines": lines}
     if args.json:
-        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+        print_json(outcome)
     else:
         Printer().line(f"{label} (openclaw-sqlite): {lines} line(s) -> {target}")
     return 0
@@ -95,7 +95,7 @@ def _to_store(args: argparse.Namespace, source: Path, target: Path) -> int:
         return 1
     outcome = {"input": str(source), "output": str(target), "session_id": session_id}
     if args.json:
-        print(json.dumps(outcome, indent=2, ensure_ascii=False))
+        print_json(outcome)
     else:
         Printer().line(f"{source}: session {session_id} -> new store {target}")
     return 0

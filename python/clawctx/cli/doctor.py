@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +21,8 @@ from clawctx.cli._common import (
     error,
     is_store_path,
     missing_session,
-    read_session_file,
-    store_label,
+    print_json,
+    read_or_report,
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
 
@@ -62,7 +61,6 @@ def run(args: argparse.Namespace) -> int:
     with clawctx_log(verbose=False):
         for name in args.sessions:
             path = Path(name)
-            shown: object = path
             store = is_store_path(path)
             if store:
                 if args.session is None:
@@ -75,8 +73,8 @@ def run(args: argparse.Namespace) -> int:
                     results.append({"path": str(path), "error": "--fix on a store"})
                     status = 1
                     continue
-                shown = store_label(path, args.session)
-            report, problem = read_session_file(
+            shown, report, problem = read_or_report(
+                "doctor",
                 path,
                 args.session if store else None,
                 lambda local: doctor(
@@ -86,13 +84,12 @@ def run(args: argparse.Namespace) -> int:
                     context_window=args.context_window,
                 ),
             )
-            if report is not None and store:
-                report = dataclasses.replace(report, path=str(shown))
             if report is None:
-                error("doctor", shown, problem or "unreadable")
-                results.append({"path": str(shown), "error": problem})
+                results.append({"path": shown, "error": problem})
                 status = 1
                 continue
+            if store:
+                report = dataclasses.replace(report, path=shown)
             data = report.to_dict()
             if not report.ok:
                 status = 1
@@ -104,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
                 if args.fix:
                     _print_fix(out, data["fix"])
     if args.json:
-        print(json.dumps(results, indent=2, ensure_ascii=False))
+        print_json(results)
     return status
 
 

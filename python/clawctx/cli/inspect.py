@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,8 @@ from clawctx.cli._common import (
     describe,
     error,
     is_store_path,
-    read_session_file,
-    store_label,
+    print_json,
+    read_or_report,
 )
 from clawctx.demo import demo_session_path
 from clawctx.history.inspect import inspect_file
@@ -200,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
                 status = max(status, _inspect_one(args, out, path, session_id, index, reports))
     if args.json:
         payload: Any = reports[0] if len(reports) == 1 and len(paths) == 1 else reports
-        print(json.dumps(payload, indent=2, ensure_ascii=False))
+        print_json(payload)
     return status
 
 
@@ -227,17 +226,18 @@ def _inspect_one(
     reports: list[dict[str, Any]],
 ) -> int:
     """Inspects one file (or one session of a store); returns its exit status."""
-    shown: object = path if session_id is None else store_label(path, session_id)
-    report, problem = read_session_file(
-        path, session_id, lambda local: inspect_file(local, context_window=args.context_window)
+    shown, report, problem = read_or_report(
+        "inspect",
+        path,
+        session_id,
+        lambda local: inspect_file(local, context_window=args.context_window),
     )
-    if report is not None and session_id is not None:
-        report["path"] = str(shown)
     if report is None:
-        error("inspect", shown, problem or "unreadable")
         if args.json:
-            reports.append({"path": str(shown), "error": problem})
+            reports.append({"path": shown, "error": problem})
         return 1
+    if session_id is not None:
+        report["path"] = shown
     damage = _damage(report)
     report["damaged"] = bool(damage)
     status = 1 if damage and args.check else 0

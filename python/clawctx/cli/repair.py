@@ -6,7 +6,6 @@ Layer: ``clawctx.cli`` (the top of the package).
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import tempfile
 from pathlib import Path
@@ -23,6 +22,7 @@ from clawctx.cli._common import (
     error,
     foreign_format,
     not_a_session_reason,
+    print_json,
 )
 
 _REPAIR_EXAMPLES = """\
@@ -121,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
                         f"  line {change['line']}: {prefix}{change['kind']}: {change['reason']}"
                     )
     if args.json:
-        print(json.dumps(outcomes, indent=2, ensure_ascii=False))
+        print_json(outcomes)
     return status
 
 

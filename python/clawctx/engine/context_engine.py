@@ -506,6 +506,18 @@ async def _call_engine(method: Callable[..., Any], **kwargs: Any) -> Any:
     return result
 
 
+async def _call_engine_or_warn(
+    log: logging.Logger, what: str, method: Callable[..., Any], /, **kwargs: Any
+) -> Any:
+    """:func:`_call_engine` where a failure must not stop the run (``runEmbeddedAttempt``
+    catches it): logged as a warning ``context engine <what> failed: <err>``, then ``None``."""
+    try:
+        return await _call_engine(method, **kwargs)
+    except Exception as error:
+        log.warning(f"context engine {what} failed: {_describe_error(error)}")
+        return None
+
+
 def _js_type_name(value: object) -> str:
     """The type word of upstream's assemble-result error (JavaScript ``typeof`` spelling)."""
     if value is None:
@@ -678,15 +690,14 @@ async def bootstrap_with_engine(
     bootstrap = getattr(engine, "bootstrap", None)
     if not callable(bootstrap):
         return None
-    try:
-        result = await _call_engine(
-            bootstrap, session_id=session_id, session_key=session_key, session_file=session_file
-        )
-    except Exception as error:
-        (logger if logger is not None else _LOGGER).warning(
-            f"context engine bootstrap failed: {_describe_error(error)}"
-        )
-        return None
+    result = await _call_engine_or_warn(
+        logger if logger is not None else _LOGGER,
+        "bootstrap",
+        bootstrap,
+        session_id=session_id,
+        session_key=session_key,
+        session_file=session_file,
+    )
     return result if isinstance(result, BootstrapResult) else None
 
 
@@ -714,44 +725,41 @@ async def record_turn_with_engine(
     log = logger if logger is not None else _LOGGER
     after_turn = getattr(engine, "after_turn", None)
     if callable(after_turn):
-        try:
-            await _call_engine(
-                after_turn,
-                session_id=session_id,
-                session_key=session_key,
-                session_file=session_file,
-                messages=messages,
-                pre_prompt_message_count=pre_prompt_message_count,
-                is_heartbeat=is_heartbeat,
-                token_budget=token_budget,
-            )
-        except Exception as error:
-            log.warning(f"context engine afterTurn failed: {_describe_error(error)}")
+        await _call_engine_or_warn(
+            log,
+            "afterTurn",
+            after_turn,
+            session_id=session_id,
+            session_key=session_key,
+            session_file=session_file,
+            messages=messages,
+            pre_prompt_message_count=pre_prompt_message_count,
+            is_heartbeat=is_heartbeat,
+            token_budget=token_budget,
+        )
         return
     new_messages = list(messages[pre_prompt_message_count:])
     if not new_messages:
         return
     ingest_batch = getattr(engine, "ingest_batch", None)
     if callable(ingest_batch):
-        try:
-            await _call_engine(
-                ingest_batch,
-                session_id=session_id,
-                session_key=session_key,
-                messages=new_messages,
-                is_heartbeat=is_heartbeat,
-            )
-        except Exception as error:
-            log.warning(f"context engine ingest failed: {_describe_error(error)}")
+        await _call_engine_or_warn(
+            log,
+            "ingest",
+            ingest_batch,
+            session_id=session_id,
+            session_key=session_key,
+            messages=new_messages,
+            is_heartbeat=is_heartbeat,
+        )
         return
     for message in new_messages:
-        try:
-            await _call_engine(
-                engine.ingest,
-                session_id=session_id,
-                session_key=session_key,
-                message=message,
-                is_heartbeat=is_heartbeat,
-            )
-        except Exception as error:
-            log.warning(f"context engine ingest failed: {_describe_error(error)}")
+        await _call_engine_or_warn(
+            log,
+            "ingest",
+            engine.ingest,
+            session_id=session_id,
+            session_key=session_key,
+            message=message,
+            is_heartbeat=is_heartbeat,
+        )

@@ -31,6 +31,13 @@ from clawctx.interop import _common as c
 FORMAT = "openai_responses"
 _RESPONSES_APIS = ("openai-responses", "azure-openai-responses", "openai-codex-responses")
 _MODEL_ITEMS = ("reasoning", "function_call", "compaction")
+#: The keys a reasoning, function_call and function_call_output input item may have; an item
+#: with another key is refused (``check_keys``), as `_openai_chat._KEYS` does for messages.
+_ITEM_KEYS: dict[str, tuple[str, ...]] = {
+    "reasoning": ("type", "id", "summary", "encrypted_content", "content", "status"),
+    "function_call": ("type", "id", "call_id", "name", "arguments", "status"),
+    "function_call_output": ("type", "id", "call_id", "output", "status"),
+}
 _INPUT_PARTS = ("input_text", "input_image", "input_file", "input_audio")
 _FILE_KEYS = ("type", "file_data", "file_id", "file_url", "filename", "detail")
 
@@ -105,6 +112,10 @@ def _extras(item: Mapping[str, Any], skip: Iterable[str]) -> c.JsonDict:
     return {k: v for k, v in item.items() if k not in skipped}
 
 
+def _check_item(item: Mapping[str, Any], kind: str, index: int) -> None:
+    c.check_keys(item, _ITEM_KEYS[kind], f"a {kind} item", index)
+
+
 def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
     out: list[c.JsonDict] = []
     origins: list[int] = []
@@ -138,23 +149,13 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
                     }
                 )
             elif kind == "reasoning":
-                c.check_keys(
-                    item,
-                    ("type", "id", "summary", "encrypted_content", "content", "status"),
-                    "a reasoning item",
-                    index,
-                )
+                _check_item(item, "reasoning", index)
                 summary = "\n\n".join(s.get("text", "") for s in item.get("summary") or ())
                 blocks.append(
                     {"type": "thinking", "thinking": summary, "thinkingSignature": json.dumps(item)}
                 )
             elif kind == "function_call":
-                c.check_keys(
-                    item,
-                    ("type", "id", "call_id", "name", "arguments", "status"),
-                    "a function_call item",
-                    index,
-                )
+                _check_item(item, "function_call", index)
                 names[item["call_id"]] = item["name"]
                 extra = _extras(item, ("call_id", "name", "arguments"))
                 blocks.append(
@@ -207,12 +208,7 @@ def read(items: Sequence[Any]) -> tuple[list[c.JsonDict], list[int]]:
             continue
         current = None
         if kind == "function_call_output":
-            c.check_keys(
-                item,
-                ("type", "id", "call_id", "output", "status"),
-                "a function_call_output item",
-                index,
-            )
+            _check_item(item, "function_call_output", index)
             output = item["output"]
             result_blocks = (
                 [c.text_block(output)] if isinstance(output, str) else _input_content(output, index)

@@ -30,8 +30,8 @@ import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Final, Literal
+from dataclasses import dataclass, fields
+from typing import Any, Final, Literal
 
 from clawctx._js import JS_WHITESPACE as _JS_WHITESPACE
 from clawctx._js import js_trim as _js_trim
@@ -267,6 +267,12 @@ def _positive_limit(value: float) -> int:
     return math.floor(value)
 
 
+def _stat_fields(stat: BootstrapInjectionStat) -> dict[str, Any]:
+    """The :class:`BootstrapInjectionStat` fields of ``stat``, for the analyzed file built on it
+    (only the stat's own fields, also when ``stat`` is an analyzed file already)."""
+    return {field.name: getattr(stat, field.name) for field in fields(BootstrapInjectionStat)}
+
+
 def analyze_bootstrap_budget(
     files: Sequence[BootstrapInjectionStat],
     *,
@@ -310,16 +316,7 @@ def analyze_bootstrap_budget(
                 if total_over:
                     causes.append("total-limit")
         analyzed.append(
-            BootstrapAnalyzedFile(
-                name=file.name,
-                path=file.path,
-                missing=file.missing,
-                raw_chars=file.raw_chars,
-                injected_chars=file.injected_chars,
-                truncated=file.truncated,
-                near_limit=near,
-                causes=tuple(causes),
-            )
+            BootstrapAnalyzedFile(**_stat_fields(file), near_limit=near, causes=tuple(causes))
         )
     truncated = tuple(file for file in analyzed if file.truncated)
     return BootstrapBudgetAnalysis(
