@@ -429,18 +429,9 @@ fn write_tool_result<'a>(
 mod tests {
     use serde_json::{json, Value};
 
-    use super::super::test_support::prefixes_agree;
+    use super::super::test_support::bytes_path_taken;
     use super::trim_changes;
     use crate::base::{js_trim, parse_value};
-
-    /// Both paths on `lines` and each prefix: the same bytes, and whether the bytes path was
-    /// taken each time.
-    fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        prefixes_agree(model, lines, system)
-            .into_iter()
-            .map(|taken| taken.expect("both paths build"))
-            .collect()
-    }
 
     /// Stored texts in forms `JSON.stringify` would not write, tool outputs that need a trim
     /// (escaped or literal whitespace at either end, a literal backslash before an `n`),
@@ -477,7 +468,7 @@ mod tests {
     #[test]
     fn stored_bytes_path_writes_what_the_value_path_writes() {
         for (m, system) in [(model(true), Some("sys")), (model(false), None)] {
-            let taken = both_paths(&m, &LINES, system);
+            let taken = bytes_path_taken(&m, &LINES, system);
             assert!(taken.iter().all(|t| *t), "{m}: {taken:?}");
         }
     }

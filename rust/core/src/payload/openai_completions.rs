@@ -866,17 +866,9 @@ fn write_tool_result<'a>(
 mod tests {
     use serde_json::{json, Map, Value};
 
-    use super::super::test_support::{bench_transcript, prefixes_agree, request, transcript};
+    use super::super::test_support::{bench_transcript, bytes_path_taken, request, transcript};
     use super::super::{build_payload_with, PayloadRequest};
     use crate::transcript::Transcript;
-
-    /// Both paths on `lines` (each prefix too); whether the bytes path was taken each time.
-    fn both_paths(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
-        prefixes_agree(model, lines, system)
-            .into_iter()
-            .map(|taken| taken.unwrap_or(false))
-            .collect()
-    }
 
     fn model(provider: &str, id: &str, images: bool, compat: Value) -> Value {
         let input = if images {
@@ -929,16 +921,18 @@ mod tests {
                 None,
             ),
         ] {
-            let taken = both_paths(&m, &LINES, system);
+            let taken = bytes_path_taken(&m, &LINES, system);
             assert!(taken.iter().all(|t| *t), "{m}: {taken:?}");
         }
         // Thinking beside text throws upstream (the value path says so); before that message
         // the bytes path writes thinking as text.
         let as_text = model("p", "m", true, json!({"requiresThinkingAsText": true}));
-        let taken = both_paths(&as_text, &LINES, Some("sys"));
+        let taken = bytes_path_taken(&as_text, &LINES, Some("sys"));
         assert!(taken[..3].iter().all(|t| *t), "{taken:?}");
         let only_thought = [LINES[0], LINES[10], LINES[11]];
-        assert!(both_paths(&as_text, &only_thought, None).iter().all(|t| *t));
+        assert!(bytes_path_taken(&as_text, &only_thought, None)
+            .iter()
+            .all(|t| *t));
     }
 
     /// Builds and writes one body; the unit callgrind counts (`--toggle-collect`).
@@ -976,7 +970,7 @@ mod tests {
     /// The body's `messages` from the bytes path, which must be the path taken and agree
     /// with the value path.
     fn messages_of(m: &Value, lines: &[&str]) -> Value {
-        assert!(both_paths(m, lines, None).iter().all(|t| *t));
+        assert!(bytes_path_taken(m, lines, None).iter().all(|t| *t));
         let request = request(m, None, Map::new(), false);
         let body = build_payload_with(&request, &transcript(lines), true).unwrap();
         let body: Value = serde_json::from_slice(&body.to_json()).unwrap();
@@ -1072,7 +1066,7 @@ mod tests {
     fn an_errored_turn_still_counts_as_tool_history() {
         let m = model("p", "m", true, Value::Null);
         let lines = [LINES[0], LINES[7], LINES[11]];
-        assert!(both_paths(&m, &lines, None).iter().all(|t| *t));
+        assert!(bytes_path_taken(&m, &lines, None).iter().all(|t| *t));
         let transcript = transcript(&lines);
         let request = request(&m, None, Map::new(), false);
         let body = build_payload_with(&request, &transcript, true).unwrap();

@@ -82,6 +82,15 @@ pub(super) fn prefixes_agree(
         .collect()
 }
 
+/// [`prefixes_agree`] as one flag per prefix: whether the bytes path was taken (`false` also
+/// when both paths failed).
+pub(super) fn bytes_path_taken(model: &Value, lines: &[&str], system: Option<&str>) -> Vec<bool> {
+    prefixes_agree(model, lines, system)
+        .into_iter()
+        .map(|taken| taken.unwrap_or(false))
+        .collect()
+}
+
 /// A body's text as it is.
 pub(super) fn lossy(body: &[u8]) -> String {
     String::from_utf8_lossy(body).into_owned()
