@@ -319,7 +319,7 @@ pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
             return None;
         }
         // The rewrite depends on the message alone: cached with it, the next request gets
-        // the same message back (see `Message::cached_rewrite`).
+        // the same message back (see `Message::cached_edit`).
         rewritten_once(message, DROP_THINKING_PASS, |message| {
             let mut obj = object(message);
             let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;

@@ -8,7 +8,9 @@ use sha2::{Digest, Sha256};
 
 use super::policy::ToolCallIdMode;
 use crate::base::{to_js_string, JsonText};
-use crate::transcript::{Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES};
+use crate::transcript::{
+    CachedEdit, Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES,
+};
 
 const STRICT_MAX_LEN: usize = 40;
 
@@ -165,11 +167,11 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
         } else {
             facts.tool_result_id.iter().map(String::as_str).collect()
         };
-        if let Some((key, cached)) = message.cached_rewrite(SANITIZE_PASS) {
+        if message.has_cached_rewrite(SANITIZE_PASS) {
             // Cached only when `listed` is what the rewrite visits: mapping it now is what
             // the rewrite below would do (mapping an id again changes nothing).
             let mapped: Vec<String> = listed.iter().map(|raw| resolve(raw)).collect();
-            if key.inputs == mapped {
+            if let CachedEdit::Hit(cached) = message.cached_edit(SANITIZE_PASS, &mapped) {
                 return match cached {
                     Edit::Replace(rewritten) => Some(rewritten),
                     Edit::Keep | Edit::Drop => None,
@@ -339,8 +341,8 @@ mod tests {
         let both = json!({"role":"toolResult","toolCallId":"c|1","toolUseId":"u|2","content":[]});
         let t = uncached(&Transcript::from_values(&[call(&["c|1"]), both]));
         let first = sanitize_tool_call_ids(&t, ToolCallIdMode::Strict, 0);
-        assert!(t.messages()[1].cached_rewrite(SANITIZE_PASS).is_none());
-        assert!(t.messages()[0].cached_rewrite(SANITIZE_PASS).is_some());
+        assert!(!t.messages()[1].has_cached_rewrite(SANITIZE_PASS));
+        assert!(t.messages()[0].has_cached_rewrite(SANITIZE_PASS));
         let second = sanitize_tool_call_ids(&t, ToolCallIdMode::Strict, 0);
         assert_eq!(texts(&first), texts(&second));
         assert!(!first.messages()[1].is_same(&second.messages()[1]));

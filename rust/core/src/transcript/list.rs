@@ -134,15 +134,12 @@ impl Message {
         trimmed
     }
 
-    /// The rewrite `pass` cached with the message: its key and result, when one is cached.
-    pub(crate) fn cached_rewrite(&self, pass: &str) -> Option<(RewriteKey, Edit)> {
-        let rewrites = self
-            .0
-            .rewrites
-            .get()?
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        rewrites.iter().find(|(key, _)| key.pass == pass).cloned()
+    /// Whether `pass` cached a rewrite with the message (under any inputs).
+    pub(crate) fn has_cached_rewrite(&self, pass: &str) -> bool {
+        self.0.rewrites.get().is_some_and(|rewrites| {
+            let rewrites = rewrites.lock().unwrap_or_else(|e| e.into_inner());
+            rewrites.iter().any(|(key, _)| key.pass == pass)
+        })
     }
 
     /// The rewrite `pass` cached with the message, if cached under `inputs` (compared in
