@@ -1,6 +1,7 @@
 """How the store's rows are fetched (issue 30, the scan target): the read connection maps the
-file (``PRAGMA mmap_size``) and still writes nothing, and a writer that shrinks the file
-between two reads (a VACUUM checkpointed into it) is read correctly, not a crash."""
+file (``PRAGMA mmap_size``) and still writes nothing; a writer that shrinks the file between
+two reads (a VACUUM checkpointed into it) is read correctly, not a crash; the rows are
+checked batch by batch as they are fetched, and a bad row in a later batch is still found."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from typing import Any
 
 import pytest
 
+import clawctx.history.store as store_module
+from clawctx.errors import StoreError
 from clawctx.history.scan import store_records
 from clawctx.history.store import open_store, write_store
 from tests.history.conftest import append_event
@@ -88,3 +91,38 @@ def test_a_file_shrunk_and_grown_by_the_writer_between_reads(tmp_path: Path) -> 
         assert session.entries()[-1]["id"] == "e0000399"
         [record] = store_records(store)
         assert record.error is None and record.entries == 400
+
+
+def test_rows_are_checked_batch_by_batch_and_a_bad_row_in_a_later_batch_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path, 10)  # rows seq 0 (header) .. 10
+    monkeypatch.setattr(store_module, "_FETCH_BATCH_ROWS", 3)
+    checked: list[int] = []
+    real = store_module._one_line_rows
+
+    def spy(rows: list[bytes]) -> bool:
+        checked.append(len(rows))
+        return real(rows)
+
+    monkeypatch.setattr(store_module, "_one_line_rows", spy)
+    with open_store(store) as s:
+        assert len(s.open("w1").entries()) == 10
+    # Every row checked once, as it was fetched, three at a time (no second pass).
+    assert checked == [3, 3, 3, 2]
+
+    writer = sqlite3.connect(store, timeout=10.0, isolation_level=None)
+    try:
+        pretty = json.dumps(_event(10, "e0000009"), indent=2)  # seq 11: the fourth batch
+        append_event(writer, "w1", pretty)
+        append_event(writer, "w1", _event(11, "e0000010"))
+        with open_store(store) as s:
+            session = s.open("w1")
+            assert [e["id"] for e in session.entries()][-2:] == ["e0000010", "e0000011"]
+            assert s.records("w1").count(b"\n") == 13
+        append_event(writer, "w1", "  ")  # seq 13, a blank row in the fifth batch
+        with open_store(store) as s, pytest.raises(StoreError) as info:
+            s.open("w1")
+        assert (info.value.session_id, info.value.seq) == ("w1", 13)
+    finally:
+        writer.close()

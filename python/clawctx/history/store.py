@@ -70,6 +70,9 @@ _BUSY_RETRIES = 5
 # database (https://sqlite.org/mmap.html). What it gives up: a file cut short by something
 # other than SQLite while it is mapped raises SIGBUS instead of an I/O error.
 _MMAP_BYTES = 1 << 31
+# Rows per fetchmany() batch of a window's rows: ~256 KiB of OpenClaw rows (~4 KB each), small
+# enough to stay in the CPU cache while it is checked (see SessionStore._rows).
+_FETCH_BATCH_ROWS = 64
 
 # The window columns a record reports; a column missing from the store's schema reads as None.
 _WINDOW_COLUMNS = (
@@ -369,26 +372,36 @@ class SessionStore:
         if window is None:
             raise KeyError(f"{self.path}: no session {session_id!r}")
 
-    def _rows(self, session_id: str, after: int | None) -> tuple[list[bytes], list[int]]:
+    def _rows(self, session_id: str, after: int | None) -> tuple[list[bytes], list[int], bool]:
         """The ``event_json`` bytes of the session's rows with ``seq > after`` (all of them
-        when ``after`` is None) in ``seq`` order, and ``[first seq, last seq]`` of them."""
+        when ``after`` is None) in ``seq`` order, ``[first seq, last seq]`` of them, and
+        whether every row is already one JSONL line (:func:`_one_line_rows`)."""
         where = "session_id = ?" + ("" if after is None else " AND seq > ?")
         args: tuple[object, ...] = (session_id,) if after is None else (session_id, after)
         span = self._conn.execute(
             f"SELECT MIN(seq), MAX(seq) FROM transcript_events WHERE {where}", args
         ).fetchone()
         if span[0] is None:
-            return [], []
+            return [], [], True
         # Bytes, not str: no UTF-8 decoding in Python; the native reader judges the text.
         # The rows are read up to the MAX(seq) read above, so rows committed in between
         # (another connection; this one holds one read transaction) cannot slip in unseen.
-        rows = self._conn.execute(
+        cursor = self._conn.execute(
             "SELECT CAST(COALESCE(event_json, '') AS BLOB) FROM transcript_events "
             f"WHERE {where} AND seq <= ? ORDER BY seq",
             (*args, span[1]),
-        ).fetchall()
-        blobs = list(map(itemgetter(0), rows))
-        return blobs, [int(span[0]), int(span[1])]
+        )
+        # Fetched a batch at a time and each batch checked at once, while its bytes are still
+        # in the CPU cache: checking a 100 MB window after a fetchall() reads it all back from
+        # memory, a sixth of the fetch's time (benches/README.md).
+        cursor.arraysize = _FETCH_BATCH_ROWS
+        blobs: list[bytes] = []
+        clean = True
+        while batch := cursor.fetchmany():
+            rows = list(map(itemgetter(0), batch))
+            clean = clean and _one_line_rows(rows)
+            blobs += rows
+        return blobs, [int(span[0]), int(span[1])], clean
 
     def _lines(self, session_id: str, blobs: list[bytes], first_seq: int) -> bytes:
         """The rows as JSONL bytes (see :meth:`_one_line_each`)."""
@@ -396,11 +409,16 @@ class SessionStore:
         blobs.append(b"")
         return b"\n".join(blobs)
 
-    def _one_line_each(self, session_id: str, blobs: list[bytes], first_seq: int) -> None:
+    def _one_line_each(
+        self, session_id: str, blobs: list[bytes], first_seq: int, *, clean: bool = False
+    ) -> None:
         """Makes each row one JSONL line, in place. A blank row is refused (the reader would
         drop it unseen); one holding a line break is re-encoded on one line (the only rows
         parsed in Python). A CR needs nothing: between tokens it is JSON whitespace, inside
-        a string the row is not JSON and the native reader says so."""
+        a string the row is not JSON and the native reader says so. ``clean``: the caller
+        found every row one line already (:func:`_one_line_rows`), nothing to do."""
+        if clean:
+            return
         if not all(blobs) or any(map(bytes.isspace, blobs)):
             index = next(i for i, b in enumerate(blobs) if not b.strip())
             seq = self._seq_at(session_id, self._row_of(session_id, first_seq) + index)
@@ -432,10 +450,10 @@ class SessionStore:
 
     def _records(self, session_id: str) -> _Records:
         self._window_row(session_id)
-        lines, span = self._rows(session_id, None)
+        lines, span, clean = self._rows(session_id, None)
         has_header = bool(lines) and _is_header(lines[0])
         if lines:
-            self._one_line_each(session_id, lines, span[0])
+            self._one_line_each(session_id, lines, span[0], clean=clean)
         if not has_header:
             created = self._conn.execute(
                 "SELECT MIN(created_at) FROM transcript_events WHERE session_id = ?",
@@ -518,10 +536,10 @@ class SessionStore:
     def _appended(self, session_id: str, after: int | None) -> tuple[list[bytes], int | None]:
         """The lines (without their ``"\\n"``) of the rows added to the session after ``seq``
         ``after``, and the last seq read (``after`` when there are none)."""
-        blobs, span = self._rows(session_id, after)
+        blobs, span, clean = self._rows(session_id, after)
         if not blobs:
             return [], after
-        self._one_line_each(session_id, blobs, span[0])
+        self._one_line_each(session_id, blobs, span[0], clean=clean)
         return blobs, span[1]
 
     def close(self) -> None:
@@ -547,6 +565,17 @@ class _Records:
     def data(self) -> bytes:
         """The lines as JSONL bytes."""
         return b"\n".join(self.lines) + b"\n"
+
+
+def _one_line_rows(rows: list[bytes]) -> bool:
+    """Whether every row is one non-blank JSONL line already (none empty, all whitespace or
+    holding a line break): what lets :meth:`SessionStore._one_line_each` skip them. One
+    C-level test per row (a ``memchr`` for the line break), no bytecode per row."""
+    return (
+        all(rows)
+        and not any(map(bytes.isspace, rows))
+        and not any(map(bytes.__contains__, rows, repeat(10)))
+    )
 
 
 def _is_header(blob: bytes) -> bool:
