@@ -61,14 +61,16 @@ _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_TIMEOUT_S = 5.0
 _BUSY_RETRIES = 5
 # How much of the store file the read connection maps (`PRAGMA mmap_size`; SQLite caps it at
-# its compile-time maximum, 2 GiB in CPython's builds, and reads the rest through read()).
+# its compile-time maximum, by default 0x7fff0000, just under 2 GiB, and reads the rest
+# through read()).
 # Pages are then read from the page cache in place instead of copied by a read() each: a
 # fifth less CPU for fetching a window's rows (benches/README.md). SQLite's own design keeps
 # this safe beside a writer: the mapping is read-only (the file is opened `mode=ro`), WAL
 # frames are still read from the -wal file, a checkpoint never writes or truncates pages a
-# reader's snapshot uses, and the mapping is renewed when a read transaction sees a changed
-# database (https://sqlite.org/mmap.html). What it gives up: a file cut short by something
-# other than SQLite while it is mapped raises SIGBUS instead of an I/O error.
+# reader's snapshot uses, and a read transaction that sees a changed WAL drops the mapping
+# and maps anew (SQLite src/pager.c, pagerBeginReadTransaction; https://sqlite.org/mmap.html).
+# What it gives up: a file cut short by something other than SQLite while it is mapped
+# raises SIGBUS instead of an I/O error.
 _MMAP_BYTES = 1 << 31
 # Rows per fetchmany() batch of a window's rows: ~256 KiB of OpenClaw rows (~4 KB each), small
 # enough to stay in the CPU cache while it is checked (see SessionStore._rows).
