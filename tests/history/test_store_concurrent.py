@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from clawctx.history.store import open_store, write_store
+from tests.history.conftest import append_event
 
 EVENTS = 300
 SECOND_WINDOW_AT = 100
@@ -42,24 +43,6 @@ def _event(n: int, parent: str | None) -> dict[str, object]:
     }
 
 
-def _append(conn: sqlite3.Connection, session_id: str, event: dict[str, object]) -> None:
-    """One transcript append in its own write transaction, as the Gateway does it."""
-    conn.execute("BEGIN IMMEDIATE")
-    seq = conn.execute(
-        "SELECT COALESCE(MAX(seq) + 1, 0) FROM transcript_events WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()[0]
-    now = int(time.time() * 1000)
-    conn.execute(
-        "INSERT INTO transcript_events VALUES (?, ?, ?, ?)",
-        (session_id, seq, json.dumps(event, separators=(",", ":")), now),
-    )
-    conn.execute(
-        "UPDATE session_windows SET updated_at = ? WHERE session_id = ?", (now, session_id)
-    )
-    conn.execute("COMMIT")
-
-
 def _writer(path: str, first: str, started: object) -> None:
     conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
     conn.execute("PRAGMA journal_mode = WAL")
@@ -79,9 +62,9 @@ def _writer(path: str, first: str, started: object) -> None:
             conn.execute("COMMIT")
             session, parent = "w2", None
             header = {"type": "session", "version": 3, "id": "w2", "timestamp": "t", "cwd": ""}
-            _append(conn, session, header)
+            append_event(conn, session, header)
         event = _event(n, parent)
-        _append(conn, session, event)
+        append_event(conn, session, event)
         parent = str(event["id"])
     conn.close()
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import sqlite3
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from clawctx import Session, _core
 from clawctx.errors import StoreError
 from clawctx.history.scan import store_records
 from clawctx.history.store import StoreSession, open_store, write_store
+from tests.history.conftest import append_event
 
 
 def _event(n: int, parent: str | None) -> dict[str, Any]:
@@ -62,15 +62,7 @@ def _append_both(jsonl: Path, store: Path, events: list[dict[str, Any] | str]) -
     with open(jsonl, "a") as f:
         for event in events:
             f.write(_line(event) + "\n")
-            conn.execute("BEGIN IMMEDIATE")
-            seq = conn.execute(
-                "SELECT COALESCE(MAX(seq) + 1, 0) FROM transcript_events WHERE session_id = 'w1'"
-            ).fetchone()[0]
-            conn.execute(
-                "INSERT INTO transcript_events VALUES ('w1', ?, ?, ?)",
-                (seq, _line(event), int(time.time() * 1000)),
-            )
-            conn.execute("COMMIT")
+            append_event(conn, "w1", event)
     conn.close()
 
 

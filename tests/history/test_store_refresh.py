@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import sqlite3
-import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ import clawctx.history.store as store_module
 from clawctx import Session
 from clawctx.errors import StoreError
 from clawctx.history.store import StoreSession, open_store, write_store
+from tests.history.conftest import append_event
 
 PI_FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures" / "pi"
 FIXTURES = sorted(PI_FIXTURES.glob("*.jsonl")) if PI_FIXTURES.is_dir() else []
@@ -44,22 +44,6 @@ def _event(n: int, parent: str | None) -> dict[str, Any]:
         "timestamp": "2026-03-14T09:00:00.000Z",
         "message": message,
     }
-
-
-def _append(conn: sqlite3.Connection, session_id: str, event: dict[str, Any] | str) -> None:
-    """One transcript append in its own write transaction, as the Gateway does it."""
-    conn.execute("BEGIN IMMEDIATE")
-    seq = conn.execute(
-        "SELECT COALESCE(MAX(seq) + 1, 0) FROM transcript_events WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()[0]
-    now = int(time.time() * 1000)
-    text = event if isinstance(event, str) else json.dumps(event, separators=(",", ":"))
-    conn.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?)", (session_id, seq, text, now))
-    conn.execute(
-        "UPDATE session_windows SET updated_at = ? WHERE session_id = ?", (now, session_id)
-    )
-    conn.execute("COMMIT")
 
 
 def _store(tmp_path: Path, events: int = 5) -> Path:
@@ -94,7 +78,7 @@ def test_refresh_reads_only_rows_added_since(tmp_path: Path) -> None:
     writer = _writer_conn(store)
     parent = "e0000004"
     for n in range(5, 12):
-        _append(writer, "w1", _event(n, parent))
+        append_event(writer, "w1", _event(n, parent))
         parent = f"e{n:07d}"
     new_bytes = writer.execute(
         "SELECT SUM(LENGTH(CAST(event_json AS BLOB)) + 1) FROM transcript_events WHERE seq > 5"
@@ -115,7 +99,7 @@ def _gateway(path: str, count: int, ready: Any, go: Any) -> None:
     go.wait(30)
     parent = "e0000004"
     for n in range(5, 5 + count):
-        _append(conn, "w1", _event(n, parent))
+        append_event(conn, "w1", _event(n, parent))
         parent = f"e{n:07d}"
     conn.close()
 
@@ -153,8 +137,8 @@ def test_refresh_refuses_a_new_row_that_is_not_an_object(tmp_path: Path) -> None
     store = _store(tmp_path)
     session = open_store(store).open("w1")
     writer = _writer_conn(store)
-    _append(writer, "w1", _event(5, "e0000004"))
-    _append(writer, "w1", "[1, 2]")
+    append_event(writer, "w1", _event(5, "e0000004"))
+    append_event(writer, "w1", "[1, 2]")
     with pytest.raises(StoreError, match="seq 7") as info:
         session.refresh()
     assert info.value.seq == 7 and info.value.session_id == "w1"
@@ -192,13 +176,13 @@ def test_rows_spanning_lines_blank_rows_and_non_objects(tmp_path: Path) -> None:
     store = _store(tmp_path, events=2)
     writer = _writer_conn(store)
     pretty = json.dumps(_event(2, "e0000001"), indent=2)
-    _append(writer, "w1", pretty)
+    append_event(writer, "w1", pretty)
     with open_store(store) as s:
         assert s.open("w1").leaf_id == "e0000002"
         assert s.records("w1").count(b"\n") == 4
     for bad, seq in (("", 4), ("  ", 4), ("42", 4), ('"text"', 4), ("{torn", 4)):
         writer.execute("DELETE FROM transcript_events WHERE seq >= 4")
-        _append(writer, "w1", bad)
+        append_event(writer, "w1", bad)
         with open_store(store) as s:
             with pytest.raises(StoreError) as info:
                 s.open("w1")
