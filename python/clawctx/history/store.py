@@ -4,8 +4,7 @@ Since the 2026.7.2 betas OpenClaw keeps transcripts in one SQLite database per a
 (openclaw/openclaw#98236, ``src/state/openclaw-agent-schema.sql``): one ``transcript_events`` row
 per pi v3 line (``event_json``, ordered by ``seq``) and one ``session_windows`` row per transcript
 generation (``sessions`` before schema 14). :func:`open_store` opens such a file read-only (URI
-``mode=ro``, ``PRAGMA query_only``, a busy timeout and retries on ``SQLITE_BUSY``; pages read
-through a read-only memory map, ``PRAGMA mmap_size``), never
+``mode=ro``, ``PRAGMA query_only``, a busy timeout and retries on ``SQLITE_BUSY``), never
 takes a write lock and never checkpoints, so a running Gateway is not disturbed.
 
 Binding: Python's stdlib ``sqlite3`` reads the rows; the Rust reader takes the list of row bytes,
@@ -60,18 +59,10 @@ _T = TypeVar("_T")
 _SQLITE_MAGIC = b"SQLite format 3\x00"
 _BUSY_TIMEOUT_S = 5.0
 _BUSY_RETRIES = 5
-# How much of the store file the read connection maps (`PRAGMA mmap_size`; SQLite caps it at
-# its compile-time maximum, by default 0x7fff0000, just under 2 GiB, and reads the rest
-# through read()).
-# Pages are then read from the page cache in place instead of copied by a read() each: a
-# fifth less CPU for fetching a window's rows (benches/README.md). SQLite's own design keeps
-# this safe beside a writer: the mapping is read-only (the file is opened `mode=ro`), WAL
-# frames are still read from the -wal file, a checkpoint never writes or truncates pages a
-# reader's snapshot uses, and a read transaction that sees a changed WAL drops the mapping
-# and maps anew (SQLite src/pager.c, pagerBeginReadTransaction; https://sqlite.org/mmap.html).
-# What it gives up: a file cut short by something other than SQLite while it is mapped
-# raises SIGBUS instead of an I/O error.
-_MMAP_BYTES = 1 << 31
+# The read connection reads pages with read(), never through a memory map (`PRAGMA
+# mmap_size` stays 0): a map would save a fifth of the fetch's CPU (benches/README.md), but a
+# store file cut short by another program while mapped (a backup copied over it in place)
+# would kill this process with SIGBUS where read() gives an error.
 # Rows per fetchmany() batch of a window's rows: ~256 KiB of OpenClaw rows (~4 KB each), small
 # enough to stay in the CPU cache while it is checked (see SessionStore._rows).
 _FETCH_BATCH_ROWS = 64
@@ -159,7 +150,7 @@ class SessionStore:
                 uri, uri=True, timeout=_BUSY_TIMEOUT_S, isolation_level=None
             )
             self._conn.execute("PRAGMA query_only = ON")
-            self._conn.execute(f"PRAGMA mmap_size = {_MMAP_BYTES}")
+            self._conn.execute("PRAGMA mmap_size = 0")
         except sqlite3.Error as error:
             raise StoreError(f"{name}: cannot open the store: {error}", path=name) from error
         self._layout = self._retry(self._detect_layout)
