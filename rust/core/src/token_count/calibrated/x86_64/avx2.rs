@@ -82,6 +82,7 @@ pub(in super::super) const GROUP_MASKS: usize = 10;
 pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> [u64; FEATURES] {
     use std::arch::x86_64::*;
     let zero = _mm256_setzero_si256();
+    let all_ones = _mm256_set1_epi8(-1);
     let mut carry = Carry::zero(zero);
     let mut counts = Avx2Ascii::new();
     let mut f = [0u64; FEATURES];
@@ -105,8 +106,6 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
             &padded
         };
         group_masks_avx2(data.try_into().expect("256 bytes"), &mut words);
-        let valid: [u64; 4] =
-            std::array::from_fn(|j| valid_mask(group.len().saturating_sub(64 * j)));
         // SAFETY: reads the eight words of `words[k]`.
         let lanes = |k: usize| unsafe { _mm256_loadu_si256(words[k].as_ptr().cast::<__m256i>()) };
         let mut m = Masks {
@@ -121,11 +120,22 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
             backslash: lanes(GROUP_BACKSLASH),
             ..Masks::<__m256i>::zero(zero)
         };
-        // SAFETY: reads the four words of `valid`.
-        let valid_v = unsafe { _mm256_loadu_si256(valid.as_ptr().cast::<__m256i>()) };
+        // Every byte of a full group is valid; only the last group is counted lane by lane.
+        let valid_v = if group.len() == 256 {
+            all_ones
+        } else {
+            let valid: [u64; 4] =
+                std::array::from_fn(|j| valid_mask(group.len().saturating_sub(64 * j)));
+            // SAFETY: reads the four words of `valid`.
+            unsafe { _mm256_loadu_si256(valid.as_ptr().cast::<__m256i>()) }
+        };
         // (Padding bytes are NUL, which only the punctuation mask would hold.)
         m.derive(lanes(GROUP_PLUS_SLASH), valid_v);
         carry = ascii_features(&m, valid_v, &carry, true, &mut counts);
+        // (Most groups of prose, code and JSON have no non-ASCII byte: one test skips them.)
+        if _mm256_testz_si256(m.high, m.high) != 0 {
+            continue;
+        }
         for j in 0..4 {
             let mask =
                 |k: usize| u64::from(words[k][2 * j]) | (u64::from(words[k][2 * j + 1]) << 32);
@@ -148,13 +158,20 @@ pub(in super::super) unsafe fn features_avx2(text: &str, encoding: Encoding) -> 
     }
     vector_counts.add_to(&mut f);
     counts.sum_bytes();
-    let mut sums = [0u64; 4];
-    for (k, lanes) in counts.sums.iter().enumerate() {
-        // SAFETY: writes the four words of `sums`.
-        unsafe { _mm256_storeu_si256(sums.as_mut_ptr().cast::<__m256i>(), *lanes) };
-        add_ascii_total(&mut f, k, sums.iter().sum());
+    for (k, &lanes) in counts.sums.iter().enumerate() {
+        add_ascii_total(&mut f, k, lane_sum(lanes));
     }
     f
+}
+
+/// The sum of the four 64-bit lanes of `v`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn lane_sum(v: std::arch::x86_64::__m256i) -> u64 {
+    use std::arch::x86_64::*;
+    let halves = _mm_add_epi64(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    _mm_cvtsi128_si64(_mm_add_epi64(halves, _mm_unpackhi_epi64(halves, halves))) as u64
 }
 
 /// A byte's count of set bits grows by at most 8 a group: [`Avx2Ascii`] sums its byte counters
@@ -491,35 +508,28 @@ impl Avx2Counts {
 
     #[target_feature(enable = "avx2")]
     pub(in super::super) fn flush(&mut self) {
-        use std::arch::x86_64::{__m256i, _mm256_setzero_si256, _mm256_storeu_si256};
-        let words = |v: __m256i| {
-            let mut words = [0u32; 8];
-            // SAFETY: writes the eight words of `words`.
-            unsafe { _mm256_storeu_si256(words.as_mut_ptr().cast::<__m256i>(), v) };
-            words
+        use std::arch::x86_64::*;
+        let zero = _mm256_setzero_si256();
+        // Byte `byte` of the eight 32-bit lanes of `v`, summed (each below 256: flushed every
+        // 250 vectors): the bytes isolated, summed per 64-bit lane, the lanes added.
+        let byte_sum = |v: __m256i, byte: i32| {
+            let bytes = _mm256_and_si256(
+                _mm256_srl_epi32(v, _mm_cvtsi32_si128(8 * byte)),
+                _mm256_set1_epi32(0xFF),
+            );
+            lane_sum(_mm256_sad_epu8(bytes, zero))
         };
-        let byte_sum = |words: &[u32; 8], byte: usize| {
-            words
-                .iter()
-                .map(|w| u64::from((w >> (8 * byte)) & 0xFF))
-                .sum::<u64>()
-        };
-        let (low, high, others) = (
-            words(self.class_bytes[0]),
-            words(self.class_bytes[1]),
-            words(self.others),
-        );
+        let (low, high, others) = (self.class_bytes[0], self.class_bytes[1], self.others);
         for class in 0..4 {
-            self.totals[class] += byte_sum(&low, class);
+            self.totals[class] += byte_sum(low, class as i32);
         }
         for class in 4..6 {
-            self.totals[class] += byte_sum(&high, class - 4);
+            self.totals[class] += byte_sum(high, class as i32 - 4);
         }
         // `f[NA + k]`: repeat 11, cjk_multi 8, other_multi 10, cjk_pairs 7.
         for (byte, feature) in [11, 8, 10, 7].into_iter().enumerate() {
-            self.totals[feature] += byte_sum(&others, byte);
+            self.totals[feature] += byte_sum(others, byte as i32);
         }
-        let zero = _mm256_setzero_si256();
         (self.class_bytes, self.others, self.vectors) = ([zero; 2], zero, 0);
     }
 
