@@ -2,8 +2,10 @@
 files, ``repair`` them, ``convert`` foreign transcripts, ``scan`` many files, ``report`` as HTML,
 ``doctor`` what needs attention, ``cache`` the prompt cache turn by turn.
 
-One module per command (as pip's ``commands/``): each has ``add_parser`` and ``run``; what they
-share (printer, error lines, argument types, provider choices) is in ``clawctx.cli._common``.
+One module per command (as pip's ``commands/``): each declares its ``SUMMARY``, ``DESCRIPTION``
+and ``EXAMPLES``, ``add_arguments`` and ``run`` (the ``clawctx.cli._common.Command`` protocol),
+and ``build_parser`` registers them all the same way from ``COMMANDS``; what they share
+(printer, error lines, argument types, provider choices) is in ``clawctx.cli._common``.
 The CLI holds no library functions: what a command computes lives in its stage
 (``clawctx.history.inspect``, ``clawctx.history.convert``, ...) and is re-exported here under
 the names it always had.
@@ -24,7 +26,7 @@ from collections.abc import Sequence
 
 from clawctx import _core
 from clawctx.cli import assemble, cache, convert, doctor, inspect, repair, report, scan
-from clawctx.cli._common import MODEL_APIS, PROVIDERS, HelpFormatter, choice_error
+from clawctx.cli._common import MODEL_APIS, PROVIDERS, Command, HelpFormatter, choice_error, wrap
 from clawctx.cli.assemble import DEFAULT_ASSEMBLE_TOOLS
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS
 from clawctx.history.convert import convert_transcript
@@ -36,6 +38,7 @@ from clawctx.history.inspect import (
 )
 
 __all__ = [
+    "COMMANDS",
     "DEFAULT_ASSEMBLE_TOOLS",
     "DEFAULT_CONTEXT_TOKENS",
     "MODEL_APIS",
@@ -47,6 +50,18 @@ __all__ = [
     "inspect_transcript",
     "main",
 ]
+
+COMMANDS: dict[str, Command] = {
+    "assemble": assemble,
+    "inspect": inspect,
+    "convert": convert,
+    "repair": repair,
+    "report": report,
+    "cache": cache,
+    "scan": scan,
+    "doctor": doctor,
+}
+"""The ``clawctx`` subcommands by name, in the order ``clawctx --help`` lists them."""
 
 _DESCRIPTION = """\
 Read, check, repair and assemble pi / OpenClaw session transcripts (JSONL).
@@ -73,8 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"clawctx {_core.__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for command in (assemble, inspect, convert, repair, report, cache, scan, doctor):
-        command.add_parser(commands)
+    for name, command in COMMANDS.items():
+        subparser = commands.add_parser(
+            name,
+            help=command.SUMMARY,
+            description=wrap(command.DESCRIPTION),
+            epilog=command.EXAMPLES,
+            formatter_class=HelpFormatter,
+        )
+        command.add_arguments(subparser)
+        subparser.set_defaults(handler=command.run, subparser=subparser)
     return parser
 
 

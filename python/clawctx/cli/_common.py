@@ -19,7 +19,7 @@ import tempfile
 import textwrap
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, Protocol, TextIO, TypeVar
 
 from clawctx import _core
 from clawctx.errors import StoreError
@@ -337,23 +337,22 @@ def wrap(text: str) -> str:
     return textwrap.fill(text, 88)
 
 
-def add_command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser],
-    name: str,
-    *,
-    help: str,
-    description: str,
-    epilog: str,
-) -> argparse.ArgumentParser:
-    """Adds the subcommand ``clawctx NAME``: ``help`` is its line in ``clawctx --help``, the
-    ``description`` is filled to 88 columns, the ``epilog`` (its examples) is kept as written."""
-    return commands.add_parser(
-        name,
-        help=help,
-        description=wrap(description),
-        epilog=epilog,
-        formatter_class=HelpFormatter,
-    )
+class Command(Protocol):
+    """What each command module declares (as pip's ``Command`` classes do); ``build_parser``
+    turns it into the subcommand ``clawctx NAME``."""
+
+    SUMMARY: str
+    """Its line in ``clawctx --help``."""
+    DESCRIPTION: str
+    """Its description in ``clawctx NAME --help``, filled to 88 columns."""
+    EXAMPLES: str
+    """Its examples, shown after the options as written."""
+
+    def add_arguments(self, parser: argparse.ArgumentParser, /) -> None:
+        """Adds the command's arguments to its parser."""
+
+    def run(self, args: argparse.Namespace, /) -> int:
+        """Runs the command on the parsed arguments; returns the exit status."""
 
 
 def add_context_window(

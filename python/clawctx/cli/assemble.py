@@ -17,7 +17,6 @@ from clawctx.cli._common import (
     MODEL_APIS,
     PROVIDERS,
     Printer,
-    add_command,
     add_context_window,
     clawctx_log,
     default_api,
@@ -34,13 +33,21 @@ from clawctx.demo import demo_session_path, demo_workspace_path
 from clawctx.history.inspect import TOOL_CALL_BLOCK_TYPES
 from clawctx.wire.payload import SUPPORTED_APIS
 
-_ASSEMBLE_EXAMPLES = """\
+SUMMARY = "assemble the system prompt and messages of one request (read-only)"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Assemble the system prompt and messages of one request, and report every "
+    "change the pipeline made. The session file is only read."
+)
+"""The command's description in ``clawctx assemble --help``."""
+EXAMPLES = """\
 examples:
   clawctx assemble                                # the bundled demo session and workspace
   clawctx assemble session.jsonl --workspace ~/agent --prompt "hi" --json
   clawctx assemble --provider google --model-api google-generative-ai --model gemini-2.5-pro
   clawctx assemble --payload                      # the Anthropic request body, as JSON
   clawctx assemble openclaw-agent.sqlite --session ID --prompt "hi"   # from an OpenClaw store"""
+"""Its examples, shown after the options in ``clawctx assemble --help``."""
 
 
 #: The tools ``clawctx assemble`` lists when none are given: pi's coding tools.
@@ -208,69 +215,58 @@ def _message_preview(message: dict[str, Any], width: int = 100) -> str:
     return f"{role}: {text}"
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``assemble`` command to the ``clawctx`` parser."""
-    assemble = add_command(
-        commands,
-        "assemble",
-        help="assemble the system prompt and messages of one request (read-only)",
-        description=(
-            "Assemble the system prompt and messages of one request, and report every "
-            "change the pipeline made. The session file is only read."
-        ),
-        epilog=_ASSEMBLE_EXAMPLES,
-    )
-    assemble.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx assemble``."""
+    parser.add_argument(
         "session",
         nargs="?",
         help="session .jsonl file or OpenClaw .sqlite store (default: the demo)",
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--session",
         dest="store_session",
         metavar="ID",
         help="with an OpenClaw store as SESSION: the session (window) to assemble",
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--provider",
         default="anthropic",
         metavar="NAME",
         help=f"model provider (default: %(default)s); one of: {', '.join(PROVIDERS)}",
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--model-api",
         default=None,
         metavar="API",
         help="model API (default: the API of --provider's models, anthropic-messages for "
         f"anthropic, openai-responses for openai); one of: {', '.join(MODEL_APIS)}",
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--model", help="model id (default: one of --model-api's, claude-sonnet-4-5 for Anthropic)"
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--prompt", default="What changed since the last release?", help="the user message"
     )
-    assemble.add_argument(
+    parser.add_argument(
         "--workspace", help="workspace directory: AGENTS.md, SOUL.md, skills/ (default: the demo)"
     )
-    assemble.add_argument("--session-key", help="session key (sub-agent keys get a minimal prompt)")
-    assemble.add_argument(
+    parser.add_argument("--session-key", help="session key (sub-agent keys get a minimal prompt)")
+    parser.add_argument(
         "--tools",
         help="comma-separated tool names (default: pi's coding tools), or a JSON file of tool "
         "definitions (pi's {name, description, parameters} or an SDK's shape) that --payload sends",
     )
-    assemble.add_argument("--timezone", help="user time zone for the system prompt")
-    assemble.add_argument(
+    parser.add_argument("--timezone", help="user time zone for the system prompt")
+    parser.add_argument(
         "--image-input", action="store_true", help="the model accepts images (loads prompt images)"
     )
     add_context_window(
-        assemble,
+        parser,
         "the model's context window, a positive number of tokens (default: %(default)s)",
     )
-    assemble.add_argument("--json", action="store_true", help="print everything as JSON")
-    assemble.add_argument(
+    parser.add_argument("--json", action="store_true", help="print everything as JSON")
+    parser.add_argument(
         "--payload",
         action="store_true",
         help="print only the provider request body pi-ai would send for --model-api (JSON)",
     )
-    assemble.set_defaults(handler=run, subparser=assemble)

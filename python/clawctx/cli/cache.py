@@ -10,7 +10,6 @@ from pathlib import Path
 
 from clawctx import _core
 from clawctx.cli._common import (
-    add_command,
     clawctx_log,
     describe,
     error,
@@ -19,11 +18,23 @@ from clawctx.cli._common import (
     print_json,
 )
 
-_CACHE_EXAMPLES = """\
+SUMMARY = "report the prompt cache of a session: hit rate per turn, breaks and their cost"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Rebuild each recorded assistant turn's request (the context at the turn, for the "
+    "model recorded on it), report per turn the cache hit rate from the recorded usage "
+    "(usage.cacheRead / cacheWrite / input), every break between consecutive requests "
+    "with its cause (model, tools, system_prompt, history_rewritten, compaction, "
+    "breakpoint_moved), where it is, the tokens written again and their cost at the "
+    "model's prices (from the session's recorded usage.cost). Only reads the session."
+)
+"""The command's description in ``clawctx cache --help``."""
+EXAMPLES = """\
 examples:
   clawctx cache session.jsonl                     # hit rate per turn, every break and its cause
   clawctx cache session.jsonl --json              # the same as JSON
   clawctx cache session.jsonl --system-prompt prompt.txt --tools tools.json"""
+"""Its examples, shown after the options in ``clawctx cache --help``."""
 
 
 def _percent(rate: float | None) -> str:
@@ -82,32 +93,17 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``cache`` command to the ``clawctx`` parser."""
-    cache = add_command(
-        commands,
-        "cache",
-        help="report the prompt cache of a session: hit rate per turn, breaks and their cost",
-        description=(
-            "Rebuild each recorded assistant turn's request (the context at the turn, for the "
-            "model recorded on it), report per turn the cache hit rate from the recorded usage "
-            "(usage.cacheRead / cacheWrite / input), every break between consecutive requests "
-            "with its cause (model, tools, system_prompt, history_rewritten, compaction, "
-            "breakpoint_moved), where it is, the tokens written again and their cost at the "
-            "model's prices (from the session's recorded usage.cost). Only reads the session."
-        ),
-        epilog=_CACHE_EXAMPLES,
-    )
-    cache.add_argument("session", metavar="SESSION", help="a pi / OpenClaw session file (JSONL)")
-    cache.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx cache``."""
+    parser.add_argument("session", metavar="SESSION", help="a pi / OpenClaw session file (JSONL)")
+    parser.add_argument(
         "--system-prompt",
         metavar="FILE",
         help="the system prompt the agent sent (a text file; sessions do not record it)",
     )
-    cache.add_argument(
+    parser.add_argument(
         "--tools",
         metavar="FILE",
         help='the tool definitions the agent sent (JSON: a list or {"tools": [...]})',
     )
-    cache.add_argument("--json", action="store_true", help="print the report as JSON")
-    cache.set_defaults(handler=run)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")

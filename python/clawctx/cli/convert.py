@@ -11,7 +11,6 @@ from pathlib import Path
 from clawctx import _core
 from clawctx.cli._common import (
     Printer,
-    add_command,
     check_readable,
     describe,
     error,
@@ -27,12 +26,21 @@ from clawctx.history.store import export_jsonl, write_store
 #: Output names ``convert`` writes as a new OpenClaw store rather than a JSONL session.
 STORE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
 
-_CONVERT_EXAMPLES = """\
+SUMMARY = "write a Claude Code or Codex transcript as a pi session file"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Write the main thread of a Claude Code session or Codex rollout (or a pi "
+    "session's context) as a new pi session file that OpenClaw can resume. The input "
+    "is only read; the output is written atomically."
+)
+"""The command's description in ``clawctx convert --help``."""
+EXAMPLES = """\
 examples:
   clawctx convert ~/.claude/projects/-home-me-app/SESSION.jsonl -o session.jsonl
   clawctx convert ~/.codex/sessions/2026/01/02/rollout-x.jsonl -o s.jsonl --force
   clawctx convert openclaw-agent.sqlite --session ID -o session.jsonl   # a store's session
   clawctx convert session.jsonl -o new.sqlite     # a pi session into a new OpenClaw store"""
+"""Its examples, shown after the options in ``clawctx convert --help``."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,23 +109,12 @@ def _to_store(args: argparse.Namespace, source: Path, target: Path) -> int:
     return 0
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``convert`` command to the ``clawctx`` parser."""
-    convert = add_command(
-        commands,
-        "convert",
-        help="write a Claude Code or Codex transcript as a pi session file",
-        description=(
-            "Write the main thread of a Claude Code session or Codex rollout (or a pi "
-            "session's context) as a new pi session file that OpenClaw can resume. The input "
-            "is only read; the output is written atomically."
-        ),
-        epilog=_CONVERT_EXAMPLES,
-    )
-    convert.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx convert``."""
+    parser.add_argument(
         "input", metavar="IN", help="transcript .jsonl file (any format) or OpenClaw .sqlite store"
     )
-    convert.add_argument(
+    parser.add_argument(
         "-o",
         "--output",
         required=True,
@@ -125,15 +122,14 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="pi session to write; a name ending .sqlite/.sqlite3/.db writes a new OpenClaw "
         "store holding the (pi) session IN",
     )
-    convert.add_argument(
+    parser.add_argument(
         "--session", metavar="ID", help="with a store as IN: the session to write as JSONL"
     )
-    convert.add_argument(
+    parser.add_argument(
         "--session-key",
         default="agent:main:main",
         metavar="KEY",
         help="with a store as OUT: the session key of its window (default: %(default)s)",
     )
-    convert.add_argument("--force", action="store_true", help="replace OUT if it exists")
-    convert.add_argument("--json", action="store_true", help="print the outcome as JSON")
-    convert.set_defaults(handler=run)
+    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    parser.add_argument("--json", action="store_true", help="print the outcome as JSON")

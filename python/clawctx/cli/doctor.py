@@ -14,7 +14,6 @@ from typing import Any
 from clawctx import _core
 from clawctx.cli._common import (
     Printer,
-    add_command,
     add_context_window,
     clawctx_log,
     describe,
@@ -26,7 +25,17 @@ from clawctx.cli._common import (
 )
 from clawctx.engine.diagnose import DOCTOR_PROVIDERS, DoctorReport, apply_file_repairs, doctor
 
-_DOCTOR_EXAMPLES = """\
+SUMMARY = "report what needs attention in session files (read-only unless --fix)"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Check pi sessions and Claude Code / Codex transcripts: damaged lines, problems "
+    "on the leaf's path (unanswered or orphaned tool calls, repeated ids, a compaction "
+    "that cuts a call from its result, empty turns, oversize images, a context over "
+    "the window) and, per provider, whether the default request would be valid. "
+    "Never writes unless --fix is given."
+)
+"""The command's description in ``clawctx doctor --help``."""
+EXAMPLES = """\
 examples:
   clawctx doctor session.jsonl                    # every check, every provider
   clawctx doctor sessions/*.jsonl --provider anthropic --provider openai-responses
@@ -36,6 +45,7 @@ examples:
 
 exit status: 0 nothing needs attention; 1 something does (or a file could not be read);
 2 bad arguments."""
+"""Its examples, shown after the options in ``clawctx doctor --help``."""
 
 
 def _print(out: Printer, report: DoctorReport) -> None:
@@ -142,50 +152,36 @@ def _print_fix(out: Printer, fix: dict[str, Any]) -> None:
         out.line(f"  handled when the request is built (the file keeps them): {kinds}")
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``doctor`` command to the ``clawctx`` parser."""
-    doctor_parser = add_command(
-        commands,
-        "doctor",
-        help="report what needs attention in session files (read-only unless --fix)",
-        description=(
-            "Check pi sessions and Claude Code / Codex transcripts: damaged lines, problems "
-            "on the leaf's path (unanswered or orphaned tool calls, repeated ids, a compaction "
-            "that cuts a call from its result, empty turns, oversize images, a context over "
-            "the window) and, per provider, whether the default request would be valid. "
-            "Never writes unless --fix is given."
-        ),
-        epilog=_DOCTOR_EXAMPLES,
-    )
-    doctor_parser.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx doctor``."""
+    parser.add_argument(
         "sessions",
         nargs="+",
         metavar="SESSION",
         help="session or transcript .jsonl files, or an OpenClaw .sqlite store with --session",
     )
-    doctor_parser.add_argument(
+    parser.add_argument(
         "--session",
         metavar="ID",
         help="with an OpenClaw store (openclaw-agent.sqlite): the session (window) to check",
     )
-    doctor_parser.add_argument(
+    parser.add_argument(
         "--provider",
         action="append",
         metavar="NAME",
         help=f"check the default request for this provider (repeatable; default: all of "
         f"{', '.join(DOCTOR_PROVIDERS)})",
     )
-    doctor_parser.add_argument("--model", help="the model id the request bodies name")
+    parser.add_argument("--model", help="the model id the request bodies name")
     add_context_window(
-        doctor_parser,
+        parser,
         "the model's context window in tokens (default: 200000)",
         default=None,
     )
-    doctor_parser.add_argument("--json", action="store_true", help="print one JSON list of reports")
-    doctor_parser.add_argument(
+    parser.add_argument("--json", action="store_true", help="print one JSON list of reports")
+    parser.add_argument(
         "--fix",
         action="store_true",
         help="repair damaged lines of pi sessions in place (backup kept, as clawctx repair) "
         "and say what is handled when the request is built",
     )
-    doctor_parser.set_defaults(handler=run, subparser=doctor_parser)

@@ -13,7 +13,6 @@ from typing import Any
 from clawctx import _core
 from clawctx.cli._common import (
     Printer,
-    add_command,
     add_context_window,
     clawctx_log,
     describe,
@@ -26,13 +25,21 @@ from clawctx.demo import demo_session_path
 from clawctx.history.inspect import inspect_file
 from clawctx.history.store import open_store
 
-_INSPECT_EXAMPLES = """\
+SUMMARY = "summarize session files (read-only)"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Summarize session files: header, counts, leaf context by role, damaged "
+    "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes."
+)
+"""The command's description in ``clawctx inspect --help``."""
+EXAMPLES = """\
 examples:
   clawctx inspect                                 # the bundled demo session
   clawctx inspect a.jsonl b.jsonl --json          # one JSON object per file, in a list
   clawctx inspect --check sessions/*.jsonl        # exit 1 if any file is damaged
   clawctx inspect openclaw-agent.sqlite           # the sessions of an OpenClaw store
   clawctx inspect openclaw-agent.sqlite --session ID"""
+"""Its examples, shown after the options in ``clawctx inspect --help``."""
 
 
 def _damage(report: dict[str, Any]) -> list[str]:
@@ -259,41 +266,30 @@ def _inspect_one(
     return status
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``inspect`` command to the ``clawctx`` parser."""
-    inspect = add_command(
-        commands,
-        "inspect",
-        help="summarize session files (read-only)",
-        description=(
-            "Summarize session files: header, counts, leaf context by role, damaged "
-            "lines, unpaired tool calls, what pairing repair and pruning would do. Never writes."
-        ),
-        epilog=_INSPECT_EXAMPLES,
-    )
-    inspect.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx inspect``."""
+    parser.add_argument(
         "sessions",
         nargs="*",
         metavar="SESSION",
         help="session .jsonl files or OpenClaw .sqlite stores (default: the demo)",
     )
-    inspect.add_argument(
+    parser.add_argument(
         "--session",
         metavar="ID",
         help="with an OpenClaw store (openclaw-agent.sqlite): the session to inspect "
         "(without it the store's sessions are listed)",
     )
-    inspect.add_argument(
+    parser.add_argument(
         "--json", action="store_true", help="print the report as JSON (a list for several files)"
     )
-    inspect.add_argument(
+    parser.add_argument(
         "--check",
         action="store_true",
         help="print one line per file and exit 1 if any file is damaged (lines that "
         "clawctx repair would drop or salvage) or is not a session file",
     )
     add_context_window(
-        inspect,
+        parser,
         "context window in tokens for the pruning preview (default: %(default)s)",
     )
-    inspect.set_defaults(handler=run)

@@ -14,7 +14,6 @@ from typing import Any
 from clawctx import _core
 from clawctx.cli._common import (
     Printer,
-    add_command,
     check_readable,
     clawctx_log,
     convert_hint,
@@ -25,11 +24,20 @@ from clawctx.cli._common import (
     print_json,
 )
 
-_REPAIR_EXAMPLES = """\
+SUMMARY = "repair session files in place (with a backup)"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Repair session files in place, as OpenClaw does before a run: damaged "
+    "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
+    "is kept. Exit 1 if a file could not be read or is not a session file."
+)
+"""The command's description in ``clawctx repair --help``."""
+EXAMPLES = """\
 examples:
   clawctx repair --dry-run session.jsonl          # change nothing, list what would change
   clawctx repair session.jsonl --verbose          # repair, then list each changed line
   clawctx repair sessions/*.jsonl --json --delete-backup"""
+"""Its examples, shown after the options in ``clawctx repair --help``."""
 
 
 def _repair_one(path: Path, *, dry_run: bool, delete_backup: bool) -> dict[str, Any]:
@@ -125,30 +133,18 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``repair`` command to the ``clawctx`` parser."""
-    repair = add_command(
-        commands,
-        "repair",
-        help="repair session files in place (with a backup)",
-        description=(
-            "Repair session files in place, as OpenClaw does before a run: damaged "
-            "lines are dropped or their records salvaged, kept lines keep their bytes, a backup "
-            "is kept. Exit 1 if a file could not be read or is not a session file."
-        ),
-        epilog=_REPAIR_EXAMPLES,
-    )
-    repair.add_argument("sessions", nargs="+", metavar="SESSION", help="session .jsonl files")
-    repair.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx repair``."""
+    parser.add_argument("sessions", nargs="+", metavar="SESSION", help="session .jsonl files")
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="change nothing; list what a repair would change, line by line",
     )
-    repair.add_argument("--json", action="store_true", help="print one JSON list of outcomes")
-    repair.add_argument(
+    parser.add_argument("--json", action="store_true", help="print one JSON list of outcomes")
+    parser.add_argument(
         "--verbose", action="store_true", help="list each changed line and the repair log"
     )
-    repair.add_argument(
+    parser.add_argument(
         "--delete-backup", action="store_true", help="delete the backup after a successful repair"
     )
-    repair.set_defaults(handler=run)

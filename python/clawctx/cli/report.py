@@ -14,7 +14,6 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    add_command,
     add_context_window,
     clawctx_log,
     describe,
@@ -25,13 +24,24 @@ from clawctx.cli._common import (
     use_rich,
 )
 
-_REPORT_EXAMPLES = """\
+SUMMARY = "write an HTML report of a session, or of every session in a directory"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Write one self-contained HTML page (works offline): for a session file, the "
+    "context size per turn against the window, tokens by role and by tool, compactions "
+    "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
+    "for a directory, a fleet summary of every *.jsonl session under it. Never writes "
+    "the sessions. Needs the report extra: pip install 'clawctx[report]'."
+)
+"""The command's description in ``clawctx report --help``."""
+EXAMPLES = """\
 examples:
   clawctx report session.jsonl -o report.html     # one session
   clawctx report ~/.openclaw/agents -o fleet.html # every *.jsonl session under a directory
   clawctx report session.jsonl --context-window 1000000
   clawctx report openclaw-agent.sqlite -o fleet.html          # every session of a store
   clawctx report openclaw-agent.sqlite --session ID -o r.html # one session of a store"""
+"""Its examples, shown after the options in ``clawctx report --help``."""
 
 
 def run(args: argparse.Namespace) -> int:
@@ -121,59 +131,45 @@ def _report_progress() -> Iterator[Any]:
         yield update
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``report`` command to the ``clawctx`` parser."""
-    report = add_command(
-        commands,
-        "report",
-        help="write an HTML report of a session, or of every session in a directory",
-        description=(
-            "Write one self-contained HTML page (works offline): for a session file, the "
-            "context size per turn against the window, tokens by role and by tool, compactions "
-            "and branch points, the largest tool results, damaged lines and unpaired tool calls; "
-            "for a directory, a fleet summary of every *.jsonl session under it. Never writes "
-            "the sessions. Needs the report extra: pip install 'clawctx[report]'."
-        ),
-        epilog=_REPORT_EXAMPLES,
-    )
-    report.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx report``."""
+    parser.add_argument(
         "path",
         metavar="SESSION|DIR",
         help="a session .jsonl file, an OpenClaw .sqlite store, or a directory",
     )
-    report.add_argument(
+    parser.add_argument(
         "--session",
         metavar="ID",
         help="with an OpenClaw store: report this session (without it: the store as a fleet)",
     )
-    report.add_argument(
+    parser.add_argument(
         "-o",
         "--output",
         metavar="FILE",
-        help="the HTML file to write (default: report.html, or fleet.html for a directory)",
+        help="the HTML file to write (default: parser.html, or fleet.html for a directory)",
     )
     add_context_window(
-        report,
+        parser,
         "the model's context window the context chart is drawn against (default: %(default)s)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--top",
         type=positive_number,
         default=20,
         metavar="N",
         help="rows of the largest tool results / largest sessions tables (default: %(default)s)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--jobs",
         type=positive_number,
         default=None,
         metavar="N",
         help="threads scanning a directory (default: one per core)",
     )
-    report.add_argument(
+    parser.add_argument(
         "--cache-breaks",
         action="store_true",
         help="mark on the prompt cache chart where the cache broke (rebuilds each turn's "
         "request, as clawctx cache does; about a second per 1,000 turns)",
     )
-    report.set_defaults(handler=run)

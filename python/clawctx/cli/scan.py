@@ -16,7 +16,6 @@ from typing import Any
 
 from clawctx import _core
 from clawctx.cli._common import (
-    add_command,
     at_least_one,
     error,
     plural,
@@ -24,7 +23,17 @@ from clawctx.cli._common import (
 )
 from clawctx.history.scan import _GLOB_CHARS
 
-_SCAN_EXAMPLES = """\
+SUMMARY = "summarize many session files in parallel (read-only)"
+"""The command's line in ``clawctx --help``."""
+DESCRIPTION = (
+    "Summarize session files in parallel, one row each: format, size, entries, "
+    "messages, estimated tokens of the leaf context by role, tool calls and results "
+    "and unpaired ones, damaged lines, compactions, branches, model, last activity. "
+    "Directories are walked for *.jsonl files; globs are expanded (** for any depth). "
+    "A progress bar shows on stderr when it is a terminal. Never writes a session."
+)
+"""The command's description in ``clawctx scan --help``."""
+EXAMPLES = """\
 examples:
   clawctx scan ~/.openclaw/agents                 # every *.jsonl below, one table row each
   clawctx scan 'sessions/**/*.jsonl' --sort=-estimated_tokens --top 20
@@ -34,6 +43,7 @@ examples:
 
 exit status: 0 every file was read as a session; 1 a file could not be (its row or record
 says why), no file matched, or the output could not be written; 2 bad arguments."""
+"""Its examples, shown after the options in ``clawctx scan --help``."""
 
 #: The table columns of ``clawctx scan``: (heading, record field or formatter).
 _SCAN_COLUMNS: tuple[tuple[str, str], ...] = (
@@ -253,30 +263,17 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Adds the ``scan`` command to the ``clawctx`` parser."""
-    scan = add_command(
-        commands,
-        "scan",
-        help="summarize many session files in parallel (read-only)",
-        description=(
-            "Summarize session files in parallel, one row each: format, size, entries, "
-            "messages, estimated tokens of the leaf context by role, tool calls and results "
-            "and unpaired ones, damaged lines, compactions, branches, model, last activity. "
-            "Directories are walked for *.jsonl files; globs are expanded (** for any depth). "
-            "A progress bar shows on stderr when it is a terminal. Never writes a session."
-        ),
-        epilog=_SCAN_EXAMPLES,
-    )
-    scan.add_argument("paths", nargs="+", metavar="PATH", help="session file, directory or glob")
-    scan.add_argument(
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments of ``clawctx scan``."""
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="session file, directory or glob")
+    parser.add_argument(
         "--jobs",
         type=at_least_one,
         default=None,
         metavar="N",
         help="files read in parallel (default: one per core)",
     )
-    scan_output = scan.add_mutually_exclusive_group()
+    scan_output = parser.add_mutually_exclusive_group()
     scan_output.add_argument(
         "--json",
         action="store_true",
@@ -291,22 +288,21 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="OUT",
         help="write the records to the Parquet file OUT (needs the arrow extra)",
     )
-    scan.add_argument(
+    parser.add_argument(
         "--sort",
         metavar="COLUMN",
         help="sort by a record field, e.g. estimated_tokens; a leading - sorts descending "
         "(write --sort=-estimated_tokens)",
     )
-    scan.add_argument("--desc", action="store_true", help="sort descending")
-    scan.add_argument(
+    parser.add_argument("--desc", action="store_true", help="sort descending")
+    parser.add_argument(
         "--wide",
         action="store_true",
         help="show full paths in the table (default: relative to the directory or glob given)",
     )
-    scan.add_argument(
+    parser.add_argument(
         "--top",
         type=at_least_one,
         metavar="N",
         help="only the first N records (after sorting)",
     )
-    scan.set_defaults(handler=run)
