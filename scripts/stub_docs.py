@@ -4,8 +4,9 @@ The native module's stub is a package: ``__init__.pyi`` (the errors and the re-e
 ``<stage>.pyi`` per submodule of ``clawctx._core`` (``session.pyi``, ...). The API site
 (mkdocstrings) is built from the stubs, while the prose lives as ``///`` doc comments on the
 PyO3 items in ``rust/python/src/*.rs`` and on the report types the core declares
-as Python classes with its ``python`` feature (``rust/core/src/**/*.rs``, written
-``#[cfg_attr(feature = "python", pyo3::pyclass(...))]``). This script keeps the two equal:
+as Python classes with its ``python`` feature (``rust/core/src/**/*.rs``, declared with
+``crate::base::python_class! { (OPTIONS) ... struct ... }``, whose head reads as
+``#[pyclass(OPTIONS, frozen, skip_from_py_object)]``). This script keeps the two equal:
 
     python scripts/stub_docs.py           # rewrite the stubs' docstrings from the Rust docs
     python scripts/stub_docs.py --check   # exit 1, listing every stub definition that differs
@@ -50,6 +51,10 @@ _GETTER = re.compile(r"#\[getter(?:\((\w+)\))?\]")
 _PYTHON_CFG_ATTR = re.compile(
     r'^#\[cfg_attr\(\s*feature\s*=\s*"python"\s*,\s*(?:pyo3::)?(.*?)\s*\)\]$'
 )
+
+# `python_class! {` and its head `(OPTIONS)` on the next line (rust/core/src/base/exposed.rs).
+_PYTHON_CLASS_MACRO = re.compile(r"^\s*(?:crate::base::)?python_class!\s*\{\s*$")
+_PYTHON_CLASS_HEAD = re.compile(r"^\s*\((.*)\)\s*$")
 
 
 @dataclass
@@ -99,9 +104,26 @@ def _attr_blocks(lines: list[str], start: int) -> tuple[list[str], int]:
     return attrs, i
 
 
+def expand_python_class(lines: list[str]) -> list[str]:
+    """The lines with each ``python_class!`` head written as the ``#[pyclass(...)]`` it expands
+    to, just above its struct (after the struct's docs and attributes, as PyO3 reads it)."""
+    out: list[str] = []
+    pyclass: str | None = None
+    for line in lines:
+        head = _PYTHON_CLASS_HEAD.match(line)
+        if head and out and _PYTHON_CLASS_MACRO.match(out[-1]):
+            pyclass = f"#[pyclass({head.group(1)}, frozen, skip_from_py_object)]"
+            continue
+        if pyclass is not None and _STRUCT.match(line):
+            out.append(pyclass)
+            pyclass = None
+        out.append(line)
+    return out
+
+
 def parse_rust(paths: list[Path]) -> dict[str, str]:
     """Every exposed item's doc, keyed by Python qualified name."""
-    sources = {p: p.read_text(encoding="utf-8").splitlines() for p in paths}
+    sources = {p: expand_python_class(p.read_text(encoding="utf-8").splitlines()) for p in paths}
     # Pass 1: Rust struct name -> Python class name, for the #[pymethods] blocks.
     class_names: dict[str, str] = {}
     for lines in sources.values():
@@ -359,8 +381,9 @@ def apply(stub_text: str, docs: dict[str, str]) -> tuple[str, list[str]]:
             assert first.end_col_offset is not None
             edits.append((line0, colon + 1, line0, first.end_col_offset, "\n" + literal))
         else:
-            # Insert before the first statement of the body.
-            line0 = first.lineno - 1
+            # Insert before the first statement of the body (before its decorators, if any).
+            decorators = getattr(first, "decorator_list", [])
+            line0 = min([first.lineno, *(dec.lineno for dec in decorators)]) - 1
             if same_line:
                 continue  # `class X: pass`-style one-liners with code: leave alone
             edits.append((line0, 0, line0, 0, literal + "\n"))

@@ -196,3 +196,30 @@ def test_every_file_of_a_stub_package_is_checked_and_written(tmp_path: Path) -> 
         [sys.executable, str(SCRIPT), "--check", *args], capture_output=True, text=True
     )
     assert again.returncode == 0, again.stdout
+
+
+def test_a_python_class_macro_head_reads_as_its_pyclass(tmp_path: Path) -> None:
+    # The core declares its report classes with `crate::base::python_class!`
+    # (rust/core/src/base/exposed.rs): the head names the class, get_all exposes the fields.
+    rust = (
+        "crate::base::python_class! {\n"
+        '    (name = "Report", module = "clawctx._core.session", get_all)\n'
+        "    /// What a pass did.\n"
+        "    #[derive(Debug, Clone)]\n"
+        "    pub struct PassReport {\n"
+        "        /// Lines dropped.\n"
+        "        pub dropped: usize,\n"
+        "    }\n"
+        "}\n"
+    )
+    stub = 'class Report:\n    @property\n    def dropped(self) -> int:\n        """Old."""\n'
+    rust_dir, stub_path = _write_case(tmp_path, rust, stub)
+    subprocess.run(
+        [sys.executable, str(SCRIPT), "--stub", str(stub_path), "--rust", str(rust_dir)],
+        check=True,
+        capture_output=True,
+    )
+    stub_docs = _load()
+    tree = ast.parse(stub_path.read_text("utf-8"))
+    got = {d.qualname: ast.get_docstring(d.node) for d in stub_docs.stub_definitions(tree)}
+    assert got == {"Report": "What a pass did.", "Report.dropped": "Lines dropped."}

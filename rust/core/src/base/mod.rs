@@ -1,12 +1,15 @@
 //! Leaf utilities every stage uses and that use no other stage: the error type, entry-id
-//! sources, JSON with JavaScript's serialization rules, and JavaScript string lengths.
+//! sources, JSON with JavaScript's serialization rules, JavaScript string lengths, and
+//! `python_class!`, which declares the report types `clawctx._core` exposes.
 
 mod error;
+mod exposed;
 mod ids;
 mod js;
 mod json;
 
 pub use error::{Error, Result};
+pub(crate) use exposed::python_class;
 pub use ids::{
     generate_entry_id, random_session_id, system_now_ms, DrawnIds, IdSource, RandomIds,
     SequentialIds,

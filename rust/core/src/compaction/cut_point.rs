@@ -4,27 +4,20 @@
 
 use crate::session::{types, Entry};
 
-/// Where `find_cut_point` cuts (pi's `CutPointResult`).
-// With the `python` feature this is `clawctx._core.CutPoint` itself: its `///` docs are the
-// stub's docstrings (`scripts/stub_docs.py`). Its attributes are the getters in `cut_point_py.rs`
-// (`turn_start_index` is pi's number there, -1 when the turn is not split).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "CutPoint",
-        module = "clawctx._core.compaction",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct CutPoint {
-    /// Index of the first entry kept verbatim.
-    pub first_kept_entry_index: usize,
-    /// The entry that starts the turn being split (`None` = JavaScript's −1).
-    pub turn_start_index: Option<usize>,
-    /// Whether the cut lands inside a turn (the cut entry is not a user message).
-    pub is_split_turn: bool,
+crate::base::python_class! {
+    (name = "CutPoint", module = "clawctx._core.compaction")
+    /// Where `find_cut_point` cuts (pi's `CutPointResult`).
+    // Its Python attributes are the getters in `cut_point_py.rs` (`turn_start_index` is pi's
+    // number there, -1 when the turn is not split).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct CutPoint {
+        /// Index of the first entry kept verbatim.
+        pub first_kept_entry_index: usize,
+        /// The entry that starts the turn being split (`None` = JavaScript's −1).
+        pub turn_start_index: Option<usize>,
+        /// Whether the cut lands inside a turn (the cut entry is not a user message).
+        pub is_split_turn: bool,
+    }
 }
 
 pub(super) fn message_role(entry: &Entry) -> Option<&str> {

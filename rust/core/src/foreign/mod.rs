@@ -24,54 +24,46 @@ use crate::transcript::SharedTranscript;
 
 pub use detect::{detect_format, Format};
 
-/// A transcript imported from a file of any of the three formats, and the file's facts.
-// A foreign transcript read into pi messages (the binding also fills one from a pi session).
-// With the `python` feature this is `clawctx._core.ImportedTranscript` itself: its `///` docs
-// are the stub's docstrings (`scripts/stub_docs.py`), its methods are in `imported_py.rs`.
-#[derive(Debug, Clone, Default)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "ImportedTranscript",
-        module = "clawctx._core.foreign",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct ImportedTranscript {
-    /// `"pi"`, `"claude-code"` or `"codex"`.
-    pub format: Format,
-    /// The main thread as pi messages, a `Transcript`.
-    pub messages: SharedTranscript,
-    /// Non-blank lines in the file.
-    pub lines: usize,
-    /// Non-blank lines that are not a JSON object (skipped), the torn last line included.
-    pub damaged_lines: usize,
-    /// Whether the last line has no newline and is not a JSON object (a write cut short).
-    pub torn_last_line: bool,
-    /// Claude Code sub-agent lines (`isSidechain: true`), not part of the main thread.
-    pub dropped_sidechain_lines: usize,
-    /// Claude Code main-thread lines not on the path from the leaf: abandoned branches
-    /// (rewinds, edits) and what a compaction boundary cut off.
-    pub off_path_lines: usize,
-    /// Compactions the file records (Claude `compact_boundary`/summary lines, Codex
-    /// `compacted` lines).
-    pub compactions: usize,
-    /// Claude Code entries with more than one child (a rewind or an edit started a branch).
-    pub branches: usize,
-    /// The last model that answered (Claude `message.model`, Codex `turn_context.model`).
-    pub model: Option<String>,
-    /// The first line's timestamp, as the file writes it.
-    pub first_timestamp: Option<String>,
-    /// The last line's timestamp, as the file writes it.
-    pub last_timestamp: Option<String>,
-    /// The session id the file records.
-    pub session_id: Option<String>,
-    /// The working directory the file records.
-    pub cwd: Option<String>,
-    /// The writing tool's version (Claude `version`, Codex `cli_version`).
-    pub version: Option<String>,
+crate::base::python_class! {
+    (name = "ImportedTranscript", module = "clawctx._core.foreign", get_all)
+    /// A transcript imported from a file of any of the three formats, and the file's facts.
+    // A foreign transcript read into pi messages (the binding also fills one from a pi session).
+    // Its Python methods are in `imported_py.rs`.
+    #[derive(Debug, Clone, Default)]
+    pub struct ImportedTranscript {
+        /// `"pi"`, `"claude-code"` or `"codex"`.
+        pub format: Format,
+        /// The main thread as pi messages, a `Transcript`.
+        pub messages: SharedTranscript,
+        /// Non-blank lines in the file.
+        pub lines: usize,
+        /// Non-blank lines that are not a JSON object (skipped), the torn last line included.
+        pub damaged_lines: usize,
+        /// Whether the last line has no newline and is not a JSON object (a write cut short).
+        pub torn_last_line: bool,
+        /// Claude Code sub-agent lines (`isSidechain: true`), not part of the main thread.
+        pub dropped_sidechain_lines: usize,
+        /// Claude Code main-thread lines not on the path from the leaf: abandoned branches
+        /// (rewinds, edits) and what a compaction boundary cut off.
+        pub off_path_lines: usize,
+        /// Compactions the file records (Claude `compact_boundary`/summary lines, Codex
+        /// `compacted` lines).
+        pub compactions: usize,
+        /// Claude Code entries with more than one child (a rewind or an edit started a branch).
+        pub branches: usize,
+        /// The last model that answered (Claude `message.model`, Codex `turn_context.model`).
+        pub model: Option<String>,
+        /// The first line's timestamp, as the file writes it.
+        pub first_timestamp: Option<String>,
+        /// The last line's timestamp, as the file writes it.
+        pub last_timestamp: Option<String>,
+        /// The session id the file records.
+        pub session_id: Option<String>,
+        /// The working directory the file records.
+        pub cwd: Option<String>,
+        /// The writing tool's version (Claude `version`, Codex `cli_version`).
+        pub version: Option<String>,
+    }
 }
 
 /// Why a transcript could not be imported.

@@ -37,29 +37,21 @@ pub enum StripMode {
     Message,
 }
 
-/// `stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as
-/// `should_skip, text, did_strip = result` and equals the tuple of its fields.
-// With the `python` feature this is `clawctx._core.StripResult` itself: its `///` docs are the
-// stub's docstrings (`scripts/stub_docs.py`), its methods are in `heartbeat_py.rs`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "StripResult",
-        module = "clawctx._core.hygiene",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct StripResult {
-    /// Deliver nothing: the reply was blank, only the token, or (heartbeat mode) the token with
-    /// at most `max_ack_chars` of other text.
-    pub should_skip: bool,
-    /// What remains to deliver (`""` when skipped).
-    pub text: String,
-    /// The token was found at an edge and removed.
-    pub did_strip: bool,
+crate::base::python_class! {
+    (name = "StripResult", module = "clawctx._core.hygiene", get_all)
+    /// `stripHeartbeatToken`'s `{shouldSkip, text, didStrip}`. Also a 3-sequence: it unpacks as
+    /// `should_skip, text, did_strip = result` and equals the tuple of its fields.
+    // Its Python methods are in `heartbeat_py.rs`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct StripResult {
+        /// Deliver nothing: the reply was blank, only the token, or (heartbeat mode) the token with
+        /// at most `max_ack_chars` of other text.
+        pub should_skip: bool,
+        /// What remains to deliver (`""` when skipped).
+        pub text: String,
+        /// The token was found at an edge and removed.
+        pub did_strip: bool,
+    }
 }
 
 impl StripResult {

@@ -181,29 +181,21 @@ impl ProviderFamily {
     }
 }
 
-/// One broken provider rule found by `validate_for_provider`.
-// Also what `cache_breakpoint_issues` and `request_issues` report. With the `python` feature this
-// is `clawctx._core.Violation` itself: its `///` docs are the stub's docstrings
-// (`scripts/stub_docs.py`), its methods are in `validate_py.rs`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "Violation",
-        module = "clawctx._core.hygiene",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct Violation {
-    /// Index of the offending message in the input transcript.
-    pub index: usize,
-    /// Rule name: first-turn-not-user, call-without-result, result-without-call,
-    /// duplicate-call-id, duplicate-result, invalid-call-id, result-without-id,
-    /// function-call-first.
-    pub rule: &'static str,
-    pub detail: String,
+crate::base::python_class! {
+    (name = "Violation", module = "clawctx._core.hygiene", get_all)
+    /// One broken provider rule found by `validate_for_provider`.
+    // Also what `cache_breakpoint_issues` and `request_issues` report. Its Python methods are in
+    // `validate_py.rs`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct Violation {
+        /// Index of the offending message in the input transcript.
+        pub index: usize,
+        /// Rule name: first-turn-not-user, call-without-result, result-without-call,
+        /// duplicate-call-id, duplicate-result, invalid-call-id, result-without-id,
+        /// function-call-first.
+        pub rule: &'static str,
+        pub detail: String,
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -28,31 +28,24 @@ const MARK_FINGERPRINT_BYTES: u64 = 4096;
 
 // ---- on-disk pruning (OpenClaw src/infra/heartbeat-runner.ts: pruneHeartbeatTranscript) ----
 
-/// The size of a session file recorded (under its lock) before a heartbeat run.
-// With the file's identity and last bytes, to notice a replacement or an in-place change. With
-// the `python` feature this is `clawctx._core.HeartbeatMark` itself: its attributes are the
-// getters in `heartbeat_py.rs`, whose `///` docs are the stub's docstrings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "HeartbeatMark",
-        module = "clawctx._core.session",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct TranscriptMark {
-    pub path: PathBuf,
-    /// The file's byte size before the run.
-    pub size: u64,
-    /// The size is at a line boundary (0, or the byte before it is `"\n"`). Nothing is pruned
-    /// from a mark inside a line.
-    pub at_line_boundary: bool,
-    /// `(device, inode)` of the file, to notice a replacement.
-    file_id: Option<(u64, u64)>,
-    /// The last bytes before the mark, to notice a file changed in place.
-    fingerprint: Vec<u8>,
+crate::base::python_class! {
+    (name = "HeartbeatMark", module = "clawctx._core.session")
+    /// The size of a session file recorded (under its lock) before a heartbeat run.
+    // With the file's identity and last bytes, to notice a replacement or an in-place change. Its
+    // Python attributes are the getters in `heartbeat_py.rs`.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct TranscriptMark {
+        pub path: PathBuf,
+        /// The file's byte size before the run.
+        pub size: u64,
+        /// The size is at a line boundary (0, or the byte before it is `"\n"`). Nothing is pruned
+        /// from a mark inside a line.
+        pub at_line_boundary: bool,
+        /// `(device, inode)` of the file, to notice a replacement.
+        file_id: Option<(u64, u64)>,
+        /// The last bytes before the mark, to notice a file changed in place.
+        fingerprint: Vec<u8>,
+    }
 }
 
 #[cfg(unix)]
@@ -136,32 +129,24 @@ impl PruneAction {
     }
 }
 
-/// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
-/// `"unchanged"` (then `reason` says why).
-// With the `python` feature this is `clawctx._core.HeartbeatPruneReport` itself: its attributes
-// are the getters in `heartbeat_py.rs` (`action` as its name), whose `///` docs are the stub's
-// docstrings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "HeartbeatPruneReport",
-        module = "clawctx._core.session",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct PruneReport {
-    pub action: PruneAction,
-    /// Lines of the heartbeat exchange removed.
-    pub removed_lines: usize,
-    pub removed_bytes: u64,
-    /// The `id`s of the removed entries, in file order.
-    pub removed_ids: Vec<String>,
-    /// Lines after the mark that were kept (other writers' lines).
-    pub kept_lines: usize,
-    /// Why nothing was changed (`None` when something was removed).
-    pub reason: Option<String>,
+crate::base::python_class! {
+    (name = "HeartbeatPruneReport", module = "clawctx._core.session")
+    /// What `prune_heartbeat_transcript` did. `action`: `"truncated"`, `"rewritten"` or
+    /// `"unchanged"` (then `reason` says why).
+    // Its Python attributes are the getters in `heartbeat_py.rs` (`action` as its name).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct PruneReport {
+        pub action: PruneAction,
+        /// Lines of the heartbeat exchange removed.
+        pub removed_lines: usize,
+        pub removed_bytes: u64,
+        /// The `id`s of the removed entries, in file order.
+        pub removed_ids: Vec<String>,
+        /// Lines after the mark that were kept (other writers' lines).
+        pub kept_lines: usize,
+        /// Why nothing was changed (`None` when something was removed).
+        pub reason: Option<String>,
+    }
 }
 
 impl PruneReport {

@@ -40,26 +40,19 @@ impl LineAction {
     }
 }
 
-/// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
-// With the `python` feature this is `clawctx._core.SkippedLine` itself: its attributes are the
-// getters in `read_py.rs` (`action` as its name), whose `///` docs are the stub's docstrings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "SkippedLine",
-        module = "clawctx._core.session",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct SkippedLine {
-    /// The 1-based line number in the file.
-    pub line: usize,
-    pub action: LineAction,
-    pub reason: String,
-    /// Records recovered from the line.
-    pub records: usize,
+crate::base::python_class! {
+    (name = "SkippedLine", module = "clawctx._core.session")
+    /// A line the loader skipped or had to fix (`action`: skipped, salvaged, sanitized, ignored).
+    // Its Python attributes are the getters in `read_py.rs` (`action` as its name).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct SkippedLine {
+        /// The 1-based line number in the file.
+        pub line: usize,
+        pub action: LineAction,
+        pub reason: String,
+        /// Records recovered from the line.
+        pub records: usize,
+    }
 }
 
 /// The parsed records of a file before the header check.

@@ -93,60 +93,45 @@ impl ChangeKind {
     }
 }
 
-/// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
-// With the `python` feature this is `clawctx._core.LineChange` itself: its attributes are the
-// getters in `repair_py.rs` (`kind` as its name), whose `///` docs are the stub's docstrings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "LineChange",
-        module = "clawctx._core.session",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct LineChange {
-    /// 1-based line number in the original file.
-    pub line: usize,
-    pub kind: ChangeKind,
-    pub reason: String,
+crate::base::python_class! {
+    (name = "LineChange", module = "clawctx._core.session")
+    /// One changed line of a repaired file (`kind`: dropped, rewritten or salvaged).
+    // Its Python attributes are the getters in `repair_py.rs` (`kind` as its name).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct LineChange {
+        /// 1-based line number in the original file.
+        pub line: usize,
+        pub kind: ChangeKind,
+        pub reason: String,
+    }
 }
 
-/// What `repair_session_file` did (OpenClaw's report plus the changed lines).
-// With the `python` feature this is `clawctx._core.RepairReport` itself: its `///` docs are the
-// stub's docstrings (`scripts/stub_docs.py`), its methods are in `repair_py.rs`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "RepairReport",
-        module = "clawctx._core.session",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct RepairReport {
-    /// Whether the file was rewritten (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`).
-    pub repaired: bool,
-    /// Malformed lines dropped.
-    pub dropped_lines: usize,
-    /// Assistant messages rewritten to a valid shape.
-    pub rewritten_assistant_messages: usize,
-    /// User messages with no content dropped.
-    // Present in upstream's report but never incremented there either.
-    pub dropped_blank_user_messages: usize,
-    /// User messages rewritten to a valid shape.
-    pub rewritten_user_messages: usize,
-    /// Entries recovered from lines that held more than one record.
-    pub salvaged_records: usize,
-    /// Where the original was copied before the rewrite, or `None`.
-    pub backup_path: Option<PathBuf>,
-    /// Why the file was not repaired (missing, not a session, nothing to fix), or `None`.
-    pub reason: Option<String>,
-    /// Every changed line, as `LineChange`s.
-    pub changes: Vec<LineChange>,
+crate::base::python_class! {
+    (name = "RepairReport", module = "clawctx._core.session", get_all)
+    /// What `repair_session_file` did (OpenClaw's report plus the changed lines).
+    // Its Python methods are in `repair_py.rs`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct RepairReport {
+        /// Whether the file was rewritten (OpenClaw 2026.3.13 `src/agents/session-file-repair.ts`).
+        pub repaired: bool,
+        /// Malformed lines dropped.
+        pub dropped_lines: usize,
+        /// Assistant messages rewritten to a valid shape.
+        pub rewritten_assistant_messages: usize,
+        /// User messages with no content dropped.
+        // Present in upstream's report but never incremented there either.
+        pub dropped_blank_user_messages: usize,
+        /// User messages rewritten to a valid shape.
+        pub rewritten_user_messages: usize,
+        /// Entries recovered from lines that held more than one record.
+        pub salvaged_records: usize,
+        /// Where the original was copied before the rewrite, or `None`.
+        pub backup_path: Option<PathBuf>,
+        /// Why the file was not repaired (missing, not a session, nothing to fix), or `None`.
+        pub reason: Option<String>,
+        /// Every changed line, as `LineChange`s.
+        pub changes: Vec<LineChange>,
+    }
 }
 
 impl RepairReport {

@@ -25,85 +25,77 @@ use crate::transcript::{estimate_context_tokens, repair_tool_pairing, PairingOpt
 /// The `format` of a pi / OpenClaw session file.
 pub const PI_FORMAT: &str = "pi";
 
-/// One session file at a glance (see `scan_sessions`).
-// With the `python` feature this is `clawctx._core.SessionSummary` itself: its `///` docs are
-// the stub's docstrings (`scripts/stub_docs.py`), its methods are in `scan_py.rs`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "SessionSummary",
-        module = "clawctx._core.session",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct SessionSummary {
-    /// The file scanned.
-    pub path: PathBuf,
-    /// `None` when the file is a usable session; otherwise why not.
-    pub error: Option<String>,
-    /// `"pi"`, `"claude-code"` or `"codex"`; `None` when the file could not be read.
-    pub format: Option<String>,
-    /// The file's size in bytes.
-    pub size_bytes: u64,
-    /// The header's session `id`.
-    pub session_id: Option<String>,
-    /// The header's `cwd`.
-    pub cwd: Option<String>,
-    /// The header's `timestamp` (when the session was created).
-    pub created: Option<String>,
-    /// The latest `session_info` name, if any.
-    pub name: Option<String>,
-    /// The header's format `version` (pi-mono 0.58.3 `session-manager.ts`).
-    pub file_version: u64,
-    /// Whether `Session.open` would migrate the file to the current version.
-    pub migration_needed: bool,
-    /// Entries in the file (the header excluded).
-    pub entries: usize,
-    /// `message` entries in the file, on every branch.
-    pub messages: usize,
-    /// The same as `damaged_lines` (its name before the scan records grew).
-    pub skipped_lines: usize,
-    /// Lines that are not a usable JSON entry (skipped when the session is read).
-    pub damaged_lines: usize,
-    /// `compaction` entries in the file.
-    pub compactions: usize,
-    /// Entries with more than one child (where the tree branches).
-    pub branches: usize,
-    /// The id of the last entry, where the next one would be appended.
-    pub leaf_id: Option<String>,
-    /// The last model on the leaf's path, as `provider/modelId`.
-    pub model: Option<String>,
-    /// The timestamp of the last entry.
-    pub last_activity: Option<String>,
-    /// `last_activity` in milliseconds since the Unix epoch, when it parses.
-    pub last_activity_ms: Option<i64>,
-    /// Messages of the leaf's context (what the next request would send).
-    pub context_messages: usize,
-    /// pi's chars/4 estimate of the leaf context (split by role in the `*_tokens` fields).
-    pub estimated_tokens: u64,
-    /// The user messages' share of `estimated_tokens`.
-    pub user_tokens: u64,
-    /// The assistant messages' share of `estimated_tokens`.
-    pub assistant_tokens: u64,
-    /// The tool results' share of `estimated_tokens`.
-    pub tool_result_tokens: u64,
-    /// Every other role's share of `estimated_tokens` (summaries, bash executions, custom
-    /// messages).
-    pub other_tokens: u64,
-    /// pi's `estimateContextTokens`: the last recorded usage plus the estimate after it.
-    pub context_tokens: u64,
-    /// Tool calls (with an id) of the context's assistants.
-    pub tool_calls: usize,
-    /// Tool results in the leaf's context.
-    pub tool_results: usize,
-    /// Calls pairing repair would answer with a synthetic result (OpenClaw 2026.3.13
-    /// `src/agents/session-transcript-repair.ts`).
-    pub unpaired_tool_calls: usize,
-    /// Tool results pairing repair would drop (orphans and duplicates).
-    pub unpaired_tool_results: usize,
+crate::base::python_class! {
+    (name = "SessionSummary", module = "clawctx._core.session", get_all)
+    /// One session file at a glance (see `scan_sessions`).
+    // Its Python methods are in `scan_py.rs`.
+    #[derive(Debug, Clone, Default, PartialEq, Eq)]
+    pub struct SessionSummary {
+        /// The file scanned.
+        pub path: PathBuf,
+        /// `None` when the file is a usable session; otherwise why not.
+        pub error: Option<String>,
+        /// `"pi"`, `"claude-code"` or `"codex"`; `None` when the file could not be read.
+        pub format: Option<String>,
+        /// The file's size in bytes.
+        pub size_bytes: u64,
+        /// The header's session `id`.
+        pub session_id: Option<String>,
+        /// The header's `cwd`.
+        pub cwd: Option<String>,
+        /// The header's `timestamp` (when the session was created).
+        pub created: Option<String>,
+        /// The latest `session_info` name, if any.
+        pub name: Option<String>,
+        /// The header's format `version` (pi-mono 0.58.3 `session-manager.ts`).
+        pub file_version: u64,
+        /// Whether `Session.open` would migrate the file to the current version.
+        pub migration_needed: bool,
+        /// Entries in the file (the header excluded).
+        pub entries: usize,
+        /// `message` entries in the file, on every branch.
+        pub messages: usize,
+        /// The same as `damaged_lines` (its name before the scan records grew).
+        pub skipped_lines: usize,
+        /// Lines that are not a usable JSON entry (skipped when the session is read).
+        pub damaged_lines: usize,
+        /// `compaction` entries in the file.
+        pub compactions: usize,
+        /// Entries with more than one child (where the tree branches).
+        pub branches: usize,
+        /// The id of the last entry, where the next one would be appended.
+        pub leaf_id: Option<String>,
+        /// The last model on the leaf's path, as `provider/modelId`.
+        pub model: Option<String>,
+        /// The timestamp of the last entry.
+        pub last_activity: Option<String>,
+        /// `last_activity` in milliseconds since the Unix epoch, when it parses.
+        pub last_activity_ms: Option<i64>,
+        /// Messages of the leaf's context (what the next request would send).
+        pub context_messages: usize,
+        /// pi's chars/4 estimate of the leaf context (split by role in the `*_tokens` fields).
+        pub estimated_tokens: u64,
+        /// The user messages' share of `estimated_tokens`.
+        pub user_tokens: u64,
+        /// The assistant messages' share of `estimated_tokens`.
+        pub assistant_tokens: u64,
+        /// The tool results' share of `estimated_tokens`.
+        pub tool_result_tokens: u64,
+        /// Every other role's share of `estimated_tokens` (summaries, bash executions, custom
+        /// messages).
+        pub other_tokens: u64,
+        /// pi's `estimateContextTokens`: the last recorded usage plus the estimate after it.
+        pub context_tokens: u64,
+        /// Tool calls (with an id) of the context's assistants.
+        pub tool_calls: usize,
+        /// Tool results in the leaf's context.
+        pub tool_results: usize,
+        /// Calls pairing repair would answer with a synthetic result (OpenClaw 2026.3.13
+        /// `src/agents/session-transcript-repair.ts`).
+        pub unpaired_tool_calls: usize,
+        /// Tool results pairing repair would drop (orphans and duplicates).
+        pub unpaired_tool_results: usize,
+    }
 }
 
 /// [`SessionSummary`]'s field names in declaration order: Python's `SessionSummary.fields`, the

@@ -23,30 +23,22 @@ pub fn token_counts(messages: &Transcript, weighting: CharWeighting) -> Vec<u64>
         .collect()
 }
 
-/// Result of `estimate_context_tokens`.
-// What [`estimate_context_tokens`] returns (compaction.ts, `estimateContextTokens`). With the
-// `python` feature this is `clawctx._core.ContextTokens` itself: its `///` docs are the stub's
-// docstrings (`scripts/stub_docs.py`), its methods are in `context_tokens_py.rs`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "ContextTokens",
-        module = "clawctx._core.transcript",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct ContextTokens {
-    /// `usage_tokens + trailing_tokens`: the context's estimated size.
-    pub tokens: u64,
-    /// The total tokens of the last usable assistant `usage`, or 0.
-    pub usage_tokens: u64,
-    /// The chars/4 estimate of the messages after that assistant.
-    pub trailing_tokens: u64,
-    /// The index of that assistant, or `None` when no usage was recorded.
-    pub last_usage_index: Option<usize>,
+crate::base::python_class! {
+    (name = "ContextTokens", module = "clawctx._core.transcript", get_all)
+    /// Result of `estimate_context_tokens`.
+    // What [`estimate_context_tokens`] returns (compaction.ts, `estimateContextTokens`). Its
+    // Python methods are in `context_tokens_py.rs`.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct ContextTokens {
+        /// `usage_tokens + trailing_tokens`: the context's estimated size.
+        pub tokens: u64,
+        /// The total tokens of the last usable assistant `usage`, or 0.
+        pub usage_tokens: u64,
+        /// The chars/4 estimate of the messages after that assistant.
+        pub trailing_tokens: u64,
+        /// The index of that assistant, or `None` when no usage was recorded.
+        pub last_usage_index: Option<usize>,
+    }
 }
 
 /// `estimateContextTokens`: the usage of the last assistant whose usage counts (not aborted or

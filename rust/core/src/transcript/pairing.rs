@@ -43,35 +43,26 @@ pub struct PairingOptions {
     pub missing_tool_result_text: Option<String>,
 }
 
-/// Result of `repair_tool_pairing`.
-// With the `python` feature this is `clawctx._core.PairingReport` itself: its `///` docs are the
-// stub's docstrings (`scripts/stub_docs.py`).
-#[derive(Debug, Clone)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "PairingReport",
-        module = "clawctx._core.transcript",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct PairingReport {
-    /// The repaired transcript.
-    // The input itself when nothing was flagged (upstream quirk: so a second same-id result in
-    // one span can survive); the binding then shows the caller's own object.
-    pub messages: SharedTranscript,
-    /// The synthetic results inserted, in order (a `Transcript`).
-    pub added: SharedTranscript,
-    /// Tool results dropped because an earlier result answered the same id.
-    pub dropped_duplicate_count: usize,
-    /// Tool results dropped because no earlier call has their id.
-    pub dropped_orphan_count: usize,
-    /// Whether results were moved next to their calls.
-    // Upstream's flag: true whenever anything changed, and also whenever an assistant's span
-    // held both results and other messages (even if their order was already right).
-    pub moved: bool,
+crate::base::python_class! {
+    (name = "PairingReport", module = "clawctx._core.transcript", get_all)
+    /// Result of `repair_tool_pairing`.
+    #[derive(Debug, Clone)]
+    pub struct PairingReport {
+        /// The repaired transcript.
+        // The input itself when nothing was flagged (upstream quirk: so a second same-id result in
+        // one span can survive); the binding then shows the caller's own object.
+        pub messages: SharedTranscript,
+        /// The synthetic results inserted, in order (a `Transcript`).
+        pub added: SharedTranscript,
+        /// Tool results dropped because an earlier result answered the same id.
+        pub dropped_duplicate_count: usize,
+        /// Tool results dropped because no earlier call has their id.
+        pub dropped_orphan_count: usize,
+        /// Whether results were moved next to their calls.
+        // Upstream's flag: true whenever anything changed, and also whenever an assistant's span
+        // held both results and other messages (even if their order was already right).
+        pub moved: bool,
+    }
 }
 
 /// The synthetic result for a call (`makeMissingToolResult`).

@@ -22,28 +22,19 @@ pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
 /// replaces the content of a `sessions_spawn` attachment.
 pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";
 
-/// Result of `repair_tool_call_inputs`.
-// With the `python` feature this is `clawctx._core.ToolCallInputsReport` itself: its `///` docs
-// are the stub's docstrings (`scripts/stub_docs.py`).
-#[derive(Debug, Clone)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "ToolCallInputsReport",
-        module = "clawctx._core.transcript",
-        frozen,
-        get_all,
-        skip_from_py_object
-    )
-)]
-pub struct ToolCallInputsReport {
-    /// The repaired transcript.
-    // The input itself when nothing changed (the binding then shows the caller's own object).
-    pub messages: SharedTranscript,
-    /// Tool-call blocks dropped (no input, no id, or an invalid or disallowed name).
-    pub dropped_tool_calls: usize,
-    /// Assistant messages dropped because no block was left.
-    pub dropped_assistant_messages: usize,
+crate::base::python_class! {
+    (name = "ToolCallInputsReport", module = "clawctx._core.transcript", get_all)
+    /// Result of `repair_tool_call_inputs`.
+    #[derive(Debug, Clone)]
+    pub struct ToolCallInputsReport {
+        /// The repaired transcript.
+        // The input itself when nothing changed (the binding then shows the caller's own object).
+        pub messages: SharedTranscript,
+        /// Tool-call blocks dropped (no input, no id, or an invalid or disallowed name).
+        pub dropped_tool_calls: usize,
+        /// Assistant messages dropped because no block was left.
+        pub dropped_assistant_messages: usize,
+    }
 }
 
 /// Normalizes an allowlist: trimmed, lowercased, blanks ignored; empty ⇒ no allowlist.

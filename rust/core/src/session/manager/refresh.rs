@@ -32,27 +32,20 @@ impl RefreshMode {
     }
 }
 
-/// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
-// What [`Session::refresh`] did. With the `python` feature this is `clawctx._core.RefreshReport`
-// itself: its attributes are the getters in `refresh_py.rs` (`mode` as its name), whose `///`
-// docs are the stub's docstrings.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(
-    feature = "python",
-    pyo3::pyclass(
-        name = "RefreshReport",
-        module = "clawctx._core.session",
-        frozen,
-        skip_from_py_object
-    )
-)]
-pub struct RefreshReport {
-    pub mode: RefreshMode,
-    /// Entries added (for a full load: all entries).
-    pub appended_entries: usize,
-    pub bytes_read: u64,
-    /// Why a full load was needed.
-    pub reason: Option<String>,
+crate::base::python_class! {
+    (name = "RefreshReport", module = "clawctx._core.session")
+    /// What `Session.refresh()` did (`mode`: "unchanged", "incremental" or "full").
+    // What [`Session::refresh`] did. Its Python attributes are the getters in `refresh_py.rs`
+    // (`mode` as its name).
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct RefreshReport {
+        pub mode: RefreshMode,
+        /// Entries added (for a full load: all entries).
+        pub appended_entries: usize,
+        pub bytes_read: u64,
+        /// Why a full load was needed.
+        pub reason: Option<String>,
+    }
 }
 
 impl RefreshReport {
