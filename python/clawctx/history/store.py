@@ -402,16 +402,12 @@ class SessionStore:
         blobs.append(b"")
         return b"\n".join(blobs)
 
-    def _one_line_each(
-        self, session_id: str, blobs: list[bytes], first_seq: int, *, clean: bool = False
-    ) -> None:
+    def _one_line_each(self, session_id: str, blobs: list[bytes], first_seq: int) -> None:
         """Makes each row one JSONL line, in place. A blank row is refused (the reader would
         drop it unseen); one holding a line break is re-encoded on one line (the only rows
         parsed in Python). A CR needs nothing: between tokens it is JSON whitespace, inside
-        a string the row is not JSON and the native reader says so. ``clean``: the caller
-        found every row one line already (:func:`_one_line_rows`), nothing to do."""
-        if clean:
-            return
+        a string the row is not JSON and the native reader says so. Callers whose rows
+        :func:`_one_line_rows` already found clean skip it."""
         if not all(blobs) or any(map(bytes.isspace, blobs)):
             index = next(i for i, b in enumerate(blobs) if not b.strip())
             seq = self._seq_at(session_id, self._row_of(session_id, first_seq) + index)
@@ -445,8 +441,8 @@ class SessionStore:
         self._window_row(session_id)
         lines, span, clean = self._rows(session_id, None)
         has_header = bool(lines) and _is_header(lines[0])
-        if lines:
-            self._one_line_each(session_id, lines, span[0], clean=clean)
+        if lines and not clean:
+            self._one_line_each(session_id, lines, span[0])
         if not has_header:
             created = self._conn.execute(
                 "SELECT MIN(created_at) FROM transcript_events WHERE session_id = ?",
@@ -532,7 +528,8 @@ class SessionStore:
         blobs, span, clean = self._rows(session_id, after)
         if not blobs:
             return [], after
-        self._one_line_each(session_id, blobs, span[0], clean=clean)
+        if not clean:
+            self._one_line_each(session_id, blobs, span[0])
         return blobs, span[1]
 
     def close(self) -> None:
