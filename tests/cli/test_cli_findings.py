@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import clawctx
-from clawctx.cli import MODEL_APIS, PROVIDERS, build_parser, main
+from clawctx.cli import COMMANDS, MODEL_APIS, PROVIDERS, build_parser, main
 from conftest import REPO
 
 TORN_SESSION = (
@@ -243,6 +243,44 @@ def test_help_has_no_rest_markup_and_ends_with_examples(
     tail = text.rstrip().split("\n\n")[-1].splitlines()
     assert tail[0] == "examples:"
     assert all(line.startswith("  clawctx ") for line in tail[1:])
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_every_command_is_registered_from_what_its_module_declares(
+    capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    # clawctx/cli/__init__.py builds every subcommand the same way from its module's SUMMARY,
+    # DESCRIPTION, EXAMPLES, add_arguments and run (the Command protocol in cli/_common.py).
+    command = COMMANDS[name]
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listing = " ".join(capsys.readouterr().out.split())
+    assert f"{name} {' '.join(command.SUMMARY.split())}" in listing
+    with pytest.raises(SystemExit):
+        main([name, "--help"])
+    text = capsys.readouterr().out
+    assert " ".join(command.DESCRIPTION.split()) in " ".join(text.split())
+    assert text.rstrip().endswith(command.EXAMPLES.rstrip())
+    assert f"usage: clawctx {name} " in text
+    # A usage error shows the subcommand's usage line, not the top-level one.
+    with pytest.raises(SystemExit) as exit_info:
+        main([name, "--no-such-option"])
+    assert exit_info.value.code == 2
+    assert f"usage: clawctx {name} " in capsys.readouterr().err
+    args = build_parser().parse_args([name, "--help"][:1] + _minimal_args(name))
+    assert args.handler is command.run
+
+
+def _minimal_args(name: str) -> list[str]:
+    """Arguments that satisfy the command's required ones (nothing runs)."""
+    return {
+        "convert": ["in.jsonl", "-o", "out.jsonl"],
+        "repair": ["s.jsonl"],
+        "report": ["s.jsonl"],
+        "cache": ["s.jsonl"],
+        "scan": ["."],
+        "doctor": ["s.jsonl"],
+    }.get(name, [])
 
 
 # ---- layout and colour ---------------------------------------------------------------------------

@@ -104,9 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``clawctx`` command; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
-    # Usage errors show the subcommand's usage line, as argparse's own errors do.
+    args, unrecognized = parser.parse_known_args(argv)
+    # Usage errors show the subcommand's usage line, as argparse's own errors do (argparse
+    # itself reports an unknown option with the top-level usage).
     usage = getattr(args, "subparser", parser)
+    if unrecognized:
+        usage.error(f"unrecognized arguments: {' '.join(unrecognized)}")
     if args.command == "assemble":
         if args.provider not in PROVIDERS:
             usage.error(choice_error("--provider", args.provider, PROVIDERS))
