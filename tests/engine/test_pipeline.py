@@ -6,8 +6,13 @@ providers checked with validate_for_provider."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
+import os
 import shutil
+import signal
+import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,6 +21,7 @@ import pytest
 from PIL import Image
 
 import clawctx
+from clawctx.engine._sync_loop import run_on_thread_loop
 from clawctx.engine.context_engine import (
     AssembleResult,
     BootstrapResult,
@@ -779,3 +785,125 @@ def test_engine_is_bootstrapped_once_per_existing_session_file(tmp_path: Path) -
     assert heartbeat.is_heartbeat
     pipeline.record_turn(clawctx.Session.open(path), heartbeat, [_assistant("HEARTBEAT_OK")])
     assert engine.after_turn_calls[-1]["is_heartbeat"] is True
+
+
+# ---- the synchronous entry points' event loop ----------------------------------------------
+
+
+def _loop_probe(seen: list[dict[str, Any]]) -> HookRunner:
+    """A hook that records the running loop, the SIGINT handler and the thread it runs in."""
+    hooks = HookRunner()
+
+    async def probe(event: Any, ctx: Any) -> None:
+        seen.append(
+            {
+                "loop": asyncio.get_running_loop(),
+                "sigint": signal.getsignal(signal.SIGINT),
+                "thread": threading.get_ident(),
+            }
+        )
+
+    hooks.register("before_prompt_build", probe)
+    return hooks
+
+
+def test_prepare_keeps_one_loop_per_thread_and_leaves_signals_alone(tmp_path: Path) -> None:
+    # asyncio.run on every call made a loop, swapped the SIGINT handler in and out and shut the
+    # default executor down: most of a warm prepare (engine/pipeline.py, `_SyncLoop`).
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    seen: list[dict[str, Any]] = []
+    pipeline = _pipeline(tmp_path, hooks=_loop_probe(seen))
+    before = signal.getsignal(signal.SIGINT)
+    for _ in range(3):
+        pipeline.prepare(path, PromptRequest(text="question"))
+    assert len(seen) == 3
+    assert seen[0]["loop"] is seen[1]["loop"] is seen[2]["loop"]
+    assert not seen[0]["loop"].is_running()
+    assert all(s["sigint"] is before for s in seen)
+    assert signal.getsignal(signal.SIGINT) is before
+    # No loop is left set or running for the caller's own asyncio use.
+    assert asyncio.run(asyncio.sleep(0, "own")) == "own"
+
+
+def test_a_threads_loop_is_closed_when_the_thread_ends(tmp_path: Path) -> None:
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    seen: list[dict[str, Any]] = []
+    pipeline = _pipeline(tmp_path, hooks=_loop_probe(seen))
+    worker = threading.Thread(target=lambda: pipeline.prepare(path, PromptRequest(text="question")))
+    worker.start()
+    worker.join()
+    pipeline.prepare(path, PromptRequest(text="question"))
+    assert seen[0]["thread"] != seen[1]["thread"]
+    assert seen[0]["loop"] is not seen[1]["loop"]
+    gc.collect()
+    assert seen[0]["loop"].is_closed()
+    assert not seen[1]["loop"].is_closed()
+
+
+def test_what_a_hook_leaves_running_is_cancelled_as_asyncio_run_does(tmp_path: Path) -> None:
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    hooks = HookRunner()
+    left: list[asyncio.Task[None]] = []
+
+    async def spawn(event: Any, ctx: Any) -> None:
+        left.append(asyncio.get_running_loop().create_task(asyncio.sleep(3600)))
+
+    hooks.register("before_prompt_build", spawn)
+    _pipeline(tmp_path, hooks=hooks).prepare(path, PromptRequest(text="question"))
+    assert left[0].cancelled()
+
+
+def test_an_interrupted_prepare_is_followed_by_a_working_one(tmp_path: Path) -> None:
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    hooks = HookRunner()
+    loops: list[asyncio.AbstractEventLoop] = []
+    interrupt = [True]
+
+    async def interrupting(event: Any, ctx: Any) -> None:
+        loops.append(asyncio.get_running_loop())
+        if interrupt[0]:
+            interrupt[0] = False
+            raise KeyboardInterrupt
+
+    hooks.register("before_prompt_build", interrupting)
+    pipeline = _pipeline(tmp_path, hooks=hooks)
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.prepare(path, PromptRequest(text="question"))
+    prepared = pipeline.prepare(path, PromptRequest(text="question"))
+    assert prepared.prompt == "question"
+    assert loops[0].is_closed() and loops[1] is not loops[0]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_prepares_on_a_loop_of_its_own(tmp_path: Path) -> None:
+    path = _session_file(tmp_path, _user("hello"), _assistant("hi"))
+    seen: list[dict[str, Any]] = []
+    pipeline = _pipeline(tmp_path, hooks=_loop_probe(seen))
+    pipeline.prepare(path, PromptRequest(text="question"))
+    parent_loop = seen[0]["loop"]
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        status = 1
+        try:
+            pipeline.prepare(path, PromptRequest(text="question"))
+            status = 0 if seen[-1]["loop"] is not parent_loop else 2
+        finally:
+            os._exit(status)
+    _, wait_status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 0
+    pipeline.prepare(path, PromptRequest(text="question"))
+    assert seen[-1]["loop"] is parent_loop and not parent_loop.is_closed()
+    # The parent's loop still hears from other threads (a child that closed a shared epoll
+    # registration would leave this waiting for ever).
+
+    def slow() -> str:
+        time.sleep(0.3)  # long enough that the loop is waiting in its selector
+        return "woken"
+
+    async def from_a_thread() -> str:
+        # The timer wakes a deaf loop after 5 s, which then finds the thread's result.
+        return await asyncio.wait_for(asyncio.to_thread(slow), timeout=5)
+
+    started = time.monotonic()
+    assert run_on_thread_loop(from_a_thread()) == "woken"
+    assert time.monotonic() - started < 4

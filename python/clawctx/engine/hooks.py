@@ -28,6 +28,7 @@ from typing import Any, Final, Literal, TypeVar, get_args
 
 from clawctx._core import Transcript
 from clawctx._js import js_trim as _js_trim
+from clawctx.engine._sync_loop import run_on_thread_loop
 from clawctx.errors import HookError
 
 __all__ = [
@@ -186,7 +187,8 @@ class HookRunner:
     the highest-priority ``systemPrompt`` wins (baseline: the last one wins).
 
     Each ``run_*`` coroutine has a ``run_*_sync`` twin for code without an event loop: it runs
-    sync handlers directly and ``async`` handlers through ``asyncio.run``; called from a thread
+    sync handlers directly and ``async`` handlers on the thread's kept event loop (as
+    ``asyncio.run`` would, without making a loop per call); called from a thread
     whose event loop is running, it raises ``RuntimeError`` as soon as a handler returns an
     awaitable (use the async method there).
     """
@@ -407,7 +409,8 @@ async def _await(awaitable: Awaitable[_T]) -> _T:
 
 
 def _drive_sync(steps: _Step[_T], method: str) -> _T:
-    """Runs a pipeline without an event loop: each yielded awaitable goes to ``asyncio.run``."""
+    """Runs a pipeline without an event loop: each yielded awaitable runs on this thread's kept
+    loop (``clawctx.engine._sync_loop``)."""
     try:
         pending = next(steps)
         while True:
@@ -424,7 +427,7 @@ def _drive_sync(steps: _Step[_T], method: str) -> _T:
                     f"event loop is running; await HookRunner.{method}(...) instead"
                 )
             try:
-                value = asyncio.run(_await(pending))
+                value = run_on_thread_loop(_await(pending))
             except Exception as error:
                 pending = steps.throw(error)
             else:

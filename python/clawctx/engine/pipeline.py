@@ -54,6 +54,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clawctx import _compat, _core
+from clawctx.engine._sync_loop import run_on_thread_loop
 from clawctx.engine.cache_prefix import CachePrefixTracker
 from clawctx.engine.context_engine import (
     ContextEngine,
@@ -1280,15 +1281,19 @@ async def _off_loop(function: Callable[..., _T], *args: Any) -> _T:
 
 
 def _run_sync(awaitable: Coroutine[Any, Any, _T], async_name: str) -> _T:
+    """Runs ``awaitable`` to completion on this thread's kept loop
+    (:func:`clawctx.engine._sync_loop.run_on_thread_loop`), its native steps in place."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        token = _RUN_IN_PLACE.set(True)
-        try:
-            return asyncio.run(awaitable)
-        finally:
-            _RUN_IN_PLACE.reset(token)
-    awaitable.close()
-    raise RuntimeError(
-        f"an event loop is running in this thread; await ContextPipeline.{async_name}() instead"
-    )
+        pass
+    else:
+        awaitable.close()
+        raise RuntimeError(
+            f"an event loop is running in this thread; await ContextPipeline.{async_name}() instead"
+        )
+    token = _RUN_IN_PLACE.set(True)
+    try:
+        return run_on_thread_loop(awaitable)
+    finally:
+        _RUN_IN_PLACE.reset(token)
