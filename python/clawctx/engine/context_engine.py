@@ -632,7 +632,10 @@ async def assemble_with_engine(
             f"not {pre_prompt_message_count}"
         )
     if provenance is not None:
-        provenance = tuple(normalize_input_provenance(entry) for entry in provenance)
+        # Most history messages carry none: skip the call for them (one per message per request).
+        provenance = tuple(
+            None if entry is None else normalize_input_provenance(entry) for entry in provenance
+        )
     engine_messages: Messages = messages
     if filter_runtime_context:
         keep = runtime_context_keep_mask(list(messages), pending_user_prompt=True)
