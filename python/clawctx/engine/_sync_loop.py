@@ -5,7 +5,7 @@
 executor down (a thread started and joined), and on the main thread swaps the SIGINT handler in
 and out; putting the old handler back has ``signal`` try it as an enum member, which formats a
 ``repr`` of the finished task and so of its whole result. On a warm ``prepare`` of a 10 MB
-session that was more than half of the wall time (``benches/README.md``).
+session that was about a third of the wall time (``benches/README.md``).
 
 Layer: ``clawctx.engine`` (private).
 """
