@@ -286,7 +286,9 @@ pub fn drop_delivery_mirror_messages(
 
 /// `sanitizeToolCallIdsForCloudCodeAssist` (OpenClaw `src/agents/tool-call-id.ts`): rewrites
 /// tool-call ids (calls and results) to `strict` (alphanumeric, ≤ 40) or `strict9` (exactly 9
-/// alphanumerics), keeping them unique and paired.
+/// alphanumerics), keeping them unique and paired. A rewritten message keeps every byte of its
+/// text but the ids, except one whose ids or keys hold escapes, whose `content` appears twice
+/// or that has a `toolUseId`: that one is written like `JSON.stringify`.
 #[pyfunction]
 #[pyo3(signature = (messages, mode = "strict", *, now_ms = None))]
 pub fn sanitize_tool_call_ids(

@@ -399,8 +399,8 @@ pub fn filter_heartbeat_pairs(input: &Transcript, matcher: &HeartbeatMatcher) ->
     let mut i = 0;
     while i < messages.len() {
         let pair = i + 1 < messages.len()
-            && messages[i].facts().is_role("user")
-            && messages[i + 1].facts().is_role("assistant")
+            && messages[i].request_facts().is_role("user")
+            && messages[i + 1].request_facts().is_role("assistant")
             && message_object(&messages[i]).is_some_and(|m| matcher.is_heartbeat_user(&m))
             && message_object(&messages[i + 1]).is_some_and(|m| matcher.is_heartbeat_ack(&m));
         if pair {

@@ -98,7 +98,7 @@ pub fn find_image_blocks_to_sanitize<'a>(
 ) -> Vec<ImageBlockRef<'a>> {
     let mut found = Vec::new();
     for (index, message) in transcript.messages().iter().enumerate() {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if !facts.has_image {
             continue;
         }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::policy::{SanitizeMode, ThoughtSignatureOptions};
 use crate::base::{js_trim, to_js_string, JsonText};
 use crate::transcript::{
-    CachedEdit, Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES,
+    CachedEdit, ContentShape, Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES,
 };
 
 /// bootstrap.ts, `sanitizeGoogleTurnOrdering`: the user turn prepended for Google when a
@@ -47,7 +47,7 @@ fn block_type(block: &Value) -> Option<&str> {
 /// 2026.3.13 `src/agents/pi-embedded-runner/google.ts`).
 pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("user") || !message.as_str().contains("inter_session") {
+        if !message.request_facts().is_role("user") || !message.as_str().contains("inter_session") {
             return None;
         }
         let mut obj = object(message);
@@ -116,7 +116,9 @@ pub fn annotate_inter_session_messages(input: &Transcript) -> Transcript {
 /// "delivery-mirror"`) are not sent to Anthropic.
 pub fn drop_delivery_mirror_messages(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("assistant") || !message.as_str().contains("delivery-mirror") {
+        if !message.request_facts().is_role("assistant")
+            || !message.as_str().contains("delivery-mirror")
+        {
             return None;
         }
         let obj = object(message);
@@ -220,7 +222,7 @@ pub fn strip_thought_signatures(
     options: Option<ThoughtSignatureOptions>,
 ) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("assistant") || !message.as_str().contains("hought") {
+        if !message.request_facts().is_role("assistant") || !message.as_str().contains("hought") {
             return None;
         }
         let mut obj = object(message);
@@ -253,7 +255,7 @@ pub fn sanitize_message_blocks(
         format!("{signature_options:?}"),
     ];
     input.edit_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         match facts.role.as_deref() {
             Some("toolResult") => {
                 // Most results already hold an array, which the facts say: no value tree.
@@ -289,6 +291,21 @@ fn sanitized_assistant_blocks(
     preserve_signatures: bool,
     signature_options: Option<ThoughtSignatureOptions>,
 ) -> Option<Value> {
+    // The request shape (read in the facts' pass) says when nothing can change: content that
+    // is not an array, or a non-empty one without blank text blocks and, when signatures
+    // are stripped, without a signature field.
+    let shape = message.send_shape();
+    match shape.content {
+        ContentShape::Blocks { total, .. }
+            if total > 0
+                && shape.blank_text_blocks == 0
+                && (preserve_signatures || shape.thought_signature_blocks == 0) =>
+        {
+            return None;
+        }
+        ContentShape::Blocks { .. } => {}
+        _ => return None,
+    }
     let mut obj = object(message);
     let blocks = obj.get_mut("content").and_then(Value::as_array_mut)?;
     let mut changed = !preserve_signatures && strip_signatures_in(blocks, signature_options);
@@ -313,7 +330,7 @@ fn sanitized_assistant_blocks(
 /// `[{"type":"text","text":""}]`.
 pub fn drop_thinking_blocks(input: &Transcript) -> Transcript {
     input.map_to_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         // The facts count the thinking blocks: a message without any is not parsed.
         if !facts.is_role("assistant") || (facts.exact && facts.thinking_blocks == 0) {
             return None;
@@ -386,7 +403,7 @@ fn rewritten_once(
 /// `stripToolResultDetails`: removes `details` from tool results (never sent to a model).
 pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
     input.map_to_messages(|_, message| {
-        if !message.facts().is_role("toolResult") {
+        if !message.request_facts().is_role("toolResult") {
             return None;
         }
         // Most tool results pi writes carry `details`: the outcome is cached with each (and
@@ -409,7 +426,7 @@ pub fn strip_tool_result_details(input: &Transcript) -> Transcript {
 pub fn drop_duplicate_tool_results(input: &Transcript) -> Transcript {
     let mut seen = std::collections::HashSet::new();
     input.map_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         let id = facts
             .tool_result_id
             .as_deref()
@@ -455,13 +472,13 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
     let messages = input.messages();
     let Some(summary_index) = messages
         .iter()
-        .rposition(|m| m.facts().is_role("compactionSummary"))
+        .rposition(|m| m.request_facts().is_role("compactionSummary"))
     else {
         return input.clone();
     };
     let summary = &messages[summary_index];
-    let summary_time = if summary.facts().exact {
-        summary.facts().timestamp_ms
+    let summary_time = if summary.request_facts().exact {
+        summary.request_facts().timestamp_ms
     } else {
         timestamp_ms(
             summary
@@ -483,7 +500,7 @@ pub fn zero_stale_usage(input: &Transcript) -> Transcript {
         Some(Value::Object(obj))
     };
     input.map_to_messages(|i, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if !facts.is_role("assistant") {
             return None;
         }
@@ -634,7 +651,7 @@ fn same_number(a: Option<&Value>, b: Option<&Value>) -> bool {
 /// has exactly the snapshot's numbers (and cost), in which case it is kept as it is.
 pub fn normalize_usage(input: &Transcript) -> Transcript {
     input.map_to_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if !facts.is_role("assistant") {
             return None;
         }
@@ -703,7 +720,7 @@ pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
         }
     };
     for message in messages {
-        let role = message.facts().role.as_deref();
+        let role = message.request_facts().role.as_deref();
         match role {
             None => {
                 // Role-less messages pass through without resetting the last role.
@@ -762,7 +779,7 @@ pub fn validate_gemini_turns(input: &Transcript) -> Transcript {
 fn answered_ids(messages: &[Message]) -> std::collections::HashSet<String> {
     let mut ids = std::collections::HashSet::new();
     for message in messages {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if facts.is_role("assistant") {
             break;
         }
@@ -815,7 +832,7 @@ fn answered_ids(messages: &[Message]) -> std::collections::HashSet<String> {
 pub fn strip_dangling_tool_calls(input: &Transcript) -> Transcript {
     let messages = input.messages();
     input.map_messages(|i, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if !facts.is_role("assistant") || !facts.has_input_tool_call_blocks {
             return None;
         }
@@ -861,7 +878,7 @@ fn merged_content(value: Option<&Value>) -> Vec<Value> {
 }
 
 fn is_object_message(message: &Message) -> bool {
-    message.facts().is_object
+    message.request_facts().is_object
 }
 
 /// `stripDanglingAnthropicToolUses` of OpenClaw 2026.3.13 `src/agents/pi-embedded-helpers/turns.ts`:
@@ -871,12 +888,12 @@ fn is_object_message(message: &Message) -> bool {
 fn strip_unanswered_tool_uses(input: &Transcript) -> Transcript {
     let messages = input.messages();
     input.map_messages(|i, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if !facts.is_role("assistant") {
             return None;
         }
         let next = messages.get(i + 1)?;
-        if !next.facts().is_role("user") {
+        if !next.request_facts().is_role("user") {
             return None;
         }
         // Only falsy elements and `toolUse` blocks can go: without either (or without an array
@@ -946,7 +963,7 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
     let mut changed = stripped != *input;
     let mut last_role: Option<String> = None;
     for message in stripped.messages() {
-        let role = message.facts().role.clone();
+        let role = message.request_facts().role.clone();
         let Some(role) = role.filter(|_| is_object_message(message)) else {
             out.push(message.clone());
             continue;
@@ -957,7 +974,7 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
             // role-less one became a user next to the earlier user, merged on the next pass.
             let target = out
                 .iter()
-                .rposition(|m| m.facts().is_role("user") && is_object_message(m));
+                .rposition(|m| m.request_facts().is_role("user") && is_object_message(m));
             if let Some(target) = target {
                 let earlier = object(&out[target]);
                 let mut later = object(message);
@@ -994,7 +1011,7 @@ pub fn validate_anthropic_turns(input: &Transcript) -> Transcript {
 pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcript {
     let sent = |m: &&Message| {
         matches!(
-            m.facts().role.as_deref(),
+            m.request_facts().role.as_deref(),
             Some(
                 "user"
                     | "assistant"
@@ -1009,7 +1026,7 @@ pub fn sanitize_google_turn_ordering(input: &Transcript, now_ms: i64) -> Transcr
     let Some(first) = input.messages().iter().find(sent) else {
         return input.clone();
     };
-    if !first.facts().is_role("assistant") {
+    if !first.request_facts().is_role("assistant") {
         return input.clone();
     }
     let bootstrap = json!({"role": "user", "content": GOOGLE_BOOTSTRAP_TEXT, "timestamp": now_ms});
@@ -1056,7 +1073,7 @@ fn is_openai_reasoning_signature(value: Option<&Value>) -> bool {
 /// in its assistant turn is dropped; an assistant left with no content is dropped too.
 pub fn downgrade_openai_reasoning(input: &Transcript) -> Transcript {
     input.map_messages(|_, message| {
-        if !message.facts().is_role("assistant") || !message.as_str().contains("rs_") {
+        if !message.request_facts().is_role("assistant") || !message.as_str().contains("rs_") {
             return None;
         }
         let mut obj = object(message);
@@ -1090,7 +1107,7 @@ pub fn downgrade_openai_reasoning(input: &Transcript) -> Transcript {
 pub fn downgrade_openai_function_call_pairs(input: &Transcript) -> Transcript {
     let mut pending: std::collections::HashMap<String, String> = Default::default();
     input.map_messages(|_, message| {
-        let role = message.facts().role.clone();
+        let role = message.request_facts().role.clone();
         if !is_object_message(message) {
             pending.clear();
             return None;
@@ -1180,7 +1197,7 @@ mod tests {
         input: &Transcript,
     ) -> (Transcript, usize) {
         for m in input.messages() {
-            m.facts();
+            m.request_facts();
         }
         PARSED.with(|n| n.set(0));
         let out = pass(input);
@@ -1209,6 +1226,47 @@ mod tests {
                 None,
             ]
         );
+    }
+
+    /// In `full` mode an assistant is parsed only when its request shape shows something to
+    /// change: a blank text block, an empty content array, or a signature to strip.
+    #[test]
+    fn sanitize_message_blocks_in_full_mode_parses_only_assistants_it_may_change() {
+        let input = Transcript::from_values(&[
+            json!({"role":"assistant","content":[{"type":"text","text":"a"},{"type":"toolCall","id":"c","name":"n","arguments":{}}]}),
+            json!({"role":"assistant","content":"plain"}),
+            json!({"role":"assistant","content":[{"type":"text","text":"a"},{"type":"text","text":" \n"}]}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"t","thought_signature":"msg_1"}]}),
+            json!({"role":"assistant","content":[{"type":"thinking","thinking":"t","thought_signature":"sig"}]}),
+        ]);
+        let (out, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::Full, false, None),
+            &input,
+        );
+        assert_eq!(parsed, 3);
+        assert_eq!(
+            outcome(&input, &out),
+            vec![
+                None,
+                None,
+                Some(json!({"role":"assistant","content":[{"type":"text","text":"a"}]})),
+                Some(json!({"role":"assistant","content":[{"type":"thinking","thinking":"t"}]})),
+                None,
+            ]
+        );
+        // Signatures kept: the assistants with one are not parsed either.
+        let (_, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::Full, true, None),
+            &Transcript::new(input.messages().iter().map(|m| m.text().clone()).collect()),
+        );
+        assert_eq!(parsed, 1);
+        // An empty content array is parsed, and the message dropped.
+        let empty = Transcript::from_values(&[json!({"role":"assistant","content":[]})]);
+        let (out, parsed) = counted(
+            |t| sanitize_message_blocks(t, SanitizeMode::Full, false, None),
+            &empty,
+        );
+        assert_eq!((out.len(), parsed), (0, 1));
     }
 
     #[test]

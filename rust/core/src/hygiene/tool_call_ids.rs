@@ -9,7 +9,8 @@ use sha2::{Digest, Sha256};
 use super::policy::ToolCallIdMode;
 use crate::base::{to_js_string, JsonText};
 use crate::transcript::{
-    CachedEdit, Edit, Message, RewriteKey, Transcript, PAIRING_TOOL_CALL_TYPES,
+    CachedEdit, Edit, Message, MessageFacts, RewriteKey, SendShape, Transcript,
+    PAIRING_TOOL_CALL_TYPES,
 };
 
 const STRICT_MAX_LEN: usize = 40;
@@ -153,7 +154,7 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
         id
     };
     input.map_to_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         let assistant = facts.is_role("assistant") && facts.has_input_tool_call_blocks;
         if !assistant && !facts.is_role("toolResult") {
             return None;
@@ -186,18 +187,26 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
             mapped.push(id.clone());
             id
         };
-        let rewritten = if assistant {
-            // Empty ids are left as they are (the input repair drops those calls).
-            rewrite_call_ids(message, &mut record)
-        } else {
-            rewrite_result_ids(message, &mut record)
-        }
-        .map(|value| Message::new(JsonText::owned(to_js_string(&value))));
-        if visited
+        // Empty ids are left as they are (the input repair drops those calls).
+        let rewritten = match id_spans(message, assistant) {
+            Some(spans) => splice_ids(message.as_str(), &spans, &mut record),
+            None if assistant => rewrite_call_ids(message, &mut record).map(|v| to_js_string(&v)),
+            None => rewrite_result_ids(message, &mut record).map(|v| to_js_string(&v)),
+        };
+        let visited_listed = visited
             .iter()
             .map(String::as_str)
-            .eq(listed.iter().copied())
-        {
+            .eq(listed.iter().copied());
+        let rewritten = rewritten.map(|text| {
+            let text = JsonText::owned(text);
+            if visited_listed {
+                let (facts, shape) = facts_with_new_ids(message, &visited, &mapped);
+                Message::with_known_facts(text, facts, shape)
+            } else {
+                Message::new(text)
+            }
+        });
+        if visited_listed {
             let key = RewriteKey {
                 pass: SANITIZE_PASS,
                 inputs: mapped,
@@ -206,6 +215,128 @@ pub fn sanitize_tool_call_ids(input: &Transcript, mode: ToolCallIdMode, now_ms: 
         }
         rewritten
     })
+}
+
+/// Where the ids the rewrite visits are in `message`'s text, read from its layout without a
+/// parse: the byte range of each id's JSON string and the id, in the order
+/// [`rewrite_call_ids`] (`assistant`) or [`rewrite_result_ids`] visits them. `None` when the
+/// layout cannot say it exactly (not an object, a key or an id with an escape, `content` twice,
+/// a `toolUseId`): the message is parsed instead.
+fn id_spans(message: &Message, assistant: bool) -> Option<Vec<(usize, usize, &str)>> {
+    let text = message.as_str();
+    let layout = message.layout();
+    let fields = layout.message_fields(text)?;
+    let at = |raw: &str| raw.as_ptr() as usize - text.as_ptr() as usize;
+    let mut spans = Vec::new();
+    if !assistant {
+        if text.contains("\"toolUseId\"") {
+            return None;
+        }
+        if let Some(raw) = fields[6] {
+            match plain(raw) {
+                Some(Some("")) | None => {}
+                Some(Some(id)) => spans.push((at(raw), at(raw) + raw.len(), id)),
+                Some(None) => return None,
+            }
+        }
+        return Some(spans);
+    }
+    let Some(items) = layout.content_items(text) else {
+        return Some(spans); // no array content: no call to rewrite
+    };
+    for item in items {
+        let Some(block) = item.fields() else {
+            // An object whose keys the layout could not read: parse.
+            if item.text.starts_with('{') {
+                return None;
+            }
+            continue;
+        };
+        let is_call = match block[0].map(plain) {
+            Some(Some(Some(ty))) => PAIRING_TOOL_CALL_TYPES.contains(&ty),
+            Some(Some(None)) => return None,
+            _ => false,
+        };
+        let Some(raw) = block[5].filter(|_| is_call) else {
+            continue;
+        };
+        match plain(raw) {
+            Some(Some("")) | None => {}
+            Some(Some(id)) => spans.push((at(raw), at(raw) + raw.len(), id)),
+            Some(None) => return None,
+        }
+    }
+    Some(spans)
+}
+
+/// A raw JSON value read as a string without escapes: its text between the quotes (`None`:
+/// not a string, `Some(None)`: a string with an escape, which only a parse reads exactly).
+fn plain(raw: &str) -> Option<Option<&str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    Some((!inner.contains('\\')).then_some(inner))
+}
+
+/// `text` with each id of `spans` replaced by `new_id(id)` (as a JSON string), every other
+/// byte kept; `None` when no id changed.
+fn splice_ids(
+    text: &str,
+    spans: &[(usize, usize, &str)],
+    mut new_id: impl FnMut(&str) -> String,
+) -> Option<String> {
+    let mut out = String::new();
+    let (mut copied, mut changed) = (0, false);
+    for &(start, end, raw) in spans {
+        let id = new_id(raw);
+        if id != raw {
+            out.push_str(&text[copied..start]);
+            out.push_str(&to_js_string(&Value::from(id)));
+            (copied, changed) = (end, true);
+        }
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[copied..]);
+    Some(out)
+}
+
+/// The facts and request shape of `message` with its ids rewritten: `visited[i]` (the ids its
+/// facts list, in order) became `mapped[i]`. Only ids change in the rewrite, and no count or
+/// length the facts hold includes one, so the rewritten message is not read again.
+fn facts_with_new_ids(
+    message: &Message,
+    visited: &[String],
+    mapped: &[String],
+) -> (MessageFacts, SendShape) {
+    let new_id = |id: &str| {
+        visited
+            .iter()
+            .position(|raw| raw == id)
+            .map(|i| mapped[i].clone())
+    };
+    let mut facts = message.request_facts().clone();
+    for call in &mut facts.tool_calls {
+        if let Some(id) = new_id(&call.id) {
+            call.id = id;
+        }
+    }
+    if let Some(id) = facts.tool_result_id.as_mut() {
+        if let Some(new) = new_id(id) {
+            *id = new;
+        }
+    }
+    let mut shape = message.send_shape().clone();
+    for call in &mut shape.calls {
+        if let Some(id) = new_id(&call.id).filter(|_| !call.id.is_empty()) {
+            call.id = id;
+        }
+    }
+    if let Some(id) = shape.result_id.as_mut().filter(|id| !id.is_empty()) {
+        if let Some(new) = new_id(id) {
+            *id = new;
+        }
+    }
+    (facts, shape)
 }
 
 /// The key under which [`sanitize_tool_call_ids`] caches its rewrites.
@@ -332,6 +463,160 @@ mod tests {
         assert_eq!(ids(&out)[0], "ab");
         assert_ne!(ids(&out)[2], "ab");
         assert_eq!(ids(&out)[2], ids(&out)[3]);
+    }
+
+    /// A rewritten message carries the facts and request shape of the message it rewrote,
+    /// with the new ids: the same a fresh pass over its text reads.
+    #[test]
+    fn a_rewritten_message_knows_its_facts_without_a_parse() {
+        let t = uncached(&Transcript::from_values(&[
+            json!({"role":"assistant","content":[
+                {"type":"toolCall","id":"call|1","name":"read","arguments":{"p":"é"}},
+                {"type":"toolUse","id":"use:2","name":"x","input":{}},
+                {"type":"functionCall","id":"call|1","name":"dup"},
+                {"type":"toolCall","id":"","name":"empty"},
+                {"type":"toolCall","id":7},
+                {"type":"text","text":"t"}],"stopReason":"toolUse"}),
+            json!({"role":"toolResult","toolCallId":"call|1","toolName":"read","content":[]}),
+            json!({"role":"toolResult","toolUseId":"use:2","content":"x"}),
+            json!({"role":"toolResult","toolCallId":"","toolUseId":"use:2","content":[]}),
+        ]));
+        for mode in [ToolCallIdMode::Strict, ToolCallIdMode::Strict9] {
+            let out = sanitize_tool_call_ids(&uncached(&t), mode, 0);
+            let mut carried = 0;
+            for m in out.messages() {
+                let fresh = Message::new(m.text().clone());
+                if m.has_facts() {
+                    carried += 1;
+                }
+                assert_eq!(m.facts(), fresh.facts(), "{mode:?}: {}", m.text().as_str());
+                assert_eq!(
+                    m.send_shape(),
+                    fresh.send_shape(),
+                    "{mode:?}: {}",
+                    m.text().as_str()
+                );
+            }
+            // All four were rewritten (none is the message it was) and carry their facts.
+            assert!(!out
+                .messages()
+                .iter()
+                .zip(t.messages())
+                .any(|(a, b)| a.is_same(b)));
+            assert_eq!(carried, 4, "{mode:?}");
+        }
+    }
+
+    /// Ids rewritten in place in the text mean what the parse-and-serialize rewrite gives,
+    /// visiting the same ids in the same order; the layout declines what it cannot read
+    /// exactly, and every other byte is kept.
+    #[test]
+    fn ids_spliced_into_the_text_match_the_parsed_rewrite() {
+        let cases = [
+            (
+                true,
+                r#"{"role":"assistant","content":[{"type":"toolCall","id":"call|1","name":"a","arguments":{"x":1.0}},{"type":"text","text":"a \"id\":\"q\""},{"type":"toolUse","id":"u:2"},{"type":"functionCall","id":"call|1"},{"type":"tool_use","id":"s|3"},{"type":"toolCall","id":""},{"type":"toolCall","id":5},null,"x"]}"#,
+                true,
+            ),
+            (
+                true,
+                r#"{ "role" : "assistant", "content" : [ { "id" : "a|b" , "type" : "toolCall" } ] , "z": "\u00e9" }"#,
+                true,
+            ),
+            (
+                true,
+                r#"{"role":"assistant","content":[{"type":"toolCall","id":"a|1","id":"a|2"}]}"#,
+                true,
+            ),
+            (
+                true,
+                r#"{"role":"assistant","content":[{"type":"toolCall","id":"ok"}]}"#,
+                true,
+            ),
+            (true, r#"{"role":"assistant","content":"text"}"#, true),
+            (
+                true,
+                r#"{"role":"assistant","content":[{"type":"toolCall","id":"a\u007c1"}]}"#,
+                false,
+            ),
+            (
+                true,
+                r#"{"role":"assistant","content":[{"type":"tool\u0043all","id":"a|1"}]}"#,
+                false,
+            ),
+            (
+                true,
+                r#"{"role":"assistant","content":[{"t\u0079pe":"toolCall","id":"a|1"}]}"#,
+                false,
+            ),
+            (
+                true,
+                r#"{"role":"assistant","content":[],"content":[{"type":"toolCall","id":"a|1"}]}"#,
+                false,
+            ),
+            (
+                false,
+                r#"{"role":"toolResult","toolCallId":"call|1","content":[{"type":"text","text":"\"toolCallId\":\"x\""}]}"#,
+                true,
+            ),
+            (
+                false,
+                r#"{"role":"toolResult","toolCallId":"c|1","toolCallId":"c|2","content":[]}"#,
+                true,
+            ),
+            (
+                false,
+                r#"{"role":"toolResult","toolCallId":"","content":[]}"#,
+                true,
+            ),
+            (
+                false,
+                r#"{"role":"toolResult","toolCallId":7,"content":[]}"#,
+                true,
+            ),
+            (
+                false,
+                r#"{"role":"toolResult","toolCallId":"c|1","toolUseId":"u|1"}"#,
+                false,
+            ),
+            (false, r#"{"role":"toolResult","toolCallId":"c\n1"}"#, false),
+            (false, r#"["toolResult"]"#, false),
+        ];
+        let new_id = |raw: &str| format!("{}x", alnum(raw));
+        for (assistant, text, spliced) in cases {
+            let message = Message::new(JsonText::owned(text.into()));
+            let spans = id_spans(&message, assistant);
+            assert_eq!(spans.is_some(), spliced, "{text}");
+            let Some(spans) = spans else { continue };
+            let (mut by_splice, mut by_parse) = (Vec::new(), Vec::new());
+            let splice = splice_ids(text, &spans, |raw| {
+                by_splice.push(raw.to_owned());
+                new_id(raw)
+            });
+            let rewrite = |raw: &str| {
+                by_parse.push(raw.to_owned());
+                new_id(raw)
+            };
+            let parse = if assistant {
+                rewrite_call_ids(&message, rewrite)
+            } else {
+                rewrite_result_ids(&message, rewrite)
+            };
+            assert_eq!(by_splice, by_parse, "{text}");
+            assert_eq!(
+                splice
+                    .as_deref()
+                    .map(|t| crate::base::parse_value(t).unwrap()),
+                parse,
+                "{text}"
+            );
+            // Only the ids changed: the text around them is the input's.
+            if let Some(out) = splice {
+                let (first, last) = (spans[0].0, spans[spans.len() - 1].1);
+                assert!(out.starts_with(&text[..first]), "{out}");
+                assert!(out.ends_with(&text[last..]), "{out}");
+            }
+        }
     }
 
     /// A result naming both `toolCallId` and `toolUseId`: its facts list one id where the
@@ -505,7 +790,7 @@ pub fn dedupe_tool_call_ids(input: &Transcript, mode: Option<ToolCallIdMode>) ->
     let mut occurrences: HashMap<String, usize> = HashMap::new();
     let mut pending: HashMap<String, VecDeque<String>> = HashMap::new();
     input.map_messages(|_, message| {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if facts.is_role("assistant") && !facts.tool_calls.is_empty() {
             rewrite_call_ids(message, |raw| {
                 let n = occurrences.entry(raw.to_owned()).or_insert(0);

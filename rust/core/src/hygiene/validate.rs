@@ -225,7 +225,7 @@ pub fn validate_for_provider(messages: &Transcript, family: ProviderFamily) -> V
     // Which input messages are sent, in order, with their facts.
     let mut sent: Vec<(usize, &MessageFacts)> = Vec::new();
     for (i, message) in messages.messages().iter().enumerate() {
-        let facts = message.facts();
+        let facts = message.request_facts();
         if facts.is_role("assistant")
             && matches!(facts.stop_reason.as_deref(), Some("error" | "aborted"))
         {

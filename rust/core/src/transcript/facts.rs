@@ -18,7 +18,8 @@ use super::estimate::IMAGE_CHARS;
 use super::estimate::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
 use super::message::INPUT_TOOL_CALL_TYPES;
 use super::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
-use crate::base::utf16_len;
+use super::send_shape::{CallShape, ContentShape, SendShape};
+use crate::base::{js_trim, utf16_len};
 use crate::base::{parse_value, JsonText};
 
 /// What the operations know about a message without parsing it again.
@@ -100,6 +101,27 @@ impl MessageFacts {
     }
 }
 
+/// The facts of one message's JSON text and its request shape, from one pass over the text
+/// (the request guard and the hygiene passes read both of every message of a request).
+pub fn scan_message(text: &JsonText) -> (MessageFacts, SendShape) {
+    match serde_json::from_str::<Scan<'_>>(text.as_str()) {
+        Ok(scan) => {
+            let is_object = is_object_text(text.as_str());
+            // A value that is not an object has no fields (`Value::get` reads none).
+            let shape = if is_object {
+                scan.send_shape()
+            } else {
+                SendShape::default()
+            };
+            (scan.into_facts().object(is_object), shape)
+        }
+        Err(_) => match parse_value(text.as_str()) {
+            Ok(value) => (facts_from_value(&value), SendShape::of_value(&value)),
+            Err(_) => (MessageFacts::default(), SendShape::default()),
+        },
+    }
+}
+
 /// Whether JSON text that parses starts an object (JSON whitespace skipped).
 fn is_object_text(text: &str) -> bool {
     text.trim_start_matches([' ', '\t', '\n', '\r'])
@@ -157,41 +179,132 @@ struct StrLen(Option<u64>);
 
 impl<'de> Deserialize<'de> for StrLen {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrOnly {
+            of: |v: &str| StrLen(Some(utf16_len(v))),
+            other: StrLen(None),
+        })
+    }
+}
+
+/// Reads a field that matters only when it is a string: `of(text)` for a string, `other` for
+/// any other value (skipped).
+struct StrOnly<T, F> {
+    of: F,
+    other: T,
+}
+
+impl<'de, T, F: FnOnce(&str) -> T> Visitor<'de> for StrOnly<T, F> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any value")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<T, E> {
+        Ok((self.of)(v))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<T, E> {
+        Ok(self.other)
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<T, E> {
+        Ok(self.other)
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<T, E> {
+        Ok(self.other)
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<T, E> {
+        Ok(self.other)
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<T, E> {
+        Ok(self.other)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(self.other)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<T, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(self.other)
+    }
+}
+
+/// A text field reduced to its UTF-16 length and whether it is blank (`js_trim` empty), for
+/// the estimators and the request guard; `None` when not a string.
+#[derive(Debug, Clone, Copy, Default)]
+struct TextLen(Option<(u64, bool)>);
+
+impl TextLen {
+    fn len(self) -> Option<u64> {
+        self.0.map(|(len, _)| len)
+    }
+
+    fn is_blank(self) -> bool {
+        self.0.is_some_and(|(_, blank)| blank)
+    }
+
+    fn has_text(self) -> bool {
+        self.0.is_some_and(|(_, blank)| !blank)
+    }
+
+    fn of(text: &str) -> TextLen {
+        TextLen(Some((utf16_len(text), js_trim(text).is_empty())))
+    }
+}
+
+impl<'de> Deserialize<'de> for TextLen {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(StrOnly {
+            of: TextLen::of,
+            other: TextLen(None),
+        })
+    }
+}
+
+/// A field that is truthy as JavaScript reads it (`base::is_truthy`).
+#[derive(Debug, Clone, Copy, Default)]
+struct Truthy(bool);
+
+impl<'de> Deserialize<'de> for Truthy {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = StrLen;
+            type Value = Truthy;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any value")
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<StrLen, E> {
-                Ok(StrLen(Some(utf16_len(v))))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Truthy, E> {
+                Ok(Truthy(!v.is_empty()))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrLen, E> {
-                Ok(StrLen(None))
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Truthy, E> {
+                Ok(Truthy(v))
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrLen, E> {
-                Ok(StrLen(None))
+            // As `serde_json::Number::as_f64`.
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Truthy, E> {
+                Ok(Truthy(v != 0))
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrLen, E> {
-                Ok(StrLen(None))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Truthy, E> {
+                Ok(Truthy(v != 0))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrLen, E> {
-                Ok(StrLen(None))
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Truthy, E> {
+                Ok(Truthy(v != 0.0 && !v.is_nan()))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<StrLen, E> {
-                Ok(StrLen(None))
+            fn visit_unit<E: de::Error>(self) -> Result<Truthy, E> {
+                Ok(Truthy(false))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StrLen, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Truthy, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(StrLen(None))
+                Ok(Truthy(true))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrLen, A::Error> {
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Truthy, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(StrLen(None))
+                Ok(Truthy(true))
             }
         }
         d.deserialize_any(V)
     }
+}
+
+/// A field that is present, whatever its value (`null` too).
+fn present<'de, D: Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(d).map(|_| true)
 }
 
 /// A field kept only when it is a string.
@@ -255,9 +368,18 @@ struct BlockScan<'a> {
     #[serde(borrow, default)]
     name: LenientStr<'a>,
     #[serde(default)]
-    text: StrLen,
+    text: TextLen,
     #[serde(default)]
-    thinking: StrLen,
+    thinking: TextLen,
+    #[serde(rename = "textSignature", default)]
+    text_signature: StrLen,
+    #[serde(default)]
+    redacted: Truthy,
+    /// Gemini's thought signatures (`stripThoughtSignatures` reads both spellings).
+    #[serde(rename = "thought_signature", default, deserialize_with = "present")]
+    thought_signature: bool,
+    #[serde(rename = "thoughtSignature", default, deserialize_with = "present")]
+    thought_signature_camel: bool,
     /// `Some("null")` for an explicit null (`Option` alone would read it as absent).
     #[serde(borrow, default, deserialize_with = "present_raw")]
     arguments: Option<&'a RawValue>,
@@ -326,7 +448,7 @@ impl Element<'_> {
 
 /// `content`: a string (its length), a list of elements, or something else.
 enum ContentScan<'a> {
-    Text(u64),
+    Text(TextLen),
     Blocks(Vec<Element<'a>>),
     Other,
 }
@@ -340,7 +462,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ContentScan<'a> {
                 f.write_str("message content")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(ContentScan::Text(utf16_len(v)))
+                Ok(ContentScan::Text(TextLen::of(v)))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
                 let mut blocks = Vec::with_capacity(seq.size_hint().unwrap_or(4));
@@ -379,6 +501,12 @@ struct Scan<'a> {
     role: LenientStr<'a>,
     #[serde(rename = "stopReason", borrow, default)]
     stop_reason: LenientStr<'a>,
+    #[serde(borrow, default)]
+    provider: LenientStr<'a>,
+    #[serde(borrow, default)]
+    api: LenientStr<'a>,
+    #[serde(borrow, default)]
+    model: LenientStr<'a>,
     #[serde(borrow, default)]
     content: Option<ContentScan<'a>>,
     #[serde(rename = "toolCallId", borrow, default)]
@@ -433,6 +561,76 @@ impl std::io::Write for Utf16Counter {
 }
 
 impl Scan<'_> {
+    /// [`SendShape::of_value`] of the scanned message (the two are checked against each
+    /// other in the tests below).
+    fn send_shape(&self) -> SendShape {
+        let role = self.role.get();
+        let is_assistant = role == Some("assistant");
+        let owned = |field: &LenientStr<'_>| field.get().map(str::to_owned);
+        let mut shape = SendShape {
+            role: role.map(str::to_owned),
+            ..SendShape::default()
+        };
+        if is_assistant {
+            shape.stop_reason = owned(&self.stop_reason);
+            shape.provider = owned(&self.provider);
+            shape.api = owned(&self.api);
+            shape.model = owned(&self.model);
+        }
+        if role == Some("toolResult") {
+            shape.result_id = owned(&self.tool_call_id);
+            shape.result_name = owned(&self.tool_name);
+        }
+        shape.content = match &self.content {
+            Some(ContentScan::Text(text)) if text.is_blank() => ContentShape::BlankString,
+            Some(ContentScan::Text(_)) => ContentShape::Text,
+            Some(ContentScan::Blocks(elements)) => {
+                let mut not_blank = 0u32;
+                for element in elements {
+                    let Element::Block(block) = element else {
+                        not_blank += 1;
+                        continue;
+                    };
+                    let ty = block.ty.get();
+                    if ty == Some("text") && block.text.is_blank() {
+                        shape.blank_text_blocks += 1;
+                    } else {
+                        not_blank += 1;
+                    }
+                    if block.thought_signature || block.thought_signature_camel {
+                        shape.thought_signature_blocks += 1;
+                    }
+                    if !is_assistant {
+                        continue;
+                    }
+                    match ty {
+                        Some("text") => {
+                            shape.text_blocks += 1;
+                            if block.text_signature.0.unwrap_or(0) == 0 {
+                                shape.unsigned_text_blocks += 1;
+                            }
+                        }
+                        Some("thinking") if !block.redacted.0 && block.thinking.has_text() => {
+                            shape.thinking_blocks += 1;
+                        }
+                        Some("compaction") => shape.compaction_blocks += 1,
+                        Some("toolCall") => shape.calls.push(CallShape {
+                            id: block.id.get().unwrap_or_default().to_owned(),
+                            name: owned(&block.name),
+                        }),
+                        _ => {}
+                    }
+                }
+                ContentShape::Blocks {
+                    total: u32::try_from(elements.len()).unwrap_or(u32::MAX),
+                    not_blank,
+                }
+            }
+            _ => ContentShape::Missing,
+        };
+        shape
+    }
+
     fn into_facts(self) -> MessageFacts {
         let role = self.role.get().map(str::to_owned);
         let mut facts = MessageFacts {
@@ -469,7 +667,7 @@ impl Scan<'_> {
             (0u64, 0u64, 0u64, 0u64, 0u64);
         let mut content_string: Option<u64> = None;
         match &self.content {
-            Some(ContentScan::Text(len)) => content_string = Some(*len),
+            Some(ContentScan::Text(len)) => content_string = len.len(),
             Some(ContentScan::Blocks(blocks)) => {
                 facts.content_is_array = true;
                 for element in blocks {
@@ -484,13 +682,13 @@ impl Scan<'_> {
                     let ty = block.ty.get();
                     match ty {
                         Some("text") => {
-                            if let Some(len) = block.text.0 {
+                            if let Some(len) = block.text.len() {
                                 text += len;
                                 facts.text_parts += 1;
                             }
                         }
                         Some("thinking") => {
-                            thinking += block.thinking.0.unwrap_or(0);
+                            thinking += block.thinking.len().unwrap_or(0);
                             facts.thinking_blocks += 1;
                         }
                         Some("image") => images += 1,
@@ -681,5 +879,150 @@ mod tests {
         ));
         assert_eq!(f.role.as_deref(), Some("user"));
         assert_eq!(f.pi_chars, 4);
+    }
+
+    /// The request shape from the facts' pass is the one read from the parsed value.
+    fn assert_shape_as_value(text: &str) {
+        let scanned = scan_message(&JsonText::owned(text.into())).1;
+        let from_value = parse_value(text)
+            .map(|v| SendShape::of_value(&v))
+            .unwrap_or_default();
+        assert_eq!(scanned, from_value, "{text}");
+    }
+
+    #[test]
+    fn the_request_shape_is_read_in_the_facts_pass() {
+        for text in [
+            r#"{"role":"assistant","stopReason":"toolUse","provider":"openai","api":"openai-responses","model":"gpt-5","content":[{"type":"text","text":" \u00a0\n","textSignature":""},{"type":"text","text":"hi","textSignature":"sig"},{"type":"text","text":"x","textSignature":1},{"type":"thinking","thinking":"t","redacted":0},{"type":"thinking","thinking":"t","redacted":"yes"},{"type":"thinking","thinking":"\ufeff"},{"type":"compaction"},{"type":"toolCall","id":7,"name":"read"},{"type":"toolCall","id":"c\u0031","name":null,"thought_signature":null},{"thoughtSignature":"s"},null,0,"x",[1]]}"#,
+            r#"{"role":"toolResult","toolCallId":"call|1","toolName":"bash","content":"  "}"#,
+            r#"{"role":"toolResult","toolCallId":5,"content":"out"}"#,
+            r#"{"role":"user","content":[]}"#,
+            r#"{"role":"user","content":{"type":"text"}}"#,
+            r#"{"role":"user","content":null,"provider":"p"}"#,
+            r#"{"role":"user","content":"a","content":"  "}"#,
+            r#"{"role":"assistant","content":[{"type":"text","text":"a","text":" "}]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t","redacted":1e400}]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t","redacted":[]}]}"#,
+            r#"{"role":"assistant","content":[{"type":"thinking","thinking":"t","redacted":-0.0}]}"#,
+            r#"["assistant",[{"type":"text","text":""}]]"#,
+            r#""assistant""#,
+            r#"{"role":"assistant","#,
+        ] {
+            assert_shape_as_value(text);
+        }
+    }
+
+    /// Message-shaped values: a top-level object of message fields whose `content` is most
+    /// often an array of block objects, with values of every JSON type.
+    fn arbitrary_message() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let word = prop::sample::select(vec![
+            "assistant",
+            "toolResult",
+            "user",
+            "text",
+            "thinking",
+            "toolCall",
+            "compaction",
+            "",
+            " ",
+            "\u{a0}\n",
+            "\u{feff}",
+            "x",
+            "msg_1",
+            "error",
+            "aborted",
+        ]);
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-2i64..3).prop_map(Value::from),
+            prop::sample::select(vec![0.0f64, -0.0, 0.5]).prop_map(Value::from),
+            word.clone().prop_map(|w: &str| Value::from(w)),
+        ];
+        let any_value = leaf.clone().prop_recursive(2, 8, 3, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3).prop_map(Value::Array),
+                prop::collection::vec(inner, 0..3).prop_map(|values| {
+                    Value::Object(
+                        values
+                            .into_iter()
+                            .enumerate()
+                            .map(|(i, v)| (format!("k{i}"), v))
+                            .collect(),
+                    )
+                }),
+            ]
+        });
+        /// An object with some of `fields` (each value from its own strategy, or absent).
+        fn object(
+            fields: Vec<(&'static str, BoxedStrategy<Value>)>,
+        ) -> impl Strategy<Value = Value> {
+            let (keys, values): (Vec<_>, Vec<_>) = fields
+                .into_iter()
+                .map(|(key, value)| (key, prop::option::weighted(0.8, value)))
+                .unzip();
+            values.prop_map(move |values| {
+                Value::Object(
+                    keys.iter()
+                        .zip(values)
+                        .filter_map(|(key, value)| Some(((*key).to_owned(), value?)))
+                        .collect(),
+                )
+            })
+        }
+        let either = |a: &'static [&'static str]| {
+            prop_oneof![
+                3 => prop::sample::select(a.to_vec()).prop_map(Value::from),
+                1 => leaf.clone(),
+            ]
+            .boxed()
+        };
+        let blank_or_text = either(&["", " ", "\u{a0}\n", "\u{feff}", "x", "msg_1"]);
+        let truthy = leaf.clone().boxed();
+        let block = prop_oneof![
+            4 => object(vec![
+                ("type", either(&["text", "thinking", "toolCall", "compaction", "image"])),
+                ("text", blank_or_text.clone()),
+                ("thinking", blank_or_text.clone()),
+                ("textSignature", blank_or_text.clone()),
+                ("redacted", truthy.clone()),
+                ("thought_signature", blank_or_text.clone()),
+                ("thoughtSignature", blank_or_text.clone()),
+                ("id", blank_or_text.clone()),
+                ("name", blank_or_text.clone()),
+                ("arguments", any_value.clone().boxed()),
+            ]),
+            1 => any_value.clone(),
+        ];
+        let content = prop_oneof![
+            4 => prop::collection::vec(block, 0..6).prop_map(Value::Array),
+            1 => blank_or_text.clone(),
+            1 => any_value.clone(),
+        ]
+        .boxed();
+        let roles = either(&["assistant", "toolResult", "user", "custom"]);
+        object(vec![
+            ("role", roles),
+            ("content", content),
+            (
+                "stopReason",
+                either(&["stop", "toolUse", "error", "aborted"]),
+            ),
+            ("provider", blank_or_text.clone()),
+            ("api", blank_or_text.clone()),
+            ("model", blank_or_text.clone()),
+            ("toolCallId", blank_or_text.clone()),
+            ("toolName", blank_or_text),
+            ("usage", any_value.boxed()),
+        ])
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+        #[test]
+        fn any_message_has_the_request_shape_of_its_value(value in arbitrary_message()) {
+            assert_shape_as_value(&crate::base::to_js_string(&value));
+        }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
-use super::facts::MessageFacts;
+use super::facts::{scan_message, MessageFacts};
 use super::layout::MessageLayout;
 use super::send_shape::SendShape;
 use crate::base::{to_js_string, JsonText, RawObject};
@@ -112,6 +112,20 @@ impl Message {
         }))
     }
 
+    /// A message whose facts and request shape are known without reading its text: a rewrite
+    /// that changed only fields they record, and set them as they are in the new text
+    /// (`hygiene/tool_call_ids.rs`), saves the next pass a parse.
+    pub(crate) fn with_known_facts(
+        text: JsonText,
+        facts: MessageFacts,
+        shape: SendShape,
+    ) -> Message {
+        let message = Message::new(text);
+        let _ = message.0.facts.set(Box::new(facts));
+        let _ = message.0.send_shape.set(Box::new(shape));
+        message
+    }
+
     /// `trim(self)` (this message soft-trimmed under `soft`, or `None` when it is not
     /// trimmed), cached with the message for the first settings it is asked with.
     pub(crate) fn soft_trimmed(
@@ -172,7 +186,7 @@ impl Message {
     }
 
     /// Whether the message's facts are computed already.
-    fn has_facts(&self) -> bool {
+    pub(crate) fn has_facts(&self) -> bool {
         self.0.facts.get().is_some()
     }
 
@@ -224,15 +238,14 @@ impl Message {
 
     /// What the request guard reads of the message (one parse of its text, then cached).
     pub fn send_shape(&self) -> &SendShape {
-        self.0.send_shape.get_or_init(|| {
-            Box::new(
-                self.0
-                    .text
-                    .to_value()
-                    .map(|v| SendShape::of_value(&v))
-                    .unwrap_or_default(),
-            )
-        })
+        if let Some(shape) = self.0.send_shape.get() {
+            return shape;
+        }
+        // With the facts when they are not computed yet; after facts alone, a pass of its own.
+        self.request_facts();
+        self.0
+            .send_shape
+            .get_or_init(|| Box::new(scan_message(&self.0.text).1))
     }
 
     /// The message's facts (one pass over its text, then cached).
@@ -240,6 +253,18 @@ impl Message {
         self.0
             .facts
             .get_or_init(|| Box::new(MessageFacts::scan(&self.0.text)))
+    }
+
+    /// [`facts`](Message::facts) on the request path: the pass that computes them also
+    /// caches the [`send_shape`](Message::send_shape) the request guard reads later, so a
+    /// request reads each message once. Readers that hold many messages for other ends (a
+    /// scan, an estimate) use `facts` and keep no shape (a few hundred bytes a message).
+    pub fn request_facts(&self) -> &MessageFacts {
+        self.0.facts.get_or_init(|| {
+            let (facts, shape) = scan_message(&self.0.text);
+            let _ = self.0.send_shape.set(Box::new(shape));
+            Box::new(facts)
+        })
     }
 }
 

@@ -2,7 +2,8 @@
 //! whether a request built from it is one the provider accepts: its role, how an assistant
 //! turn ended and which model wrote it, its pi tool calls (`type: "toolCall"`, the only block
 //! pi-ai sends as a call), a tool result's id, and whether it holds blank text. Computed once
-//! per message and cached with it, so a session's history is read once, not on every request.
+//! per message, in the same pass over its text as its facts (`facts::scan_message`), and
+//! cached with it, so a session's history is read once, not on every request.
 
 use serde_json::Value;
 
@@ -58,6 +59,9 @@ pub struct SendShape {
     pub thinking_blocks: u32,
     /// Assistant only: provider compaction blocks (`COMPACTION_BLOCK_TYPE`).
     pub compaction_blocks: u32,
+    /// Blocks with a `thought_signature` or `thoughtSignature` field (any value), which
+    /// `stripThoughtSignatures` may remove.
+    pub thought_signature_blocks: u32,
 }
 
 fn string_field(value: &Value, key: &str) -> Option<String> {
@@ -111,6 +115,11 @@ impl SendShape {
                         shape.blank_text_blocks += 1;
                     } else {
                         not_blank += 1;
+                    }
+                    if block.get("thought_signature").is_some()
+                        || block.get("thoughtSignature").is_some()
+                    {
+                        shape.thought_signature_blocks += 1;
                     }
                     if is_assistant && ty == Some("text") {
                         shape.text_blocks += 1;

@@ -187,7 +187,9 @@ pub fn repair_tool_call_inputs(
             out.push(message.clone());
             continue;
         };
-        let mut next: Vec<Value> = Vec::with_capacity(blocks.len());
+        // Blocks kept as they are stay raw: a message that does not change is not parsed into
+        // values at all.
+        let mut next: Vec<Result<Value, &RawValue>> = Vec::with_capacity(blocks.len());
         let mut dropped_here = 0;
         let mut message_changed = false;
         for raw in &blocks {
@@ -219,9 +221,9 @@ pub fn repair_tool_call_inputs(
                 Some(block) if is_snake_call => match redacted_spawn_block(raw, &block) {
                     Some(value) => {
                         message_changed = true;
-                        next.push(value);
+                        next.push(Ok(value));
                     }
-                    None => next.push(raw_value(raw)),
+                    None => next.push(Err(raw)),
                 },
                 Some(block) if is_call => {
                     if should_drop(&block, allowed) {
@@ -232,12 +234,12 @@ pub fn repair_tool_call_inputs(
                     match sanitized_block(raw, &block) {
                         Some(value) => {
                             message_changed = true;
-                            next.push(value);
+                            next.push(Ok(value));
                         }
-                        None => next.push(raw_value(raw)),
+                        None => next.push(Err(raw)),
                     }
                 }
-                _ => next.push(raw_value(raw)),
+                _ => next.push(Err(raw)),
             }
         }
         dropped_tool_calls += dropped_here;
@@ -250,6 +252,10 @@ pub fn repair_tool_call_inputs(
             changed = true;
             let mut value = message.to_value().unwrap_or(Value::Null);
             if let Some(obj) = value.as_object_mut() {
+                let next = next
+                    .into_iter()
+                    .map(|block| block.unwrap_or_else(raw_value))
+                    .collect();
                 obj.insert("content".into(), Value::Array(next));
             }
             out.push(Message::new(JsonText::owned(to_js_string(&value))));
