@@ -684,6 +684,49 @@ mod tests {
         }
     }
 
+    /// A small file is searched for a boundary before the walk: without one (a mention inside
+    /// a message's text does not count) it is opened in full at once, as the walk would end
+    /// at the header; one spelled with other spacing is opened in full too, the same session.
+    #[test]
+    fn a_small_file_without_a_boundary_is_opened_in_full_at_once() {
+        let compacted = compacted_file(50);
+        let spaced = compacted.replace(r#""type":"compaction""#, r#""type": "compaction""#);
+        let mentioned = format!(
+            "{HEADER}\n{}\n{}\n",
+            message_line("m0", "null", r#"a \"type\":\"compaction\" entry"#),
+            message_line("m1", "\"m0\"", r#"and \"type\":\"reset\""#),
+        );
+        let reset = compacted.replace(r#""type":"compaction""#, r#""type":"reset""#);
+        assert!(super::super::tail::has_context_boundary(
+            compacted.as_bytes()
+        ));
+        assert!(super::super::tail::has_context_boundary(reset.as_bytes()));
+        assert!(!super::super::tail::has_context_boundary(spaced.as_bytes()));
+        assert!(!super::super::tail::has_context_boundary(
+            mentioned.as_bytes()
+        ));
+        let read_only = OpenOptions {
+            read_only: true,
+            ..OpenOptions::default()
+        };
+        let tail = TailOptions {
+            first_chunk: 1024,
+            max_chunk: 4096,
+        };
+        for (file, cold_expected) in [(&compacted, true), (&spaced, false), (&mentioned, false)] {
+            let (_dir, path) = write_temp(file.as_bytes());
+            let mut cold =
+                Session::open_cold_with(&path, &read_only, &tail, &mut RandomIds, 0).unwrap();
+            let full = Session::open(&path, &read_only, &mut RandomIds, 0).unwrap();
+            assert_eq!(cold.is_cold(), cold_expected, "{file}");
+            assert_eq!(
+                cold.leaf_context(None, false).unwrap(),
+                full.context(LeafSelector::Last),
+                "{file}"
+            );
+        }
+    }
+
     #[test]
     fn a_cold_session_appends_as_a_full_one_and_moves_its_leaf() {
         let file = compacted_file(3000);
