@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::estimate::IMAGE_CHARS;
 use super::estimate::{IMAGE_CHAR_ESTIMATE, OTHER_ROLE_CHARS};
 use super::message::INPUT_TOOL_CALL_TYPES;
-use super::message::{ToolCallRef, PAIRING_TOOL_CALL_TYPES};
+use super::message::{call_block_kept_as_is, ToolCallRef, PAIRING_TOOL_CALL_TYPES};
 use super::send_shape::{CallShape, ContentShape, SendShape};
 use crate::base::{js_trim, utf16_len};
 use crate::base::{parse_value, JsonText};
@@ -39,6 +39,10 @@ pub struct MessageFacts {
     /// The assistant has a block of one of the six input-sanitation types
     /// (`INPUT_TOOL_CALL_TYPES` in message.rs).
     pub has_input_tool_call_blocks: bool,
+    /// Every such block is one the input repair keeps as it is
+    /// (`message::call_block_kept_as_is`); `false` also when the message was read
+    /// by the full-parse fallback (duplicate keys and other oddities): the repair reads it.
+    pub tool_call_inputs_kept: bool,
     /// `toolCallId` / `toolUseId` of a tool result (tool-call-id.ts, `extractToolResultId`).
     pub tool_result_id: Option<String>,
     pub tool_name: Option<String>,
@@ -94,7 +98,7 @@ impl MessageFacts {
         match serde_json::from_str::<Scan<'_>>(text.as_str()) {
             Ok(scan) => scan.into_facts().object(is_object_text(text.as_str())),
             Err(_) => match parse_value(text.as_str()) {
-                Ok(value) => facts_from_value(&value),
+                Ok(value) => fallback_facts(&value),
                 Err(_) => MessageFacts::default(),
             },
         }
@@ -116,9 +120,19 @@ pub fn scan_message(text: &JsonText) -> (MessageFacts, SendShape) {
             (scan.into_facts().object(is_object), shape)
         }
         Err(_) => match parse_value(text.as_str()) {
-            Ok(value) => (facts_from_value(&value), SendShape::of_value(&value)),
+            Ok(value) => (fallback_facts(&value), SendShape::of_value(&value)),
             Err(_) => (MessageFacts::default(), SendShape::default()),
         },
+    }
+}
+
+/// The facts of a message the borrowed pass could not read (duplicate keys, lone surrogate
+/// escapes), from its parsed value: the input repair reads such a message itself, since the
+/// raw reader it uses may not see the value the parse kept.
+fn fallback_facts(value: &Value) -> MessageFacts {
+    MessageFacts {
+        tool_call_inputs_kept: false,
+        ..facts_from_value(value)
     }
 }
 
@@ -383,6 +397,8 @@ struct BlockScan<'a> {
     /// `Some("null")` for an explicit null (`Option` alone would read it as absent).
     #[serde(borrow, default, deserialize_with = "present_raw")]
     arguments: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present_raw")]
+    input: Option<&'a RawValue>,
 }
 
 fn present_raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
@@ -665,6 +681,7 @@ impl Scan<'_> {
         // Content sums shared by the two estimators.
         let (mut text, mut thinking, mut images, mut call_chars_pi, mut call_chars_pruner) =
             (0u64, 0u64, 0u64, 0u64, 0u64);
+        let mut inputs_kept = true;
         let mut content_string: Option<u64> = None;
         match &self.content {
             Some(ContentScan::Text(len)) => content_string = len.len(),
@@ -698,6 +715,15 @@ impl Scan<'_> {
                         if let Some(t) = ty {
                             if INPUT_TOOL_CALL_TYPES.contains(&t) {
                                 facts.has_input_tool_call_blocks = true;
+                                let has_input = [block.arguments, block.input]
+                                    .iter()
+                                    .any(|raw| raw.is_some_and(|raw| raw.get() != "null"));
+                                inputs_kept &= call_block_kept_as_is(
+                                    t,
+                                    has_input,
+                                    block.id.get(),
+                                    block.name.get(),
+                                );
                             }
                             if PAIRING_TOOL_CALL_TYPES.contains(&t) {
                                 if let Some(id) = block.id.get().filter(|id| !id.is_empty()) {
@@ -723,6 +749,7 @@ impl Scan<'_> {
             }
             _ => {}
         }
+        facts.tool_call_inputs_kept = inputs_kept;
         facts.has_image = images > 0;
         facts.text_chars = content_string.unwrap_or(text);
         facts.thinking_chars = thinking;

@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 use serde_json::Value;
 
-use crate::base::{parse_value, to_js_string, JsonText, RawObject};
+use crate::base::{js_trim, parse_value, to_js_string, JsonText, RawObject};
 
 /// The assistant block types that are tool calls: pi's `toolCall` and the provider-shaped
 /// names real OpenClaw files contain (OpenClaw 2026.3.13 `src/agents/tool-call-id.ts`,
@@ -27,6 +27,42 @@ pub const INPUT_TOOL_CALL_TYPES: [&str; 6] = {
     let [d, e, f] = SNAKE_CASE_TOOL_CALL_TYPES;
     [a, b, c, d, e, f]
 };
+
+/// The longest tool-call name the input repair keeps (`repairToolCallInputs`).
+pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
+
+/// Whether the input repair keeps a tool-call block of type `ty` exactly as it is, when no
+/// allowed-name list applies: a call with its input, a non-blank id and a valid name with no
+/// surrounding whitespace, or a snake_case call; neither named `sessions_spawn` (whose
+/// attachments may be redacted). `false` means the repair reads the block. The rule the facts'
+/// pass records for a message (`MessageFacts::tool_call_inputs_kept`) and the repair skips by.
+pub(crate) fn call_block_kept_as_is(
+    ty: &str,
+    has_input: bool,
+    id: Option<&str>,
+    name: Option<&str>,
+) -> bool {
+    let spawn = |name: &str| js_trim(name).eq_ignore_ascii_case("sessions_spawn");
+    if SNAKE_CASE_TOOL_CALL_TYPES.contains(&ty) {
+        return !name.is_some_and(spawn);
+    }
+    has_input
+        && id.is_some_and(|id| !js_trim(id).is_empty())
+        && name.is_some_and(|name| {
+            js_trim(name) == name
+                && name.len() <= TOOL_CALL_NAME_MAX_CHARS
+                && is_valid_name_chars(name)
+                && !spawn(name)
+        })
+}
+
+/// Tool-call names of `[A-Za-z0-9_-]`, not empty.
+pub(crate) fn is_valid_name_chars(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
 
 /// The top-level fields of one message.
 pub struct MessageView<'a> {

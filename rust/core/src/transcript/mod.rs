@@ -53,7 +53,7 @@ pub(crate) use list::{CachedEdit, Edit, RewriteKey};
 pub use list::{Message, SoftTrim, Transcript};
 pub use message::{
     edit_message, raw_value, MessageView, ToolCallRef, INPUT_TOOL_CALL_TYPES,
-    PAIRING_TOOL_CALL_TYPES,
+    PAIRING_TOOL_CALL_TYPES, TOOL_CALL_NAME_MAX_CHARS,
 };
 pub use pairing::{
     missing_tool_result, repair_tool_pairing, ErroredAssistantPolicy, PairingOptions,
@@ -74,5 +74,5 @@ pub use shared::SharedTranscript;
 pub use shared_py::{set_transcript_class, TranscriptClass};
 pub use tool_call_inputs::{
     normalize_allowed_tool_names, repair_tool_call_inputs, ToolCallInputsReport,
-    REDACTED_ATTACHMENT_CONTENT, TOOL_CALL_NAME_MAX_CHARS,
+    REDACTED_ATTACHMENT_CONTENT,
 };

@@ -9,7 +9,10 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 
 use super::list::{CachedEdit, Edit, Message, RewriteKey, Transcript};
-use super::message::{raw_value, MessageView, PAIRING_TOOL_CALL_TYPES, SNAKE_CASE_TOOL_CALL_TYPES};
+use super::message::{
+    is_valid_name_chars, raw_value, MessageView, PAIRING_TOOL_CALL_TYPES,
+    SNAKE_CASE_TOOL_CALL_TYPES, TOOL_CALL_NAME_MAX_CHARS,
+};
 use super::shared::SharedTranscript;
 
 // OpenClaw 2026.3.13 `src/agents/session-transcript-repair.ts` (`repairToolCallInputs`) checks
@@ -17,7 +20,6 @@ use super::shared::SharedTranscript;
 // unchecked there and are only redacted (see [`redacted_spawn_block`]).
 use crate::base::{js_trim, raw_as_str, to_js_string, JsonText, RawObject};
 
-pub const TOOL_CALL_NAME_MAX_CHARS: usize = 64;
 /// `redactSessionsSpawnAttachmentsArgs` (2026.3.13; later versions keep the payload): what
 /// replaces the content of a `sessions_spawn` attachment.
 pub const REDACTED_ATTACHMENT_CONTENT: &str = "__OPENCLAW_REDACTED__";
@@ -48,13 +50,6 @@ pub fn normalize_allowed_tool_names<'a>(
         .map(str::to_lowercase)
         .collect();
     (!set.is_empty()).then_some(set)
-}
-
-fn is_valid_name_chars(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 /// Why a tool-call block would be dropped, if it would.
@@ -166,9 +161,19 @@ pub fn repair_tool_call_inputs(
         }
     };
     for message in input.messages() {
-        // Only assistants with tool-call blocks can change; the cached facts say which.
+        // Only assistants with tool-call blocks can change, and of those only ones with a block
+        // the repair would touch or a name outside the allowed list: the facts say which.
         let facts = message.facts();
-        if !(facts.is_role("assistant") && facts.has_input_tool_call_blocks) {
+        let kept = !(facts.is_role("assistant") && facts.has_input_tool_call_blocks)
+            || (facts.tool_call_inputs_kept
+                && allowed.is_none_or(|names| {
+                    facts.tool_calls.iter().all(|call| {
+                        call.name
+                            .as_deref()
+                            .is_some_and(|name| names.contains(&name.to_lowercase()))
+                    })
+                }));
+        if kept {
             out.push(message.clone());
             continue;
         }
@@ -288,29 +293,101 @@ mod tests {
 
     use super::*;
 
-    /// A message the repair kept is cached as kept under the allowed names it was judged
-    /// with; other names judge it again.
+    /// The facts' `tool_call_inputs_kept` (by which the repair skips a message unread) is true
+    /// only for blocks the repair's own reading keeps as they are, and true for the plain ones.
+    #[test]
+    fn the_facts_skip_only_blocks_the_repair_keeps() {
+        use crate::transcript::facts::MessageFacts;
+        let mut judged = 0;
+        for ty in [
+            "toolCall",
+            "toolUse",
+            "functionCall",
+            "tool_use",
+            "function_call",
+        ] {
+            for input in [
+                r#""arguments":{"a":1}"#,
+                r#""input":{}"#,
+                r#""arguments":null"#,
+                "",
+            ] {
+                for id in [r#""id":"c1""#, r#""id":" ""#, r#""id":"""#, r#""id":5"#, ""] {
+                    for name in [
+                        r#""name":"read""#,
+                        r#""name":" read""#,
+                        r#""name":"sessions_spawn""#,
+                        r#""name":" Sessions_Spawn ""#,
+                        r#""name":"bad name""#,
+                        r#""name":"a-b_c9""#,
+                        r#""name":7"#,
+                        "",
+                    ] {
+                        let ty_field = format!(r#""type":"{ty}""#);
+                        let fields: Vec<&str> = [ty_field.as_str(), input, id, name]
+                            .into_iter()
+                            .filter(|f| !f.is_empty())
+                            .collect();
+                        let block = format!("{{{}}}", fields.join(","));
+                        let text = format!(r#"{{"role":"assistant","content":[{block}]}}"#);
+                        let facts = MessageFacts::scan(&JsonText::owned(text.clone()));
+                        let raw: &RawValue = serde_json::from_str(&block).unwrap();
+                        let parsed = RawObject::parse(raw.get()).unwrap();
+                        let repair_keeps = if SNAKE_CASE_TOOL_CALL_TYPES.contains(&ty) {
+                            redacted_spawn_block(raw, &parsed).is_none()
+                        } else {
+                            !should_drop(&parsed, None) && sanitized_block(raw, &parsed).is_none()
+                        };
+                        if facts.tool_call_inputs_kept {
+                            assert!(repair_keeps, "{text}");
+                            judged += 1;
+                        }
+                        let t = Transcript::new(vec![JsonText::owned(text.clone())]);
+                        let report = repair_tool_call_inputs(&t, None);
+                        let same = report.messages.messages().len() == 1
+                            && report.messages.messages()[0].is_same(&t.messages()[0]);
+                        assert!(same || !facts.tool_call_inputs_kept, "{text}");
+                    }
+                }
+            }
+        }
+        // The plain calls (with input, id and a valid name) of every type, and the snake_case
+        // ones not named sessions_spawn, are skipped.
+        assert_eq!(judged, 3 * 2 * 2 + 2 * 4 * 5 * 6);
+        let dup = r#"{"role":"assistant","content":[{"type":"toolCall","id":"c","id":"d","name":"n","input":{}}]}"#;
+        assert!(!MessageFacts::scan(&JsonText::owned(dup.into())).tool_call_inputs_kept);
+    }
+
+    /// A message the facts clear is kept unread (nothing cached); one the repair had to read
+    /// and kept (a `sessions_spawn` call without attachments) is cached as kept under the
+    /// allowed names it was judged with; other names judge either again.
     #[test]
     fn a_kept_message_is_cached_under_the_allowed_names() {
-        let t = Transcript::from_values(&[json!({"role":"assistant","content":[
-            {"type":"toolCall","id":"c1","name":"read","arguments":{"path":"a"}}
-        ]})]);
-        let kept = repair_tool_call_inputs(&t, None);
-        assert!(kept.messages.messages()[0].is_same(&t.messages()[0]));
-        assert!(matches!(
-            t.messages()[0].cached_edit(INPUTS_PASS, &[]),
-            CachedEdit::Hit(Edit::Keep)
-        ));
-        let only_exec: HashSet<String> = ["exec".to_owned()].into_iter().collect();
-        let dropped = repair_tool_call_inputs(&t, Some(&only_exec));
-        assert_eq!(dropped.dropped_tool_calls, 1);
-        assert_eq!(dropped.messages.len(), 0);
-        let read: HashSet<String> = ["read".to_owned()].into_iter().collect();
-        assert_eq!(
-            repair_tool_call_inputs(&t, Some(&read)).dropped_tool_calls,
-            0
-        );
-        let again = repair_tool_call_inputs(&t, None);
-        assert!(again.messages.messages()[0].is_same(&t.messages()[0]));
+        for (name, read) in [("read", false), ("sessions_spawn", true)] {
+            let t = Transcript::from_values(&[json!({"role":"assistant","content":[
+                {"type":"toolCall","id":"c1","name":name,"arguments":{"path":"a"}}
+            ]})]);
+            let kept = repair_tool_call_inputs(&t, None);
+            assert!(kept.messages.messages()[0].is_same(&t.messages()[0]));
+            assert_eq!(
+                matches!(
+                    t.messages()[0].cached_edit(INPUTS_PASS, &[]),
+                    CachedEdit::Hit(Edit::Keep)
+                ),
+                read,
+                "{name}"
+            );
+            let only_exec: HashSet<String> = ["exec".to_owned()].into_iter().collect();
+            let dropped = repair_tool_call_inputs(&t, Some(&only_exec));
+            assert_eq!(dropped.dropped_tool_calls, 1);
+            assert_eq!(dropped.messages.len(), 0);
+            let named: HashSet<String> = [name.to_owned()].into_iter().collect();
+            assert_eq!(
+                repair_tool_call_inputs(&t, Some(&named)).dropped_tool_calls,
+                0
+            );
+            let again = repair_tool_call_inputs(&t, None);
+            assert!(again.messages.messages()[0].is_same(&t.messages()[0]));
+        }
     }
 }
